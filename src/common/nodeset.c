@@ -1,0 +1,203 @@
+#include "nodeset.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nodeset {
+    int size;
+    int nwords;
+    uint64_t *w;
+};
+
+nodeset_t *nodeset_create(int size)
+{
+    if (size < 0)
+        return NULL;
+    nodeset_t *ns = calloc(1, sizeof(*ns));
+    if (!ns)
+        return NULL;
+    ns->size = size;
+    ns->nwords = (size + 63) / 64;
+    ns->w = calloc((size_t)(ns->nwords ? ns->nwords : 1), sizeof(uint64_t));
+    if (!ns->w) {
+        free(ns);
+        return NULL;
+    }
+    return ns;
+}
+
+void nodeset_destroy(nodeset_t *ns)
+{
+    if (!ns)
+        return;
+    free(ns->w);
+    free(ns);
+}
+
+int nodeset_size(const nodeset_t *ns) { return ns->size; }
+
+void nodeset_set(nodeset_t *ns, int i)
+{
+    if (i >= 0 && i < ns->size)
+        ns->w[i >> 6] |= UINT64_C(1) << (i & 63);
+}
+
+void nodeset_clear(nodeset_t *ns, int i)
+{
+    if (i >= 0 && i < ns->size)
+        ns->w[i >> 6] &= ~(UINT64_C(1) << (i & 63));
+}
+
+bool nodeset_test(const nodeset_t *ns, int i)
+{
+    if (i < 0 || i >= ns->size)
+        return false;
+    return (ns->w[i >> 6] >> (i & 63)) & 1;
+}
+
+void nodeset_set_all(nodeset_t *ns)
+{
+    for (int k = 0; k < ns->nwords; k++)
+        ns->w[k] = ~UINT64_C(0);
+    if (ns->size & 63)
+        ns->w[ns->nwords - 1] = (UINT64_C(1) << (ns->size & 63)) - 1;
+}
+
+void nodeset_clear_all(nodeset_t *ns) { memset(ns->w, 0, (size_t)ns->nwords * sizeof(uint64_t)); }
+
+int nodeset_count(const nodeset_t *ns)
+{
+    int c = 0;
+    for (int k = 0; k < ns->nwords; k++)
+        c += __builtin_popcountll(ns->w[k]);
+    return c;
+}
+
+int nodeset_next(const nodeset_t *ns, int from)
+{
+    if (from < 0)
+        from = 0;
+    if (from >= ns->size)
+        return -1;
+    int k = from >> 6;
+    uint64_t word = ns->w[k] & (~UINT64_C(0) << (from & 63));
+    for (;;) {
+        if (word)
+            return (k << 6) + __builtin_ctzll(word);
+        if (++k >= ns->nwords)
+            return -1;
+        word = ns->w[k];
+    }
+}
+
+/* Appends "a" or "a-b" (with a leading comma unless first) at *pos; counts the full
+ * length even when buf is too small. */
+static void put_range(char *buf, size_t len, size_t *pos, int a, int b, bool first)
+{
+    char tmp[32];
+    int n = (a == b) ? snprintf(tmp, sizeof(tmp), "%s%d", first ? "" : ",", a)
+                     : snprintf(tmp, sizeof(tmp), "%s%d-%d", first ? "" : ",", a, b);
+    for (int i = 0; i < n; i++, (*pos)++)
+        if (*pos + 1 < len)
+            buf[*pos] = tmp[i];
+}
+
+static size_t finish(char *buf, size_t len, size_t pos)
+{
+    if (len)
+        buf[pos < len ? pos : len - 1] = '\0';
+    return pos;
+}
+
+size_t nodeset_format(const nodeset_t *ns, char *buf, size_t len)
+{
+    size_t pos = 0;
+    bool first = true;
+    int i = nodeset_next(ns, 0);
+    while (i >= 0) {
+        int j = i;
+        while (j + 1 < ns->size && nodeset_test(ns, j + 1))
+            j++;
+        put_range(buf, len, &pos, i, j, first);
+        first = false;
+        i = nodeset_next(ns, j + 1);
+    }
+    return finish(buf, len, pos);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+size_t nodeset_format_ids(const int *ids, int n, char *buf, size_t len)
+{
+    size_t pos = 0;
+    if (n <= 0)
+        return finish(buf, len, 0);
+    int *s = malloc((size_t)n * sizeof(int));
+    if (!s)
+        return finish(buf, len, 0);
+    memcpy(s, ids, (size_t)n * sizeof(int));
+    qsort(s, (size_t)n, sizeof(int), cmp_int);
+    bool first = true;
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j + 1 < n && (s[j + 1] == s[j] || s[j + 1] == s[j] + 1))
+            j++;
+        put_range(buf, len, &pos, s[i], s[j], first);
+        first = false;
+        i = j + 1;
+    }
+    free(s);
+    return finish(buf, len, pos);
+}
+
+static int parse_index(const char **p, int size, long *out)
+{
+    char *end;
+    if (**p < '0' || **p > '9')
+        return -1;
+    errno = 0;
+    long v = strtol(*p, &end, 10);
+    if (errno || v < 0 || v >= size)
+        return -1;
+    *p = end;
+    *out = v;
+    return 0;
+}
+
+int nodeset_parse(nodeset_t *ns, const char *text, char *err, size_t errlen)
+{
+    nodeset_clear_all(ns);
+    const char *p = text;
+    if (!*p)
+        return 0;
+    for (;;) {
+        const char *item = p;
+        long a, b;
+        if (parse_index(&p, ns->size, &a) < 0)
+            goto bad;
+        b = a;
+        if (*p == '-') {
+            p++;
+            if (parse_index(&p, ns->size, &b) < 0 || b < a)
+                goto bad;
+        }
+        for (long i = a; i <= b; i++)
+            nodeset_set(ns, (int)i);
+        if (*p == '\0')
+            return 0;
+        if (*p != ',')
+            goto bad;
+        p++;
+        continue;
+    bad:
+        snprintf(err, errlen, "bad node range at '%.20s' (indices are 0..%d)", item, ns->size - 1);
+        return -1;
+    }
+}

@@ -1,0 +1,39 @@
+/* nodeset: a fixed-size bitmap of node indices (0 .. size-1).
+ *
+ * The engine keeps its free and available nodes in nodesets; the simulator and the
+ * tools print node lists in the compact range form "0-3,7,9-12". */
+#ifndef DUCTILE_NODESET_H
+#define DUCTILE_NODESET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct nodeset nodeset_t;
+
+nodeset_t *nodeset_create(int size);
+void nodeset_destroy(nodeset_t *ns);
+int nodeset_size(const nodeset_t *ns);
+
+void nodeset_set(nodeset_t *ns, int i);
+void nodeset_clear(nodeset_t *ns, int i);
+bool nodeset_test(const nodeset_t *ns, int i);
+void nodeset_set_all(nodeset_t *ns);
+void nodeset_clear_all(nodeset_t *ns);
+int nodeset_count(const nodeset_t *ns);
+
+/* First set index >= from, or -1. */
+int nodeset_next(const nodeset_t *ns, int from);
+
+/* Range form of the set ("0-3,7"); returns the length the full text needs (like
+ * snprintf), so a caller can detect truncation. */
+size_t nodeset_format(const nodeset_t *ns, char *buf, size_t len);
+
+/* Parse the range form into ns (which is cleared first). Returns 0, or -1 with a
+ * message in err naming the offending text. */
+int nodeset_parse(nodeset_t *ns, const char *text, char *err, size_t errlen);
+
+/* Range form of an arbitrary list of indices (need not be sorted; duplicates are
+ * printed once). Same return convention as nodeset_format. */
+size_t nodeset_format_ids(const int *ids, int n, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,15 @@
+/* conservative: conservative backfilling. Every waiting job gets a reservation in
+ * priority order; a job starts now only where that delays no earlier reservation.
+ * Reservations are recomputed on every pass (jobs ending early move them forward,
+ * never back). */
+#include "policies.h"
+
+static void pass(sched_t *s) { core_pass_conservative(s); }
+
+const sched_policy_t policy_conservative = {
+    .name = "conservative",
+    .summary = "conservative backfilling: a reservation for every waiting job",
+    .params = (const sched_param_def_t[]){{0}},
+    .needs_end_order = true,
+    .pass = pass,
+};

@@ -1,0 +1,33 @@
+/* Job management policies of seed 000 §5.3.1 / seed 002 §4.2.1, shared by FPSMA and
+ * EGS (Algorithm 1 of both seeds, with the corrections listed in docs/policies.md):
+ *   - jobs start in strict priority order at their requested size (no backfilling);
+ *   - no new resize decision while any job is resizing;
+ *   - PWMA: if the first waiting job does not fit, shrink running malleable jobs to
+ *     make room, all or nothing; if that fails, grow with the idle nodes instead;
+ *   - PRMA: never shrink; grow running malleable jobs with idle nodes.
+ * Shrinks are issued before expands. */
+#include "policies.h"
+
+void jmp_pass(sched_t *s, const mm_ops_t *mm, bool pwma)
+{
+    sjob_t *head = core_pass_fcfs(s, false);
+    if (s->nresizing > 0)
+        return;
+    int n = core_collect_resizable(s, false);
+    if (n == 0)
+        return;
+    double guard = s->params[0];
+    int max_expand = (int)s->params[1];
+    if (pwma && head) {
+        int need = core_min_start(head, false) - s->nfree;
+        if (need > 0 && mm->shrink(s, n, need, guard) <= 0) {
+            core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_MAKE_ROOM, head->spec.id);
+            head->reason = SCHED_R_RESIZE_PENDING;
+            return;
+        }
+    }
+    if (s->nfree == 0)
+        return;
+    mm->grow(s, n, guard, max_expand);
+    core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_MAKE_ROOM, -1);
+}

@@ -1,0 +1,570 @@
+/* Engine state and events: what the caller tells the engine. The decisions live in
+ * sched_core.c (shared passes) and policies/ (one file per policy). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+int sched_create(int nnodes, const char *spec, sched_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (nnodes < 1 || nnodes > (1 << 24))
+        return ERR("cluster size %d out of range (1..%d)", nnodes, 1 << 24);
+    sched_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return ERR("out of memory");
+    int rc = policy_parse(spec ? spec : "fcfs", &s->policy, s->params, &s->tick, s->spec,
+                          sizeof(s->spec), err, errlen);
+    if (rc < 0) {
+        free(s);
+        return rc;
+    }
+    s->nnodes = nnodes;
+    s->avail = nodeset_create(nnodes);
+    s->freeset = nodeset_create(nnodes);
+    s->jobs = idmap_create();
+    if (!s->avail || !s->freeset || !s->jobs) {
+        sched_destroy(s);
+        return ERR("out of memory");
+    }
+    nodeset_set_all(s->avail);
+    nodeset_set_all(s->freeset);
+    s->nfree = s->navail = nnodes;
+    *out = s;
+    return 0;
+}
+
+static void free_job(int64_t key, void *val, void *arg)
+{
+    (void)key, (void)arg;
+    sjob_t *j = val;
+    free(j->nodes);
+    free(j);
+}
+
+void sched_destroy(sched_t *s)
+{
+    if (!s)
+        return;
+    if (s->jobs) {
+        idmap_foreach(s->jobs, free_job, NULL);
+        idmap_destroy(s->jobs);
+    }
+    nodeset_destroy(s->avail);
+    nodeset_destroy(s->freeset);
+    free(s->byend);
+    free(s->acts);
+    free(s->actnodes);
+    free(s->actoff);
+    free(s->tmp);
+    free(s);
+}
+
+int sched_nnodes(const sched_t *s) { return s->nnodes; }
+const char *sched_policy_spec(const sched_t *s) { return s->spec; }
+double sched_tick(const sched_t *s) { return s->tick; }
+
+/* --- validation --- */
+
+static int check_spec(const sched_t *s, const sched_jobspec_t *in, sched_jobspec_t *out, char *err,
+                      size_t errlen)
+{
+    *out = *in;
+    if (in->type < SCHED_RIGID || in->type > SCHED_EVOLVING)
+        return ERR("job %lld: unknown job type %d", (long long)in->id, (int)in->type);
+    if (in->constraint < SCHED_CONS_NONE || in->constraint > SCHED_CONS_SQUARE)
+        return ERR("job %lld: unknown node constraint %d", (long long)in->id, (int)in->constraint);
+    if (!isfinite(in->submit))
+        return ERR("job %lld: submit time is not a number", (long long)in->id);
+    if (in->nodes < 1)
+        return ERR("job %lld: requested nodes must be at least 1 (got %d)", (long long)in->id,
+                   in->nodes);
+    if (in->min_nodes < 0 || in->max_nodes < 0 || in->pref_nodes < 0)
+        return ERR("job %lld: negative node bound", (long long)in->id);
+    if (isnan(in->walltime))
+        return ERR("job %lld: walltime is not a number", (long long)in->id);
+    if (in->type == SCHED_RIGID) {
+        out->min_nodes = out->max_nodes = out->pref_nodes = in->nodes;
+    } else {
+        if (!out->min_nodes)
+            out->min_nodes = in->nodes;
+        if (!out->max_nodes)
+            out->max_nodes = in->nodes;
+        if (!out->pref_nodes)
+            out->pref_nodes = in->nodes;
+    }
+    if (out->min_nodes > out->max_nodes)
+        return ERR("job %lld: min nodes %d exceeds max nodes %d", (long long)in->id, out->min_nodes,
+                   out->max_nodes);
+    if (in->type != SCHED_MOLDABLE && (in->nodes < out->min_nodes || in->nodes > out->max_nodes))
+        return ERR("job %lld: requested nodes %d outside [%d, %d]", (long long)in->id, in->nodes,
+                   out->min_nodes, out->max_nodes);
+    if (out->max_nodes > s->nnodes)
+        out->max_nodes = s->nnodes;
+    if (out->min_nodes > s->nnodes)
+        return ERR("job %lld: needs at least %d nodes but the cluster has %d", (long long)in->id,
+                   out->min_nodes, s->nnodes);
+    if (out->pref_nodes < out->min_nodes)
+        out->pref_nodes = out->min_nodes;
+    if (out->pref_nodes > out->max_nodes)
+        out->pref_nodes = out->max_nodes;
+    int lo = cons_smallest_geq(out->min_nodes, in->constraint, out->min_nodes, out->max_nodes);
+    if (!lo)
+        return ERR("job %lld: no size in [%d, %d] satisfies constraint %s", (long long)in->id,
+                   out->min_nodes, out->max_nodes, sched_constraint_name(in->constraint));
+    if (in->type != SCHED_MOLDABLE && !cons_valid(in->nodes, in->constraint))
+        return ERR("job %lld: %d nodes violates constraint %s", (long long)in->id, in->nodes,
+                   sched_constraint_name(in->constraint));
+    return 0;
+}
+
+static sjob_t *new_job(const sched_jobspec_t *spec)
+{
+    sjob_t *j = calloc(1, sizeof(*j));
+    if (!j)
+        return NULL;
+    j->spec = *spec;
+    j->mtct = -1;
+    j->end_est = INFINITY;
+    j->endpos = -1;
+    j->reason = SCHED_R_PRIORITY;
+    j->reason_job = -1;
+    j->reserved_start = -1;
+    return j;
+}
+
+bool core_before(const sjob_t *a, const sjob_t *b)
+{
+    if (a->spec.submit != b->spec.submit)
+        return a->spec.submit < b->spec.submit;
+    return a->spec.id < b->spec.id;
+}
+
+static void queue_insert(sched_t *s, sjob_t *j)
+{
+    /* Arrivals come almost always in order, so search from the tail. */
+    sjob_t *p = s->qtail;
+    while (p && core_before(j, p))
+        p = p->qprev;
+    j->qprev = p;
+    j->qnext = p ? p->qnext : s->qhead;
+    if (j->qnext)
+        j->qnext->qprev = j;
+    else
+        s->qtail = j;
+    if (p)
+        p->qnext = j;
+    else
+        s->qhead = j;
+    s->npending++;
+}
+
+static void queue_unlink(sched_t *s, sjob_t *j)
+{
+    if (j->qprev)
+        j->qprev->qnext = j->qnext;
+    else
+        s->qhead = j->qnext;
+    if (j->qnext)
+        j->qnext->qprev = j->qprev;
+    else
+        s->qtail = j->qprev;
+    j->qprev = j->qnext = NULL;
+    s->npending--;
+}
+
+int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen)
+{
+    sched_jobspec_t v;
+    int rc = check_spec(s, spec, &v, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (idmap_get(s->jobs, v.id))
+        return snprintf(err, errlen, "job %lld exists already", (long long)v.id), -EEXIST;
+    sjob_t *j = new_job(&v);
+    if (!j || idmap_put(s->jobs, v.id, j) < 0) {
+        free(j);
+        return snprintf(err, errlen, "out of memory"), -ENOMEM;
+    }
+    queue_insert(s, j);
+    return 0;
+}
+
+/* --- the by-end index: running jobs ordered by expected end, for backfilling --- */
+
+static bool end_before(const sjob_t *a, const sjob_t *b)
+{
+    if (a->end_est != b->end_est)
+        return a->end_est < b->end_est;
+    return a->spec.id < b->spec.id;
+}
+
+static void byend_remove(sched_t *s, sjob_t *j)
+{
+    if (j->endpos < 0)
+        return;
+    int i = j->endpos;
+    memmove(&s->byend[i], &s->byend[i + 1], (size_t)(s->nbyend - i - 1) * sizeof(sjob_t *));
+    s->nbyend--;
+    for (int k = i; k < s->nbyend; k++)
+        s->byend[k]->endpos = k;
+    j->endpos = -1;
+}
+
+static void byend_insert(sched_t *s, sjob_t *j)
+{
+    if (s->nbyend == s->capbyend) {
+        int ncap = s->capbyend ? s->capbyend * 2 : 64;
+        sjob_t **nb = realloc(s->byend, (size_t)ncap * sizeof(*nb));
+        if (!nb)
+            abort(); /* the engine cannot continue without its index */
+        s->byend = nb;
+        s->capbyend = ncap;
+    }
+    int lo = 0, hi = s->nbyend;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (end_before(s->byend[mid], j))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(&s->byend[lo + 1], &s->byend[lo], (size_t)(s->nbyend - lo) * sizeof(sjob_t *));
+    s->byend[lo] = j;
+    s->nbyend++;
+    for (int k = lo; k < s->nbyend; k++)
+        s->byend[k]->endpos = k;
+}
+
+void core_byend_update(sched_t *s, sjob_t *j)
+{
+    if (!s->policy->needs_end_order)
+        return;
+    byend_remove(s, j);
+    if (j->state != SCHED_PENDING)
+        byend_insert(s, j);
+}
+
+/* --- running list, kept in start order --- */
+
+void core_running_add(sched_t *s, sjob_t *j)
+{
+    j->rprev = s->rtail;
+    j->rnext = NULL;
+    if (s->rtail)
+        s->rtail->rnext = j;
+    else
+        s->rhead = j;
+    s->rtail = j;
+    s->nrunning++;
+    queue_unlink(s, j);
+    core_byend_update(s, j);
+}
+
+static void running_unlink(sched_t *s, sjob_t *j)
+{
+    if (j->rprev)
+        j->rprev->rnext = j->rnext;
+    else
+        s->rhead = j->rnext;
+    if (j->rnext)
+        j->rnext->rprev = j->rprev;
+    else
+        s->rtail = j->rprev;
+    j->rprev = j->rnext = NULL;
+    s->nrunning--;
+    byend_remove(s, j);
+}
+
+static void release_node(sched_t *s, int n)
+{
+    if (nodeset_test(s->avail, n)) {
+        nodeset_set(s->freeset, n);
+        s->nfree++;
+    }
+}
+
+int sched_remove(sched_t *s, int64_t id)
+{
+    sjob_t *j = idmap_del(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (j->state == SCHED_PENDING) {
+        queue_unlink(s, j);
+    } else {
+        for (int i = 0; i < j->nalloc; i++)
+            release_node(s, j->nodes[i]);
+        if (j->state == SCHED_RESIZING)
+            s->nresizing--;
+        running_unlink(s, j);
+    }
+    if (j->request)
+        s->nrequests--;
+    free(j->nodes);
+    free(j);
+    return 0;
+}
+
+int sched_resize_done(sched_t *s, int64_t id, bool ok)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (j->state != SCHED_RESIZING)
+        return -EINVAL;
+    if (j->target > j->ncommit) { /* expand */
+        if (ok) {
+            j->ncommit = j->nalloc;
+            j->expansions++;
+        } else {
+            for (int i = j->ncommit; i < j->nalloc; i++)
+                release_node(s, j->nodes[i]);
+            j->nalloc = j->ncommit;
+        }
+    } else if (ok) { /* shrink */
+        for (int i = j->target; i < j->ncommit; i++)
+            release_node(s, j->nodes[i]);
+        j->ncommit = j->nalloc = j->target;
+        j->shrinks++;
+    }
+    j->state = SCHED_RUNNING;
+    j->target = 0;
+    s->nresizing--;
+    return 0;
+}
+
+int sched_set_mtct(sched_t *s, int64_t id, double mtct)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    j->mtct = isfinite(mtct) && mtct >= 0 ? mtct : -1;
+    return 0;
+}
+
+int sched_set_end_estimate(sched_t *s, int64_t id, double t)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j || j->state == SCHED_PENDING)
+        return j ? -EINVAL : -ENOENT;
+    j->end_est = isnan(t) ? INFINITY : t;
+    core_byend_update(s, j);
+    return 0;
+}
+
+int sched_request_resize(sched_t *s, int64_t id, int nodes, bool op, char *err, size_t errlen)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return snprintf(err, errlen, "job %lld not found", (long long)id), -ENOENT;
+    if (j->state == SCHED_PENDING)
+        return ERR("job %lld is not running", (long long)id);
+    if (!op && j->spec.type != SCHED_EVOLVING)
+        return ERR("job %lld is not an evolving job", (long long)id);
+    if (op && j->spec.type == SCHED_RIGID)
+        return ERR("job %lld is rigid: its size cannot change", (long long)id);
+    int lo = op ? 1 : j->spec.min_nodes, hi = op ? s->nnodes : j->spec.max_nodes;
+    if (nodes < lo || nodes > hi)
+        return ERR("job %lld: %d nodes outside [%d, %d]", (long long)id, nodes, lo, hi);
+    if (!cons_valid(nodes, j->spec.constraint))
+        return ERR("job %lld: %d nodes violates constraint %s", (long long)id, nodes,
+                   sched_constraint_name(j->spec.constraint));
+    if (!j->request)
+        s->nrequests++;
+    j->request = nodes;
+    j->request_op = op;
+    return 0;
+}
+
+int sched_set_node_available(sched_t *s, int node, bool available)
+{
+    if (node < 0 || node >= s->nnodes)
+        return -EINVAL;
+    bool was = nodeset_test(s->avail, node);
+    if (was == available)
+        return 0;
+    bool allocated = was && !nodeset_test(s->freeset, node);
+    if (!available && !was)
+        return 0;
+    if (available) {
+        nodeset_set(s->avail, node);
+        s->navail++;
+        /* Free unless some job still holds it. */
+        bool held = false;
+        for (sjob_t *j = s->rhead; j && !held; j = j->rnext)
+            for (int i = 0; i < j->nalloc; i++)
+                if (j->nodes[i] == node) {
+                    held = true;
+                    break;
+                }
+        if (!held) {
+            nodeset_set(s->freeset, node);
+            s->nfree++;
+        }
+    } else {
+        nodeset_clear(s->avail, node);
+        s->navail--;
+        if (!allocated) {
+            nodeset_clear(s->freeset, node);
+            s->nfree--;
+        }
+    }
+    return 0;
+}
+
+int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start, const int *nodes,
+                          int n, char *err, size_t errlen)
+{
+    sched_jobspec_t v;
+    int rc = check_spec(s, spec, &v, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (n < 1)
+        return ERR("job %lld: a running job needs at least one node", (long long)v.id);
+    for (int i = 0; i < n; i++)
+        if (nodes[i] < 0 || nodes[i] >= s->nnodes || !nodeset_test(s->freeset, nodes[i]))
+            return ERR("job %lld: node %d is not free", (long long)v.id, nodes[i]);
+    if (idmap_get(s->jobs, v.id))
+        return snprintf(err, errlen, "job %lld exists already", (long long)v.id), -EEXIST;
+    rc = sched_submit(s, &v, err, errlen);
+    if (rc < 0)
+        return rc;
+    sjob_t *j = idmap_get(s->jobs, v.id);
+    j->nodes = malloc((size_t)n * sizeof(int));
+    if (!j->nodes) {
+        sched_remove(s, v.id);
+        return snprintf(err, errlen, "out of memory"), -ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        j->nodes[i] = nodes[i];
+        nodeset_clear(s->freeset, nodes[i]);
+    }
+    s->nfree -= n;
+    j->cap = j->ncommit = j->nalloc = n;
+    j->state = SCHED_RUNNING;
+    j->start = start;
+    j->end_est = v.walltime > 0 ? start + v.walltime : INFINITY;
+    j->reason = SCHED_R_ORDER;
+    core_running_add(s, j);
+    return 0;
+}
+
+/* --- the decision --- */
+
+int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_t *nactions)
+{
+    s->now = now;
+    s->nacts = 0;
+    s->nactnodes = 0;
+    if (s->nrequests)
+        core_grant_requests(s);
+    s->policy->pass(s);
+    /* Node lists were appended to one growing buffer: fix the pointers now. */
+    for (size_t i = 0; i < s->nacts; i++)
+        s->acts[i].nodes = s->actnodes + s->actoff[i];
+    *actions = s->acts;
+    *nactions = s->nacts;
+    return 0;
+}
+
+/* --- queries --- */
+
+int sched_job_info(const sched_t *s, int64_t id, sched_jobinfo_t *out)
+{
+    const sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    memset(out, 0, sizeof(*out));
+    out->state = j->state;
+    out->reason = j->reason;
+    out->reason_job = j->reason_job;
+    out->start = j->start;
+    out->reserved_start = j->state == SCHED_PENDING ? j->reserved_start : -1;
+    out->end_estimate = j->end_est;
+    out->nnodes = j->ncommit;
+    out->target = j->state == SCHED_RESIZING ? j->target : j->ncommit;
+    out->nodes = j->nodes;
+    out->nalloc = j->nalloc;
+    out->expansions = j->expansions;
+    out->shrinks = j->shrinks;
+    return 0;
+}
+
+int sched_free_nodes(const sched_t *s) { return s->nfree; }
+int sched_pending_count(const sched_t *s) { return s->npending; }
+int sched_running_count(const sched_t *s) { return s->nrunning; }
+bool sched_any_resizing(const sched_t *s) { return s->nresizing > 0; }
+
+/* --- names --- */
+
+static const char *const reason_names[SCHED_R__COUNT] = {
+    [SCHED_R_NONE] = "None",
+    [SCHED_R_PRIORITY] = "Priority",
+    [SCHED_R_RESOURCES] = "Resources",
+    [SCHED_R_RESERVED] = "Reserved",
+    [SCHED_R_NODES_UNAVAILABLE] = "NodesUnavailable",
+    [SCHED_R_RESIZE_PENDING] = "ResizePending",
+    [SCHED_R_ORDER] = "Order",
+    [SCHED_R_BACKFILL] = "Backfill",
+    [SCHED_R_IDLE_NODES] = "IdleNodes",
+    [SCHED_R_EFFICIENT] = "LowMTCT",
+    [SCHED_R_BELOW_PREFERRED] = "BelowPreferred",
+    [SCHED_R_EQUAL_SHARE] = "EqualShare",
+    [SCHED_R_MAKE_ROOM] = "MakeRoom",
+    [SCHED_R_INEFFICIENT] = "HighMTCT",
+    [SCHED_R_REQUESTED] = "Requested",
+    [SCHED_R_OPERATOR] = "Operator",
+};
+
+const char *sched_reason_name(sched_reason_t r)
+{
+    return (r >= 0 && r < SCHED_R__COUNT && reason_names[r]) ? reason_names[r] : "Unknown";
+}
+
+const char *sched_op_name(sched_op_t op)
+{
+    static const char *const n[] = {"start", "expand", "shrink"};
+    return (op >= 0 && op <= SCHED_OP_SHRINK) ? n[op] : "unknown";
+}
+
+static const char *const type_names[] = {"rigid", "moldable", "malleable", "evolving"};
+static const char *const cons_names[] = {"none", "pof2", "even", "odd", "ncube", "square"};
+
+const char *sched_type_name(sched_jobtype_t t)
+{
+    return (t >= 0 && t <= SCHED_EVOLVING) ? type_names[t] : "unknown";
+}
+
+int sched_type_parse(const char *name, sched_jobtype_t *out)
+{
+    for (int i = 0; i <= SCHED_EVOLVING; i++)
+        if (!strcmp(name, type_names[i])) {
+            *out = (sched_jobtype_t)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+const char *sched_constraint_name(sched_constraint_t c)
+{
+    return (c >= 0 && c <= SCHED_CONS_SQUARE) ? cons_names[c] : "unknown";
+}
+
+int sched_constraint_parse(const char *name, sched_constraint_t *out)
+{
+    for (int i = 0; i <= SCHED_CONS_SQUARE; i++)
+        if (!strcmp(name, cons_names[i])) {
+            *out = (sched_constraint_t)i;
+            return 0;
+        }
+    if (!strcmp(name, "") || !strcmp(name, "-")) {
+        *out = SCHED_CONS_NONE;
+        return 0;
+    }
+    return -EINVAL;
+}

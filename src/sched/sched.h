@@ -1,0 +1,182 @@
+/* sched: the decision engine.
+ *
+ * One engine serves the simulator and the controller. It performs no I/O, reads no
+ * clock and has no globals: the caller tells it what happened (a job was submitted,
+ * ended, finished a resize, a node went away) and asks it what to do now
+ * (sched_schedule), passing the current time. The engine keeps its model of the
+ * cluster between calls, so that a decision costs time proportional to what changed
+ * rather than to the whole history: this model is the "snapshot" of DESIGN.md, held
+ * by the engine and updated by deltas (docs/architecture.md).
+ *
+ * Every action it returns, and every job it leaves waiting, carries a reason that
+ * users see. Actions are applied to the engine's model as they are returned: a
+ * started job is running on the returned nodes; an expanded or shrunk job is
+ * RESIZING until the caller reports sched_resize_done(). Nodes added by an expand
+ * are reserved at once; nodes released by a shrink stay allocated until the resize
+ * is done, because the job's processes on them must exit first.
+ *
+ * Node granularity: a job holds whole nodes. A running job's nodes are kept in rank
+ * order; the first node never leaves the job, and a shrink releases the nodes that
+ * joined last (the highest ranks), as the seeds' rank mapping requires. */
+#ifndef DUCTILE_SCHED_H
+#define DUCTILE_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCHED_ERRLEN 256
+
+typedef struct sched sched_t;
+
+typedef enum sched_jobtype {
+    SCHED_RIGID = 0,  /* fixed size */
+    SCHED_MOLDABLE,   /* size picked at start within [min, max] */
+    SCHED_MALLEABLE,  /* the scheduler expands and shrinks it */
+    SCHED_EVOLVING,   /* the job itself asks for more or fewer nodes */
+} sched_jobtype_t;
+
+typedef enum sched_constraint {
+    SCHED_CONS_NONE = 0,
+    SCHED_CONS_POF2,  /* 1, 2, 4, 8, ... */
+    SCHED_CONS_EVEN,  /* 2, 4, 6, ... */
+    SCHED_CONS_ODD,   /* 1, 3, 5, ... */
+    SCHED_CONS_NCUBE, /* 1, 8, 27, ... */
+    SCHED_CONS_SQUARE /* 1, 4, 9, ... (seed 002 §1.2.1) */
+} sched_constraint_t;
+
+typedef enum sched_state {
+    SCHED_PENDING = 0,
+    SCHED_RUNNING,
+    SCHED_RESIZING,
+} sched_state_t;
+
+typedef enum sched_op {
+    SCHED_OP_START = 0,
+    SCHED_OP_EXPAND,
+    SCHED_OP_SHRINK,
+} sched_op_t;
+
+/* Why an action was taken, or why a job waits. */
+typedef enum sched_reason {
+    SCHED_R_NONE = 0,
+    /* waiting */
+    SCHED_R_PRIORITY,          /* a job ahead of it waits (strict order) */
+    SCHED_R_RESOURCES,         /* first in line, not enough free nodes */
+    SCHED_R_RESERVED,          /* holds a reservation (backfilling) */
+    SCHED_R_NODES_UNAVAILABLE, /* larger than the nodes that are up */
+    SCHED_R_RESIZE_PENDING,    /* waits for nodes a shrink is releasing for it */
+    /* start */
+    SCHED_R_ORDER,             /* started in priority order */
+    SCHED_R_BACKFILL,          /* started ahead of its turn without delaying others */
+    /* expand */
+    SCHED_R_IDLE_NODES,        /* given idle nodes */
+    SCHED_R_EFFICIENT,         /* given idle nodes for a low MTCT ratio */
+    SCHED_R_BELOW_PREFERRED,   /* grown towards its preferred size (DMR) */
+    SCHED_R_EQUAL_SHARE,       /* sized to an equal share (equi) */
+    /* shrink */
+    SCHED_R_MAKE_ROOM,         /* shrunk to start a waiting job (for_job) */
+    SCHED_R_INEFFICIENT,       /* shrunk for a high MTCT ratio */
+    /* either */
+    SCHED_R_REQUESTED,         /* an evolving job asked for it */
+    SCHED_R_OPERATOR,          /* an operator asked for it */
+    SCHED_R__COUNT
+} sched_reason_t;
+
+typedef struct sched_jobspec {
+    int64_t id;           /* unique, chosen by the caller */
+    double submit;        /* seconds; with id, the priority order */
+    uint32_t user;
+    sched_jobtype_t type;
+    int nodes;            /* requested size: the start size of rigid/malleable jobs */
+    int min_nodes;        /* 0: same as nodes */
+    int max_nodes;        /* 0: same as nodes */
+    int pref_nodes;       /* preferred size (DMR); 0: same as nodes */
+    sched_constraint_t constraint;
+    double walltime;      /* estimate in seconds; <= 0: unknown (unbounded) */
+    double power_min;     /* W per node; 0: unknown */
+    double power_max;
+} sched_jobspec_t;
+
+typedef struct sched_action {
+    sched_op_t op;
+    int64_t job;
+    int nodes_before;
+    int nodes_after;
+    const int *nodes;     /* start/expand: nodes added; shrink: nodes leaving */
+    int nnodes;
+    sched_reason_t reason;
+    int64_t for_job;      /* MAKE_ROOM: the waiting job; else -1 */
+} sched_action_t;
+
+typedef struct sched_jobinfo {
+    sched_state_t state;
+    sched_reason_t reason;     /* pending: why it waits; running: why it last changed */
+    int64_t reason_job;        /* job the reason refers to, or -1 */
+    double start;              /* running: start time */
+    double reserved_start;     /* pending with a reservation: its planned start; else -1 */
+    double end_estimate;       /* running: expected end (INFINITY if unknown) */
+    int nnodes;                /* running: committed size */
+    int target;                /* resizing: size after the resize */
+    const int *nodes;          /* running: all allocated nodes in rank order */
+    int nalloc;                /* length of nodes (committed + reserved for an expand) */
+    int expansions, shrinks;
+} sched_jobinfo_t;
+
+/* Create an engine for a cluster of nnodes nodes (all available) running the policy
+ * named by spec ("easy", "perf:lower=0.2:upper=0.6"). */
+int sched_create(int nnodes, const char *spec, sched_t **out, char *err, size_t errlen);
+void sched_destroy(sched_t *s);
+int sched_nnodes(const sched_t *s);
+/* The policy spec with every parameter spelled out, e.g. "perf:lower=0.2:upper=0.6:guard=60". */
+const char *sched_policy_spec(const sched_t *s);
+/* Seconds between periodic scheduling passes the policy wants (its "tick"
+ * parameter); 0 means passes on events only. */
+double sched_tick(const sched_t *s);
+
+/* Events. Each returns 0 or a negative errno-style code with a message. */
+int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen);
+/* Remove a job in any state; a running job's nodes become free. */
+int sched_remove(sched_t *s, int64_t id);
+/* A resize finished (ok) or failed/was withdrawn (!ok). */
+int sched_resize_done(sched_t *s, int64_t id, bool ok);
+/* Measured MPI-to-compute time ratio of a running job (perf policy); < 0: unknown. */
+int sched_set_mtct(sched_t *s, int64_t id, double mtct);
+/* Expected end of a running job (absolute seconds); the default is start + walltime. */
+int sched_set_end_estimate(sched_t *s, int64_t id, double t);
+/* An evolving job (or an operator, with operator=true, for any running job) asks for
+ * a new size; granted by a later sched_schedule when possible. */
+int sched_request_resize(sched_t *s, int64_t id, int nodes, bool operator_request, char *err,
+                         size_t errlen);
+/* A node goes away (down, drained) or comes back. An allocated node stays with its
+ * job until the job ends, then it is not reused while unavailable. */
+int sched_set_node_available(sched_t *s, int node, bool available);
+/* Re-create a running job (controller restart): it holds exactly these nodes. */
+int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start, const int *nodes,
+                          int n, char *err, size_t errlen);
+
+/* Decide what to do at time now. The actions stay valid until the next call that
+ * changes the engine. */
+int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_t *nactions);
+
+/* Queries. */
+int sched_job_info(const sched_t *s, int64_t id, sched_jobinfo_t *out);
+int sched_free_nodes(const sched_t *s);
+int sched_pending_count(const sched_t *s);
+int sched_running_count(const sched_t *s);
+bool sched_any_resizing(const sched_t *s);
+
+/* Names. */
+const char *sched_reason_name(sched_reason_t r);
+const char *sched_op_name(sched_op_t op);
+const char *sched_type_name(sched_jobtype_t t);
+int sched_type_parse(const char *name, sched_jobtype_t *out);
+const char *sched_constraint_name(sched_constraint_t c);
+int sched_constraint_parse(const char *name, sched_constraint_t *out);
+
+/* Policy catalogue, for --help and docs: i-th policy name and summary, NULL past the end. */
+const char *sched_policy_name_at(int i, const char **summary);
+/* k-th parameter of the i-th policy: 0, or -1 past the end. */
+int sched_policy_params_at(int i, int k, const char **name, double *def, const char **help);
+
+#endif

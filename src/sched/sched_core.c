@@ -1,0 +1,435 @@
+/* Passes and helpers shared by the policies: starting jobs in priority order,
+ * backfilling, carrying out resizes, granting resize requests. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+/* --- action output --- */
+
+static void *grow_array(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *np = realloc(p, ncap * elem);
+    if (!np)
+        abort(); /* out of memory in the middle of a decision: nothing sane to return */
+    *cap = ncap;
+    return np;
+}
+
+static void emit(sched_t *s, sched_op_t op, const sjob_t *j, int before, int after, const int *nodes,
+                 int n, sched_reason_t why, int64_t for_job)
+{
+    s->acts = grow_array(s->acts, &s->capacts, s->nacts + 1, sizeof(*s->acts));
+    s->actoff = grow_array(s->actoff, &s->capactoff, s->nacts + 1, sizeof(*s->actoff));
+    s->actnodes = grow_array(s->actnodes, &s->capactnodes, s->nactnodes + (size_t)n, sizeof(int));
+    memcpy(s->actnodes + s->nactnodes, nodes, (size_t)n * sizeof(int));
+    s->actoff[s->nacts] = s->nactnodes;
+    s->nactnodes += (size_t)n;
+    s->acts[s->nacts++] = (sched_action_t){
+        .op = op,
+        .job = j->spec.id,
+        .nodes_before = before,
+        .nodes_after = after,
+        .nodes = NULL,
+        .nnodes = n,
+        .reason = why,
+        .for_job = for_job,
+    };
+}
+
+/* --- sizes --- */
+
+int core_min_start(const sjob_t *j, bool flexible)
+{
+    if (j->spec.type == SCHED_MOLDABLE || (flexible && j->spec.type == SCHED_MALLEABLE))
+        return j->spec.min_nodes;
+    return j->spec.nodes;
+}
+
+int core_max_start(const sjob_t *j, bool flexible)
+{
+    if (j->spec.type == SCHED_MOLDABLE)
+        return j->spec.max_nodes;
+    (void)flexible;
+    return j->spec.nodes;
+}
+
+int core_fit(const sjob_t *j, int avail, bool flexible)
+{
+    int lo = core_min_start(j, flexible), hi = core_max_start(j, flexible);
+    if (lo == hi)
+        return lo <= avail ? lo : 0;
+    return cons_largest_leq(avail, j->spec.constraint, lo, hi);
+}
+
+bool core_unrunnable(const sched_t *s, const sjob_t *j, bool flexible)
+{
+    return core_min_start(j, flexible) > s->navail;
+}
+
+double core_remaining(const sched_t *s, const sjob_t *j)
+{
+    return isinf(j->end_est) ? INFINITY : j->end_est - s->now;
+}
+
+bool core_resizable(const sjob_t *j)
+{
+    return j->spec.type == SCHED_MALLEABLE && j->state == SCHED_RUNNING;
+}
+
+/* --- allocation changes --- */
+
+/* Appends k of the lowest-numbered free nodes to j's node list. */
+static void take_free(sched_t *s, sjob_t *j, int k)
+{
+    if (j->nalloc + k > j->cap) {
+        int ncap = j->cap ? j->cap : 4;
+        while (ncap < j->nalloc + k)
+            ncap *= 2;
+        int *nn = realloc(j->nodes, (size_t)ncap * sizeof(int));
+        if (!nn)
+            abort();
+        j->nodes = nn;
+        j->cap = ncap;
+    }
+    int n = -1;
+    for (int i = 0; i < k; i++) {
+        n = nodeset_next(s->freeset, n + 1);
+        nodeset_clear(s->freeset, n);
+        j->nodes[j->nalloc++] = n;
+    }
+    s->nfree -= k;
+}
+
+void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
+{
+    take_free(s, j, size);
+    j->ncommit = size;
+    j->state = SCHED_RUNNING;
+    j->start = s->now;
+    j->end_est = j->spec.walltime > 0 ? s->now + j->spec.walltime : INFINITY;
+    j->reason = why;
+    j->reason_job = -1;
+    j->reserved_start = -1;
+    core_running_add(s, j);
+    emit(s, SCHED_OP_START, j, 0, size, j->nodes, size, why, -1);
+}
+
+void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why)
+{
+    int k = newsize - j->ncommit;
+    if (k <= 0 || k > s->nfree || j->state != SCHED_RUNNING)
+        return;
+    take_free(s, j, k);
+    j->state = SCHED_RESIZING;
+    j->target = newsize;
+    j->reason = why;
+    j->reason_job = -1;
+    s->nresizing++;
+    emit(s, SCHED_OP_EXPAND, j, j->ncommit, newsize, j->nodes + j->ncommit, k, why, -1);
+}
+
+void core_shrink(sched_t *s, sjob_t *j, int newsize, sched_reason_t why, int64_t for_job)
+{
+    /* The first node never leaves; the highest ranks leave first. */
+    if (newsize < 1 || newsize >= j->ncommit || j->state != SCHED_RUNNING)
+        return;
+    j->state = SCHED_RESIZING;
+    j->target = newsize;
+    j->reason = why;
+    j->reason_job = for_job;
+    s->nresizing++;
+    emit(s, SCHED_OP_SHRINK, j, j->ncommit, newsize, j->nodes + newsize, j->ncommit - newsize, why,
+         for_job);
+}
+
+/* --- starting jobs --- */
+
+sjob_t *core_pass_fcfs(sched_t *s, bool flexible)
+{
+    sjob_t *next;
+    for (sjob_t *j = s->qhead; j; j = next) {
+        next = j->qnext;
+        if (core_unrunnable(s, j, flexible)) {
+            j->reason = SCHED_R_NODES_UNAVAILABLE;
+            continue;
+        }
+        int size = core_fit(j, s->nfree, flexible);
+        if (!size) {
+            j->reason = SCHED_R_RESOURCES;
+            j->reason_job = -1;
+            return j;
+        }
+        core_start(s, j, size, SCHED_R_ORDER);
+    }
+    return NULL;
+}
+
+void core_easy_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan)
+{
+    int need = core_min_start(head, flexible);
+    int avail = s->nfree;
+    plan->head = head;
+    plan->shadow = INFINITY;
+    plan->extra = 0;
+    if (avail >= need) {
+        plan->shadow = s->now;
+        plan->extra = avail - need;
+        return;
+    }
+    for (int k = 0; k < s->nbyend; k++) {
+        const sjob_t *r = s->byend[k];
+        avail += r->nalloc;
+        if (avail >= need) {
+            plan->shadow = r->end_est > s->now ? r->end_est : s->now;
+            plan->extra = avail - need;
+            break;
+        }
+    }
+    head->reserved_start = isinf(plan->shadow) ? -1 : plan->shadow;
+}
+
+void core_pass_easy(sched_t *s, bool flexible, easy_plan_t *plan)
+{
+    sjob_t *head = core_pass_fcfs(s, flexible);
+    plan->head = NULL;
+    plan->shadow = INFINITY;
+    plan->extra = 0;
+    if (!head)
+        return;
+    core_easy_shadow(s, head, flexible, plan);
+    sjob_t *next;
+    for (sjob_t *j = head->qnext; j && s->nfree > 0; j = next) {
+        next = j->qnext;
+        if (core_unrunnable(s, j, flexible)) {
+            j->reason = SCHED_R_NODES_UNAVAILABLE;
+            continue;
+        }
+        int size = core_fit(j, s->nfree, flexible);
+        if (!size)
+            continue;
+        double dur = j->spec.walltime > 0 ? j->spec.walltime : INFINITY;
+        if (s->now + dur <= plan->shadow) {
+            core_start(s, j, size, SCHED_R_BACKFILL);
+            continue;
+        }
+        int lim = s->nfree < plan->extra ? s->nfree : plan->extra;
+        size = core_fit(j, lim, flexible);
+        if (size) {
+            core_start(s, j, size, SCHED_R_BACKFILL);
+            plan->extra -= size;
+        }
+    }
+}
+
+/* --- conservative backfilling: a step function of free nodes over time --- */
+
+typedef struct profile {
+    double *t;  /* breakpoints, ascending; t[0] = now */
+    int *f;     /* free nodes on [t[i], t[i+1]) */
+    int n, cap;
+} profile_t;
+
+static void prof_reserve(profile_t *p, int extra)
+{
+    if (p->n + extra <= p->cap)
+        return;
+    int ncap = p->cap ? p->cap * 2 : 64;
+    while (ncap < p->n + extra)
+        ncap *= 2;
+    double *nt = realloc(p->t, (size_t)ncap * sizeof(double));
+    if (!nt)
+        abort();
+    p->t = nt;
+    int *nf = realloc(p->f, (size_t)ncap * sizeof(int));
+    if (!nf)
+        abort();
+    p->f = nf;
+    p->cap = ncap;
+}
+
+/* Index of the segment starting exactly at t, splitting one if needed. */
+static int prof_split(profile_t *p, double t)
+{
+    int lo = 0, hi = p->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (p->t[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->n && p->t[lo] == t)
+        return lo;
+    prof_reserve(p, 1);
+    memmove(p->t + lo + 1, p->t + lo, (size_t)(p->n - lo) * sizeof(double));
+    memmove(p->f + lo + 1, p->f + lo, (size_t)(p->n - lo) * sizeof(int));
+    p->t[lo] = t;
+    p->f[lo] = p->f[lo - 1]; /* lo > 0: t[0] = now <= t */
+    p->n++;
+    return lo;
+}
+
+static void prof_take(profile_t *p, double from, double dur, int k)
+{
+    int a = prof_split(p, from);
+    int b = isinf(dur) ? p->n : prof_split(p, from + dur);
+    for (int i = a; i < b; i++)
+        p->f[i] -= k;
+}
+
+/* Earliest segment i with at least need free nodes for dur seconds from t[i]; -1 if none.
+ * *minfree receives the fewest free nodes over that window. */
+static int prof_find(const profile_t *p, int need, double dur, int *minfree)
+{
+    int i = 0;
+    while (i < p->n) {
+        if (p->f[i] < need) {
+            i++;
+            continue;
+        }
+        int k = i, mf = p->f[i];
+        double end = p->t[i] + dur;
+        while (k < p->n && p->t[k] < end && p->f[k] >= need) {
+            if (p->f[k] < mf)
+                mf = p->f[k];
+            k++;
+        }
+        if (k == p->n || p->t[k] >= end) {
+            *minfree = mf;
+            return i;
+        }
+        i = k + 1;
+    }
+    return -1;
+}
+
+void core_pass_conservative(sched_t *s)
+{
+    profile_t p = {0};
+    prof_reserve(&p, s->nbyend + 1);
+    p.t[0] = s->now;
+    p.f[0] = s->nfree;
+    p.n = 1;
+    for (int k = 0; k < s->nbyend; k++) {
+        const sjob_t *r = s->byend[k];
+        if (isinf(r->end_est))
+            break;
+        double t = r->end_est > s->now ? r->end_est : s->now;
+        if (t == p.t[p.n - 1]) {
+            p.f[p.n - 1] += r->nalloc;
+        } else {
+            p.t[p.n] = t;
+            p.f[p.n] = p.f[p.n - 1] + r->nalloc;
+            p.n++;
+        }
+    }
+    bool first_waiting = true;
+    sjob_t *next;
+    for (sjob_t *j = s->qhead; j; j = next) {
+        next = j->qnext;
+        if (core_unrunnable(s, j, false)) {
+            j->reason = SCHED_R_NODES_UNAVAILABLE;
+            continue;
+        }
+        int need = core_min_start(j, false), minfree = 0;
+        double dur = j->spec.walltime > 0 ? j->spec.walltime : INFINITY;
+        int i = prof_find(&p, need, dur, &minfree);
+        if (i == 0 && s->nfree >= need) {
+            int size = core_fit(j, minfree < s->nfree ? minfree : s->nfree, false);
+            core_start(s, j, size, first_waiting ? SCHED_R_ORDER : SCHED_R_BACKFILL);
+            prof_take(&p, s->now, dur, size);
+            continue;
+        }
+        j->reason = first_waiting ? SCHED_R_RESOURCES : SCHED_R_RESERVED;
+        j->reason_job = -1;
+        first_waiting = false;
+        if (i < 0) {
+            j->reserved_start = -1;
+            continue;
+        }
+        j->reserved_start = p.t[i];
+        prof_take(&p, p.t[i], dur, need);
+    }
+    free(p.t);
+    free(p.f);
+}
+
+/* --- requests from evolving jobs and operators --- */
+
+void core_grant_requests(sched_t *s)
+{
+    for (sjob_t *j = s->rhead; j && s->nrequests; j = j->rnext) {
+        if (!j->request || j->state != SCHED_RUNNING)
+            continue;
+        sched_reason_t why = j->request_op ? SCHED_R_OPERATOR : SCHED_R_REQUESTED;
+        int want = j->request;
+        if (want > j->ncommit && want - j->ncommit > s->nfree)
+            continue; /* not enough free nodes yet: keep asking */
+        if (want < j->ncommit)
+            core_shrink(s, j, want, why, -1);
+        else if (want > j->ncommit)
+            core_expand(s, j, want, why);
+        j->request = 0;
+        s->nrequests--;
+    }
+}
+
+/* --- helpers for the malleable policies --- */
+
+int core_collect_resizable(sched_t *s, bool latest_first)
+{
+    s->tmp = grow_array(s->tmp, &s->captmp, (size_t)s->nrunning + 1, sizeof(sjob_t *));
+    int n = 0;
+    if (latest_first) {
+        for (sjob_t *j = s->rtail; j; j = j->rprev)
+            if (core_resizable(j))
+                s->tmp[n++] = j;
+    } else {
+        for (sjob_t *j = s->rhead; j; j = j->rnext)
+            if (core_resizable(j))
+                s->tmp[n++] = j;
+    }
+    core_reset_targets(s, n);
+    return n;
+}
+
+void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason_t shrink_why,
+                        int64_t for_job)
+{
+    for (int i = 0; i < n; i++) {
+        sjob_t *j = s->tmp[i];
+        if (j->newsize < j->ncommit)
+            core_shrink(s, j, j->newsize, shrink_why, for_job);
+    }
+    for (int i = 0; i < n; i++) {
+        sjob_t *j = s->tmp[i];
+        if (j->newsize <= j->ncommit || j->state != SCHED_RUNNING)
+            continue;
+        int target = j->newsize;
+        if (target - j->ncommit > s->nfree)
+            target = cons_largest_leq(j->ncommit + s->nfree, j->spec.constraint, j->ncommit + 1,
+                                      j->spec.max_nodes);
+        if (target > j->ncommit)
+            core_expand(s, j, target, j->newwhy ? j->newwhy : grow_why);
+    }
+}
+
+void core_sort_tmp(sched_t *s, int n, int (*cmp)(const void *, const void *))
+{
+    qsort(s->tmp, (size_t)n, sizeof(sjob_t *), cmp);
+}
+
+void core_reset_targets(sched_t *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        s->tmp[i]->newsize = s->tmp[i]->ncommit;
+        s->tmp[i]->newwhy = SCHED_R_NONE;
+    }
+}

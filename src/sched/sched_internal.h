@@ -1,0 +1,152 @@
+/* Engine internals shared by the core and the policies (not part of the public API). */
+#ifndef DUCTILE_SCHED_INTERNAL_H
+#define DUCTILE_SCHED_INTERNAL_H
+
+#include "../common/idmap.h"
+#include "../common/nodeset.h"
+#include "constraint.h"
+#include "sched.h"
+
+#define SCHED_MAX_PARAMS 8
+
+typedef struct sjob sjob_t;
+
+struct sjob {
+    sched_jobspec_t spec;  /* min/max/pref already resolved (never 0) */
+    sched_state_t state;
+    double start;
+    double end_est;        /* INFINITY when unknown */
+    double mtct;           /* < 0: unknown */
+    int *nodes;            /* rank order; [0, ncommit) committed, [ncommit, nalloc) reserved */
+    int ncommit;
+    int nalloc;
+    int cap;
+    int target;            /* RESIZING: size after the resize */
+    int expansions, shrinks;
+    sched_reason_t reason;
+    int64_t reason_job;
+    double reserved_start; /* -1: none */
+    int request;           /* evolving/operator resize request: target size, 0 = none */
+    bool request_op;
+    sjob_t *qprev, *qnext; /* pending queue, priority order */
+    sjob_t *rprev, *rnext; /* running list, start order */
+    int endpos;            /* index in the by-end array, -1 when not there */
+    double key;            /* scratch for policies (sort keys) */
+    int newsize;           /* scratch for policies (targets) */
+    sched_reason_t newwhy; /* scratch: reason for the target, NONE = the caller's default */
+};
+
+typedef struct sched_param_def {
+    const char *name;
+    double def;
+    double lo, hi;
+    const char *help;
+} sched_param_def_t;
+
+typedef struct sched_policy {
+    const char *name;
+    const char *summary;
+    const sched_param_def_t *params; /* terminated by a NULL name */
+    bool needs_end_order;            /* keeps running jobs sorted by expected end */
+    void (*pass)(sched_t *s);
+} sched_policy_t;
+
+struct sched {
+    int nnodes;
+    nodeset_t *avail;    /* up and not drained */
+    nodeset_t *freeset;  /* available and unallocated */
+    int nfree;
+    int navail;
+    idmap_t *jobs;
+    sjob_t *qhead, *qtail;
+    int npending;
+    sjob_t *rhead, *rtail;
+    int nrunning;
+    sjob_t **byend;      /* running jobs by end_est (then id) when the policy needs it */
+    int nbyend, capbyend;
+    int nresizing;
+    int nrequests;
+    const sched_policy_t *policy;
+    double params[SCHED_MAX_PARAMS];
+    double tick;         /* seconds between periodic passes the caller should run; 0 = none */
+    char spec[256];
+    double now;
+    /* output of the current pass */
+    sched_action_t *acts;
+    size_t nacts, capacts, capactoff;
+    int *actnodes;
+    size_t nactnodes, capactnodes;
+    size_t *actoff;
+    /* scratch for policies */
+    sjob_t **tmp;
+    size_t captmp;
+};
+
+/* policy table (policy.c) */
+const sched_policy_t *policy_lookup(const char *name);
+int policy_parse(const char *spec, const sched_policy_t **pol, double *params, double *tick,
+                 char *canon, size_t canonlen, char *err, size_t errlen);
+
+/* --- core helpers for policies (sched_core.c) --- */
+
+/* Smallest and largest size a pending job may start with under a policy that starts
+ * malleable jobs anywhere in [min, nodes] (flexible) or at exactly nodes. */
+int core_min_start(const sjob_t *j, bool flexible);
+int core_max_start(const sjob_t *j, bool flexible);
+/* Size to start j with when avail nodes are free, 0 if it does not fit. */
+int core_fit(const sjob_t *j, int avail, bool flexible);
+/* True when j can never start with the nodes that are up. */
+bool core_unrunnable(const sched_t *s, const sjob_t *j, bool flexible);
+
+void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why);
+void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why);
+void core_shrink(sched_t *s, sjob_t *j, int newsize, sched_reason_t why, int64_t for_job);
+
+/* Priority order: earlier submit first, then lower id. */
+bool core_before(const sjob_t *a, const sjob_t *b);
+/* Sort the first n jobs of s->tmp with cmp (ties must be broken by cmp itself). */
+void core_sort_tmp(sched_t *s, int n, int (*cmp)(const void *, const void *));
+/* Reset every newsize in s->tmp[0..n) to the current size. */
+void core_reset_targets(sched_t *s, int n);
+
+/* Seconds left before the job's expected end (INFINITY when unknown). */
+double core_remaining(const sched_t *s, const sjob_t *j);
+/* Malleable, running (not resizing): a candidate for policy-driven resizes. */
+bool core_resizable(const sjob_t *j);
+
+/* Start jobs in strict priority order; returns the first job that does not fit
+ * (reason RESOURCES), or NULL when every pending job started. */
+sjob_t *core_pass_fcfs(sched_t *s, bool flexible);
+
+typedef struct easy_plan {
+    sjob_t *head;        /* the reserved job, NULL when none waits */
+    double shadow;       /* when the head can start (INFINITY: never with current info) */
+    int extra;           /* nodes free at shadow time that the head does not need */
+} easy_plan_t;
+/* EASY backfilling: priority-order starts, one reservation for the first job that
+ * does not fit, backfill of later jobs that do not delay it. */
+void core_pass_easy(sched_t *s, bool flexible, easy_plan_t *plan);
+/* Reservation of the head job given the current running set (used by passes that
+ * change allocations after backfilling). */
+void core_easy_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan);
+/* Conservative backfilling: a reservation for every pending job. */
+void core_pass_conservative(sched_t *s);
+
+/* Grant pending evolving-job and operator resize requests that can be met now. */
+void core_grant_requests(sched_t *s);
+
+/* Running malleable jobs that policies may resize, in start order (or reversed),
+ * in s->tmp; returns their count. */
+int core_collect_resizable(sched_t *s, bool latest_first);
+
+/* Apply per-job targets (j->newsize) to the n jobs in s->tmp: every shrink first,
+ * then every expand, as the seeds require. Expands beyond the free nodes are cut. */
+void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason_t shrink_why,
+                        int64_t for_job);
+
+/* list maintenance (sched.c) */
+void core_byend_update(sched_t *s, sjob_t *j);
+/* Move a pending job to the running list (start order). */
+void core_running_add(sched_t *s, sjob_t *j);
+
+#endif

@@ -1,0 +1,73 @@
+/* Workloads for the simulator: SWF traces, the ESP benchmark, JSON job lists.
+ * Every loader produces the same job list, sorted in queue order (submit time, then
+ * job number). docs/simulator.md describes the formats and the replay conventions. */
+#ifndef DUCTILE_SIM_WORKLOAD_H
+#define DUCTILE_SIM_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched.h"
+#include "speedup.h"
+
+typedef struct mtct_point {
+    int nodes;
+    double mtct;
+} mtct_point_t;
+
+typedef struct wl_job {
+    int64_t id;
+    double submit;          /* seconds from the workload's time origin */
+    double runtime;         /* seconds on `nodes` nodes (rigid: the run time) */
+    double walltime;        /* the user's estimate, >= runtime */
+    uint32_t user;
+    sched_jobtype_t type;
+    int nodes;              /* requested nodes: the start size */
+    int min_nodes, max_nodes, pref_nodes; /* as in sched_jobspec_t (0 = nodes) */
+    sched_constraint_t constraint;
+    double power_min, power_max; /* W per node, 0 = unknown */
+    bool has_speedup;       /* else the workload's default applies */
+    speedup_t speedup;
+    int nmtct;              /* optional MTCT profile, ascending nodes */
+    mtct_point_t *mtct;
+    char tag[8];            /* free label, e.g. the ESP job type */
+} wl_job_t;
+
+typedef struct workload {
+    wl_job_t *jobs;
+    size_t njobs, cap;
+    int machine_nodes;      /* cluster size the file states (0: none) */
+    size_t skipped;         /* jobs dropped by the replay rules */
+    size_t malformed;       /* malformed lines skipped with lenient parsing */
+    bool has_speedup;       /* workload-wide default model */
+    speedup_t speedup;
+} workload_t;
+
+typedef struct wl_swf_opts {
+    int nodes;              /* --nodes, 0 if not given */
+    int cores_per_node;     /* >= 1 */
+    bool lenient;           /* skip and count malformed lines instead of failing */
+} wl_swf_opts_t;
+
+typedef struct wl_esp_opts {
+    int nodes;              /* system size the fractions apply to */
+    double malleable;       /* share of malleable jobs, 0..1 */
+    uint64_t seed;          /* submission order and choice of malleable jobs */
+    double interarrival;    /* seconds between submissions */
+} wl_esp_opts_t;
+
+int wl_load_swf(const char *path, const wl_swf_opts_t *opts, workload_t *wl, char *err,
+                size_t errlen);
+int wl_load_json(const char *path, workload_t *wl, char *err, size_t errlen);
+int wl_gen_esp(const wl_esp_opts_t *opts, workload_t *wl, char *err, size_t errlen);
+/* Turn a share of the rigid jobs into malleable ones (docs/simulator.md, "--malleable"). */
+int wl_make_malleable(workload_t *wl, double fraction, uint64_t seed, int machine_nodes,
+                      char *err, size_t errlen);
+/* Append a job (copies it, including its MTCT profile); 0 or -ENOMEM. */
+int wl_append(workload_t *wl, const wl_job_t *job);
+/* Sort into queue order: submit time, then id. */
+void wl_sort(workload_t *wl);
+void wl_free(workload_t *wl);
+
+#endif
