@@ -1,3 +1,4 @@
+#define _XOPEN_SOURCE 700
 #include "testutil.h"
 
 #include <ftw.h>

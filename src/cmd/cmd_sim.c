@@ -1,0 +1,412 @@
+/* ductile sim: replay a workload through one or more policies in simulated time. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "metrics.h"
+#include "output.h"
+#include "report.h"
+#include "sim.h"
+#include "workload.h"
+
+#define MAXPOL 16
+
+typedef struct opts {
+    const char *workload;
+    int nodes;
+    int cores_per_node;
+    char *policies[MAXPOL];
+    int npolicies;
+    double malleable;      /* < 0: not given */
+    uint64_t seed;
+    double interarrival;
+    bool json, lenient, progress;
+    const char *jobs_csv, *events_csv, *gantt;
+    sim_reconf_t reconf;
+    speedup_t speedup;
+    bool force_speedup;
+} opts_t;
+
+static void help(FILE *f)
+{
+    fprintf(f,
+        "usage: ductile sim --workload FILE.swf|FILE.json|esp [options]\n"
+        "\n"
+        "  --workload W         SWF trace, JSON job list, or 'esp' (the ESP benchmark mix)\n"
+        "  --nodes N            cluster size (default: from the workload; esp: 32)\n"
+        "  --cores-per-node C   SWF processors per node (default 1)\n"
+        "  --policy P[,P...]    policies to compare (default fcfs); parameters follow the\n"
+        "                       name: perf:lower=0.2:upper=0.6\n"
+        "  --malleable F        make a share F (0..1) of the jobs malleable\n"
+        "  --seed S             seed for everything random (default 1)\n"
+        "  --interarrival S     esp: seconds between submissions (default 30)\n"
+        "  --speedup MODEL      speedup of jobs without one: linear, amdahl:F, power:A,\n"
+        "                       downey:A:SIGMA (default amdahl:0.01)\n"
+        "  --force-speedup      use --speedup for every job\n"
+        "  --reconf EF,EP,SF,SP resize cost: expand fixed,per-node, shrink fixed,per-node [s]\n"
+        "                       (default 0.026,0.084,0,0.14 from seed 000 §7.5)\n"
+        "  --lenient            skip malformed SWF lines instead of failing\n"
+        "  --json               print the results as JSON\n"
+        "  --jobs-csv FILE      one row per job\n"
+        "  --events-csv FILE    one row per allocation change\n"
+        "  --gantt FILE.svg     nodes by time, one colour per job\n"
+        "  --no-progress        never draw the progress bar\n"
+        "\n"
+        "With several policies the CSV and SVG names get the policy inserted before the\n"
+        "extension (jobs.csv -> jobs.easy.csv).\n\npolicies:\n");
+    const char *sum;
+    for (int i = 0; sched_policy_name_at(i, &sum); i++) {
+        fprintf(f, "  %-13s %s\n", sched_policy_name_at(i, NULL), sum);
+        const char *pn, *ph;
+        double def;
+        for (int k = 0; sched_policy_params_at(i, k, &pn, &def, &ph) == 0; k++)
+            fprintf(f, "  %13s   %s=%g: %s\n", "", pn, def, ph);
+    }
+    fprintf(f, "  every policy also takes tick=S: a scheduling pass every S seconds\n");
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts_t *o)
+{
+    enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
+           O_EVENTS, O_GANTT, O_NOPROG, O_HELP };
+    static const struct option lopts[] = {
+        {"workload", required_argument, 0, 'w'},
+        {"nodes", required_argument, 0, 'N'},
+        {"cores-per-node", required_argument, 0, O_CPN},
+        {"policy", required_argument, 0, 'p'},
+        {"malleable", required_argument, 0, 'm'},
+        {"seed", required_argument, 0, 's'},
+        {"interarrival", required_argument, 0, O_INTER},
+        {"speedup", required_argument, 0, O_SPEEDUP},
+        {"force-speedup", no_argument, 0, O_FORCE},
+        {"reconf", required_argument, 0, O_RECONF},
+        {"lenient", no_argument, 0, O_LENIENT},
+        {"json", no_argument, 0, O_JSON},
+        {"jobs-csv", required_argument, 0, O_JOBS},
+        {"events-csv", required_argument, 0, O_EVENTS},
+        {"gantt", required_argument, 0, O_GANTT},
+        {"no-progress", no_argument, 0, O_NOPROG},
+        {"help", no_argument, 0, O_HELP},
+        {0, 0, 0, 0},
+    };
+    static char polbuf[1024];
+    long v;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "w:N:p:m:s:", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'w':
+            o->workload = optarg;
+            break;
+        case 'N':
+            if (parse_int(optarg, 1, 1 << 24, &v) < 0)
+                return cmd_fail("--nodes: '%s' is not a node count (1..16777216)", optarg);
+            o->nodes = (int)v;
+            break;
+        case O_CPN:
+            if (parse_int(optarg, 1, 1 << 20, &v) < 0)
+                return cmd_fail("--cores-per-node: '%s' is not a positive integer", optarg);
+            o->cores_per_node = (int)v;
+            break;
+        case 'p': {
+            if (strlen(optarg) >= sizeof(polbuf))
+                return cmd_fail("--policy: list too long");
+            strcpy(polbuf, optarg);
+            o->npolicies = 0;
+            char *save = NULL;
+            for (char *t = strtok_r(polbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                if (o->npolicies == MAXPOL)
+                    return cmd_fail("--policy: at most %d policies", MAXPOL);
+                o->policies[o->npolicies++] = t;
+            }
+            if (!o->npolicies)
+                return cmd_fail("--policy: empty list");
+            break;
+        }
+        case 'm':
+            if (parse_double(optarg, &o->malleable) < 0 || o->malleable < 0 || o->malleable > 1)
+                return cmd_fail("--malleable: '%s' is not a share between 0 and 1", optarg);
+            break;
+        case 's': {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-')
+                return cmd_fail("--seed: '%s' is not a non-negative integer", optarg);
+            o->seed = s;
+            break;
+        }
+        case O_INTER:
+            if (parse_double(optarg, &o->interarrival) < 0 || o->interarrival < 0)
+                return cmd_fail("--interarrival: '%s' is not a non-negative number", optarg);
+            break;
+        case O_SPEEDUP: {
+            char err[256];
+            if (speedup_parse(optarg, &o->speedup, err, sizeof(err)) < 0)
+                return cmd_fail("--speedup: %s", err);
+            break;
+        }
+        case O_FORCE:
+            o->force_speedup = true;
+            break;
+        case O_RECONF: {
+            double x[4];
+            if (sscanf(optarg, "%lf,%lf,%lf,%lf", &x[0], &x[1], &x[2], &x[3]) != 4 || x[0] < 0 ||
+                x[1] < 0 || x[2] < 0 || x[3] < 0)
+                return cmd_fail("--reconf: expected four non-negative numbers EF,EP,SF,SP");
+            o->reconf = (sim_reconf_t){x[0], x[1], x[2], x[3]};
+            break;
+        }
+        case O_LENIENT:
+            o->lenient = true;
+            break;
+        case O_JSON:
+            o->json = true;
+            break;
+        case O_JOBS:
+            o->jobs_csv = optarg;
+            break;
+        case O_EVENTS:
+            o->events_csv = optarg;
+            break;
+        case O_GANTT:
+            o->gantt = optarg;
+            break;
+        case O_NOPROG:
+            o->progress = false;
+            break;
+        case O_HELP:
+            help(stdout);
+            exit(0);
+        default:
+            return cmd_fail("sim: unknown or incomplete option '%s' (try 'ductile sim --help')",
+                            argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cmd_fail("sim: unexpected argument '%s'", argv[optind]);
+    if (!o->workload)
+        return cmd_fail("sim: --workload is required (a .swf or .json file, or 'esp')");
+    return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int load(opts_t *o, workload_t *wl, char *err, size_t errlen)
+{
+    if (!strcmp(o->workload, "esp")) {
+        if (!o->nodes)
+            o->nodes = 32;
+        wl_esp_opts_t e = {.nodes = o->nodes, .malleable = o->malleable < 0 ? 0 : o->malleable,
+                           .seed = o->seed, .interarrival = o->interarrival};
+        return wl_gen_esp(&e, wl, err, errlen);
+    }
+    int rc;
+    if (ends_with(o->workload, ".json")) {
+        rc = wl_load_json(o->workload, wl, err, errlen);
+    } else {
+        wl_swf_opts_t s = {.nodes = o->nodes, .cores_per_node = o->cores_per_node,
+                           .lenient = o->lenient};
+        rc = wl_load_swf(o->workload, &s, wl, err, errlen);
+    }
+    if (rc < 0)
+        return rc;
+    if (!o->nodes)
+        o->nodes = wl->machine_nodes;
+    if (!o->nodes) {
+        snprintf(err, errlen, "%s does not state the cluster size: give --nodes", o->workload);
+        return -EINVAL;
+    }
+    if (o->malleable > 0)
+        return wl_make_malleable(wl, o->malleable, o->seed, o->nodes, err, errlen);
+    return 0;
+}
+
+/* "out/jobs.csv" + "easy" -> "out/jobs.easy.csv" (only when several policies run). */
+static void per_policy_path(const char *path, const char *policy, bool several, char *buf,
+                            size_t len)
+{
+    if (!several) {
+        snprintf(buf, len, "%s", path);
+        return;
+    }
+    char pol[128];
+    size_t k = 0;
+    for (const char *p = policy; *p && k + 1 < sizeof(pol); p++)
+        pol[k++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                  (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'
+                              ? *p
+                              : '_');
+    pol[k] = '\0';
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
+        snprintf(buf, len, "%s.%s", path, pol);
+    else
+        snprintf(buf, len, "%.*s.%s%s", (int)(dot - path), path, pol, dot);
+}
+
+typedef struct sinks {
+    events_csv_t *events;
+    gantt_t *gantt;
+} sinks_t;
+
+static void on_event(void *arg, const sim_alloc_event_t *ev)
+{
+    sinks_t *k = arg;
+    if (k->events)
+        events_csv_add(k->events, ev);
+    if (k->gantt)
+        gantt_add(k->gantt, ev);
+}
+
+typedef struct progress {
+    struct timespec t0;
+    const char *label;
+    bool drawn;
+} progress_t;
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static void on_progress(void *arg, size_t done, size_t total)
+{
+    progress_t *p = arg;
+    if (!p->drawn && since(&p->t0) < 1.0)
+        return;
+    p->drawn = true;
+    int width = 40, filled = total ? (int)((double)done / (double)total * width) : width;
+    fprintf(stderr, "\r%-14.14s [", p->label);
+    for (int i = 0; i < width; i++)
+        fputc(i < filled ? '=' : ' ', stderr);
+    fprintf(stderr, "] %3d%%", total ? (int)(100.0 * (double)done / (double)total) : 100);
+    if (done == total)
+        fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    opts_t o = {.cores_per_node = 1, .malleable = -1, .seed = 1, .interarrival = 30,
+                .progress = true, .reconf = sim_reconf_default,
+                .speedup = {.model = SPEEDUP_AMDAHL, .a = 0.01}};
+    o.policies[0] = "fcfs";
+    o.npolicies = 1;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    char err[512];
+    workload_t wl = {0};
+    if (load(&o, &wl, err, sizeof(err)) < 0) {
+        wl_free(&wl);
+        return cmd_fail("%s", err);
+    }
+    report_run_t runs[MAXPOL];
+    char specs[MAXPOL][256];
+    bool several = o.npolicies > 1;
+    bool show_progress = o.progress && isatty(STDERR_FILENO);
+    int status = 0;
+    for (int p = 0; p < o.npolicies && !status; p++) {
+        char path[4096];
+        sinks_t sinks = {0};
+        if (o.events_csv) {
+            per_policy_path(o.events_csv, o.policies[p], several, path, sizeof(path));
+            if (!(sinks.events = events_csv_open(path, err, sizeof(err)))) {
+                status = cmd_fail("%s", err);
+                break;
+            }
+        }
+        if (o.gantt && !(sinks.gantt = gantt_create(o.nodes))) {
+            status = cmd_fail("out of memory");
+            events_csv_close(sinks.events, err, sizeof(err));
+            break;
+        }
+        progress_t prog = {.label = o.policies[p]};
+        clock_gettime(CLOCK_MONOTONIC, &prog.t0);
+        sim_config_t cfg = {
+            .nodes = o.nodes,
+            .policy = o.policies[p],
+            .reconf = o.reconf,
+            .speedup = o.speedup,
+            .force_speedup = o.force_speedup,
+            .on_event = (sinks.events || sinks.gantt) ? on_event : NULL,
+            .event_arg = &sinks,
+            .on_progress = show_progress ? on_progress : NULL,
+            .progress_arg = &prog,
+        };
+        sim_result_t res;
+        if (sim_run(&wl, &cfg, &res, err, sizeof(err)) < 0) {
+            status = cmd_fail("%s", err);
+        } else {
+            snprintf(specs[p], sizeof(specs[p]), "%s", res.policy);
+            runs[p] = (report_run_t){.name = o.policies[p], .spec = specs[p],
+                                     .rejected = res.rejected, .unfinished = res.unfinished};
+            if (sim_metrics_compute(&res, o.nodes, &runs[p].m) < 0)
+                status = cmd_fail("out of memory");
+            if (!status && o.jobs_csv) {
+                per_policy_path(o.jobs_csv, o.policies[p], several, path, sizeof(path));
+                if (report_jobs_csv(path, &res, err, sizeof(err)) < 0)
+                    status = cmd_fail("%s", err);
+            }
+            sim_result_free(&res);
+        }
+        if (sinks.events && events_csv_close(sinks.events, err, sizeof(err)) < 0 && !status)
+            status = cmd_fail("%s", err);
+        if (sinks.gantt) {
+            per_policy_path(o.gantt, o.policies[p], several, path, sizeof(path));
+            char title[512];
+            snprintf(title, sizeof(title), "%s, %s, %d nodes", o.workload, specs[p], o.nodes);
+            if (!status && gantt_write_svg(sinks.gantt, path, title, err, sizeof(err)) < 0)
+                status = cmd_fail("%s", err);
+            gantt_destroy(sinks.gantt);
+        }
+    }
+    if (!status) {
+        report_info_t info = {.workload = o.workload, .njobs = wl.njobs, .nodes = o.nodes,
+                              .skipped = wl.skipped, .malformed = wl.malformed,
+                              .malleable = o.malleable, .seed = o.seed};
+        if (o.json)
+            report_json(stdout, &info, runs, o.npolicies);
+        else
+            report_table(stdout, &info, runs, o.npolicies);
+    }
+    wl_free(&wl);
+    return status;
+}

@@ -1,0 +1,56 @@
+/* ductile: the one command users type. Dispatches to a subcommand. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+#define VERSION "0.1.0"
+
+struct subcmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct subcmd subcmds[] = {
+    {"sim", cmd_sim, "replay a workload through the scheduler in simulated time"},
+};
+
+int cmd_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ductile: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ductile COMMAND [OPTIONS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
+        fprintf(f, "  %-10s %s\n", subcmds[i].name, subcmds[i].help);
+    fprintf(f, "  %-10s %s\n", "version", "print the version");
+    fprintf(f, "\n'ductile COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        printf("ductile %s\n", VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
+        if (!strcmp(argv[1], subcmds[i].name))
+            return subcmds[i].fn(argc - 1, argv + 1);
+    cmd_fail("unknown command '%s' (try 'ductile --help')", argv[1]);
+    return 2;
+}

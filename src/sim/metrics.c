@@ -1,0 +1,87 @@
+#include "metrics.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BSLD_TAU 10.0
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double rank(const double *v, size_t n, double p)
+{
+    size_t k = (size_t)ceil(p * (double)n);
+    if (k < 1)
+        k = 1;
+    return v[k - 1];
+}
+
+static stat4_t summarize(double *v, size_t n)
+{
+    stat4_t s = {0};
+    if (n == 0)
+        return s;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    qsort(v, n, sizeof(double), cmp_double);
+    s.mean = sum / (double)n;
+    s.p50 = rank(v, n, 0.50);
+    s.p95 = rank(v, n, 0.95);
+    s.max = v[n - 1];
+    return s;
+}
+
+int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    size_t n = 0;
+    for (size_t i = 0; i < res->njobs; i++)
+        n += res->jobs[i].end >= 0;
+    m->jobs = n;
+    m->expansions = res->expansions;
+    m->shrinks = res->shrinks;
+    m->reconf_node_seconds = res->reconf_node_seconds;
+    if (n == 0)
+        return 0;
+    double *v[4];
+    for (int k = 0; k < 4; k++)
+        if (!(v[k] = malloc(n * sizeof(double)))) {
+            for (int q = 0; q < k; q++)
+                free(v[q]);
+            return -ENOMEM;
+        }
+    m->first_submit = INFINITY;
+    m->last_end = -INFINITY;
+    size_t k = 0;
+    for (size_t i = 0; i < res->njobs; i++) {
+        const sim_jobres_t *j = &res->jobs[i];
+        if (j->submit < m->first_submit)
+            m->first_submit = j->submit;
+        if (j->end < 0)
+            continue;
+        if (j->end > m->last_end)
+            m->last_end = j->end;
+        double run = j->end - j->start, resp = j->end - j->submit;
+        v[0][k] = j->start - j->submit;
+        v[1][k] = resp;
+        v[2][k] = resp / (run > 1.0 ? run : 1.0);
+        double b = resp / (run > BSLD_TAU ? run : BSLD_TAU);
+        v[3][k] = b > 1.0 ? b : 1.0;
+        k++;
+    }
+    m->makespan = m->last_end - m->first_submit;
+    m->utilization = m->makespan > 0 ? res->busy_node_seconds / ((double)nodes * m->makespan) : 0;
+    m->wait = summarize(v[0], n);
+    m->response = summarize(v[1], n);
+    m->slowdown = summarize(v[2], n);
+    m->bsld = summarize(v[3], n);
+    for (int q = 0; q < 4; q++)
+        free(v[q]);
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* Metrics of a simulation run (research/anchors-simulators.md §5, seed 000 §7.2). */
+#ifndef DUCTILE_SIM_METRICS_H
+#define DUCTILE_SIM_METRICS_H
+
+#include <stddef.h>
+
+#include "sim.h"
+
+typedef struct stat4 {
+    double mean, p50, p95, max;
+} stat4_t;
+
+typedef struct sim_metrics {
+    size_t jobs;            /* jobs that ran to completion */
+    double first_submit, last_end;
+    double makespan;        /* last end - first submit */
+    double utilization;     /* busy node-seconds / (nodes x makespan) */
+    stat4_t wait;           /* start - submit */
+    stat4_t response;       /* end - submit */
+    stat4_t slowdown;       /* response / max(run, 1 s) */
+    stat4_t bsld;           /* max(1, response / max(run, 10 s)) */
+    long expansions, shrinks;
+    double reconf_node_seconds;
+} sim_metrics_t;
+
+/* Percentiles use the nearest-rank method (p-th percentile = the ceil(p n)-th
+ * smallest value), so they are always values that occurred. */
+int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m);
+
+#endif

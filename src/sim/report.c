@@ -1,0 +1,194 @@
+#include "report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+
+/* --- human table --- */
+
+#define MAXCOL 16
+#define CELL 48
+
+typedef struct row {
+    const char *label;
+    double (*get)(const sim_metrics_t *m);
+    const char *fmt;
+} row_t;
+
+#define GETTER(name, expr) \
+    static double name(const sim_metrics_t *m) { return (double)(expr); }
+GETTER(g_jobs, m->jobs)
+GETTER(g_makespan, m->makespan)
+GETTER(g_util, m->utilization)
+GETTER(g_wmean, m->wait.mean)
+GETTER(g_wp50, m->wait.p50)
+GETTER(g_wp95, m->wait.p95)
+GETTER(g_wmax, m->wait.max)
+GETTER(g_rmean, m->response.mean)
+GETTER(g_rp50, m->response.p50)
+GETTER(g_rp95, m->response.p95)
+GETTER(g_rmax, m->response.max)
+GETTER(g_smean, m->slowdown.mean)
+GETTER(g_sp50, m->slowdown.p50)
+GETTER(g_sp95, m->slowdown.p95)
+GETTER(g_smax, m->slowdown.max)
+GETTER(g_bmean, m->bsld.mean)
+GETTER(g_bp50, m->bsld.p50)
+GETTER(g_bp95, m->bsld.p95)
+GETTER(g_bmax, m->bsld.max)
+GETTER(g_exp, m->expansions)
+GETTER(g_shr, m->shrinks)
+GETTER(g_reconf, m->reconf_node_seconds)
+
+static const row_t rows[] = {
+    {"jobs completed", g_jobs, "%.0f"},
+    {"makespan [s]", g_makespan, "%.1f"},
+    {"utilization", g_util, "%.4f"},
+    {"wait mean [s]", g_wmean, "%.1f"},
+    {"wait p50 [s]", g_wp50, "%.1f"},
+    {"wait p95 [s]", g_wp95, "%.1f"},
+    {"wait max [s]", g_wmax, "%.1f"},
+    {"response mean [s]", g_rmean, "%.1f"},
+    {"response p50 [s]", g_rp50, "%.1f"},
+    {"response p95 [s]", g_rp95, "%.1f"},
+    {"response max [s]", g_rmax, "%.1f"},
+    {"slowdown mean", g_smean, "%.2f"},
+    {"slowdown p50", g_sp50, "%.2f"},
+    {"slowdown p95", g_sp95, "%.2f"},
+    {"slowdown max", g_smax, "%.2f"},
+    {"bounded slowdown mean", g_bmean, "%.2f"},
+    {"bounded slowdown p50", g_bp50, "%.2f"},
+    {"bounded slowdown p95", g_bp95, "%.2f"},
+    {"bounded slowdown max", g_bmax, "%.2f"},
+    {"expansions", g_exp, "%.0f"},
+    {"shrinks", g_shr, "%.0f"},
+    {"reconfiguring [node-s]", g_reconf, "%.1f"},
+};
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static void cell(char *buf, const row_t *r, const sim_metrics_t *m, const sim_metrics_t *base)
+{
+    double v = r->get(m);
+    int k = snprintf(buf, CELL, r->fmt, v);
+    if (!base)
+        return;
+    double b = r->get(base);
+    if (b != 0 && isfinite(v / b))
+        snprintf(buf + k, (size_t)(CELL - k), " (%.3f)", v / b);
+    else
+        snprintf(buf + k, (size_t)(CELL - k), " (-)");
+}
+
+void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, int n)
+{
+    if (n > MAXCOL)
+        n = MAXCOL;
+    fprintf(f, "workload %s: %zu jobs on %d nodes", info->workload, info->njobs, info->nodes);
+    if (info->malleable >= 0)
+        fprintf(f, ", %.0f%% made malleable", info->malleable * 100);
+    fprintf(f, ", seed %llu", (unsigned long long)info->seed);
+    if (info->skipped)
+        fprintf(f, ", %zu skipped by replay rules", info->skipped);
+    if (info->malformed)
+        fprintf(f, ", %zu malformed lines skipped", info->malformed);
+    fprintf(f, "\n");
+    for (int c = 0; c < n; c++) {
+        fprintf(f, "policy %s", runs[c].spec);
+        if (runs[c].rejected)
+            fprintf(f, " (%zu jobs rejected)", runs[c].rejected);
+        if (runs[c].unfinished)
+            fprintf(f, " (%zu jobs never finished)", runs[c].unfinished);
+        fprintf(f, "\n");
+    }
+    if (n > 1)
+        fprintf(f, "(ratios to %s in parentheses)\n", runs[0].name);
+    int lw = 0, w[MAXCOL];
+    for (size_t r = 0; r < NROWS; r++)
+        if ((int)strlen(rows[r].label) > lw)
+            lw = (int)strlen(rows[r].label);
+    char buf[CELL];
+    for (int c = 0; c < n; c++) {
+        w[c] = (int)strlen(runs[c].name);
+        for (size_t r = 0; r < NROWS; r++) {
+            cell(buf, &rows[r], &runs[c].m, c ? &runs[0].m : NULL);
+            if ((int)strlen(buf) > w[c])
+                w[c] = (int)strlen(buf);
+        }
+    }
+    fprintf(f, "\n%-*s", lw, "");
+    for (int c = 0; c < n; c++)
+        fprintf(f, "  %*s", w[c], runs[c].name);
+    fprintf(f, "\n");
+    for (size_t r = 0; r < NROWS; r++) {
+        fprintf(f, "%-*s", lw, rows[r].label);
+        for (int c = 0; c < n; c++) {
+            cell(buf, &rows[r], &runs[c].m, c ? &runs[0].m : NULL);
+            fprintf(f, "  %*s", w[c], buf);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+/* --- JSON --- */
+
+static json_t *stat_json(const stat4_t *s)
+{
+    return json_pack("{s:f,s:f,s:f,s:f}", "mean", s->mean, "p50", s->p50, "p95", s->p95, "max",
+                     s->max);
+}
+
+int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, int n)
+{
+    json_t *arr = json_array();
+    for (int c = 0; c < n; c++) {
+        const sim_metrics_t *m = &runs[c].m;
+        json_t *o = json_pack(
+            "{s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:o,s:o,s:o,s:o,s:I,s:I,s:f}", "policy", runs[c].name,
+            "spec", runs[c].spec, "jobs_completed", (json_int_t)m->jobs, "rejected",
+            (json_int_t)runs[c].rejected, "unfinished", (json_int_t)runs[c].unfinished,
+            "makespan", m->makespan, "utilization", m->utilization, "wait", stat_json(&m->wait),
+            "response", stat_json(&m->response), "slowdown", stat_json(&m->slowdown),
+            "bounded_slowdown", stat_json(&m->bsld), "expansions", (json_int_t)m->expansions,
+            "shrinks", (json_int_t)m->shrinks, "reconf_node_seconds", m->reconf_node_seconds);
+        json_array_append_new(arr, o);
+    }
+    json_t *root = json_pack("{s:s,s:I,s:i,s:I,s:I,s:I,s:o}", "workload", info->workload, "jobs",
+                             (json_int_t)info->njobs, "nodes", info->nodes, "skipped",
+                             (json_int_t)info->skipped, "malformed", (json_int_t)info->malformed,
+                             "seed", (json_int_t)info->seed, "runs", arr);
+    if (info->malleable >= 0)
+        json_object_set_new(root, "malleable", json_real(info->malleable));
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    fputc('\n', f);
+    json_decref(root);
+    return rc < 0 ? -EIO : 0;
+}
+
+/* --- jobs CSV --- */
+
+int report_jobs_csv(const char *path, const sim_result_t *res, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    char a[32], b[32], c[32];
+    fputs("id,submit,start,end,nodes,min,max,final_nodes,expansions,shrinks\n", f);
+    for (size_t i = 0; i < res->njobs; i++) {
+        const sim_jobres_t *j = &res->jobs[i];
+        fprintf(f, "%lld,%s,%s,%s,%d,%d,%d,%d,%d,%d\n", (long long)j->id,
+                fmt_time(j->submit, a, sizeof(a)), j->start >= 0 ? fmt_time(j->start, b, sizeof(b)) : "",
+                j->end >= 0 ? fmt_time(j->end, c, sizeof(c)) : "", j->nodes_start, j->min_nodes,
+                j->max_nodes, j->nodes_final, j->expansions, j->shrinks);
+    }
+    if (ferror(f) | (fclose(f) != 0)) {
+        snprintf(err, errlen, "error writing %s", path);
+        return -EIO;
+    }
+    return 0;
+}

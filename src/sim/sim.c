@@ -1,0 +1,353 @@
+#include "sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/idmap.h"
+#include "evq.h"
+
+const sim_reconf_t sim_reconf_default = {
+    .expand_fixed = 0.026,
+    .expand_per_node = 0.084,
+    .shrink_fixed = 0.0,
+    .shrink_per_node = 0.14,
+};
+
+enum { EV_END, EV_RESIZE, EV_TICK };
+enum { CLS_CHANGE = 0, CLS_TICK = 2 }; /* arrivals sit between the two classes */
+enum { RJ_WAITING, RJ_RUNNING, RJ_DONE, RJ_REJECTED };
+
+/* Run-time state of one job. */
+typedef struct rjob {
+    double wref;     /* remaining work, in seconds at the requested size */
+    double rate;     /* progress per second; 0 while reconfiguring */
+    double t_prog;   /* when wref was last brought up to date */
+    double t_alloc;  /* last allocation change, for the node-seconds integral */
+    double est_ratio;/* walltime / runtime: how the user's estimate scales */
+    double s_ref;    /* S(requested size) */
+    speedup_t sp;
+    int alloc;       /* nodes held */
+    int n;           /* committed size */
+    int target;      /* size after the resize in progress; 0 when none */
+    uint32_t ver;    /* version of the job's pending END event */
+    int state;
+} rjob_t;
+
+typedef struct simctx {
+    const workload_t *wl;
+    const sim_config_t *cfg;
+    sched_t *s;
+    sim_result_t *res;
+    rjob_t *rj;
+    idmap_t *byid;
+    evq_t q;
+    int err;
+} simctx_t;
+
+static double rate_at(const rjob_t *r, int n, int nodes_ref)
+{
+    if (n == nodes_ref)
+        return 1.0; /* exact: an unresized job ends at start + runtime to the bit */
+    return speedup_eval(&r->sp, n) / r->s_ref;
+}
+
+static void progress(rjob_t *r, double t)
+{
+    r->wref -= (t - r->t_prog) * r->rate;
+    if (r->wref < 0)
+        r->wref = 0;
+    r->t_prog = t;
+}
+
+static void account(simctx_t *c, size_t i, double t, int new_alloc)
+{
+    rjob_t *r = &c->rj[i];
+    double ns = (double)r->alloc * (t - r->t_alloc);
+    c->res->jobs[i].node_seconds += ns;
+    c->res->busy_node_seconds += ns;
+    r->alloc = new_alloc;
+    r->t_alloc = t;
+}
+
+static double mtct_of(const wl_job_t *j, const rjob_t *r, int n)
+{
+    if (j->nmtct == 0)
+        return speedup_mtct(&r->sp, n);
+    /* Linear interpolation in the profile, clamped at its ends. */
+    if (n <= j->mtct[0].nodes)
+        return j->mtct[0].mtct;
+    for (int k = 1; k < j->nmtct; k++)
+        if (n <= j->mtct[k].nodes) {
+            const mtct_point_t *a = &j->mtct[k - 1], *b = &j->mtct[k];
+            return a->mtct + (b->mtct - a->mtct) * (n - a->nodes) / (double)(b->nodes - a->nodes);
+        }
+    return j->mtct[j->nmtct - 1].mtct;
+}
+
+static void emit(simctx_t *c, double t, size_t i, sim_op_t op, int before, int after)
+{
+    if (!c->cfg->on_event)
+        return;
+    sim_alloc_event_t ev = {.t = t, .job = c->wl->jobs[i].id, .op = op, .before = before,
+                            .after = after};
+    sched_jobinfo_t info;
+    if (op != SIM_OP_END && sched_job_info(c->s, ev.job, &info) == 0) {
+        ev.nodes = info.nodes;
+        ev.n = info.nalloc;
+    }
+    c->cfg->on_event(c->cfg->event_arg, &ev);
+}
+
+/* The job now runs undisturbed on r->n nodes from t: schedule its end, tell the engine. */
+static void settle(simctx_t *c, size_t i, double t)
+{
+    rjob_t *r = &c->rj[i];
+    const wl_job_t *j = &c->wl->jobs[i];
+    r->rate = rate_at(r, r->n, j->nodes);
+    r->t_prog = t;
+    r->ver++;
+    double end = t + r->wref / r->rate;
+    if (evq_push(&c->q, end, CLS_CHANGE, EV_END, (uint32_t)i, r->ver) < 0)
+        c->err = -ENOMEM;
+    if (j->type == SCHED_MALLEABLE) {
+        sched_set_mtct(c->s, j->id, mtct_of(j, r, r->n));
+        sched_set_end_estimate(c->s, j->id, t + (end - t) * r->est_ratio);
+    }
+}
+
+static double reconf_cost(const sim_reconf_t *m, sched_op_t op, int before)
+{
+    if (op == SCHED_OP_EXPAND)
+        return m->expand_fixed + m->expand_per_node * before;
+    return m->shrink_fixed + m->shrink_per_node * before;
+}
+
+static void apply(simctx_t *c, const sched_action_t *a, double t)
+{
+    rjob_t *r = idmap_get(c->byid, a->job);
+    if (!r)
+        return;
+    size_t i = (size_t)(r - c->rj);
+    sim_jobres_t *jr = &c->res->jobs[i];
+    if (a->op == SCHED_OP_START) {
+        r->state = RJ_RUNNING;
+        r->n = a->nnodes;
+        r->alloc = a->nnodes;
+        r->t_alloc = t;
+        jr->start = t;
+        jr->nodes_start = a->nnodes;
+        settle(c, i, t);
+        emit(c, t, i, SIM_OP_START, 0, a->nnodes);
+        return;
+    }
+    progress(r, t);
+    r->rate = 0;
+    r->ver++; /* the pending END no longer holds */
+    r->target = a->nodes_after;
+    double cost = reconf_cost(&c->cfg->reconf, a->op, a->nodes_before);
+    if (a->op == SCHED_OP_EXPAND) {
+        account(c, i, t, a->nodes_after); /* new nodes are held from now */
+        emit(c, t, i, SIM_OP_EXPAND, a->nodes_before, a->nodes_after);
+    }
+    double rns = (double)r->alloc * cost;
+    jr->reconf_node_seconds += rns;
+    c->res->reconf_node_seconds += rns;
+    if (evq_push(&c->q, t + cost, CLS_CHANGE, EV_RESIZE, (uint32_t)i, 0) < 0)
+        c->err = -ENOMEM;
+}
+
+static void resize_done(simctx_t *c, size_t i, double t)
+{
+    rjob_t *r = &c->rj[i];
+    sim_jobres_t *jr = &c->res->jobs[i];
+    int before = r->n, after = r->target;
+    sched_resize_done(c->s, c->wl->jobs[i].id, true);
+    if (after < before) {
+        account(c, i, t, after);
+        jr->shrinks++;
+        c->res->shrinks++;
+        emit(c, t, i, SIM_OP_SHRINK, before, after);
+    } else {
+        jr->expansions++;
+        c->res->expansions++;
+    }
+    r->n = after;
+    r->target = 0;
+    settle(c, i, t);
+}
+
+static void job_end(simctx_t *c, size_t i, double t)
+{
+    rjob_t *r = &c->rj[i];
+    sim_jobres_t *jr = &c->res->jobs[i];
+    progress(r, t);
+    account(c, i, t, 0);
+    jr->end = t;
+    jr->nodes_final = r->n;
+    r->state = RJ_DONE;
+    emit(c, t, i, SIM_OP_END, r->n, 0);
+    sched_remove(c->s, c->wl->jobs[i].id);
+}
+
+static void submit(simctx_t *c, size_t i)
+{
+    const wl_job_t *j = &c->wl->jobs[i];
+    rjob_t *r = &c->rj[i];
+    sched_jobspec_t spec = {
+        .id = j->id,
+        .submit = j->submit,
+        .user = j->user,
+        .type = j->type,
+        .nodes = j->nodes,
+        .min_nodes = j->min_nodes,
+        .max_nodes = j->max_nodes,
+        .pref_nodes = j->pref_nodes,
+        .constraint = j->constraint,
+        .walltime = j->walltime,
+        .power_min = j->power_min,
+        .power_max = j->power_max,
+    };
+    char err[SCHED_ERRLEN];
+    if (sched_submit(c->s, &spec, err, sizeof(err)) != 0) {
+        r->state = RJ_REJECTED;
+        c->res->rejected++;
+    }
+}
+
+static void init_job(simctx_t *c, size_t i)
+{
+    const wl_job_t *j = &c->wl->jobs[i];
+    const sim_config_t *cfg = c->cfg;
+    rjob_t *r = &c->rj[i];
+    sim_jobres_t *jr = &c->res->jobs[i];
+    if (cfg->force_speedup)
+        r->sp = cfg->speedup;
+    else if (j->has_speedup)
+        r->sp = j->speedup;
+    else if (c->wl->has_speedup)
+        r->sp = c->wl->speedup;
+    else
+        r->sp = cfg->speedup;
+    r->s_ref = speedup_eval(&r->sp, j->nodes);
+    r->wref = j->runtime;
+    r->est_ratio = (j->runtime > 0 && j->walltime > j->runtime) ? j->walltime / j->runtime : 1.0;
+    r->state = RJ_WAITING;
+    jr->id = j->id;
+    jr->submit = j->submit;
+    jr->start = jr->end = -1;
+    jr->runtime = j->runtime;
+    int mn = j->min_nodes ? j->min_nodes : j->nodes, mx = j->max_nodes ? j->max_nodes : j->nodes;
+    if (j->type == SCHED_RIGID)
+        mn = mx = j->nodes;
+    jr->min_nodes = mn;
+    jr->max_nodes = mx > cfg->nodes ? cfg->nodes : mx;
+}
+
+static void pass(simctx_t *c, double t)
+{
+    const sched_action_t *acts;
+    size_t n;
+    sched_schedule(c->s, t, &acts, &n);
+    c->res->passes++;
+    for (size_t k = 0; k < n; k++)
+        apply(c, &acts[k], t);
+}
+
+int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, char *err,
+            size_t errlen)
+{
+    memset(res, 0, sizeof(*res));
+    simctx_t c = {.wl = wl, .cfg = cfg, .res = res};
+    int rc = sched_create(cfg->nodes, cfg->policy, &c.s, err, errlen);
+    if (rc < 0)
+        return rc;
+    snprintf(res->policy, sizeof(res->policy), "%s", sched_policy_spec(c.s));
+    size_t nj = wl->njobs;
+    res->jobs = calloc(nj ? nj : 1, sizeof(*res->jobs));
+    c.rj = calloc(nj ? nj : 1, sizeof(*c.rj));
+    c.byid = idmap_create();
+    if (!res->jobs || !c.rj || !c.byid) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    res->njobs = nj;
+    for (size_t i = 0; i < nj; i++) {
+        init_job(&c, i);
+        if (idmap_put(c.byid, wl->jobs[i].id, &c.rj[i]) < 0) {
+            snprintf(err, errlen, "duplicate job id %lld in the workload",
+                     (long long)wl->jobs[i].id);
+            rc = -EINVAL;
+            goto out;
+        }
+    }
+    double tick = sched_tick(c.s);
+    if (tick > 0 && nj > 0)
+        evq_push(&c.q, wl->jobs[0].submit + tick, CLS_TICK, EV_TICK, 0, 0);
+    size_t next = 0, reported = 0;
+    for (;;) {
+        double ta = next < nj ? wl->jobs[next].submit : INFINITY;
+        double th = c.q.n ? evq_top(&c.q)->t : INFINITY;
+        double t = ta < th ? ta : th;
+        if (isinf(t))
+            break;
+        bool changed = false;
+        while (c.q.n && evq_top(&c.q)->t == t && evq_top(&c.q)->cls == CLS_CHANGE) {
+            evq_item_t it = *evq_top(&c.q);
+            evq_pop(&c.q);
+            rjob_t *r = &c.rj[it.job];
+            if (it.kind == EV_RESIZE) {
+                resize_done(&c, it.job, t);
+                changed = true;
+            } else if (it.ver == r->ver && r->state == RJ_RUNNING && r->target == 0) {
+                job_end(&c, it.job, t);
+                changed = true;
+            }
+        }
+        while (next < nj && wl->jobs[next].submit == t) {
+            submit(&c, next++);
+            changed = true;
+        }
+        while (c.q.n && evq_top(&c.q)->t == t && evq_top(&c.q)->cls == CLS_TICK) {
+            evq_pop(&c.q);
+            if (next < nj || sched_pending_count(c.s) || sched_running_count(c.s))
+                evq_push(&c.q, t + tick, CLS_TICK, EV_TICK, 0, 0);
+            changed = true;
+        }
+        if (c.err) {
+            rc = c.err;
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+        if (changed)
+            pass(&c, t);
+        if (cfg->on_progress && next - reported >= 4096) {
+            reported = next;
+            cfg->on_progress(cfg->progress_arg, next, nj);
+        }
+    }
+    for (size_t i = 0; i < nj; i++)
+        if (c.rj[i].state == RJ_WAITING || c.rj[i].state == RJ_RUNNING)
+            res->unfinished++;
+    if (cfg->on_progress)
+        cfg->on_progress(cfg->progress_arg, nj, nj);
+    rc = 0;
+out:
+    evq_free(&c.q);
+    idmap_destroy(c.byid);
+    free(c.rj);
+    sched_destroy(c.s);
+    if (rc < 0) {
+        free(res->jobs);
+        res->jobs = NULL;
+    }
+    return rc;
+}
+
+void sim_result_free(sim_result_t *res)
+{
+    free(res->jobs);
+    res->jobs = NULL;
+}

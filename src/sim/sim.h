@@ -1,0 +1,70 @@
+/* sim: replays a workload through the engine with an analytic model of job progress.
+ *
+ * Events happen only at arrivals, job ends, resize completions and policy ticks;
+ * between them every job progresses at a constant rate, so a year of a machine costs
+ * as many steps as it has events, not seconds. At one instant all ends and resize
+ * completions are processed, then all arrivals, then one scheduling pass.
+ *
+ * Progress: a job's work is measured in seconds at its requested size (`nodes`);
+ * on n nodes it advances at S(n) / S(nodes) of that speed, S being its speedup model.
+ * A resize stops progress for the reconfiguration time; during it the job holds the
+ * larger of its old and new node sets. docs/simulator.md has the details. */
+#ifndef DUCTILE_SIM_SIM_H
+#define DUCTILE_SIM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output.h"
+#include "speedup.h"
+#include "workload.h"
+
+/* Reconfiguration time of one resize: fixed + per_node * (nodes before the resize). */
+typedef struct sim_reconf {
+    double expand_fixed, expand_per_node;
+    double shrink_fixed, shrink_per_node;
+} sim_reconf_t;
+
+/* Defaults fitted to the latencies of seed 000 §7.5 (expand 0.11 s at 1->2 and 1.29 s
+ * at 15->16 nodes; shrink 2.25 s at 16->15). */
+extern const sim_reconf_t sim_reconf_default;
+
+typedef struct sim_config {
+    int nodes;                  /* cluster size */
+    const char *policy;         /* one policy spec */
+    sim_reconf_t reconf;
+    speedup_t speedup;          /* model for jobs that have none (nor the workload) */
+    bool force_speedup;         /* use `speedup` for every job, whatever it says */
+    void (*on_event)(void *arg, const sim_alloc_event_t *ev);
+    void *event_arg;
+    void (*on_progress)(void *arg, size_t done, size_t total);
+    void *progress_arg;
+} sim_config_t;
+
+typedef struct sim_jobres {
+    int64_t id;
+    double submit, start, end;  /* start/end < 0: never ran */
+    double runtime;             /* the workload's run time at the requested size */
+    int nodes_start, min_nodes, max_nodes, nodes_final;
+    int expansions, shrinks;
+    double node_seconds;        /* allocation integral, reconfiguration included */
+    double reconf_node_seconds; /* node-seconds held while reconfiguring */
+} sim_jobres_t;
+
+typedef struct sim_result {
+    char policy[256];           /* canonical spec, every parameter spelled out */
+    sim_jobres_t *jobs;         /* in workload order */
+    size_t njobs;
+    size_t rejected;            /* the engine refused them (e.g. larger than the cluster) */
+    size_t unfinished;          /* never started or never ended */
+    size_t passes;              /* scheduling passes run */
+    long expansions, shrinks;
+    double busy_node_seconds, reconf_node_seconds;
+} sim_result_t;
+
+int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, char *err,
+            size_t errlen);
+void sim_result_free(sim_result_t *res);
+
+#endif
