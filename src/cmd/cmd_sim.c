@@ -392,7 +392,7 @@ int cmd_sim(int argc, char **argv)
         if (sinks.gantt) {
             per_policy_path(o.gantt, o.policies[p], several, path, sizeof(path));
             char title[512];
-            snprintf(title, sizeof(title), "%s, %s, %d nodes", o.workload, specs[p], o.nodes);
+            snprintf(title, sizeof(title), "%.200s, %.200s, %d nodes", o.workload, specs[p], o.nodes);
             if (!status && gantt_write_svg(sinks.gantt, path, title, err, sizeof(err)) < 0)
                 status = cmd_fail("%s", err);
             gantt_destroy(sinks.gantt);

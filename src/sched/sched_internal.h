@@ -111,7 +111,9 @@ void core_reset_targets(sched_t *s, int n);
 
 /* Seconds left before the job's expected end (INFINITY when unknown). */
 double core_remaining(const sched_t *s, const sjob_t *j);
-/* Malleable, running (not resizing): a candidate for policy-driven resizes. */
+/* Malleable and running (not resizing): a candidate for policy-driven resizes. A
+ * job started earlier in the same pass qualifies, as in seed 000 §7.3 (EGS+PRMA gives
+ * a job that has just started its share of the idle nodes). */
 bool core_resizable(const sjob_t *j);
 
 /* Start jobs in strict priority order; returns the first job that does not fit

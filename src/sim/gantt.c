@@ -189,6 +189,10 @@ static int apply(gantt_t *g, const sim_alloc_event_t *ev)
         add_tick(g, ev->t, j->runs, j->open ? j->nruns : 0, g->runbuf, nr) < 0)
         return -1;
     if (ev->op == SIM_OP_END) {
+        /* A year of jobs ends up here: keep only the segment list of a finished job. */
+        free(j->runs);
+        j->runs = NULL;
+        j->runcap = 0;
         j->open = false;
         j->nruns = 0;
         return 0;

@@ -87,16 +87,23 @@ static double mtct_of(const wl_job_t *j, const rjob_t *r, int n)
     return j->mtct[j->nmtct - 1].mtct;
 }
 
-static void emit(simctx_t *c, double t, size_t i, sim_op_t op, int before, int after)
+/* Reports an allocation change. The node list is the job's, in rank order, right
+ * after this change: for a start it is the action's own list, because a later action
+ * of the same pass (an expand) may already have grown the engine's view of the job. */
+static void emit(simctx_t *c, double t, size_t i, sim_op_t op, int before, int after,
+                 const int *start_nodes)
 {
     if (!c->cfg->on_event)
         return;
     sim_alloc_event_t ev = {.t = t, .job = c->wl->jobs[i].id, .op = op, .before = before,
                             .after = after};
     sched_jobinfo_t info;
-    if (op != SIM_OP_END && sched_job_info(c->s, ev.job, &info) == 0) {
+    if (start_nodes) {
+        ev.nodes = start_nodes;
+        ev.n = after;
+    } else if (op != SIM_OP_END && sched_job_info(c->s, ev.job, &info) == 0) {
         ev.nodes = info.nodes;
-        ev.n = info.nalloc;
+        ev.n = after <= info.nalloc ? after : info.nalloc;
     }
     c->cfg->on_event(c->cfg->event_arg, &ev);
 }
@@ -140,7 +147,7 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         jr->start = t;
         jr->nodes_start = a->nnodes;
         settle(c, i, t);
-        emit(c, t, i, SIM_OP_START, 0, a->nnodes);
+        emit(c, t, i, SIM_OP_START, 0, a->nnodes, a->nodes);
         return;
     }
     progress(r, t);
@@ -150,7 +157,7 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
     double cost = reconf_cost(&c->cfg->reconf, a->op, a->nodes_before);
     if (a->op == SCHED_OP_EXPAND) {
         account(c, i, t, a->nodes_after); /* new nodes are held from now */
-        emit(c, t, i, SIM_OP_EXPAND, a->nodes_before, a->nodes_after);
+        emit(c, t, i, SIM_OP_EXPAND, a->nodes_before, a->nodes_after, NULL);
     }
     double rns = (double)r->alloc * cost;
     jr->reconf_node_seconds += rns;
@@ -169,7 +176,7 @@ static void resize_done(simctx_t *c, size_t i, double t)
         account(c, i, t, after);
         jr->shrinks++;
         c->res->shrinks++;
-        emit(c, t, i, SIM_OP_SHRINK, before, after);
+        emit(c, t, i, SIM_OP_SHRINK, before, after, NULL);
     } else {
         jr->expansions++;
         c->res->expansions++;
@@ -188,7 +195,7 @@ static void job_end(simctx_t *c, size_t i, double t)
     jr->end = t;
     jr->nodes_final = r->n;
     r->state = RJ_DONE;
-    emit(c, t, i, SIM_OP_END, r->n, 0);
+    emit(c, t, i, SIM_OP_END, r->n, 0, NULL);
     sched_remove(c->s, c->wl->jobs[i].id);
 }
 
