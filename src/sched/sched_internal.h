@@ -23,6 +23,7 @@ struct sjob {
     int cap;
     int target;            /* RESIZING: size after the resize */
     int expansions, shrinks;
+    int grow_ceiling;      /* perf: largest size worth growing to (0: max_nodes) */
     sched_reason_t reason;
     int64_t reason_job;
     double reserved_start; /* -1: none */

@@ -293,7 +293,8 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
     double tick = sched_tick(c.s);
     if (tick > 0 && nj > 0)
         evq_push(&c.q, wl->jobs[0].submit + tick, CLS_TICK, EV_TICK, 0, 0);
-    size_t next = 0, reported = 0;
+    size_t next = 0, reported = 0, same_instant = 0;
+    double last_t = -INFINITY;
     for (;;) {
         double ta = next < nj ? wl->jobs[next].submit : INFINITY;
         double th = c.q.n ? evq_top(&c.q)->t : INFINITY;
@@ -326,6 +327,16 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
         if (c.err) {
             rc = c.err;
             snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+        /* A policy that keeps resizing at one instant (zero-cost resizes that undo each
+         * other) would never let time advance: stop with an error instead. */
+        same_instant = t == last_t ? same_instant + 1 : 0;
+        last_t = t;
+        if (same_instant > 1000000) {
+            snprintf(err, errlen, "policy %s does not settle: over a million passes at t=%g",
+                     res->policy, t);
+            rc = -ELOOP;
             goto out;
         }
         if (changed)

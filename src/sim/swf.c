@@ -106,9 +106,8 @@ static void read_header(swf_reader_t *r, const char *p)
     char *end;
     errno = 0;
     long v = strtol(colon + 1, &end, 10);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (end != colon + 1 && !*end && errno == 0 && v > 0)
+    /* Some archives annotate the value ("; MaxNodes: 430 (partition A)"). */
+    if (end != colon + 1 && (!*end || isspace((unsigned char)*end)) && errno == 0 && v > 0)
         *dst = v;
 }
 

@@ -57,14 +57,18 @@ typedef struct wl_esp_opts {
     double interarrival;    /* seconds between submissions */
 } wl_esp_opts_t;
 
+/* The loaders fill *wl from scratch (it need not be initialised) and leave it empty
+ * on error, with a message that names the file, and the line or the job. */
 int wl_load_swf(const char *path, const wl_swf_opts_t *opts, workload_t *wl, char *err,
                 size_t errlen);
 int wl_load_json(const char *path, workload_t *wl, char *err, size_t errlen);
 int wl_gen_esp(const wl_esp_opts_t *opts, workload_t *wl, char *err, size_t errlen);
-/* Turn a share of the rigid jobs into malleable ones (docs/simulator.md, "--malleable"). */
+/* Turn a share of the rigid jobs into malleable ones (docs/simulator.md, "--malleable").
+ * machine_nodes <= 0 means wl->machine_nodes. */
 int wl_make_malleable(workload_t *wl, double fraction, uint64_t seed, int machine_nodes,
                       char *err, size_t errlen);
-/* Append a job (copies it, including its MTCT profile); 0 or -ENOMEM. */
+/* Append a job (copies it, including its MTCT profile); 0, -ENOMEM, or -EINVAL when
+ * nmtct is negative or mtct is NULL with nmtct > 0. */
 int wl_append(workload_t *wl, const wl_job_t *job);
 /* Sort into queue order: submit time, then id. */
 void wl_sort(workload_t *wl);

@@ -341,16 +341,38 @@ static void egs_shrink_remainder(void **state)
     sched_destroy(s);
 }
 
-/* T: EGS ignores node constraints (a pof2 job may end on 3 nodes). */
-static void egs_ignores_constraints(void **state)
+/* T: the seeds' EGS ignores node constraints (a pof2 job may end on 3 nodes):
+ * constraints=0. By default EGS keeps the constraint (docs/policies.md). */
+static void egs_constraints(void **state)
 {
     (void)state;
-    sched_t *s = tu_engine(3, "egs-pwma");
+    sched_t *s = tu_engine(3, "egs-pwma:constraints=0");
     tu_running(s, 1, 0, 0, 2, 1, 4, SCHED_CONS_POF2, INF_WALL);
     const sched_action_t *a;
     size_t n = tu_pass(s, 10, &a);
     assert_int_equal(n, 1);
     check(&a[0], SCHED_OP_EXPAND, 2, 3);
+    sched_destroy(s);
+    s = tu_engine(3, "egs-pwma");
+    tu_running(s, 1, 0, 0, 2, 1, 4, SCHED_CONS_POF2, INF_WALL);
+    assert_int_equal(tu_pass(s, 10, &a), 0);
+    sched_destroy(s);
+    /* even jobs on 4 and 6 with 4 idle: 2 each keeps both even */
+    s = tu_engine(14, "egs-pwma");
+    tu_running(s, 1, 0, 0, 4, 2, 14, SCHED_CONS_EVEN, INF_WALL);
+    tu_running(s, 2, 1, 4, 6, 2, 14, SCHED_CONS_EVEN, INF_WALL);
+    n = tu_pass(s, 10, &a);
+    check(tu_find(a, n, 1, SCHED_OP_EXPAND), SCHED_OP_EXPAND, 4, 6);
+    check(tu_find(a, n, 2, SCHED_OP_EXPAND), SCHED_OP_EXPAND, 6, 8);
+    sched_destroy(s);
+    /* shrink for 3 nodes from odd jobs 7 and 5 (min 1): shares 2 and 1 become 5 and 3 */
+    s = tu_engine(12, "egs-pwma");
+    tu_running(s, 1, 0, 0, 7, 1, 12, SCHED_CONS_ODD, INF_WALL);
+    tu_running(s, 2, 1, 7, 5, 1, 12, SCHED_CONS_ODD, INF_WALL);
+    tu_submit(s, (tu_job_t){.id = 3, .submit = 2, .type = SCHED_RIGID, .nodes = 3});
+    n = tu_pass(s, 10, &a);
+    check(tu_find(a, n, 2, SCHED_OP_SHRINK), SCHED_OP_SHRINK, 5, 3);
+    check(tu_find(a, n, 1, SCHED_OP_SHRINK), SCHED_OP_SHRINK, 7, 5);
     sched_destroy(s);
 }
 
@@ -402,7 +424,7 @@ int main(void)
         cmocka_unit_test(egs_grow_remainder),
         cmocka_unit_test(egs_refuses_unequal),
         cmocka_unit_test(egs_shrink_remainder),
-        cmocka_unit_test(egs_ignores_constraints),
+        cmocka_unit_test(egs_constraints),
         cmocka_unit_test(prma_leftovers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

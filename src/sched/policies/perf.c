@@ -7,7 +7,10 @@
  *      their nodes are better used by the waiting job.
  *   4. Otherwise idle nodes go to jobs below the lower threshold, in increasing MTCT
  *      order (most efficient first), each as far as its maximum allows.
- * A job without an MTCT measurement keeps its size (seed 000 §5.7). */
+ * A job without an MTCT measurement keeps its size (seed 000 §5.7). A job that gave
+ * nodes back for a high ratio is not grown again to the size where its ratio was
+ * high: without that memory it would take back at once the nodes it released (a
+ * job's ratio is only known at its current size). */
 #include <math.h>
 
 #include "policies.h"
@@ -59,7 +62,10 @@ static void pass(sched_t *s)
             if (j->mtct <= upper || core_remaining(s, j) <= guard)
                 continue;
             j->newsize = fpsma_shrink_one(j, 1, j->spec.min_nodes);
-            any |= j->newsize < j->ncommit;
+            if (j->newsize < j->ncommit) {
+                any = true;
+                j->grow_ceiling = j->ncommit - 1;
+            }
         }
         if (any) {
             core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_INEFFICIENT, -1);
@@ -75,7 +81,11 @@ static void pass(sched_t *s)
         if (j->mtct < 0 || j->mtct >= lower || j->ncommit >= j->spec.max_nodes ||
             core_remaining(s, j) <= guard)
             continue;
-        j->newsize = fpsma_grow_one(j, idle);
+        int top = j->grow_ceiling ? j->grow_ceiling : j->spec.max_nodes;
+        int room = top - j->ncommit;
+        if (room <= 0)
+            continue;
+        j->newsize = fpsma_grow_one(j, idle < room ? idle : room);
         idle -= j->newsize - j->ncommit;
     }
     core_apply_targets(s, n, SCHED_R_EFFICIENT, SCHED_R_MAKE_ROOM, -1);

@@ -1,0 +1,292 @@
+/* Properties that must hold for every policy on any workload (random rigid,
+ * moldable and malleable jobs; fixed seeds):
+ *   - no node is in two jobs at once, and every node is free at the end;
+ *   - every job stays within [min, max] and its node constraint;
+ *   - nothing starts before it is submitted, and every job finishes;
+ *   - policies with a strict start order never start a job ahead of an earlier one;
+ *   - easy never delays its reserved job, conservative no job, beyond its first
+ *     reservation (exact estimates). */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "sched/constraint.h"
+#include "sim/sim.h"
+#include "sim/workload.h"
+
+#define NWORKLOADS 60
+
+static const char *const policies[] = {
+    "fcfs", "easy", "conservative", "fpsma-prma", "fpsma-pwma", "egs-prma", "egs-pwma",
+    "perf", "dmr", "mebf", "equi", "fpsma-prma:max_expand=0", "egs-pwma:constraints=0",
+    "perf:lower=0.5:upper=0.8", "mebf:alpha=0", "equi:guard=60", "fpsma-pwma:tick=50",
+};
+#define NPOL (sizeof(policies) / sizeof(policies[0]))
+
+static bool strict_order(const char *p)
+{
+    return !strncmp(p, "fcfs", 4) || !strncmp(p, "fpsma", 5) || !strncmp(p, "egs", 3) ||
+           !strncmp(p, "perf", 4) || !strncmp(p, "equi", 4);
+}
+
+/* A random workload; ids are 1..n in submission order. */
+static void gen(workload_t *wl, uint64_t seed, int nodes, bool rigid_exact)
+{
+    rng_t r;
+    rng_seed(&r, seed);
+    memset(wl, 0, sizeof(*wl));
+    int n = 20 + (int)rng_below(&r, 41);
+    double t = 0;
+    for (int i = 0; i < n; i++) {
+        wl_job_t j = {0};
+        j.id = i + 1;
+        t += rng_below(&r, 4) == 0 ? 0 : floor(rng_exp(&r, 40));
+        j.submit = t;
+        j.runtime = 1 + floor(rng_uniform(&r) * 600);
+        j.walltime = rigid_exact ? j.runtime : j.runtime * (1 + rng_uniform(&r) * 2);
+        int kind = (int)rng_below(&r, 10);
+        j.type = rigid_exact || kind < 4 ? SCHED_RIGID
+                 : kind < 6              ? SCHED_MOLDABLE
+                 : kind < 9              ? SCHED_MALLEABLE
+                                         : SCHED_EVOLVING;
+        j.constraint = j.type == SCHED_RIGID ? SCHED_CONS_NONE
+                                             : (sched_constraint_t)rng_below(&r, 6);
+        int want = 1 + (int)(pow(rng_uniform(&r), 2) * nodes);
+        j.nodes = cons_largest_leq(want, j.constraint, 1, nodes);
+        if (!j.nodes)
+            j.nodes = cons_smallest_geq(1, j.constraint, 1, nodes);
+        if (j.type != SCHED_RIGID) {
+            j.min_nodes = cons_smallest_geq(1 + (int)rng_below(&r, (uint64_t)j.nodes),
+                                            j.constraint, 1, j.nodes);
+            j.max_nodes = j.nodes + (int)rng_below(&r, (uint64_t)(nodes - j.nodes + 1));
+            if (!j.min_nodes)
+                j.min_nodes = j.nodes;
+        }
+        j.has_speedup = true;
+        j.speedup = (speedup_t){.model = SPEEDUP_AMDAHL, .a = rng_uniform(&r) * 0.1};
+        assert_int_equal(wl_append(wl, &j), 0);
+    }
+}
+
+typedef struct checker {
+    const workload_t *wl;
+    int nnodes;
+    int64_t *owner;
+    int **held;
+    int *nheld;
+    double *start;
+    bool constraints;
+    char fail[512];
+} checker_t;
+
+#define FAIL(c, ...)                                                              \
+    do {                                                                          \
+        if (!(c)->fail[0])                                                        \
+            snprintf((c)->fail, sizeof((c)->fail), __VA_ARGS__);                  \
+    } while (0)
+
+static void on_event(void *arg, const sim_alloc_event_t *ev)
+{
+    checker_t *c = arg;
+    size_t k = (size_t)(ev->job - 1);
+    if (getenv("PROP_TRACE") && atoi(getenv("PROP_TRACE")) > 1)
+        fprintf(stderr, "  t=%g job %lld %s %d->%d\n", ev->t, (long long)ev->job,
+                sim_op_name(ev->op), ev->before, ev->after);
+    const wl_job_t *j = &c->wl->jobs[k];
+    if (ev->op == SIM_OP_START) {
+        c->start[k] = ev->t;
+        if (ev->t < j->submit)
+            FAIL(c, "job %zu started at %g before its submission at %g", k + 1, ev->t, j->submit);
+    }
+    if (ev->n != ev->after)
+        FAIL(c, "job %zu: event lists %d nodes for size %d", k + 1, ev->n, ev->after);
+    if (ev->after > 0) {
+        int lo = j->min_nodes ? j->min_nodes : j->nodes, hi = j->max_nodes ? j->max_nodes : j->nodes;
+        if (j->type == SCHED_RIGID || j->type == SCHED_EVOLVING)
+            lo = hi = j->nodes;
+        if (hi > c->nnodes)
+            hi = c->nnodes;
+        if (ev->after < lo || ev->after > hi)
+            FAIL(c, "job %zu on %d nodes outside [%d, %d]", k + 1, ev->after, lo, hi);
+        if (c->constraints && !cons_valid(ev->after, j->constraint))
+            FAIL(c, "job %zu on %d nodes violates %s", k + 1, ev->after,
+                 sched_constraint_name(j->constraint));
+    }
+    /* Release what the job no longer holds, then take what it gained. */
+    for (int i = 0; i < c->nheld[k]; i++) {
+        int node = c->held[k][i];
+        bool kept = false;
+        for (int m = 0; m < ev->n && !kept; m++)
+            kept = ev->nodes[m] == node;
+        if (!kept)
+            c->owner[node] = -1;
+    }
+    for (int m = 0; m < ev->n; m++) {
+        int node = ev->nodes[m];
+        if (node < 0 || node >= c->nnodes) {
+            FAIL(c, "job %zu got node %d outside the cluster", k + 1, node);
+            continue;
+        }
+        if (c->owner[node] != -1 && c->owner[node] != ev->job)
+            FAIL(c, "node %d given to job %zu while job %lld holds it", node, k + 1,
+                 (long long)c->owner[node]);
+        c->owner[node] = ev->job;
+    }
+    /* The first node never leaves a running job (rank 0 lives there). */
+    if ((ev->op == SIM_OP_EXPAND || ev->op == SIM_OP_SHRINK) && c->nheld[k] > 0 &&
+        (ev->n == 0 || ev->nodes[0] != c->held[k][0]))
+        FAIL(c, "job %zu lost its first node %d", k + 1, c->held[k][0]);
+    c->held[k] = realloc(c->held[k], (size_t)(ev->n ? ev->n : 1) * sizeof(int));
+    memcpy(c->held[k], ev->nodes, (size_t)ev->n * sizeof(int));
+    c->nheld[k] = ev->n;
+}
+
+static void run_checked(const workload_t *wl, int nodes, const char *policy, bool zero_cost)
+{
+    checker_t c = {.wl = wl, .nnodes = nodes};
+    c.owner = malloc((size_t)nodes * sizeof(int64_t));
+    for (int i = 0; i < nodes; i++)
+        c.owner[i] = -1;
+    c.held = calloc(wl->njobs, sizeof(int *));
+    c.nheld = calloc(wl->njobs, sizeof(int));
+    c.start = calloc(wl->njobs, sizeof(double));
+    c.constraints = !strstr(policy, "constraints=0");
+    sim_config_t cfg = {
+        .nodes = nodes,
+        .policy = policy,
+        .reconf = zero_cost ? (sim_reconf_t){0} : sim_reconf_default,
+        .speedup = {.model = SPEEDUP_LINEAR},
+        .on_event = on_event,
+        .event_arg = &c,
+    };
+    sim_result_t res;
+    char err[256];
+    assert_int_equal(sim_run(wl, &cfg, &res, err, sizeof(err)), 0);
+    if (c.fail[0])
+        fail_msg("%s: %s", policy, c.fail);
+    assert_int_equal(res.unfinished, 0);
+    assert_int_equal(res.rejected, 0);
+    for (int i = 0; i < nodes; i++)
+        assert_int_equal(c.owner[i], -1);
+    for (size_t k = 0; k < wl->njobs; k++) {
+        assert_true(res.jobs[k].start >= wl->jobs[k].submit);
+        assert_true(res.jobs[k].end >= res.jobs[k].start);
+        /* A job that never resized runs exactly its run time at its start size. */
+        if (res.jobs[k].expansions == 0 && res.jobs[k].shrinks == 0 &&
+            res.jobs[k].nodes_start == wl->jobs[k].nodes)
+            assert_true(fabs(res.jobs[k].end - res.jobs[k].start - wl->jobs[k].runtime) < 1e-6);
+    }
+    if (strict_order(policy))
+        for (size_t k = 1; k < wl->njobs; k++)
+            if (res.jobs[k].start < res.jobs[k - 1].start)
+                fail_msg("%s: job %zu started at %g, ahead of job %zu (%g)", policy, k + 1,
+                         res.jobs[k].start, k, res.jobs[k - 1].start);
+    sim_result_free(&res);
+    for (size_t k = 0; k < wl->njobs; k++)
+        free(c.held[k]);
+    free(c.held);
+    free(c.nheld);
+    free(c.start);
+    free(c.owner);
+}
+
+static void every_policy_keeps_invariants(void **state)
+{
+    (void)state;
+    for (int w = 0; w < NWORKLOADS; w++) {
+        int nodes = 4 + (w * 7) % 45;
+        workload_t wl;
+        gen(&wl, 1000 + (uint64_t)w, nodes, false);
+        for (size_t p = 0; p < NPOL; p++)
+            { if (getenv("PROP_TRACE")) fprintf(stderr, "w=%d nodes=%d %s\n", w, nodes, policies[p]); run_checked(&wl, nodes, policies[p], w % 3 == 0); }
+        wl_free(&wl);
+    }
+}
+
+/* Drives the engine directly with exact estimates and records each job's first
+ * reservation; a job must start no later than it. */
+static void reservations_hold(const char *policy, bool every_job)
+{
+    for (int w = 0; w < NWORKLOADS; w++) {
+        int nodes = 4 + (w * 5) % 40;
+        workload_t wl;
+        gen(&wl, 5000 + (uint64_t)w, nodes, true);
+        size_t n = wl.njobs;
+        sched_t *s = tu_engine(nodes, policy);
+        double *first = malloc(n * sizeof(double)), *start = malloc(n * sizeof(double));
+        double *end = malloc(n * sizeof(double));
+        for (size_t k = 0; k < n; k++)
+            first[k] = start[k] = end[k] = -1;
+        size_t next = 0, done = 0;
+        while (done < n) {
+            double t = next < n ? wl.jobs[next].submit : INFINITY;
+            for (size_t k = 0; k < n; k++)
+                if (start[k] >= 0 && end[k] > 0 && end[k] < t && !isinf(end[k]))
+                    t = end[k];
+            for (size_t k = 0; k < n; k++)
+                if (start[k] >= 0 && end[k] == t) {
+                    sched_remove(s, wl.jobs[k].id);
+                    end[k] = INFINITY; /* finished */
+                    done++;
+                }
+            while (next < n && wl.jobs[next].submit == t) {
+                tu_submit(s, (tu_job_t){.id = wl.jobs[next].id, .submit = t, .type = SCHED_RIGID,
+                                        .nodes = wl.jobs[next].nodes,
+                                        .walltime = wl.jobs[next].walltime});
+                next++;
+            }
+            const sched_action_t *a;
+            size_t na = tu_pass(s, t, &a);
+            for (size_t i = 0; i < na; i++) {
+                size_t k = (size_t)(a[i].job - 1);
+                start[k] = t;
+                end[k] = t + wl.jobs[k].runtime;
+                if (first[k] >= 0 && t > first[k] + 1e-9)
+                    fail_msg("%s: job %zu started at %g after its reservation at %g", policy,
+                             k + 1, t, first[k]);
+            }
+            sched_jobinfo_t info;
+            for (size_t k = 0; k < n; k++)
+                if (start[k] < 0 && first[k] < 0 && k < next &&
+                    sched_job_info(s, wl.jobs[k].id, &info) == 0 && info.reserved_start >= 0)
+                    first[k] = info.reserved_start;
+        }
+        /* easy reserves only for the first waiting job; conservative for every job */
+        size_t reserved = 0;
+        for (size_t k = 0; k < n; k++)
+            reserved += first[k] >= 0;
+        if (every_job)
+            assert_true(reserved > 0 || n == 0);
+        free(first);
+        free(start);
+        free(end);
+        sched_destroy(s);
+        wl_free(&wl);
+    }
+}
+
+static void easy_never_delays_reservation(void **state)
+{
+    (void)state;
+    reservations_hold("easy", false);
+}
+
+static void conservative_keeps_every_reservation(void **state)
+{
+    (void)state;
+    reservations_hold("conservative", true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_policy_keeps_invariants),
+        cmocka_unit_test(easy_never_delays_reservation),
+        cmocka_unit_test(conservative_keeps_every_reservation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
