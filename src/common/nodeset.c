@@ -9,6 +9,7 @@
 struct nodeset {
     int size;
     int nwords;
+    int lo; /* no set bit below word lo: where searches for set bits start */
     uint64_t *w;
 };
 
@@ -41,8 +42,11 @@ int nodeset_size(const nodeset_t *ns) { return ns->size; }
 
 void nodeset_set(nodeset_t *ns, int i)
 {
-    if (i >= 0 && i < ns->size)
+    if (i >= 0 && i < ns->size) {
         ns->w[i >> 6] |= UINT64_C(1) << (i & 63);
+        if ((i >> 6) < ns->lo)
+            ns->lo = i >> 6;
+    }
 }
 
 void nodeset_clear(nodeset_t *ns, int i)
@@ -64,9 +68,14 @@ void nodeset_set_all(nodeset_t *ns)
         ns->w[k] = ~UINT64_C(0);
     if (ns->size & 63)
         ns->w[ns->nwords - 1] = (UINT64_C(1) << (ns->size & 63)) - 1;
+    ns->lo = 0;
 }
 
-void nodeset_clear_all(nodeset_t *ns) { memset(ns->w, 0, (size_t)ns->nwords * sizeof(uint64_t)); }
+void nodeset_clear_all(nodeset_t *ns)
+{
+    memset(ns->w, 0, (size_t)ns->nwords * sizeof(uint64_t));
+    ns->lo = ns->nwords;
+}
 
 int nodeset_count(const nodeset_t *ns)
 {
@@ -76,10 +85,85 @@ int nodeset_count(const nodeset_t *ns)
     return c;
 }
 
+int nodeset_take_lowest(nodeset_t *ns, int k, int *out)
+{
+    int got = 0;
+    for (int w = ns->lo; w < ns->nwords && got < k; w++) {
+        uint64_t word = ns->w[w];
+        if (!word)
+            continue;
+        int base = w << 6;
+        if (word == ~UINT64_C(0) && k - got >= 64) {
+            /* A whole free word: 64 consecutive indices, no bit twiddling. */
+            for (int b = 0; b < 64; b++)
+                out[got + b] = base + b;
+            got += 64;
+            word = 0;
+        } else if (k - got >= 64) { /* any word's bits fit: no need to count */
+            do {
+                out[got++] = base + __builtin_ctzll(word);
+                word &= word - 1;
+            } while (word);
+        } else {
+            while (word && got < k) {
+                out[got++] = base + __builtin_ctzll(word);
+                word &= word - 1;
+            }
+        }
+        ns->w[w] = word;
+    }
+    while (ns->lo < ns->nwords && !ns->w[ns->lo])
+        ns->lo++;
+    return got;
+}
+
+int nodeset_set_ids(nodeset_t *ns, const nodeset_t *mask, const int *ids, int n)
+{
+    int set = 0;
+    if (!mask) {
+        /* Ids of one job are mostly ascending and dense: gather the bits of a run
+         * that falls in one word, then touch the word once. */
+        int i = 0;
+        while (i < n) {
+            unsigned id = (unsigned)ids[i];
+            if (id >= (unsigned)ns->size) {
+                i++;
+                continue;
+            }
+            unsigned wi = id >> 6;
+            uint64_t bits = 0, old = ns->w[wi];
+            while (i < n && (unsigned)ids[i] < (unsigned)ns->size && ((unsigned)ids[i] >> 6) == wi) {
+                uint64_t bit = UINT64_C(1) << (ids[i++] & 63);
+                set += !((old | bits) & bit);
+                bits |= bit;
+            }
+            ns->w[wi] = old | bits;
+            if ((int)wi < ns->lo)
+                ns->lo = (int)wi;
+        }
+        return set;
+    }
+    for (int i = 0; i < n; i++) {
+        int id = ids[i];
+        if (id < 0 || id >= ns->size)
+            continue;
+        uint64_t bit = UINT64_C(1) << (id & 63);
+        if (!(mask->w[id >> 6] & bit))
+            continue;
+        set += !(ns->w[id >> 6] & bit);
+        ns->w[id >> 6] |= bit;
+        if ((id >> 6) < ns->lo)
+            ns->lo = id >> 6;
+    }
+    return set;
+}
+
 int nodeset_next(const nodeset_t *ns, int from)
 {
     if (from < 0)
         from = 0;
+    if ((from >> 6) < ns->lo)
+        from = ns->lo << 6;
     if (from >= ns->size)
         return -1;
     int k = from >> 6;

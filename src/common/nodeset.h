@@ -21,6 +21,13 @@ void nodeset_set_all(nodeset_t *ns);
 void nodeset_clear_all(nodeset_t *ns);
 int nodeset_count(const nodeset_t *ns);
 
+/* Clears the k lowest set indices and writes them, ascending, to out. Returns how
+ * many were taken (fewer than k if the set ran out). */
+int nodeset_take_lowest(nodeset_t *ns, int k, int *out);
+/* Sets every index of ids[0..n) that is also in mask (mask may be NULL: all);
+ * returns how many were set. */
+int nodeset_set_ids(nodeset_t *ns, const nodeset_t *mask, const int *ids, int n);
+
 /* First set index >= from, or -1. */
 int nodeset_next(const nodeset_t *ns, int from);
 

@@ -281,12 +281,11 @@ static void running_unlink(sched_t *s, sjob_t *j)
     byend_remove(s, j);
 }
 
-static void release_node(sched_t *s, int n)
+/* Nodes leave a job: those still available become free. */
+static void release_nodes(sched_t *s, const int *nodes, int n)
 {
-    if (nodeset_test(s->avail, n)) {
-        nodeset_set(s->freeset, n);
-        s->nfree++;
-    }
+    /* With every node up (the usual case) no availability mask is needed. */
+    s->nfree += nodeset_set_ids(s->freeset, s->navail == s->nnodes ? NULL : s->avail, nodes, n);
 }
 
 int sched_remove(sched_t *s, int64_t id)
@@ -297,8 +296,7 @@ int sched_remove(sched_t *s, int64_t id)
     if (j->state == SCHED_PENDING) {
         queue_unlink(s, j);
     } else {
-        for (int i = 0; i < j->nalloc; i++)
-            release_node(s, j->nodes[i]);
+        release_nodes(s, j->nodes, j->nalloc);
         if (j->state == SCHED_RESIZING)
             s->nresizing--;
         running_unlink(s, j);
@@ -322,13 +320,11 @@ int sched_resize_done(sched_t *s, int64_t id, bool ok)
             j->ncommit = j->nalloc;
             j->expansions++;
         } else {
-            for (int i = j->ncommit; i < j->nalloc; i++)
-                release_node(s, j->nodes[i]);
+            release_nodes(s, j->nodes + j->ncommit, j->nalloc - j->ncommit);
             j->nalloc = j->ncommit;
         }
     } else if (ok) { /* shrink */
-        for (int i = j->target; i < j->ncommit; i++)
-            release_node(s, j->nodes[i]);
+        release_nodes(s, j->nodes + j->target, j->ncommit - j->target);
         j->ncommit = j->nalloc = j->target;
         j->shrinks++;
     }
@@ -426,24 +422,29 @@ int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start,
         return rc;
     if (n < 1)
         return ERR("job %lld: a running job needs at least one node", (long long)v.id);
-    for (int i = 0; i < n; i++)
-        if (nodes[i] < 0 || nodes[i] >= s->nnodes || !nodeset_test(s->freeset, nodes[i]))
-            return ERR("job %lld: node %d is not free", (long long)v.id, nodes[i]);
     if (idmap_get(s->jobs, v.id))
         return snprintf(err, errlen, "job %lld exists already", (long long)v.id), -EEXIST;
-    rc = sched_submit(s, &v, err, errlen);
-    if (rc < 0)
-        return rc;
-    sjob_t *j = idmap_get(s->jobs, v.id);
-    j->nodes = malloc((size_t)n * sizeof(int));
-    if (!j->nodes) {
-        sched_remove(s, v.id);
+    int *copy = malloc((size_t)n * sizeof(int));
+    if (!copy)
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
-    }
+    /* Take the nodes one by one; a node that is not free (or listed twice) undoes it. */
     for (int i = 0; i < n; i++) {
-        j->nodes[i] = nodes[i];
+        if (nodes[i] < 0 || nodes[i] >= s->nnodes || !nodeset_test(s->freeset, nodes[i])) {
+            nodeset_set_ids(s->freeset, NULL, copy, i);
+            free(copy);
+            return ERR("job %lld: node %d is not free", (long long)v.id, nodes[i]);
+        }
         nodeset_clear(s->freeset, nodes[i]);
+        copy[i] = nodes[i];
     }
+    rc = sched_submit(s, &v, err, errlen);
+    if (rc < 0) {
+        nodeset_set_ids(s->freeset, NULL, copy, n);
+        free(copy);
+        return rc;
+    }
+    sjob_t *j = idmap_get(s->jobs, v.id);
+    j->nodes = copy;
     s->nfree -= n;
     j->cap = j->ncommit = j->nalloc = n;
     j->state = SCHED_RUNNING;

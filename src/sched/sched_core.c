@@ -98,12 +98,8 @@ static void take_free(sched_t *s, sjob_t *j, int k)
         j->nodes = nn;
         j->cap = ncap;
     }
-    int n = -1;
-    for (int i = 0; i < k; i++) {
-        n = nodeset_next(s->freeset, n + 1);
-        nodeset_clear(s->freeset, n);
-        j->nodes[j->nalloc++] = n;
-    }
+    nodeset_take_lowest(s->freeset, k, j->nodes + j->nalloc);
+    j->nalloc += k;
     s->nfree -= k;
 }
 

@@ -56,6 +56,43 @@ static void nodeset_ranges(void **state)
     nodeset_destroy(ns);
 }
 
+/* take_lowest across words, with partly filled words on the way. */
+static void nodeset_take_across_words(void **state)
+{
+    (void)state;
+    nodeset_t *ns = nodeset_create(300);
+    int want[] = {3, 5, 64, 65, 66, 67, 130, 200, 201, 299};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        nodeset_set(ns, want[i]);
+    int out[16];
+    assert_int_equal(nodeset_take_lowest(ns, 7, out), 7);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(out[i], want[i]);
+    assert_int_equal(nodeset_count(ns), 3);
+    assert_int_equal(nodeset_next(ns, 0), 200);
+    /* more than is there: takes what exists */
+    assert_int_equal(nodeset_take_lowest(ns, 10, out), 3);
+    assert_int_equal(out[2], 299);
+    assert_int_equal(nodeset_count(ns), 0);
+    /* whole words, then a partial one; then giving back */
+    nodeset_set_all(ns);
+    int big[300];
+    assert_int_equal(nodeset_take_lowest(ns, 150, big), 150);
+    for (int i = 0; i < 150; i++)
+        assert_int_equal(big[i], i);
+    assert_int_equal(nodeset_next(ns, 0), 150);
+    assert_int_equal(nodeset_set_ids(ns, NULL, big + 100, 50), 50);
+    assert_int_equal(nodeset_set_ids(ns, NULL, big + 100, 50), 0); /* already set */
+    assert_int_equal(nodeset_next(ns, 0), 100);
+    nodeset_t *mask = nodeset_create(300);
+    nodeset_set(mask, 7);
+    int ids[] = {7, 8, 9};
+    assert_int_equal(nodeset_set_ids(ns, mask, ids, 3), 1);
+    assert_true(nodeset_test(ns, 7) && !nodeset_test(ns, 8));
+    nodeset_destroy(mask);
+    nodeset_destroy(ns);
+}
+
 static void idmap_many(void **state)
 {
     (void)state;
@@ -112,6 +149,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nodeset_basics),
         cmocka_unit_test(nodeset_ranges),
+        cmocka_unit_test(nodeset_take_across_words),
         cmocka_unit_test(idmap_many),
         cmocka_unit_test(rng_deterministic),
     };

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The documented benchmark set of docs/BENCHMARKS.md (bench/sim).
+set -euo pipefail
+build=${1:-build}
+b="$build/bench/bench_sim"
+echo "# (a) ESP mix, 230 jobs on 34 nodes, 50 % malleable"
+for p in fcfs easy conservative fpsma-pwma perf mebf; do "$b" esp "$p"; done
+echo "# (b) 100,000 rigid jobs on 10,000 nodes, ~90 % offered load"
+for p in fcfs easy conservative; do "$b" synth 100000 10000 0.9 0 "$p"; done
+echo "# (c) the same jobs, every one malleable"
+for p in fpsma-pwma perf mebf; do "$b" synth 100000 10000 0.9 1 "$p"; done
