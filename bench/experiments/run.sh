@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Replays of the seeds' experiments; docs/experiments.md records the output.
+set -euo pipefail
+build=${1:-build}
+d=$(dirname "$0")
+sim() { "$build/ductile" sim --no-progress "$@"; }
+rows='^ |makespan|utilization|wait mean|response mean|bounded slowdown mean|expansions|shrinks'
+
+echo "## seed 000 §7.3: the 5-job case study (16 nodes)"
+sim --workload "$d/case5.json" --policy fcfs,fpsma-pwma,fpsma-prma,egs-pwma,egs-prma | grep -E "$rows"
+
+echo; echo "## seed 000 §7.4: the 10-job ESP subset (16 nodes), 10 / 50 / 100 % malleable"
+for s in s1 s2 s3; do
+  echo "### $s"
+  sim --workload "$d/esp10-$s.json" --policy fcfs,fpsma-pwma,fpsma-prma,egs-pwma,egs-prma | grep -E "$rows"
+done
+
+echo; echo "## seed 002 §9.1: the ESP mix (230 jobs) on 34 nodes, 10 / 50 / 100 % malleable"
+for m in 0.1 0.5 1; do
+  echo "### malleable $m, seed 1"
+  sim --workload esp --nodes 34 --malleable "$m" --policy easy,fcfs,fpsma-pwma,perf | grep -E "$rows"
+done
+echo "### malleable 1, mean over seeds 1-5 (makespan, wait mean, response mean)"
+for p in easy fpsma-pwma perf; do
+  for s in 1 2 3 4 5; do
+    sim --workload esp --nodes 34 --malleable 1 --seed "$s" --policy "$p" --json |
+      awk -v p="$p" '/"makespan"/{m=$2} /"wait"/{w=1} w&&/"mean"/{wm=$2; w=0} /"response"/{r=1} r&&/"mean"/{rm=$2; r=0} END{gsub(",","",m); gsub(",","",wm); gsub(",","",rm); print p, m, wm, rm}'
+  done
+done | awk '{n[$1]++; m[$1]+=$2; w[$1]+=$3; r[$1]+=$4} END{for (p in n) printf "%-12s makespan %.1f  wait %.1f  response %.1f\n", p, m[p]/n[p], w[p]/n[p], r[p]/n[p]}' | sort
