@@ -141,7 +141,8 @@ static void on_event(void *arg, const sim_alloc_event_t *ev)
         (ev->n == 0 || ev->nodes[0] != c->held[k][0]))
         FAIL(c, "job %zu lost its first node %d", k + 1, c->held[k][0]);
     c->held[k] = realloc(c->held[k], (size_t)(ev->n ? ev->n : 1) * sizeof(int));
-    memcpy(c->held[k], ev->nodes, (size_t)ev->n * sizeof(int));
+    if (ev->n > 0)
+        memcpy(c->held[k], ev->nodes, (size_t)ev->n * sizeof(int));
     c->nheld[k] = ev->n;
 }
 
