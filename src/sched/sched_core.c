@@ -429,3 +429,16 @@ void core_reset_targets(sched_t *s, int n)
         s->tmp[i]->newwhy = SCHED_R_NONE;
     }
 }
+
+int core_begin_resizes(sched_t *s)
+{
+    if (s->nresizing > 0)
+        return 0;
+    return core_collect_resizable(s, false);
+}
+
+void core_make_room(sched_t *s, int n, sjob_t *waiting)
+{
+    core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_MAKE_ROOM, waiting->spec.id);
+    waiting->reason = SCHED_R_RESIZE_PENDING;
+}

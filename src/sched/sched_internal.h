@@ -44,6 +44,10 @@ typedef struct sched_param_def {
     const char *help;
 } sched_param_def_t;
 
+/* The remaining-time guard every resizing policy shares (seed 000 §5.3.1). */
+#define SCHED_PARAM_GUARD(def) \
+    {"guard", (def), 0, 1e9, "no resize when a job has this many seconds left or fewer"}
+
 typedef struct sched_policy {
     const char *name;
     const char *summary;
@@ -141,6 +145,14 @@ void core_grant_requests(sched_t *s);
 /* Running malleable jobs that policies may resize, in start order (or reversed),
  * in s->tmp; returns their count. */
 int core_collect_resizable(sched_t *s, bool latest_first);
+
+/* The start of a resize decision: 0 while any job is resizing (no new decision,
+ * seed 000 §5.3) or when no malleable job runs; else the count of resizable jobs,
+ * collected in start order in s->tmp. */
+int core_begin_resizes(sched_t *s);
+/* Carry out the shrinks planned in s->tmp to start `waiting`, which then waits for
+ * them (reason ResizePending). */
+void core_make_room(sched_t *s, int n, sjob_t *waiting);
 
 /* Apply per-job targets (j->newsize) to the n jobs in s->tmp: every shrink first,
  * then every expand, as the seeds require. Expands beyond the free nodes are cut. */

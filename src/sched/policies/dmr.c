@@ -12,9 +12,7 @@ static void pass(sched_t *s)
 {
     easy_plan_t plan;
     core_pass_easy(s, false, &plan);
-    if (s->nresizing > 0)
-        return;
-    int n = core_collect_resizable(s, false);
+    int n = core_begin_resizes(s);
     if (n == 0)
         return;
     int usable = s->nfree;
@@ -29,9 +27,7 @@ static void pass(sched_t *s)
                 need -= j->ncommit - j->newsize;
             }
             if (need <= 0) {
-                core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_MAKE_ROOM,
-                                   plan.head->spec.id);
-                plan.head->reason = SCHED_R_RESIZE_PENDING;
+                core_make_room(s, n, plan.head);
                 return;
             }
             core_reset_targets(s, n);

@@ -98,13 +98,12 @@ const mm_ops_t mm_egs = {.grow = grow, .shrink = shrink};
 static void pass_prma(sched_t *s) { jmp_pass(s, &mm_egs, false); }
 static void pass_pwma(sched_t *s) { jmp_pass(s, &mm_egs, true); }
 
-#define GUARD_PARAM {"guard", 60, 0, 1e9, "no resize when a job has this many seconds left or fewer"}
 #define CONS_PARAM {"constraints", 1, 0, 1, "1: respect node constraints; 0: ignore them (seeds)"}
 
 const sched_policy_t policy_egs_prma = {
     .name = "egs-prma",
     .summary = "seed 000: split idle nodes equally over running malleable jobs; never shrink",
-    .params = (const sched_param_def_t[]){GUARD_PARAM,
+    .params = (const sched_param_def_t[]){SCHED_PARAM_GUARD(60),
                                           {"max_expand", 2, 0, 1e9,
                                            "expansions per job at most (0: unlimited)"},
                                           CONS_PARAM,
@@ -115,7 +114,7 @@ const sched_policy_t policy_egs_prma = {
 const sched_policy_t policy_egs_pwma = {
     .name = "egs-pwma",
     .summary = "seed 000: take a waiting job's nodes equally from running jobs, else grow",
-    .params = (const sched_param_def_t[]){GUARD_PARAM,
+    .params = (const sched_param_def_t[]){SCHED_PARAM_GUARD(60),
                                           {"max_expand", 0, 0, 1e9,
                                            "expansions per job at most (0: unlimited)"},
                                           CONS_PARAM,

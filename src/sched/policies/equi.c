@@ -16,9 +16,7 @@ static void pass(sched_t *s)
 {
     double guard = s->params[0];
     sjob_t *head = core_pass_fcfs(s, false);
-    if (s->nresizing > 0)
-        return;
-    int n = core_collect_resizable(s, false);
+    int n = core_begin_resizes(s);
     if (n == 0)
         return;
     int pool = s->nfree, summin = 0, k = 0;
@@ -115,7 +113,7 @@ const sched_policy_t policy_equi = {
     .name = "equi",
     .summary = "equipartitioning: equal shares of the nodes for running malleable jobs",
     .params = (const sched_param_def_t[]){
-        {"guard", 0, 0, 1e9, "no resize when a job has this many seconds left or fewer"},
+        SCHED_PARAM_GUARD(0),
         {0}},
     .pass = pass,
 };

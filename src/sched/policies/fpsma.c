@@ -59,12 +59,11 @@ const mm_ops_t mm_fpsma = {.grow = grow, .shrink = shrink};
 static void pass_prma(sched_t *s) { jmp_pass(s, &mm_fpsma, false); }
 static void pass_pwma(sched_t *s) { jmp_pass(s, &mm_fpsma, true); }
 
-#define GUARD_PARAM {"guard", 60, 0, 1e9, "no resize when a job has this many seconds left or fewer"}
 
 const sched_policy_t policy_fpsma_prma = {
     .name = "fpsma-prma",
     .summary = "seed 000: grow earliest-started malleable jobs; never shrink",
-    .params = (const sched_param_def_t[]){GUARD_PARAM,
+    .params = (const sched_param_def_t[]){SCHED_PARAM_GUARD(60),
                                           {"max_expand", 2, 0, 1e9,
                                            "expansions per job at most (0: unlimited)"},
                                           {0}},
@@ -74,7 +73,7 @@ const sched_policy_t policy_fpsma_prma = {
 const sched_policy_t policy_fpsma_pwma = {
     .name = "fpsma-pwma",
     .summary = "seed 000: shrink latest-started jobs to start the waiting job, else grow",
-    .params = (const sched_param_def_t[]){GUARD_PARAM,
+    .params = (const sched_param_def_t[]){SCHED_PARAM_GUARD(60),
                                           {"max_expand", 0, 0, 1e9,
                                            "expansions per job at most (0: unlimited)"},
                                           {0}},

@@ -11,9 +11,7 @@
 void jmp_pass(sched_t *s, const mm_ops_t *mm, bool pwma)
 {
     sjob_t *head = core_pass_fcfs(s, false);
-    if (s->nresizing > 0)
-        return;
-    int n = core_collect_resizable(s, false);
+    int n = core_begin_resizes(s);
     if (n == 0)
         return;
     double guard = s->params[0];
@@ -21,8 +19,7 @@ void jmp_pass(sched_t *s, const mm_ops_t *mm, bool pwma)
     if (pwma && head) {
         int need = core_min_start(head, false) - s->nfree;
         if (need > 0 && mm->shrink(s, n, need, guard) <= 0) {
-            core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_MAKE_ROOM, head->spec.id);
-            head->reason = SCHED_R_RESIZE_PENDING;
+            core_make_room(s, n, head);
             return;
         }
     }

@@ -47,9 +47,7 @@ static void pass(sched_t *s)
     double share = s->params[0], quarter = s->params[3];
     easy_plan_t plan;
     core_pass_easy(s, true, &plan);
-    if (s->nresizing > 0)
-        return;
-    int n = core_collect_resizable(s, false);
+    int n = core_begin_resizes(s);
     if (n == 0)
         return;
     sjob_t *head = plan.head;
@@ -73,8 +71,7 @@ static void pass(sched_t *s)
                 need -= j->ncommit - v;
             }
             if (need <= 0) {
-                core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_MAKE_ROOM, head->spec.id);
-                head->reason = SCHED_R_RESIZE_PENDING;
+                core_make_room(s, n, head);
                 return;
             }
             core_reset_targets(s, n);

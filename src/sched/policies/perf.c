@@ -35,9 +35,7 @@ static void pass(sched_t *s)
 {
     double lower = s->params[0], upper = s->params[1], guard = s->params[2];
     sjob_t *head = core_pass_fcfs(s, false);
-    if (s->nresizing > 0)
-        return;
-    int n = core_collect_resizable(s, false);
+    int n = core_begin_resizes(s);
     if (n == 0)
         return;
     if (head) {
@@ -51,8 +49,7 @@ static void pass(sched_t *s)
             need -= j->ncommit - j->newsize;
         }
         if (need <= 0) {
-            core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_MAKE_ROOM, head->spec.id);
-            head->reason = SCHED_R_RESIZE_PENDING;
+            core_make_room(s, n, head);
             return;
         }
         core_reset_targets(s, n);
@@ -97,7 +94,7 @@ const sched_policy_t policy_perf = {
     .params = (const sched_param_def_t[]){
         {"lower", 0.2, 0, 1e9, "grow only jobs whose MTCT is below this"},
         {"upper", 0.6, 0, 1e9, "jobs above this give nodes back while a job waits"},
-        {"guard", 60, 0, 1e9, "no resize when a job has this many seconds left or fewer"},
+        SCHED_PARAM_GUARD(60),
         {0}},
     .pass = pass,
 };
