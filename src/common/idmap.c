@@ -14,18 +14,16 @@ struct idmap {
     size_t n;
 };
 
-/* Job ids are mostly consecutive. Blocks of 64 consecutive ids land in 64
- * consecutive slots (one or two cache lines apart, where a full mix would scatter
- * them over the whole table), and the blocks themselves are scattered by a mix of
- * the high bits, so patterned ids (all multiples of 1024, say) still spread out.
- * The table never has fewer than 64 slots. */
+/* Job ids are mostly consecutive: four consecutive ids (one 64-byte line of slots)
+ * stay together, the groups are scattered by a full mix. Larger groups would save
+ * more cache misses but make long runs of full slots for linear probing. */
 static size_t hash(int64_t k)
 {
-    uint64_t x = (uint64_t)k >> 6;
+    uint64_t x = (uint64_t)k >> 2;
     x ^= x >> 33;
     x *= UINT64_C(0xff51afd7ed558ccd);
     x ^= x >> 33;
-    return (size_t)((x << 6) | ((uint64_t)k & 63));
+    return (size_t)((x << 2) | ((uint64_t)k & 3));
 }
 
 idmap_t *idmap_create(void)
