@@ -1,0 +1,220 @@
+#include "client.h"
+
+#include <errno.h>
+#include <munge.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+struct client {
+    int fd;
+    proto_session_t ss;
+    proto_decoder_t dec;
+    char *munge_socket;
+};
+
+#define FAIL(code, ...) (snprintf(err, errlen, __VA_ARGS__), (code))
+
+static client_t *client_new(int fd, proto_auth_t auth, const uint8_t *key)
+{
+    client_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->fd = fd;
+    proto_session_init(&c->ss, auth, PROTO_ROLE_CLIENT, key);
+    return c;
+}
+
+int client_open_unix(const char *path, client_t **out, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return FAIL(-ENAMETOOLONG, "socket path too long: %s", path);
+    strcpy(sa.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return FAIL(-errno, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int e = errno;
+        close(fd);
+        return FAIL(-e, "cannot reach the controller at %s: %s", path, strerror(e));
+    }
+    *out = client_new(fd, PROTO_AUTH_NONE, NULL);
+    if (!*out) {
+        close(fd);
+        return FAIL(-ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Reads until the decoder yields a message (the hello is consumed inside). */
+static int recv_frame(client_t *c, json_t **msg, double timeout, char *err, size_t errlen)
+{
+    double deadline = timeout < 0 ? -1 : now_s() + timeout;
+    for (;;) {
+        bool had = c->ss.have_nonce;
+        int rc = proto_decoder_next(&c->dec, &c->ss, msg, err, errlen);
+        if (rc != 0 || (!had && c->ss.have_nonce))
+            return rc < 0 ? rc : (rc == 1 ? 1 : 2); /* 2: the hello arrived */
+        int wait = -1;
+        if (deadline >= 0) {
+            double left = deadline - now_s();
+            if (left <= 0)
+                return FAIL(-ETIMEDOUT, "no answer from the controller within %.0f s", timeout);
+            wait = (int)(left * 1000) + 1;
+        }
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        int pr = poll(&p, 1, wait);
+        if (pr < 0 && errno != EINTR)
+            return FAIL(-errno, "poll: %s", strerror(errno));
+        if (pr <= 0)
+            continue;
+        char buf[65536];
+        ssize_t n = read(c->fd, buf, sizeof(buf));
+        if (n == 0)
+            return FAIL(-ECONNRESET, "the controller closed the connection");
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return FAIL(-errno, "read: %s", strerror(errno));
+        }
+        if (proto_decoder_feed(&c->dec, buf, (size_t)n) < 0)
+            return FAIL(-ENOMEM, "out of memory");
+    }
+}
+
+int client_open_tcp(const char *host, int port, const uint8_t *key, const char *munge_socket,
+                    client_t **out, char *err, size_t errlen)
+{
+    char ports[16];
+    snprintf(ports, sizeof(ports), "%d", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
+    int g = getaddrinfo(host, ports, &hints, &ai);
+    if (g != 0)
+        return FAIL(-EHOSTUNREACH, "cannot resolve %s: %s", host, gai_strerror(g));
+    int fd = -1, e = 0;
+    for (struct addrinfo *p = ai; p; p = p->ai_next) {
+        fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
+        if (fd >= 0 && connect(fd, p->ai_addr, p->ai_addrlen) == 0)
+            break;
+        e = errno;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    if (fd < 0)
+        return FAIL(-e, "cannot reach the controller at %s:%d: %s", host, port, strerror(e));
+    client_t *c = client_new(fd, key ? PROTO_AUTH_KEY : PROTO_AUTH_MUNGE, key);
+    if (!c) {
+        close(fd);
+        return FAIL(-ENOMEM, "out of memory");
+    }
+    json_t *dummy = NULL;
+    int rc = recv_frame(c, &dummy, 10, err, errlen);
+    json_decref(dummy);
+    if (rc != 2) {
+        client_close(c);
+        return rc < 0 ? rc : FAIL(-EPROTO, "the controller did not greet");
+    }
+    if (!key) {
+        char hex[2 * PROTO_NONCE_LEN + 1];
+        for (int i = 0; i < PROTO_NONCE_LEN; i++)
+            sprintf(hex + 2 * i, "%02x", c->ss.nonce[i]);
+        munge_ctx_t ctx = munge_ctx_create();
+        if (ctx && munge_socket && *munge_socket)
+            munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket);
+        char *cred = NULL;
+        munge_err_t me = ctx ? munge_encode(&cred, ctx, hex, (int)strlen(hex)) : EMUNGE_NO_MEMORY;
+        munge_ctx_destroy(ctx);
+        if (me != EMUNGE_SUCCESS) {
+            client_close(c);
+            return FAIL(-EACCES, "munge: %s", munge_strerror(me));
+        }
+        json_t *m = json_pack("{s:s,s:s}", "type", "auth", "cred", cred);
+        free(cred);
+        rc = client_send(c, m, err, errlen);
+        json_decref(m);
+        if (rc < 0) {
+            client_close(c);
+            return rc;
+        }
+    }
+    *out = c;
+    return 0;
+}
+
+int client_send(client_t *c, const json_t *msg, char *err, size_t errlen)
+{
+    uint8_t *f;
+    size_t len;
+    int rc = proto_encode(&c->ss, msg, &f, &len);
+    if (rc < 0)
+        return FAIL(rc, "cannot encode the request: %s", strerror(-rc));
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = send(c->fd, f + off, len - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(f);
+            return FAIL(-e, "cannot send to the controller: %s", strerror(e));
+        }
+        off += (size_t)n;
+    }
+    free(f);
+    return 0;
+}
+
+int client_recv(client_t *c, json_t **msg, double timeout, char *err, size_t errlen)
+{
+    for (;;) {
+        int rc = recv_frame(c, msg, timeout, err, errlen);
+        if (rc != 2)
+            return rc;
+    }
+}
+
+int client_call(client_t *c, const json_t *req, json_t **reply, double timeout, char *err,
+                size_t errlen)
+{
+    int rc = client_send(c, req, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = client_recv(c, reply, timeout, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (!json_is_true(json_object_get(*reply, "ok"))) {
+        const char *e = json_string_value(json_object_get(*reply, "error"));
+        snprintf(err, errlen, "%s", e ? e : "the controller refused the request");
+        json_decref(*reply);
+        *reply = NULL;
+        return -EREMOTE;
+    }
+    return 0;
+}
+
+int client_fd(const client_t *c) { return c->fd; }
+
+void client_close(client_t *c)
+{
+    if (!c)
+        return;
+    close(c->fd);
+    proto_decoder_free(&c->dec);
+    free(c);
+}

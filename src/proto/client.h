@@ -1,0 +1,27 @@
+/* client: a blocking protocol client for the `ductile` command (one request, one
+ * reply; or a stream of messages for `ductile run`). */
+#ifndef DUCTILE_CLIENT_H
+#define DUCTILE_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "proto.h"
+
+typedef struct client client_t;
+
+int client_open_unix(const char *path, client_t **out, char *err, size_t errlen);
+/* TCP with AuthType=key (key != NULL) or AuthType=munge (key == NULL). */
+int client_open_tcp(const char *host, int port, const uint8_t *key, const char *munge_socket,
+                    client_t **out, char *err, size_t errlen);
+int client_send(client_t *c, const json_t *msg, char *err, size_t errlen);
+/* Next message, waiting at most timeout seconds (< 0: forever). */
+int client_recv(client_t *c, json_t **msg, double timeout, char *err, size_t errlen);
+/* Send a request and wait for its reply. A reply {"ok": false, "error": "..."} becomes
+ * -EREMOTE with the controller's message in err. */
+int client_call(client_t *c, const json_t *req, json_t **reply, double timeout, char *err,
+                size_t errlen);
+int client_fd(const client_t *c);
+void client_close(client_t *c);
+
+#endif

@@ -1,0 +1,224 @@
+/* The wire protocol: framing, authentication, replay protection, field checks. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "proto/proto.h"
+
+static const uint8_t KEY[PROTO_KEY_LEN] = "0123456789abcdef0123456789abcde";
+
+typedef struct pair {
+    proto_session_t srv, cli;
+    proto_decoder_t dsrv, dcli; /* what each side has received */
+} pair_t;
+
+static void pair_init(pair_t *p, proto_auth_t auth, const uint8_t *cli_key)
+{
+    memset(p, 0, sizeof(*p));
+    proto_session_init(&p->srv, auth, PROTO_ROLE_SERVER, KEY);
+    proto_session_init(&p->cli, auth, PROTO_ROLE_CLIENT, cli_key);
+    uint8_t *f;
+    size_t n;
+    assert_int_equal(proto_hello(&p->srv, &f, &n), 0);
+    assert_int_equal(proto_decoder_feed(&p->dcli, f, n), 0);
+    free(f);
+    json_t *m;
+    char err[256];
+    assert_int_equal(proto_decoder_next(&p->dcli, &p->cli, &m, err, sizeof(err)), 0);
+    assert_true(p->cli.have_nonce);
+    assert_memory_equal(p->cli.nonce, p->srv.nonce, PROTO_NONCE_LEN);
+}
+
+static void pair_free(pair_t *p)
+{
+    proto_decoder_free(&p->dsrv);
+    proto_decoder_free(&p->dcli);
+}
+
+static uint8_t *enc(proto_session_t *ss, const char *json, size_t *n)
+{
+    json_t *m = json_loads(json, 0, NULL);
+    uint8_t *f;
+    assert_int_equal(proto_encode(ss, m, &f, n), 0);
+    json_decref(m);
+    return f;
+}
+
+static void roundtrip_with_key(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_init(&p, PROTO_AUTH_KEY, KEY);
+    size_t n;
+    uint8_t *f = enc(&p.cli, "{\"type\":\"ping\",\"x\":1}", &n);
+    /* fed one byte at a time: nothing until the frame is whole */
+    json_t *m = NULL;
+    char err[256];
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(proto_decoder_next(&p.dsrv, &p.srv, &m, err, sizeof(err)), 0);
+        proto_decoder_feed(&p.dsrv, f + i, 1);
+    }
+    assert_int_equal(proto_decoder_next(&p.dsrv, &p.srv, &m, err, sizeof(err)), 1);
+    const char *type;
+    assert_int_equal(proto_type(m, &type, err, sizeof(err)), 0);
+    assert_string_equal(type, "ping");
+    json_decref(m);
+    free(f);
+    /* and back */
+    f = enc(&p.srv, "{\"type\":\"pong\"}", &n);
+    proto_decoder_feed(&p.dcli, f, n);
+    assert_int_equal(proto_decoder_next(&p.dcli, &p.cli, &m, err, sizeof(err)), 1);
+    json_decref(m);
+    free(f);
+    pair_free(&p);
+}
+
+static void rejects_wrong_key_tamper_replay_reflection(void **state)
+{
+    (void)state;
+    char err[256];
+    json_t *m;
+    size_t n;
+    /* wrong key */
+    uint8_t other[PROTO_KEY_LEN] = {1};
+    pair_t p;
+    pair_init(&p, PROTO_AUTH_KEY, other);
+    uint8_t *f = enc(&p.cli, "{\"type\":\"ping\"}", &n);
+    proto_decoder_feed(&p.dsrv, f, n);
+    assert_int_equal(proto_decoder_next(&p.dsrv, &p.srv, &m, err, sizeof(err)), -EACCES);
+    assert_non_null(strstr(err, "authentication failed"));
+    free(f);
+    pair_free(&p);
+    /* tampered payload */
+    pair_init(&p, PROTO_AUTH_KEY, KEY);
+    f = enc(&p.cli, "{\"type\":\"cancel\",\"job\":1}", &n);
+    f[n - 2] = '2';
+    proto_decoder_feed(&p.dsrv, f, n);
+    assert_int_equal(proto_decoder_next(&p.dsrv, &p.srv, &m, err, sizeof(err)), -EACCES);
+    free(f);
+    pair_free(&p);
+    /* replay of a genuine frame */
+    pair_init(&p, PROTO_AUTH_KEY, KEY);
+    f = enc(&p.cli, "{\"type\":\"cancel\",\"job\":1}", &n);
+    proto_decoder_feed(&p.dsrv, f, n);
+    proto_decoder_feed(&p.dsrv, f, n);
+    assert_int_equal(proto_decoder_next(&p.dsrv, &p.srv, &m, err, sizeof(err)), 1);
+    json_decref(m);
+    assert_int_equal(proto_decoder_next(&p.dsrv, &p.srv, &m, err, sizeof(err)), -EPROTO);
+    assert_non_null(strstr(err, "out of sequence"));
+    /* the same frame on another connection (another nonce) */
+    pair_t q;
+    pair_init(&q, PROTO_AUTH_KEY, KEY);
+    proto_decoder_feed(&q.dsrv, f, n);
+    assert_int_equal(proto_decoder_next(&q.dsrv, &q.srv, &m, err, sizeof(err)), -EACCES);
+    pair_free(&q);
+    /* reflection: the client's own frame sent back to it */
+    proto_decoder_feed(&p.dcli, f, n);
+    assert_int_equal(proto_decoder_next(&p.dcli, &p.cli, &m, err, sizeof(err)), -EACCES);
+    free(f);
+    pair_free(&p);
+}
+
+static void rejects_malformed(void **state)
+{
+    (void)state;
+    char err[256];
+    json_t *m;
+    proto_session_t ss;
+    proto_decoder_t d = {0};
+    proto_session_init(&ss, PROTO_AUTH_NONE, PROTO_ROLE_SERVER, NULL);
+    proto_decoder_feed(&d, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
+    assert_int_equal(proto_decoder_next(&d, &ss, &m, err, sizeof(err)), -EPROTO);
+    assert_non_null(strstr(err, "magic"));
+    proto_decoder_free(&d);
+    /* oversized length */
+    uint8_t h[PROTO_HDR_LEN] = {0x44, 0x43, 0x54, 0x31, 0x7f, 0xff, 0xff, 0xff};
+    ss.max_payload = 1024;
+    proto_decoder_feed(&d, h, sizeof(h));
+    assert_int_equal(proto_decoder_next(&d, &ss, &m, err, sizeof(err)), -EMSGSIZE);
+    proto_decoder_free(&d);
+    /* valid frame, payload not an object */
+    proto_session_init(&ss, PROTO_AUTH_NONE, PROTO_ROLE_SERVER, NULL);
+    proto_session_t cli;
+    proto_session_init(&cli, PROTO_AUTH_NONE, PROTO_ROLE_CLIENT, NULL);
+    json_t *arr = json_pack("[i]", 1);
+    uint8_t *f;
+    size_t n;
+    assert_int_equal(proto_encode(&cli, arr, &f, &n), 0);
+    json_decref(arr);
+    proto_decoder_feed(&d, f, n);
+    assert_int_equal(proto_decoder_next(&d, &ss, &m, err, sizeof(err)), -EPROTO);
+    free(f);
+    proto_decoder_free(&d);
+    /* an unsolicited hello on the server side */
+    proto_session_t s2;
+    proto_session_init(&s2, PROTO_AUTH_KEY, PROTO_ROLE_SERVER, KEY);
+    assert_int_equal(proto_hello(&s2, &f, &n), 0);
+    proto_decoder_feed(&d, f, n);
+    assert_int_equal(proto_decoder_next(&d, &ss, &m, err, sizeof(err)), -EPROTO);
+    free(f);
+    proto_decoder_free(&d);
+}
+
+static void field_checks(void **state)
+{
+    (void)state;
+    char err[256];
+    json_t *m = json_loads("{\"type\":\"submit\",\"nodes\":4,\"name\":\"abc\",\"bad\":\"x\\u0000y\","
+                           "\"f\":1.5,\"b\":true,\"arr\":[\"a\",\"b\"],\"big\":99999999999}",
+                           JSON_ALLOW_NUL, NULL);
+    assert_non_null(m);
+    int64_t i;
+    const char *s;
+    double d;
+    bool b;
+    const json_t *a;
+    assert_int_equal(proto_int(m, "nodes", 1, 100, &i, err, sizeof(err)), 0);
+    assert_int_equal(i, 4);
+    assert_int_equal(proto_int(m, "big", 1, 1000, &i, err, sizeof(err)), -ERANGE);
+    assert_int_equal(proto_int(m, "name", 1, 1000, &i, err, sizeof(err)), -EINVAL);
+    assert_int_equal(proto_int(m, "missing", 1, 1000, &i, err, sizeof(err)), -EINVAL);
+    assert_int_equal(proto_int_opt(m, "missing", 1, 1000, 7, &i, err, sizeof(err)), 0);
+    assert_int_equal(i, 7);
+    assert_int_equal(proto_str(m, "name", 3, &s, err, sizeof(err)), 0);
+    assert_int_equal(proto_str(m, "name", 2, &s, err, sizeof(err)), -EINVAL);
+    assert_int_equal(proto_str(m, "bad", 100, &s, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "NUL"));
+    assert_int_equal(proto_num_opt(m, "f", 0, 2, 0, &d, err, sizeof(err)), 0);
+    assert_true(d == 1.5);
+    assert_int_equal(proto_bool_opt(m, "b", false, &b, err, sizeof(err)), 0);
+    assert_true(b);
+    assert_int_equal(proto_strarray_opt(m, "arr", 2, 10, &a, err, sizeof(err)), 0);
+    assert_int_equal(proto_strarray_opt(m, "arr", 1, 10, &a, err, sizeof(err)), -EINVAL);
+    json_decref(m);
+}
+
+static void key_files(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir(), path[4096], err[256];
+    snprintf(path, sizeof(path), "%s/key", dir);
+    assert_int_equal(proto_key_create(path, err, sizeof(err)), 0);
+    assert_true(proto_key_create(path, err, sizeof(err)) < 0); /* never overwritten */
+    uint8_t k[PROTO_KEY_LEN];
+    assert_int_equal(proto_key_load(path, k, err, sizeof(err)), 0);
+    chmod(path, 0644);
+    assert_int_equal(proto_key_load(path, k, err, sizeof(err)), -EPERM);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(roundtrip_with_key),
+        cmocka_unit_test(rejects_wrong_key_tamper_replay_reflection),
+        cmocka_unit_test(rejects_malformed),
+        cmocka_unit_test(field_checks),
+        cmocka_unit_test(key_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
