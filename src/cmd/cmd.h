@@ -3,6 +3,16 @@
 #define DUCTILE_CMD_H
 
 int cmd_sim(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_drain(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_resize(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 
 /* Prints "ductile: <message>" on stderr; returns the exit code to use (1). */
 int cmd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

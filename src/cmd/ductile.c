@@ -14,6 +14,16 @@ struct subcmd {
 };
 
 static const struct subcmd subcmds[] = {
+    {"submit", cmd_submit, "submit a batch script"},
+    {"queue", cmd_queue, "list pending and running jobs"},
+    {"show", cmd_show, "show one job in detail, with its resizes"},
+    {"cancel", cmd_cancel, "cancel jobs"},
+    {"history", cmd_history, "list finished jobs"},
+    {"nodes", cmd_nodes, "list nodes and their states"},
+    {"drain", cmd_drain, "stop placing jobs on nodes (operators)"},
+    {"resume", cmd_resume, "place jobs on drained nodes again (operators)"},
+    {"resize", cmd_resize, "expand or shrink a running job"},
+    {"cluster", cmd_cluster, "start, stop or inspect a local emulated cluster"},
     {"sim", cmd_sim, "replay a workload through the scheduler in simulated time"},
 };
 

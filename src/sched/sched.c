@@ -123,6 +123,12 @@ static int check_spec(const sched_t *s, const sched_jobspec_t *in, sched_jobspec
     return 0;
 }
 
+int sched_check(const sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen)
+{
+    sched_jobspec_t v;
+    return check_spec(s, spec, &v, err, errlen);
+}
+
 static sjob_t *new_job(const sched_jobspec_t *spec)
 {
     sjob_t *j = calloc(1, sizeof(*j));
@@ -497,6 +503,19 @@ int sched_job_info(const sched_t *s, int64_t id, sched_jobinfo_t *out)
 }
 
 int sched_free_nodes(const sched_t *s) { return s->nfree; }
+
+bool sched_node_busy(const sched_t *s, int node)
+{
+    if (node < 0 || node >= s->nnodes)
+        return false;
+    if (nodeset_test(s->avail, node))
+        return !nodeset_test(s->freeset, node);
+    for (const sjob_t *j = s->rhead; j; j = j->rnext)
+        for (int i = 0; i < j->nalloc; i++)
+            if (j->nodes[i] == node)
+                return true;
+    return false;
+}
 int sched_pending_count(const sched_t *s) { return s->npending; }
 int sched_running_count(const sched_t *s) { return s->nrunning; }
 bool sched_any_resizing(const sched_t *s) { return s->nresizing > 0; }

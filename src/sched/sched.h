@@ -134,6 +134,9 @@ const char *sched_policy_spec(const sched_t *s);
  * parameter); 0 means passes on events only. */
 double sched_tick(const sched_t *s);
 
+/* Would sched_submit accept this job? (The controller checks before it writes.) */
+int sched_check(const sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen);
+
 /* Events. Each returns 0 or a negative errno-style code with a message. */
 int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen);
 /* Remove a job in any state; a running job's nodes become free. */
@@ -162,6 +165,8 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
 /* Queries. */
 int sched_job_info(const sched_t *s, int64_t id, sched_jobinfo_t *out);
 int sched_free_nodes(const sched_t *s);
+/* Is the node held by a job (running, resizing, or reserved for an expand)? */
+bool sched_node_busy(const sched_t *s, int node);
 int sched_pending_count(const sched_t *s);
 int sched_running_count(const sched_t *s);
 bool sched_any_resizing(const sched_t *s);

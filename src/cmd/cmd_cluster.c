@@ -1,0 +1,320 @@
+/* ductile cluster up|down|status: a local emulated cluster, the embedded default.
+ * One controller and N node daemons on loopback, each node with its own name, all
+ * under one directory (configuration, key, database, logs, sockets, pid files). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "proto.h"
+#include "sched.h"
+#include "util.h"
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The daemons live next to this binary. */
+static int sibling(const char *name, char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n < 0)
+        return -errno;
+    self[n] = '\0';
+    snprintf(out, len, "%s/%s", dirname(self), name);
+    return access(out, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* Starts a daemon in the background, its output in log, its pid in pidfile. */
+static pid_t spawn(char *const argv[], const char *log, const char *pidfile)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        setsid();
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || nul < 0)
+            _exit(127);
+        dup2(nul, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    FILE *f = fopen(pidfile, "w");
+    if (f) {
+        fprintf(f, "%d\n", (int)pid);
+        fclose(f);
+    }
+    return pid;
+}
+
+static int cluster_up(int argc, char **argv)
+{
+    static const struct option lopts[] = {{"nodes", required_argument, 0, 'N'},
+                                          {"dir", required_argument, 0, 'd'},
+                                          {"policy", required_argument, 0, 'p'},
+                                          {"tick", required_argument, 0, 't'},
+                                          {"node-timeout", required_argument, 0, 'T'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    long nodes = 0;
+    const char *dir = NULL, *policy = "easy", *tick = "10", *timeout = "30";
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "N:d:p:", lopts, NULL)) != -1) {
+        char *end;
+        switch (o) {
+        case 'N':
+            errno = 0;
+            nodes = strtol(optarg, &end, 10);
+            if (errno || *end || nodes < 1 || nodes > 4096)
+                return cmd_fail("cluster up: --nodes must be 1..4096");
+            break;
+        case 'd': dir = optarg; break;
+        case 'p': policy = optarg; break;
+        case 't': tick = optarg; break;
+        case 'T': timeout = optarg; break;
+        case 'h':
+            printf("usage: ductile cluster up --nodes N [--dir DIR] [--policy P]\n"
+                   "  [--tick SECONDS] [--node-timeout SECONDS]\n");
+            return 0;
+        default:
+            return cmd_fail("cluster up: bad option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!nodes)
+        return cmd_fail("cluster up: --nodes N is required");
+    char dbuf[PATH_MAX];
+    if (!dir) {
+        snprintf(dbuf, sizeof(dbuf), "%s/ductile-cluster", getenv("HOME") ? getenv("HOME") : "/tmp");
+        dir = dbuf;
+    }
+    char ctld[PATH_MAX], noded[PATH_MAX];
+    if (sibling("ductiled", ctld, sizeof(ctld)) < 0 || sibling("ductile-noded", noded, sizeof(noded)) < 0)
+        return cmd_fail("cluster up: ductiled and ductile-noded must be next to this program");
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return cmd_fail("cannot create %s: %s", dir, strerror(errno));
+    char adir[PATH_MAX];
+    if (!realpath(dir, adir))
+        return cmd_fail("cannot resolve %s: %s", dir, strerror(errno));
+    char path[PATH_MAX + 64], logd[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/ctld.pid", adir);
+    if (access(path, F_OK) == 0)
+        return cmd_fail("a cluster seems to run in %s already (ductile cluster down --dir %s)",
+                        adir, adir);
+    snprintf(logd, sizeof(logd), "%s/log", adir);
+    mkdir(logd, 0755);
+    char err[1024];
+    snprintf(path, sizeof(path), "%s/cluster.key", adir);
+    if (access(path, F_OK) != 0 && proto_key_create(path, err, sizeof(err)) < 0)
+        return cmd_fail("%s", err);
+    int port = free_port();
+    char conf[PATH_MAX + 32];
+    snprintf(conf, sizeof(conf), "%s/ductile.conf", adir);
+    FILE *f = fopen(conf, "w");
+    if (!f)
+        return cmd_fail("cannot write %s: %s", conf, strerror(errno));
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    fprintf(f, "# A local emulated cluster, made by 'ductile cluster up'.\n"
+               "ClusterName = local\n"
+               "ControlAddr = 127.0.0.1\n"
+               "ControlPort = %d\n"
+               "ControlSocket = %s/ctld.sock\n"
+               "Nodes = n[%s1-%ld]\n"
+               "CoresPerNode = %ld\n"
+               "StateDir = %s/state\n"
+               "LogDir = %s/log\n"
+               "Policy = %s\n"
+               "SchedulerTick = %s\n"
+               "NodeTimeout = %s\n"
+               "AuthType = key\n"
+               "AuthKeyFile = %s/cluster.key\n",
+            port, adir, nodes >= 10 ? "0" : "", nodes, ncpu / nodes > 0 ? ncpu / nodes : 1, adir,
+            adir, policy, tick, timeout, adir);
+    fclose(f);
+    /* Check it before starting anything: a bad --policy is an error here, not in a log. */
+    config_t cfg = {0};
+    if (config_load(conf, &cfg, err, sizeof(err)) < 0) {
+        unlink(conf);
+        return cmd_fail("%s", err);
+    }
+    sched_t *probe;
+    if (sched_create(cfg.nnodes, cfg.policy, &probe, err, sizeof(err)) < 0) {
+        config_free(&cfg);
+        unlink(conf);
+        return cmd_fail("--policy: %s", err);
+    }
+    sched_destroy(probe);
+    char log[PATH_MAX + 64], pidf[PATH_MAX + 64];
+    snprintf(log, sizeof(log), "%s/ductiled.log", logd);
+    snprintf(pidf, sizeof(pidf), "%s/ctld.pid", adir);
+    char *cargv[] = {ctld, "--conf", conf, NULL};
+    if (spawn(cargv, log, pidf) < 0)
+        return cmd_fail("cannot start ductiled: %s", strerror(errno));
+    for (int i = 0; i < cfg.nnodes; i++) {
+        snprintf(log, sizeof(log), "%s/noded-%s.log", logd, cfg.nodes[i]);
+        snprintf(pidf, sizeof(pidf), "%s/noded-%s.pid", adir, cfg.nodes[i]);
+        char *nargv[] = {noded, "--conf", conf, "--node", cfg.nodes[i], NULL};
+        if (spawn(nargv, log, pidf) < 0)
+            return cmd_fail("cannot start ductile-noded: %s", strerror(errno));
+    }
+    /* Wait until every node has registered. */
+    double deadline = mono() + 30;
+    int up = 0;
+    while (mono() < deadline) {
+        client_t *c;
+        json_t *rep = NULL, *req = json_pack("{s:s}", "type", "status");
+        if (client_open_unix(cfg.control_socket, &c, err, sizeof(err)) == 0) {
+            if (client_call(c, req, &rep, 5, err, sizeof(err)) == 0)
+                up = (int)json_integer_value(json_object_get(rep, "nodes_up"));
+            client_close(c);
+        }
+        json_decref(req);
+        json_decref(rep);
+        if (up == cfg.nnodes)
+            break;
+        usleep(20000);
+    }
+    int n = cfg.nnodes;
+    config_free(&cfg);
+    if (up != n)
+        return cmd_fail("only %d of %d nodes came up within 30 s (logs in %s)", up, n, logd);
+    printf("Cluster up: %d nodes, policy %s, in %s\n", n, policy, adir);
+    printf("export DUCTILE_CONF=%s\n", conf);
+    return 0;
+}
+
+static pid_t read_pid(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    if (f) {
+        if (fscanf(f, "%d", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    return (pid_t)pid;
+}
+
+/* TERM, then wait; KILL after a grace period. */
+static void stop_pid(const char *pidfile, double grace)
+{
+    pid_t pid = read_pid(pidfile);
+    if (pid > 0 && kill(pid, SIGTERM) == 0) {
+        double deadline = mono() + grace;
+        while (mono() < deadline && kill(pid, 0) == 0) {
+            waitpid(pid, NULL, WNOHANG);
+            usleep(10000);
+        }
+        if (kill(pid, 0) == 0)
+            kill(pid, SIGKILL);
+    }
+    unlink(pidfile);
+}
+
+static const char *dir_of_conf(const char *dir, char *buf, size_t len)
+{
+    if (dir)
+        return dir;
+    const char *conf = getenv("DUCTILE_CONF");
+    if (!conf)
+        return NULL;
+    snprintf(buf, len, "%s", conf);
+    return dirname(buf);
+}
+
+static int cluster_down(int argc, char **argv)
+{
+    const char *dir = NULL;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+            dir = argv[++i];
+    char buf[PATH_MAX];
+    dir = dir_of_conf(dir, buf, sizeof(buf));
+    if (!dir)
+        return cmd_fail("cluster down: give --dir DIR or set DUCTILE_CONF");
+    char path[PATH_MAX + 64], conf[PATH_MAX + 32];
+    snprintf(conf, sizeof(conf), "%s/ductile.conf", dir);
+    config_t cfg = {0};
+    char err[1024];
+    if (config_load(conf, &cfg, err, sizeof(err)) < 0)
+        return cmd_fail("%s", err);
+    for (int i = 0; i < cfg.nnodes; i++) {
+        snprintf(path, sizeof(path), "%s/noded-%s.pid", dir, cfg.nodes[i]);
+        stop_pid(path, 10);
+    }
+    snprintf(path, sizeof(path), "%s/ctld.pid", dir);
+    stop_pid(path, 10);
+    config_free(&cfg);
+    printf("Cluster down: %s\n", dir);
+    return 0;
+}
+
+static int cluster_status(int argc, char **argv)
+{
+    const char *conf = NULL;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--conf") && i + 1 < argc)
+            conf = argv[++i];
+    config_t cfg = {0};
+    if (cu_load_conf(conf, &cfg))
+        return 1;
+    json_t *rep = cu_call(&cfg, json_pack("{s:s}", "type", "status"));
+    config_free(&cfg);
+    if (!rep)
+        return 1;
+    printf("cluster %s: %lld of %lld nodes up, %lld jobs (%lld pending), policy %s\n",
+           cu_str(rep, "cluster"), (long long)json_integer_value(json_object_get(rep, "nodes_up")),
+           (long long)json_integer_value(json_object_get(rep, "nodes")),
+           (long long)json_integer_value(json_object_get(rep, "jobs")),
+           (long long)json_integer_value(json_object_get(rep, "pending")), cu_str(rep, "policy"));
+    json_decref(rep);
+    return 0;
+}
+
+int cmd_cluster(int argc, char **argv)
+{
+    if (argc < 2)
+        return cmd_fail("usage: ductile cluster up|down|status [options]");
+    if (!strcmp(argv[1], "up"))
+        return cluster_up(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "down"))
+        return cluster_down(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "status"))
+        return cluster_status(argc - 1, argv + 1);
+    return cmd_fail("cluster: unknown action '%s' (up, down, status)", argv[1]);
+}

@@ -1,0 +1,246 @@
+/* ductile submit: send a batch script to the controller. Options come from the
+ * command line or from "#DUCTILE --opt=value" lines at the top of the script; the
+ * command line wins. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "sched.h"
+#include "util.h"
+
+extern char **environ;
+
+typedef struct sub {
+    const char *name, *out, *err, *cons, *type;
+    long nodes, minn, maxn;
+    double time;
+    bool requeue;
+    bool set_nodes, set_time;
+} sub_t;
+
+enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP };
+static const struct option lopts[] = {
+    {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
+    {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
+    {"error", required_argument, 0, 'e'},      {"min-nodes", required_argument, 0, O_MIN},
+    {"max-nodes", required_argument, 0, O_MAX}, {"node-constraint", required_argument, 0, O_CONS},
+    {"malleable", no_argument, 0, O_MALL},     {"moldable", no_argument, 0, O_MOLD},
+    {"rigid", no_argument, 0, O_RIGID},        {"evolving", no_argument, 0, O_EVOL},
+    {"requeue", no_argument, 0, O_REQ},        {"conf", required_argument, 0, O_CONF},
+    {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
+};
+
+static int parse_count(const char *opt, const char *v, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < 1 || x > (1L << 24))
+        return cmd_fail("%s: '%s' is not a node count", opt, v);
+    *out = x;
+    return 0;
+}
+
+/* Applies one option; `where` names its origin for messages. */
+static int apply(sub_t *s, int o, const char *arg, const char *where, const char **conf)
+{
+    switch (o) {
+    case 'N':
+        s->set_nodes = true;
+        return parse_count("--nodes", arg, &s->nodes);
+    case 't':
+        s->set_time = true;
+        if (cu_parse_duration(arg, &s->time) < 0)
+            return cmd_fail("%s--time: '%s' is not a duration (minutes, MM:SS, HH:MM:SS, "
+                            "D-HH:MM:SS)", where, arg);
+        return 0;
+    case 'J': s->name = arg; return 0;
+    case 'o': s->out = arg; return 0;
+    case 'e': s->err = arg; return 0;
+    case O_MIN: return parse_count("--min-nodes", arg, &s->minn);
+    case O_MAX: return parse_count("--max-nodes", arg, &s->maxn);
+    case O_CONS: {
+        sched_constraint_t c;
+        if (sched_constraint_parse(arg, &c) < 0)
+            return cmd_fail("%s--node-constraint: '%s' is not one of none, pof2, even, odd, "
+                            "ncube, square", where, arg);
+        s->cons = arg;
+        return 0;
+    }
+    case O_MALL: s->type = "malleable"; return 0;
+    case O_MOLD: s->type = "moldable"; return 0;
+    case O_RIGID: s->type = "rigid"; return 0;
+    case O_EVOL: s->type = "evolving"; return 0;
+    case O_REQ: s->requeue = true; return 0;
+    case O_CONF: *conf = arg; return 0;
+    default: return cmd_fail("%sunknown option", where);
+    }
+}
+
+static char *read_file(const char *path, size_t max, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+    if (!f)
+        return NULL;
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n > max)
+            break;
+        if (n == cap) {
+            char *nb = realloc(buf, (cap *= 2) + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            } else
+                buf = nb;
+        }
+    }
+    if (f != stdin)
+        fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* "#DUCTILE --nodes=4 --time 10" lines before the first command. */
+static int scan_directives(sub_t *s, const char *script, const char *path, const char **conf)
+{
+    int line = 0;
+    for (const char *p = script; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        line++;
+        char buf[1024];
+        if (n >= sizeof(buf))
+            n = sizeof(buf) - 1;
+        memcpy(buf, p, n);
+        buf[n] = '\0';
+        p = eol ? eol + 1 : p + n;
+        char *t = buf + strspn(buf, " \t");
+        if (!*t || (*t == '#' && strncmp(t, "#DUCTILE", 8)))
+            continue; /* blank line or plain comment */
+        if (*t != '#')
+            break; /* the first command ends the directives */
+        char *args = t + 8, *save = NULL;
+        for (char *tok = strtok_r(args, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
+            char where[512];
+            snprintf(where, sizeof(where), "%.400s:%d: ", path, line);
+            if (strncmp(tok, "--", 2))
+                return cmd_fail("%s'%s' is not a --option", where, tok);
+            char *eq = strchr(tok, '='), *val = NULL;
+            if (eq) {
+                *eq = '\0';
+                val = eq + 1;
+            }
+            const struct option *o = lopts;
+            while (o->name && strcmp(o->name, tok + 2))
+                o++;
+            if (!o->name || o->val == O_HELP || o->val == O_CONF)
+                return cmd_fail("%sunknown option %s", where, tok);
+            if (o->has_arg == required_argument && !val) {
+                val = strtok_r(NULL, " \t\r", &save);
+                if (!val)
+                    return cmd_fail("%s%s needs a value", where, tok);
+            }
+            /* directives never override the command line: applied first, overwritten later */
+            int rc = apply(s, o->val, val ? strdup(val) : NULL, where, conf);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    sub_t s = {.nodes = 1};
+    const char *conf = NULL;
+    /* First pass: find the script (the first non-option argument). */
+    const char *script_path = NULL;
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "+N:t:J:o:e:", lopts, NULL)) != -1) {
+        if (o == O_HELP) {
+            printf("usage: ductile submit [options] SCRIPT\n"
+                   "  -N, --nodes N             nodes (the start size)\n"
+                   "  -t, --time T              time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS\n"
+                   "  -J, --job-name NAME\n"
+                   "  -o, --output FILE         stdout (%%j = job id), default ductile-%%j.out\n"
+                   "  -e, --error FILE          stderr, default: with stdout\n"
+                   "      --min-nodes N, --max-nodes N\n"
+                   "      --node-constraint C   none, pof2, even, odd, ncube, square\n"
+                   "      --rigid | --moldable | --malleable | --evolving\n"
+                   "      --requeue             requeue if a node fails\n"
+                   "Options may also be given as '#DUCTILE --nodes=4' lines at the top of the script.\n");
+            return 0;
+        }
+        if (o == '?' || o == ':')
+            return cmd_fail("submit: bad option '%s' (try --help)", argv[optind - 1]);
+    }
+    if (optind >= argc)
+        return cmd_fail("submit: no script given");
+    if (optind + 1 < argc)
+        return cmd_fail("submit: unexpected argument '%s'", argv[optind + 1]);
+    script_path = argv[optind];
+    config_t cfg = {0};
+    /* --conf must be known before reading the script limits */
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "+N:t:J:o:e:", lopts, NULL)) != -1)
+        if (o == O_CONF)
+            conf = optarg;
+    if (cu_load_conf(conf, &cfg))
+        return 1;
+    size_t len;
+    char *script = read_file(script_path, (size_t)cfg.max_script_size, &len);
+    if (!script)
+        return cmd_fail("cannot read %s: %s", script_path, strerror(errno));
+    if (len > (size_t)cfg.max_script_size)
+        return cmd_fail("%s is larger than MaxScriptSize (%d bytes)", script_path,
+                        cfg.max_script_size);
+    if (strlen(script) != len)
+        return cmd_fail("%s contains a NUL byte: not a script", script_path);
+    if (scan_directives(&s, script, script_path, &conf))
+        return 1;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "+N:t:J:o:e:", lopts, NULL)) != -1)
+        if (apply(&s, o, optarg, "", &conf))
+            return 1;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof(cwd)))
+        return cmd_fail("cannot read the current directory: %s", strerror(errno));
+    const char *base = strrchr(script_path, '/');
+    json_t *env = json_array();
+    for (char **e = environ; *e; e++)
+        json_array_append_new(env, json_string(*e));
+    json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:b,s:o,s:s,s:s}", "type", "submit",
+                            "script", script, "cwd", cwd, "name",
+                            s.name ? s.name : (base ? base + 1 : script_path), "nodes",
+                            (json_int_t)s.nodes, "time", s.time, "requeue", s.requeue, "env", env,
+                            "job_type", s.type ? s.type : "rigid", "constraint",
+                            s.cons ? s.cons : "none");
+    free(script);
+    if (s.minn)
+        json_object_set_new(req, "min_nodes", json_integer(s.minn));
+    if (s.maxn)
+        json_object_set_new(req, "max_nodes", json_integer(s.maxn));
+    if (s.out)
+        json_object_set_new(req, "stdout", json_string(s.out));
+    if (s.err)
+        json_object_set_new(req, "stderr", json_string(s.err));
+    json_t *rep = cu_call(&cfg, req);
+    config_free(&cfg);
+    if (!rep)
+        return 1;
+    printf("Submitted job %lld\n", (long long)json_integer_value(json_object_get(rep, "job")));
+    json_decref(rep);
+    return 0;
+}

@@ -1,0 +1,26 @@
+/* Helpers shared by the ductile subcommands that talk to a cluster. */
+#ifndef DUCTILE_CMD_UTIL_H
+#define DUCTILE_CMD_UTIL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "client.h"
+#include "config.h"
+
+/* The configuration named by --conf or DUCTILE_CONF; exits with a message if none. */
+int cu_load_conf(const char *conf, config_t *cfg);
+/* One request, one reply; prints the error and returns NULL on failure. */
+json_t *cu_call(const config_t *cfg, json_t *req);
+/* "12:34" style durations: [D-]HH:MM:SS, MM:SS. */
+void cu_fmt_duration(double secs, char *buf, size_t len);
+/* Parses a time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS, or N[smhd]. */
+int cu_parse_duration(const char *s, double *out);
+/* Prints rows as aligned columns; every row has ncols strings. */
+void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols);
+/* A common --conf / --json option scan: returns the index of the first other arg. */
+void cu_print_json(const json_t *v);
+const char *cu_str(const json_t *o, const char *key);
+double cu_num(const json_t *o, const char *key);
+
+#endif

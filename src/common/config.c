@@ -1,0 +1,719 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A configuration file is a few hundred bytes; refusing anything huge keeps a
+ * mistaken path (a log, /dev/zero) from eating the daemon's memory. */
+#define CONFIG_FILE_MAX (16 * 1024 * 1024)
+#define ADDR_MAX 255 /* a DNS name is at most 253 characters */
+#define USER_MAX 32  /* useradd's limit on Linux */
+
+enum {
+    K_CLUSTER_NAME, K_CONTROL_ADDR, K_CONTROL_PORT, K_CONTROL_SOCKET, K_NODES,
+    K_CORES, K_MEMORY, K_STATE_DIR, K_LOG_DIR, K_POLICY, K_TICK, K_NODE_TIMEOUT,
+    K_HEARTBEAT, K_RESIZE_TIMEOUT, K_KILL_WAIT, K_AUTH_TYPE, K_AUTH_KEY_FILE,
+    K_MUNGE_SOCKET, K_OPERATORS, K_MAX_JOBS, K_MAX_SCRIPT, K_NODE_ADDR, NKEYS
+};
+
+typedef enum ktype {
+    T_NAME,      /* a name like a host name: ClusterName */
+    T_WORD,      /* non-empty, no blanks: an address */
+    T_STR,       /* non-empty, anything */
+    T_PATH,      /* non-empty path, relative ones anchored at the file's directory */
+    T_PATH_OPT,  /* the same, or "" */
+    T_INT,       /* integer in [lo, hi] */
+    T_SEC,       /* seconds, > 0 */
+    T_SEC0,      /* seconds, >= 0 */
+    T_AUTH,      /* "key" or "munge" */
+    T_NODES,     /* host list */
+    T_USERS,     /* comma-separated user names */
+    T_NODE_ADDR, /* name=host,...: checked once Nodes is known */
+} ktype_t;
+
+typedef struct cfgkey {
+    const char *name;
+    ktype_t type;
+    size_t off; /* field in config_t */
+    long long lo, hi;
+} cfgkey_t;
+
+#define F(field) offsetof(config_t, field)
+static const cfgkey_t keys[NKEYS] = {
+    [K_CLUSTER_NAME] = {"ClusterName", T_NAME, F(cluster_name), 0, 0},
+    [K_CONTROL_ADDR] = {"ControlAddr", T_WORD, F(control_addr), 0, 0},
+    [K_CONTROL_PORT] = {"ControlPort", T_INT, F(control_port), 1, 65535},
+    [K_CONTROL_SOCKET] = {"ControlSocket", T_PATH, F(control_socket), 0, 0},
+    [K_NODES] = {"Nodes", T_NODES, F(nodes), 0, 0},
+    [K_CORES] = {"CoresPerNode", T_INT, F(cores_per_node), 1, INT_MAX},
+    [K_MEMORY] = {"MemoryPerNode", T_INT, F(memory_per_node), 1, INT_MAX},
+    [K_STATE_DIR] = {"StateDir", T_PATH, F(state_dir), 0, 0},
+    [K_LOG_DIR] = {"LogDir", T_PATH, F(log_dir), 0, 0},
+    [K_POLICY] = {"Policy", T_STR, F(policy), 0, 0},
+    [K_TICK] = {"SchedulerTick", T_SEC, F(scheduler_tick), 0, 0},
+    [K_NODE_TIMEOUT] = {"NodeTimeout", T_SEC, F(node_timeout), 0, 0},
+    [K_HEARTBEAT] = {"HeartbeatInterval", T_SEC, F(heartbeat_interval), 0, 0},
+    [K_RESIZE_TIMEOUT] = {"ResizeTimeout", T_SEC, F(resize_timeout), 0, 0},
+    [K_KILL_WAIT] = {"KillWait", T_SEC0, F(kill_wait), 0, 0},
+    [K_AUTH_TYPE] = {"AuthType", T_AUTH, F(auth_type), 0, 0},
+    [K_AUTH_KEY_FILE] = {"AuthKeyFile", T_PATH, F(auth_key_file), 0, 0},
+    [K_MUNGE_SOCKET] = {"MungeSocket", T_PATH_OPT, F(munge_socket), 0, 0},
+    [K_OPERATORS] = {"Operators", T_USERS, F(operators), 0, 0},
+    [K_MAX_JOBS] = {"MaxJobs", T_INT, F(max_jobs), 1, INT_MAX},
+    [K_MAX_SCRIPT] = {"MaxScriptSize", T_INT, F(max_script_size), 1024, 16777216},
+    [K_NODE_ADDR] = {"NodeAddr", T_NODE_ADDR, F(node_addr), 0, 0},
+};
+#undef F
+
+typedef struct parse {
+    const char *origin;
+    const char *basedir; /* anchors relative paths; NULL: leave them relative */
+    config_t *cfg;
+    int line[NKEYS]; /* where each key was set; 0: not set */
+    char *node_addr_text;
+    char *err;
+    size_t errlen;
+} parse_t;
+
+/* "origin:line: message", or "origin: message" for line 0. */
+static int fail(parse_t *ps, int line, const char *fmt, ...)
+{
+    if (!ps->err || !ps->errlen)
+        return -EINVAL;
+    int n = line > 0 ? snprintf(ps->err, ps->errlen, "%s:%d: ", ps->origin, line)
+                     : snprintf(ps->err, ps->errlen, "%s: ", ps->origin);
+    if (n >= 0 && (size_t)n < ps->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
+/* At most 60 bytes of s for a message; '?' for bytes that would garble a terminal. */
+static const char *clip(const char *s, size_t n, char out[72])
+{
+    size_t k = n > 60 ? 60 : n;
+    for (size_t i = 0; i < k; i++)
+        out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    strcpy(out + k, n > k ? "..." : "");
+    return out;
+}
+
+static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+/* ---- paths -------------------------------------------------------------------- */
+
+/* base + "/" + rel, or rel itself when absolute or when there is no base; "./"
+ * prefixes and trailing slashes go, so derived names ("<StateDir>/ctld.sock") and
+ * messages stay clean. NULL when memory runs out. */
+static char *join_path(const char *base, const char *rel)
+{
+    while (rel[0] == '.' && rel[1] == '/')
+        for (rel += 2; *rel == '/'; rel++)
+            ;
+    if (strcmp(rel, ".") == 0)
+        rel = "";
+    bool anchored = base && rel[0] != '/';
+    size_t bl = anchored ? strlen(base) : 0, rl = strlen(rel);
+    char *p = malloc(bl + rl + 2);
+    if (!p)
+        return NULL;
+    if (anchored) {
+        memcpy(p, base, bl);
+        if (rl && (bl == 0 || base[bl - 1] != '/'))
+            p[bl++] = '/';
+    }
+    memcpy(p + bl, rel, rl + 1);
+    for (size_t n = strlen(p); n > 1 && p[n - 1] == '/'; n--)
+        p[n - 1] = '\0';
+    if (!*p) { /* "." with no base */
+        free(p);
+        return strdup(".");
+    }
+    return p;
+}
+
+/* ---- values ------------------------------------------------------------------- */
+
+static int set_int(parse_t *ps, const cfgkey_t *k, int line, const char *v, int *out)
+{
+    const char *p = v + (*v == '-' || *v == '+');
+    bool digits = *p != '\0';
+    for (; *p; p++)
+        digits &= isdigit((unsigned char)*p) != 0;
+    char q[72];
+    if (!digits)
+        return fail(ps, line, "%s: '%s' is not an integer (accepted: %lld..%lld)", k->name,
+                    clip(v, strlen(v), q), k->lo, k->hi);
+    errno = 0;
+    long long x = strtoll(v, NULL, 10);
+    if (errno == ERANGE || x < k->lo || x > k->hi)
+        return fail(ps, line, "%s: %s is out of range (accepted: %lld..%lld)", k->name,
+                    clip(v, strlen(v), q), k->lo, k->hi);
+    *out = (int)x;
+    return 0;
+}
+
+static int set_seconds(parse_t *ps, const cfgkey_t *k, int line, const char *v, double *out)
+{
+    bool zero_ok = k->type == T_SEC0;
+    char q[72];
+    /* Plain decimal only: strtod would also take "inf", "nan" and hex floats. */
+    bool ok = *v != '\0';
+    for (const char *p = v; *p; p++)
+        ok &= isdigit((unsigned char)*p) || strchr(".eE+-", *p) != NULL;
+    char *end = NULL;
+    double x = ok ? strtod(v, &end) : 0;
+    if (!ok || *end != '\0')
+        return fail(ps, line, "%s: '%s' is not a number of seconds (accepted: %s 0 and <= %.0f)",
+                    k->name, clip(v, strlen(v), q), zero_ok ? ">=" : ">", CONFIG_SECONDS_MAX);
+    if (!isfinite(x) || x < 0 || (x == 0 && !zero_ok) || x > CONFIG_SECONDS_MAX)
+        return fail(ps, line, "%s: %s is out of range (accepted: seconds %s 0 and <= %.0f)",
+                    k->name, clip(v, strlen(v), q), zero_ok ? ">=" : ">", CONFIG_SECONDS_MAX);
+    *out = x + 0.0; /* -0 becomes 0 */
+    return 0;
+}
+
+static bool user_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-';
+}
+
+static int set_users(parse_t *ps, const cfgkey_t *k, int line, const char *v)
+{
+    config_t *cfg = ps->cfg;
+    char q[72];
+    const char *p = v;
+    while (blank(*p))
+        p++;
+    if (!*p)
+        return 0; /* Operators = "": nobody but root */
+    size_t items = 1;
+    for (const char *c = p; *c; c++)
+        items += *c == ',';
+    if (!(cfg->operators = calloc(items, sizeof(char *))))
+        return -ENOMEM;
+    for (;;) {
+        while (blank(*p))
+            p++;
+        const char *e = p;
+        while (*e && *e != ',')
+            e++;
+        size_t n = (size_t)(e - p);
+        while (n && blank(p[n - 1]))
+            n--;
+        bool ok = n > 0 && n <= USER_MAX && p[0] != '-';
+        for (size_t i = 0; ok && i < n; i++)
+            ok = user_char(p[i]);
+        if (!ok)
+            return fail(ps, line, "%s: '%s' is not a user name (1..%d letters, digits, '.', '_', "
+                        "'-', not starting with '-'; names separated by commas)",
+                        k->name, clip(p, n, q), USER_MAX);
+        if (!(cfg->operators[cfg->noperators] = strndup(p, n)))
+            return -ENOMEM;
+        cfg->noperators++;
+        if (!*e)
+            break;
+        p = e + 1;
+    }
+    hostlist_index_t *ix;
+    int dup = -1, rc = hostlist_index_create(cfg->operators, cfg->noperators, &ix, &dup);
+    if (rc == -EEXIST)
+        return fail(ps, line, "%s: '%s' is listed twice", k->name, cfg->operators[dup]);
+    hostlist_index_destroy(ix);
+    return rc;
+}
+
+/* Stores the value v of key k given on line; v is the unquoted text. */
+static int set_value(parse_t *ps, int kid, int line, const char *v)
+{
+    const cfgkey_t *k = &keys[kid];
+    void *field = (char *)ps->cfg + k->off;
+    char **str = field;
+    char q[72];
+    size_t n = strlen(v);
+    bool has_blank = false;
+    for (size_t i = 0; i < n; i++)
+        has_blank |= blank(v[i]) || v[i] == '\n';
+    int rc;
+    switch (k->type) {
+    case T_NAME:
+        if (!hostlist_valid_name(v))
+            return fail(ps, line, "%s: '%s' is not a valid name (1..%d letters, digits, '-', "
+                        "'_', '.')", k->name, clip(v, n, q), HOSTLIST_NAME_MAX);
+        break;
+    case T_WORD:
+        if (n == 0 || n > ADDR_MAX || has_blank)
+            return fail(ps, line, "%s: '%s' is not a host name or address", k->name,
+                        clip(v, n, q));
+        break;
+    case T_STR:
+        if (n == 0)
+            return fail(ps, line, "%s: the value is empty", k->name);
+        break;
+    case T_PATH:
+    case T_PATH_OPT:
+        if (n == 0 && k->type == T_PATH)
+            return fail(ps, line, "%s: the path is empty", k->name);
+        if (n == 0)
+            return (*str = strdup("")) ? 0 : -ENOMEM;
+        if (!(*str = join_path(ps->basedir, v)))
+            return -ENOMEM;
+        if (strlen(*str) >= PATH_MAX)
+            return fail(ps, line, "%s: the path is longer than %d bytes", k->name, PATH_MAX - 1);
+        return 0;
+    case T_INT:
+        return set_int(ps, k, line, v, field);
+    case T_SEC:
+    case T_SEC0:
+        return set_seconds(ps, k, line, v, field);
+    case T_AUTH:
+        if (strcasecmp(v, "key") == 0)
+            ps->cfg->auth_type = CONFIG_AUTH_KEY;
+        else if (strcasecmp(v, "munge") == 0)
+            ps->cfg->auth_type = CONFIG_AUTH_MUNGE;
+        else
+            return fail(ps, line, "%s: '%s' is not an authentication type (accepted: key, munge)",
+                        k->name, clip(v, n, q));
+        return 0;
+    case T_NODES: {
+        char herr[256];
+        rc = hostlist_expand(v, &ps->cfg->nodes, &ps->cfg->nnodes, herr, sizeof(herr));
+        if (rc == -ENOMEM)
+            return rc;
+        if (rc < 0)
+            return fail(ps, line, "%s: %s", k->name, herr);
+        if (ps->cfg->nnodes == 0)
+            return fail(ps, line, "%s: no nodes listed (e.g. Nodes = n[01-16])", k->name);
+        return 0;
+    }
+    case T_USERS:
+        return set_users(ps, k, line, v);
+    case T_NODE_ADDR:
+        return (ps->node_addr_text = strdup(v)) ? 0 : -ENOMEM;
+    }
+    return (*str = strdup(v)) ? 0 : -ENOMEM;
+}
+
+/* ---- lines -------------------------------------------------------------------- */
+
+/* Levenshtein distance, case-insensitive, for "did you mean" on unknown keys. */
+static size_t distance(const char *a, size_t an, const char *b)
+{
+    size_t bn = strlen(b), row[32];
+    if (bn >= 32)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= bn; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= an; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= bn; j++) {
+            size_t up = row[j];
+            bool same = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]);
+            size_t sub = diag + !same;
+            size_t best = (up < row[j - 1] ? up : row[j - 1]) + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[bn];
+}
+
+static int unknown_key(parse_t *ps, int line, const char *key, size_t n)
+{
+    char q[72];
+    const char *near = NULL;
+    size_t best = 3; /* suggest only keys within two edits */
+    for (int i = 0; i < NKEYS && n <= 40; i++) {
+        size_t d = distance(key, n, keys[i].name);
+        if (d < best) {
+            best = d;
+            near = keys[i].name;
+        }
+    }
+    if (near)
+        return fail(ps, line, "unknown key '%s' (did you mean '%s'?)", clip(key, n, q), near);
+    return fail(ps, line, "unknown key '%s' (the keys are listed in docs/configuration.md)",
+                clip(key, n, q));
+}
+
+/* The value after '=': quoted or bare, comments and blanks removed. */
+static int read_value(parse_t *ps, int line, const char *key, const char *p, const char *end,
+                      char **out)
+{
+    while (p < end && blank(*p))
+        p++;
+    if (p < end && *p == '"') {
+        char *v = malloc((size_t)(end - p)), *w = v;
+        if (!v)
+            return -ENOMEM;
+        for (p++; p < end && *p != '"'; p++) {
+            if (*p == '\\' && p + 1 < end && (p[1] == '"' || p[1] == '\\'))
+                p++;
+            *w++ = *p;
+        }
+        *w = '\0';
+        if (p >= end) {
+            free(v);
+            return fail(ps, line, "%s: missing closing '\"'", key);
+        }
+        for (p++; p < end && blank(*p); p++)
+            ;
+        if (p < end && *p != '#') {
+            free(v);
+            return fail(ps, line, "%s: unexpected text after the closing '\"'", key);
+        }
+        *out = v;
+        return 0;
+    }
+    const char *e = memchr(p, '#', (size_t)(end - p));
+    if (!e)
+        e = end;
+    while (e > p && blank(e[-1]))
+        e--;
+    if (e == p)
+        return fail(ps, line, "%s: no value (write \"\" for an empty one)", key);
+    return (*out = strndup(p, (size_t)(e - p))) ? 0 : -ENOMEM;
+}
+
+static int parse_line(parse_t *ps, int line, const char *p, const char *end)
+{
+    char q[72];
+    if (memchr(p, '\0', (size_t)(end - p)))
+        return fail(ps, line, "NUL byte in the line");
+    while (p < end && blank(*p))
+        p++;
+    if (p == end || *p == '#')
+        return 0;
+    const char *eq = p;
+    while (eq < end && *eq != '=' && *eq != '#')
+        eq++;
+    if (eq == end || *eq != '=')
+        return fail(ps, line, "expected 'Key = Value', found '%s'", clip(p, (size_t)(eq - p), q));
+    const char *ke = eq;
+    while (ke > p && blank(ke[-1]))
+        ke--;
+    if (ke == p)
+        return fail(ps, line, "no key before '='");
+    int kid = -1;
+    for (int i = 0; i < NKEYS && kid < 0; i++)
+        if (strlen(keys[i].name) == (size_t)(ke - p) &&
+            strncasecmp(keys[i].name, p, (size_t)(ke - p)) == 0)
+            kid = i;
+    if (kid < 0)
+        return unknown_key(ps, line, p, (size_t)(ke - p));
+    if (ps->line[kid])
+        return fail(ps, line, "%s is given twice (first on line %d)", keys[kid].name,
+                    ps->line[kid]);
+    ps->line[kid] = line;
+    char *v = NULL;
+    int rc = read_value(ps, line, keys[kid].name, eq + 1, end, &v);
+    if (rc == 0)
+        rc = set_value(ps, kid, line, v);
+    free(v);
+    return rc;
+}
+
+/* ---- after the last line: defaults and checks across keys --------------------- */
+
+/* NodeAddr = name=host,...: each name must be a node, and only once. */
+static int node_addrs(parse_t *ps, const char *text)
+{
+    config_t *cfg = ps->cfg;
+    int line = ps->line[K_NODE_ADDR];
+    char q[72];
+    const char *p = text;
+    while (blank(*p))
+        p++;
+    if (!*p)
+        return 0;
+    for (;;) {
+        const char *e = strchr(p, ','), *end = e ? e : p + strlen(p);
+        while (p < end && blank(*p))
+            p++;
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (!eq)
+            return fail(ps, line, "NodeAddr: '%s' is not name=host", clip(p, (size_t)(end - p), q));
+        const char *ne = eq, *hs = eq + 1, *he = end;
+        while (ne > p && blank(ne[-1]))
+            ne--;
+        while (hs < he && blank(*hs))
+            hs++;
+        while (he > hs && blank(he[-1]))
+            he--;
+        char name[HOSTLIST_NAME_MAX + 1];
+        size_t nl = (size_t)(ne - p), hl = (size_t)(he - hs);
+        int i = -1;
+        if (nl <= HOSTLIST_NAME_MAX) {
+            memcpy(name, p, nl);
+            name[nl] = '\0';
+            i = config_node_index(cfg, name);
+        }
+        if (i < 0)
+            return fail(ps, line, "NodeAddr: '%s' is not in Nodes", clip(p, nl, q));
+        if (cfg->node_addr[i])
+            return fail(ps, line, "NodeAddr: '%s' is given twice", name);
+        bool ok = hl > 0 && hl <= ADDR_MAX;
+        for (size_t k = 0; ok && k < hl; k++)
+            ok = !blank(hs[k]) && hs[k] != '=';
+        if (!ok)
+            return fail(ps, line, "NodeAddr: '%s' is not a host name or address (for %s)",
+                        clip(hs, hl, q), name);
+        if (!(cfg->node_addr[i] = strndup(hs, hl)))
+            return -ENOMEM;
+        if (!e)
+            return 0;
+        p = e + 1;
+    }
+}
+
+static int set_default(char **field, const char *value)
+{
+    if (*field)
+        return 0;
+    return (*field = strdup(value)) ? 0 : -ENOMEM;
+}
+
+static int derived_path(char **field, const char *dir, const char *file)
+{
+    if (*field)
+        return 0;
+    return (*field = join_path(dir, file)) ? 0 : -ENOMEM;
+}
+
+static int finish(parse_t *ps)
+{
+    config_t *cfg = ps->cfg;
+    int rc;
+    if (!ps->line[K_NODES])
+        return fail(ps, 0, "Nodes is missing: list the cluster's nodes (e.g. Nodes = n[01-16])");
+    if ((rc = set_default(&cfg->cluster_name, "ductile")) ||
+        (rc = set_default(&cfg->control_addr, "127.0.0.1")) ||
+        (rc = set_default(&cfg->policy, "easy")) || (rc = set_default(&cfg->munge_socket, "")) ||
+        (rc = set_default(&cfg->state_dir, "/var/lib/ductile")) ||
+        (rc = set_default(&cfg->log_dir, cfg->state_dir)) ||
+        (rc = derived_path(&cfg->control_socket, cfg->state_dir, "ctld.sock")) ||
+        (rc = derived_path(&cfg->auth_key_file, cfg->state_dir, "cluster.key")))
+        return rc;
+    if (strlen(cfg->control_socket) > CONFIG_SOCKET_PATH_MAX) {
+        int set = ps->line[K_CONTROL_SOCKET];
+        return fail(ps, set ? set : ps->line[K_STATE_DIR],
+                    "%s: the socket path '%s' is longer than %d bytes, the limit of a Unix "
+                    "socket; set ControlSocket to a shorter path",
+                    set ? "ControlSocket" : "StateDir", cfg->control_socket,
+                    CONFIG_SOCKET_PATH_MAX);
+    }
+    if (!ps->line[K_HEARTBEAT])
+        cfg->heartbeat_interval = cfg->node_timeout / 3;
+    else if (cfg->heartbeat_interval >= cfg->node_timeout)
+        return fail(ps, ps->line[K_HEARTBEAT],
+                    "HeartbeatInterval: %g must be less than NodeTimeout (%g), or a node "
+                    "would time out between heartbeats", cfg->heartbeat_interval,
+                    cfg->node_timeout);
+    if ((rc = hostlist_index_create(cfg->nodes, cfg->nnodes, &cfg->node_index, NULL)) < 0)
+        return rc;
+    if (!(cfg->node_addr = calloc((size_t)cfg->nnodes, sizeof(char *))))
+        return -ENOMEM;
+    if (ps->node_addr_text && (rc = node_addrs(ps, ps->node_addr_text)) < 0)
+        return rc;
+    return 0;
+}
+
+static int parse_text(const char *text, size_t len, const char *origin, const char *basedir,
+                      config_t *out, char *err, size_t errlen)
+{
+    parse_t ps = {.origin = origin ? origin : "(config)", .basedir = basedir, .cfg = out,
+                  .err = err, .errlen = errlen};
+    *out = (config_t){
+        .control_port = 6817, .cores_per_node = 1, .memory_per_node = 1024,
+        .scheduler_tick = 10, .node_timeout = 30, .resize_timeout = 60, .kill_wait = 10,
+        .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_script_size = 1048576,
+    };
+    int rc = 0, line = 0;
+    for (const char *p = text, *end = text + len; rc == 0 && p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        rc = parse_line(&ps, ++line, p, le);
+        p = le + 1;
+    }
+    if (rc == 0)
+        rc = finish(&ps);
+    free(ps.node_addr_text);
+    if (rc == -ENOMEM && err && errlen)
+        snprintf(err, errlen, "%s: out of memory", ps.origin);
+    if (rc < 0)
+        config_free(out);
+    return rc;
+}
+
+int config_parse_string(const char *text, const char *origin, config_t *out, char *err,
+                        size_t errlen)
+{
+    if (!out)
+        return -EINVAL;
+    if (!text) {
+        *out = (config_t){0};
+        if (err && errlen)
+            snprintf(err, errlen, "no configuration text");
+        return -EINVAL;
+    }
+    char *dir = NULL;
+    const char *slash = origin ? strrchr(origin, '/') : NULL;
+    if (slash && !(dir = strndup(origin, slash == origin ? 1 : (size_t)(slash - origin)))) {
+        *out = (config_t){0};
+        return -ENOMEM;
+    }
+    int rc = parse_text(text, strlen(text), origin, dir, out, err, errlen);
+    free(dir);
+    return rc;
+}
+
+/* The absolute directory of path, without resolving symbolic links: a file reached
+ * through a link anchors its paths where the administrator sees it. */
+static char *file_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir || dir[0] == '/')
+        return dir;
+    char cwd[PATH_MAX];
+    char *abs = getcwd(cwd, sizeof(cwd)) ? join_path(cwd, dir) : NULL;
+    free(dir);
+    return abs;
+}
+
+static int read_file(const char *path, char **text, size_t *len, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int rc = 0;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        rc = -EISDIR;
+        snprintf(err, errlen, "cannot read '%s': it is a directory", path);
+        goto out;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            rc = -ENOMEM;
+            snprintf(err, errlen, "%s: out of memory", path);
+            goto out;
+        }
+        ssize_t r = read(fd, buf + n, cap - n - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = -errno;
+            snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+            free(buf);
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n > CONFIG_FILE_MAX) {
+            rc = -EFBIG;
+            snprintf(err, errlen, "%s: larger than %d MiB; is this the configuration file?",
+                     path, CONFIG_FILE_MAX >> 20);
+            free(buf);
+            goto out;
+        }
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb)
+                free(buf);
+            buf = nb;
+        }
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+out:
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+int config_load(const char *path, config_t *out, char *err, size_t errlen)
+{
+    char dummy[1];
+    if (!err || !errlen) { /* messages below write unconditionally */
+        err = dummy;
+        errlen = sizeof(dummy);
+    }
+    if (!out)
+        return -EINVAL;
+    *out = (config_t){0};
+    if (!path || !*path) {
+        snprintf(err, errlen, "no configuration file given");
+        return -EINVAL;
+    }
+    char *text = NULL, *dir = NULL;
+    size_t len = 0;
+    int rc = read_file(path, &text, &len, err, errlen);
+    if (rc == 0 && !(dir = file_dir(path))) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "%s: cannot find the file's directory", path);
+    }
+    if (rc == 0)
+        rc = parse_text(text, len, path, dir, out, err, errlen);
+    free(text);
+    free(dir);
+    return rc;
+}
+
+void config_free(config_t *cfg)
+{
+    if (!cfg)
+        return;
+    char **strs[] = {&cfg->cluster_name, &cfg->control_addr, &cfg->control_socket,
+                     &cfg->state_dir, &cfg->log_dir, &cfg->policy, &cfg->auth_key_file,
+                     &cfg->munge_socket};
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        free(*strs[i]);
+    if (cfg->node_addr)
+        for (int i = 0; i < cfg->nnodes; i++)
+            free(cfg->node_addr[i]);
+    free(cfg->node_addr);
+    hostlist_free(cfg->nodes, cfg->nnodes);
+    hostlist_free(cfg->operators, cfg->noperators);
+    hostlist_index_destroy(cfg->node_index);
+    *cfg = (config_t){0};
+}
+
+int config_node_index(const config_t *cfg, const char *name)
+{
+    return cfg ? hostlist_index_find(cfg->node_index, name) : -1;
+}
+
+bool config_is_operator(const config_t *cfg, const char *user)
+{
+    if (!user)
+        return false;
+    if (strcmp(user, "root") == 0)
+        return true;
+    for (int i = 0; cfg && i < cfg->noperators; i++)
+        if (strcmp(cfg->operators[i], user) == 0)
+            return true;
+    return false;
+}

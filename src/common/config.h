@@ -1,0 +1,76 @@
+/* config: ductile.conf, the one configuration file of a cluster.
+ *
+ * One "Key = Value" per line; '#' starts a comment; keys are case-insensitive
+ * (Slurm style); a value may be double-quoted, then '#' is literal and \" and \\
+ * stand for " and \. Every key, its type, default and range is listed in
+ * docs/configuration.md. Relative paths are taken relative to the directory of the
+ * file. Anything wrong is an error naming the file, the line and the key: a daemon
+ * must not start on a configuration it half understood. */
+#ifndef DUCTILE_CONFIG_H
+#define DUCTILE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hostlist.h"
+
+/* Longest path a Unix socket address can hold (sun_path less the NUL). */
+#define CONFIG_SOCKET_PATH_MAX 107
+/* Longest duration any key accepts: one year, in seconds. */
+#define CONFIG_SECONDS_MAX 31536000.0
+
+typedef enum config_auth {
+    CONFIG_AUTH_KEY,   /* a shared secret in AuthKeyFile */
+    CONFIG_AUTH_MUNGE, /* MUNGE credentials */
+} config_auth_t;
+
+/* Filled by config_load / config_parse_string; every string and array is owned by
+ * the struct and released by config_free. Paths are absolute when the file was
+ * found by an absolute path or loaded with config_load. */
+typedef struct config {
+    char *cluster_name;   /* ClusterName */
+    char *control_addr;   /* ControlAddr: host or address the controller listens on */
+    int control_port;     /* ControlPort */
+    char *control_socket; /* ControlSocket: the controller's local socket */
+    char **nodes;         /* Nodes, expanded, in the order written */
+    int nnodes;           /* >= 1 */
+    char **node_addr;     /* NodeAddr: nnodes entries, node i's daemon address or NULL */
+    int cores_per_node;   /* CoresPerNode */
+    int memory_per_node;  /* MemoryPerNode, MiB */
+    char *state_dir;      /* StateDir */
+    char *log_dir;        /* LogDir */
+    char *policy;         /* Policy: a scheduling policy name, checked by the engine */
+    double scheduler_tick;     /* SchedulerTick, seconds */
+    double node_timeout;       /* NodeTimeout, seconds */
+    double heartbeat_interval; /* HeartbeatInterval, seconds, < node_timeout */
+    double resize_timeout;     /* ResizeTimeout, seconds */
+    double kill_wait;          /* KillWait, seconds between SIGTERM and SIGKILL */
+    config_auth_t auth_type;   /* AuthType */
+    char *auth_key_file;       /* AuthKeyFile */
+    char *munge_socket;        /* MungeSocket; "" means libmunge's default */
+    char **operators;          /* Operators, without duplicates; root is implied */
+    int noperators;
+    int max_jobs;        /* MaxJobs: queued and running jobs at most */
+    int max_script_size; /* MaxScriptSize, bytes */
+    hostlist_index_t *node_index; /* private: behind config_node_index */
+} config_t;
+
+/* Reads and checks the file at path. Returns 0, or a negative errno with a message
+ * in err ("path:line: ..."); on error *out is left zeroed (config_free is harmless
+ * on it). The file's directory anchors relative paths. */
+int config_load(const char *path, config_t *out, char *err, size_t errlen);
+
+/* The same for text in memory. origin names it in messages; relative paths are
+ * anchored at the directory part of origin, and stay relative when origin has none. */
+int config_parse_string(const char *text, const char *origin, config_t *out, char *err,
+                        size_t errlen);
+
+void config_free(config_t *cfg);
+
+/* Position of a node in cfg->nodes, or -1. Constant time. */
+int config_node_index(const config_t *cfg, const char *name);
+
+/* True for root and for every user listed in Operators. */
+bool config_is_operator(const config_t *cfg, const char *user);
+
+#endif

@@ -1,0 +1,183 @@
+/* ductiled: the controller. It owns the truth (SQLite, src/ctld/db.c), calls the
+ * engine on every event (jobs.c), talks to node daemons (nodes.c) and answers the
+ * ductile command (rpc.c). One libuv loop, one thread. */
+#ifndef DUCTILE_CTLD_H
+#define DUCTILE_CTLD_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "config.h"
+#include "conn.h"
+#include "idmap.h"
+#include "sched.h"
+
+/* Job states, shown as two letters by `ductile queue`. */
+typedef enum jstate {
+    JS_PENDING = 0, /* PD */
+    JS_RUNNING,     /* R  */
+    JS_RESIZING,    /* RS */
+    JS_COMPLETING,  /* CG: ended, node daemons are cleaning up */
+    JS_COMPLETED,   /* CD: exit code 0 */
+    JS_FAILED,      /* F:  non-zero exit code, signal, or could not start */
+    JS_CANCELLED,   /* CA */
+    JS_TIMEOUT,     /* TO: walltime reached */
+    JS_NODE_FAIL,   /* NF: a node of the job went down */
+    JS__COUNT
+} jstate_t;
+
+const char *jstate_code(jstate_t s);
+const char *jstate_name(jstate_t s);
+int jstate_parse(const char *code, jstate_t *out);
+bool jstate_final(jstate_t s);
+
+typedef struct job {
+    int64_t id;
+    char *name;
+    char *user;
+    uid_t uid;
+    gid_t gid;
+    jstate_t state;
+    jstate_t final;          /* COMPLETING: the state it ends in */
+    sched_jobtype_t type;
+    int nodes, min_nodes, max_nodes;
+    sched_constraint_t constraint;
+    double time_limit;       /* seconds, 0 = none */
+    bool requeue;
+    char *script;
+    char *cwd;
+    json_t *env;             /* array of "K=V" captured at submission */
+    char *out_path, *err_path;
+    double submit, start, end;
+    int exit_code;           /* -1 unknown */
+    int signal;              /* 0 none */
+    int restarts;
+    int *alloc;              /* node indices in rank order */
+    int nalloc;
+    int cleanup_left;        /* COMPLETING: node daemons still to confirm */
+    /* a resize in progress (RS): nodes joining or leaving, confirmations still due */
+    int resize_target;
+    int *resize_nodes;
+    int nresize;
+    int resize_left;
+    double resize_deadline;  /* monotonic */
+    double node_seconds;     /* accounting: integral of allocated nodes */
+    double alloc_since;      /* time of the last allocation change */
+    char reason[48];         /* why it waits or how it ended */
+} job_t;
+
+typedef enum nstate {
+    NS_UNKNOWN = 0, /* never registered since the controller started */
+    NS_UP,
+    NS_DOWN,
+} nstate_t;
+
+typedef struct node {
+    int index;
+    const char *name;        /* owned by the config */
+    nstate_t state;
+    bool drain;              /* operator: no new jobs */
+    char reason[128];
+    conn_t *conn;            /* the node daemon's connection */
+    double last_seen;        /* monotonic seconds */
+    int cpus;
+    long memory_mb;
+} node_t;
+
+typedef struct reply reply_t;
+
+typedef struct ctld {
+    config_t cfg;
+    uv_loop_t *loop;
+    sqlite3 *db;
+    bool in_batch;               /* a group-commit transaction is open */
+    reply_t *deferred, *deferred_tail; /* replies and sends waiting for the commit */
+    sched_t *sched;
+    idmap_t *jobs;               /* live jobs: pending, running, completing */
+    node_t *nodes;
+    int nnodes;
+    uint8_t key[32];
+    uv_pipe_t local;             /* clients */
+    uv_tcp_t tcp;                /* node daemons (and remote clients with MUNGE) */
+    uv_check_t commit_check;     /* end of loop iteration: commit, then reply */
+    uv_idle_t sched_idle;        /* a scheduling pass is wanted */
+    bool sched_wanted;
+    uv_timer_t tick;             /* SchedulerTick */
+    uv_timer_t watchdog;         /* node timeouts */
+    uv_signal_t sigterm, sigint;
+    int64_t njobs_live;
+    bool stopping;
+    double t0;                   /* wall clock at start, for now() */
+} ctld_t;
+
+/* Wall-clock seconds (jobs are accounted in Unix time). */
+double ctld_now(void);
+/* Monotonic seconds, for timeouts. */
+double ctld_mono(void);
+
+/* --- db.c: durable state with group commit --- */
+int db_open(ctld_t *c, const char *path, char *err, size_t errlen);
+void db_close(ctld_t *c);
+/* Opens the batch transaction if none is open; changes made in this loop iteration
+ * commit together at its end (db_commit, called by the check handle). */
+int db_write_begin(ctld_t *c);
+int db_commit(ctld_t *c);
+int db_job_insert(ctld_t *c, job_t *j);  /* assigns j->id */
+int db_job_save(ctld_t *c, const job_t *j);
+int db_job_event(ctld_t *c, int64_t job, double t, const char *event, int before, int after,
+                 const int *nodes, int n, const char *detail);
+int db_node_save(ctld_t *c, const node_t *n);
+/* Loads live jobs (calling fn for each) and node admin states at start-up. */
+int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen);
+/* Finished jobs for `ductile history`, newest first. */
+int db_history(ctld_t *c, const char *user, const char *state, double since, int limit,
+               json_t *out, char *err, size_t errlen);
+/* Allocation changes of one job (resizes), oldest first. */
+int db_job_events(ctld_t *c, int64_t job, json_t *out);
+job_t *db_job_find_finished(ctld_t *c, int64_t id);
+
+/* Replies and node commands that must wait until the current batch is durable. */
+void ctld_defer_send(ctld_t *c, conn_t *to, json_t *msg);
+void ctld_flush_deferred(ctld_t *c);
+
+/* --- jobs.c --- */
+job_t *job_new(void);
+void job_free(job_t *j);
+int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen);
+int jobs_cancel(ctld_t *c, job_t *j, const char *why);
+void jobs_want_schedule(ctld_t *c);
+void jobs_schedule(ctld_t *c);
+/* The batch script ended on the job's first node. */
+void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool timed_out);
+/* A node daemon confirmed that every process of the job is gone from it. */
+void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
+/* A node daemon has the job's processes ready on it (an expand's new node). */
+void jobs_node_ready(ctld_t *c, job_t *j, node_t *n);
+/* Withdraw resizes that passed ResizeTimeout. */
+void jobs_check_resize_timeouts(ctld_t *c);
+/* An operator asks for a new size. */
+int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen);
+/* A node went down: its jobs end NODE_FAIL or are requeued. */
+void jobs_node_failed(ctld_t *c, node_t *n);
+void jobs_restore(ctld_t *c, job_t *j);
+json_t *job_to_json(const ctld_t *c, const job_t *j, bool full);
+char *nodes_format(const ctld_t *c, const int *idx, int n);
+
+/* --- nodes.c --- */
+void nodes_init(ctld_t *c);
+void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type);
+void nodes_conn_closed(ctld_t *c, conn_t *conn);
+void nodes_check_timeouts(ctld_t *c);
+int nodes_send(ctld_t *c, int node, json_t *msg); /* takes msg */
+bool node_usable(const node_t *n);
+const char *node_state_name(const node_t *n, const ctld_t *c);
+int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason);
+
+/* --- rpc.c --- */
+void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg);
+
+#endif

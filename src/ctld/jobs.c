@@ -1,0 +1,513 @@
+/* Job lifecycle in the controller: submission, the engine's decisions carried out
+ * through the node daemons, ends, cancellations, node failures, resizes.
+ *
+ * Every state change is written in the current batch transaction (db.c) and every
+ * command to a node daemon waits for that batch to commit (ctld_defer_send): a node
+ * never runs a job the database does not know about. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld.h"
+#include "hostlist.h"
+
+static const char *const codes[JS__COUNT] = {"PD", "R", "RS", "CG", "CD", "F", "CA", "TO", "NF"};
+static const char *const names[JS__COUNT] = {"PENDING",   "RUNNING", "RESIZING",
+                                             "COMPLETING", "COMPLETED", "FAILED",
+                                             "CANCELLED", "TIMEOUT", "NODE_FAIL"};
+
+const char *jstate_code(jstate_t s) { return s >= 0 && s < JS__COUNT ? codes[s] : "?"; }
+const char *jstate_name(jstate_t s) { return s >= 0 && s < JS__COUNT ? names[s] : "?"; }
+bool jstate_final(jstate_t s) { return s >= JS_COMPLETED; }
+
+int jstate_parse(const char *code, jstate_t *out)
+{
+    for (int i = 0; i < JS__COUNT; i++)
+        if (!strcasecmp(code, codes[i]) || !strcasecmp(code, names[i])) {
+            *out = (jstate_t)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+job_t *job_new(void)
+{
+    job_t *j = calloc(1, sizeof(*j));
+    if (j) {
+        j->exit_code = -1;
+        j->final = JS_PENDING;
+    }
+    return j;
+}
+
+void job_free(job_t *j)
+{
+    if (!j)
+        return;
+    free(j->name);
+    free(j->user);
+    free(j->script);
+    free(j->cwd);
+    json_decref(j->env);
+    free(j->out_path);
+    free(j->err_path);
+    free(j->alloc);
+    free(j->resize_nodes);
+    free(j);
+}
+
+char *nodes_format(const ctld_t *c, const int *idx, int n)
+{
+    if (n <= 0)
+        return strdup("");
+    char **names_ = malloc((size_t)n * sizeof(char *));
+    if (!names_)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        names_[i] = c->cfg.nodes[idx[i]];
+    size_t need = hostlist_compress(names_, n, NULL, 0) + 1;
+    char *buf = malloc(need);
+    if (buf)
+        hostlist_compress(names_, n, buf, need);
+    free(names_);
+    return buf;
+}
+
+static sched_jobspec_t spec_of(const job_t *j)
+{
+    return (sched_jobspec_t){
+        .id = j->id,
+        .submit = j->submit,
+        .user = j->uid,
+        .type = j->type,
+        .nodes = j->nodes,
+        .min_nodes = j->min_nodes,
+        .max_nodes = j->max_nodes,
+        .constraint = j->constraint,
+        .walltime = j->time_limit,
+    };
+}
+
+static void on_idle(uv_idle_t *h) { jobs_schedule(h->data); }
+
+/* One scheduling pass once the loop has no more events to handle: many submissions
+ * arriving together are decided together. */
+void jobs_want_schedule(ctld_t *c)
+{
+    if (!c->sched_wanted && !c->stopping) {
+        c->sched_wanted = true;
+        uv_idle_start(&c->sched_idle, on_idle);
+    }
+}
+
+static void account(job_t *j, double now)
+{
+    if (j->alloc_since > 0 && now > j->alloc_since)
+        j->node_seconds += (double)j->nalloc * (now - j->alloc_since);
+    j->alloc_since = now;
+}
+
+int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
+{
+    if (c->njobs_live >= c->cfg.max_jobs) {
+        snprintf(err, errlen, "the queue is full (MaxJobs=%d)", c->cfg.max_jobs);
+        return -EAGAIN;
+    }
+    j->submit = ctld_now();
+    sched_jobspec_t spec = spec_of(j);
+    spec.id = 1; /* any id: only the job's shape is checked */
+    int rc = sched_check(c->sched, &spec, err, errlen);
+    if (rc < 0) {
+        /* The engine names the job by its provisional id; drop that. */
+        const char *colon = strstr(err, ": ");
+        if (!strncmp(err, "job ", 4) && colon)
+            memmove(err, colon + 2, strlen(colon + 2) + 1);
+        return rc;
+    }
+    j->state = JS_PENDING;
+    snprintf(j->reason, sizeof(j->reason), "Priority");
+    if (db_job_insert(c, j) < 0 ||
+        db_job_event(c, j->id, j->submit, "submit", 0, 0, NULL, 0, NULL) < 0) {
+        snprintf(err, errlen, "the controller could not record the job");
+        return -EIO;
+    }
+    spec.id = j->id;
+    rc = sched_submit(c->sched, &spec, err, errlen);
+    if (rc < 0)
+        return rc;
+    idmap_put(c->jobs, j->id, j);
+    c->njobs_live++;
+    jobs_want_schedule(c);
+    return 0;
+}
+
+/* The job is done everywhere: record its end and forget it. */
+static void finish(ctld_t *c, job_t *j)
+{
+    double now = ctld_now();
+    account(j, now);
+    j->state = j->final;
+    j->end = now;
+    snprintf(j->reason, sizeof(j->reason), "%s", jstate_name(j->state));
+    db_job_save(c, j);
+    db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
+    sched_remove(c->sched, j->id);
+    idmap_del(c->jobs, j->id);
+    c->njobs_live--;
+    job_free(j);
+    jobs_want_schedule(c);
+}
+
+static json_t *cleanup_msg(const job_t *j)
+{
+    return json_pack("{s:s,s:I}", "type", "job_cleanup", "job", (json_int_t)j->id);
+}
+
+/* Ask every node of the job that is up to kill what is left and confirm. */
+static void start_cleanup(ctld_t *c, job_t *j, jstate_t final)
+{
+    j->final = final;
+    j->cleanup_left = 0;
+    /* An expand in flight: its new nodes hold the job too. */
+    int count = j->nalloc;
+    if (j->state == JS_RESIZING && j->resize_target > j->nalloc)
+        count += j->nresize;
+    j->state = JS_COMPLETING;
+    for (int i = 0; i < count; i++) {
+        node_t *n = &c->nodes[j->alloc[i]];
+        if (n->state == NS_UP && nodes_send(c, n->index, cleanup_msg(j)) == 0)
+            j->cleanup_left++;
+    }
+    db_job_save(c, j);
+    if (j->cleanup_left == 0)
+        finish(c, j);
+}
+
+int jobs_cancel(ctld_t *c, job_t *j, const char *why)
+{
+    if (j->state == JS_PENDING) {
+        j->final = JS_CANCELLED;
+        snprintf(j->reason, sizeof(j->reason), "%s", why);
+        finish(c, j);
+        return 0;
+    }
+    if (j->state == JS_COMPLETING)
+        return 0;
+    start_cleanup(c, j, JS_CANCELLED);
+    return 0;
+}
+
+void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out)
+{
+    if (j->state != JS_RUNNING && j->state != JS_RESIZING)
+        return; /* already ending (cancel, node failure) */
+    jstate_t final;
+    if (kind == 1) { /* killed by a signal */
+        j->signal = code;
+        j->exit_code = 128 + code;
+        final = timed_out ? JS_TIMEOUT : JS_FAILED;
+    } else if (kind == 2) { /* could not start */
+        j->exit_code = 127;
+        final = JS_FAILED;
+    } else {
+        j->exit_code = code;
+        final = timed_out ? JS_TIMEOUT : code == 0 ? JS_COMPLETED : JS_FAILED;
+    }
+    start_cleanup(c, j, final);
+}
+
+void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n)
+{
+    if (j->state == JS_RESIZING && j->resize_target < j->nalloc) {
+        /* a shrink: one of the leaving nodes is clean */
+        for (int i = 0; i < j->nresize; i++)
+            if (j->resize_nodes[i] == n->index && j->resize_left > 0) {
+                if (--j->resize_left == 0) {
+                    double now = ctld_now();
+                    account(j, now);
+                    int before = j->nalloc;
+                    j->nalloc = j->resize_target;
+                    sched_resize_done(c->sched, j->id, true);
+                    j->state = JS_RUNNING;
+                    db_job_save(c, j);
+                    db_job_event(c, j->id, now, "shrink", before, j->nalloc, j->alloc, j->nalloc,
+                                 NULL);
+                    jobs_want_schedule(c);
+                }
+                return;
+            }
+    }
+    if (j->state != JS_COMPLETING)
+        return;
+    if (--j->cleanup_left <= 0) {
+        if (j->final == JS_PENDING) { /* requeue after a node failure */
+            sched_remove(c->sched, j->id);
+            account(j, ctld_now());
+            free(j->alloc);
+            j->alloc = NULL;
+            j->nalloc = 0;
+            j->state = JS_PENDING;
+            j->restarts++;
+            snprintf(j->reason, sizeof(j->reason), "Requeued");
+            sched_jobspec_t spec = spec_of(j);
+            char err[SCHED_ERRLEN];
+            sched_submit(c->sched, &spec, err, sizeof(err));
+            db_job_save(c, j);
+            db_job_event(c, j->id, ctld_now(), "requeue", 0, 0, NULL, 0, NULL);
+            jobs_want_schedule(c);
+        } else {
+            finish(c, j);
+        }
+    }
+}
+
+static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
+{
+    char *nl = nodes_format(c, j->alloc, j->nalloc);
+    json_t *m = json_pack("{s:s,s:I,s:b,s:s,s:s,s:I,s:I,s:f,s:i,s:s*}", "type", "job_start", "job",
+                          (json_int_t)j->id, "batch", batch, "user", j->user, "nodelist",
+                          nl ? nl : "", "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
+                          "time_limit", j->time_limit, "num_nodes", j->nalloc, "name", j->name);
+    free(nl);
+    if (m && batch) {
+        json_object_set_new(m, "script", json_string(j->script));
+        json_object_set_new(m, "cwd", json_string(j->cwd));
+        json_object_set(m, "env", j->env);
+        if (j->out_path)
+            json_object_set_new(m, "stdout", json_string(j->out_path));
+        if (j->err_path)
+            json_object_set_new(m, "stderr", json_string(j->err_path));
+    }
+    return m;
+}
+
+static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
+{
+    free(j->alloc);
+    j->alloc = malloc((size_t)a->nnodes * sizeof(int));
+    memcpy(j->alloc, a->nodes, (size_t)a->nnodes * sizeof(int));
+    j->nalloc = a->nnodes;
+    j->state = JS_RUNNING;
+    j->start = now;
+    j->alloc_since = now;
+    snprintf(j->reason, sizeof(j->reason), "%s", sched_reason_name(a->reason));
+    db_job_save(c, j);
+    db_job_event(c, j->id, now, "start", 0, j->nalloc, j->alloc, j->nalloc,
+                 sched_reason_name(a->reason));
+    /* Other nodes first learn the job; the batch script starts on the first node. */
+    for (int i = j->nalloc - 1; i >= 0; i--)
+        nodes_send(c, j->alloc[i], start_msg(c, j, i == 0));
+}
+
+static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
+{
+    free(j->resize_nodes);
+    j->resize_nodes = malloc((size_t)a->nnodes * sizeof(int));
+    memcpy(j->resize_nodes, a->nodes, (size_t)a->nnodes * sizeof(int));
+    j->nresize = a->nnodes;
+    j->resize_left = a->nnodes;
+    j->resize_target = a->nodes_after;
+    j->resize_deadline = ctld_mono() + c->cfg.resize_timeout;
+    j->state = JS_RESIZING;
+    db_job_save(c, j);
+    if (a->op == SCHED_OP_EXPAND) {
+        /* The new nodes join at the end of the rank order. */
+        int *na = realloc(j->alloc, (size_t)(j->nalloc + a->nnodes) * sizeof(int));
+        if (!na)
+            return;
+        j->alloc = na;
+        int before = j->nalloc;
+        memcpy(j->alloc + before, a->nodes, (size_t)a->nnodes * sizeof(int));
+        j->nalloc += a->nnodes;
+        for (int i = before; i < j->nalloc; i++)
+            nodes_send(c, j->alloc[i], start_msg(c, j, false));
+        j->nalloc = before; /* committed size until every new node is ready */
+    } else {
+        for (int i = 0; i < a->nnodes; i++)
+            nodes_send(c, a->nodes[i], cleanup_msg(j));
+    }
+}
+
+void jobs_node_ready(ctld_t *c, job_t *j, node_t *n)
+{
+    if (j->state != JS_RESIZING || j->resize_target <= j->nalloc)
+        return;
+    for (int i = 0; i < j->nresize; i++)
+        if (j->resize_nodes[i] == n->index) {
+            if (--j->resize_left == 0) {
+                double now = ctld_now();
+                account(j, now);
+                int before = j->nalloc;
+                j->nalloc = j->resize_target;
+                sched_resize_done(c->sched, j->id, true);
+                j->state = JS_RUNNING;
+                db_job_save(c, j);
+                db_job_event(c, j->id, now, "expand", before, j->nalloc, j->alloc, j->nalloc, NULL);
+                jobs_want_schedule(c);
+            }
+            return;
+        }
+}
+
+void jobs_check_resize_timeouts(ctld_t *c);
+static void check_one(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    ctld_t *c = arg;
+    job_t *j = val;
+    if (j->state != JS_RESIZING || ctld_mono() < j->resize_deadline)
+        return;
+    /* Withdraw: the job keeps its committed nodes; reserved new nodes are cleaned. */
+    if (j->resize_target > j->nalloc)
+        for (int i = 0; i < j->nresize; i++)
+            nodes_send(c, j->resize_nodes[i], cleanup_msg(j));
+    sched_resize_done(c->sched, j->id, false);
+    j->state = JS_RUNNING;
+    db_job_save(c, j);
+    db_job_event(c, j->id, ctld_now(), "resize_timeout", j->nalloc, j->resize_target, NULL, 0,
+                 NULL);
+    jobs_want_schedule(c);
+}
+
+void jobs_check_resize_timeouts(ctld_t *c) { idmap_foreach(c->jobs, check_one, c); }
+
+int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen)
+{
+    if (j->state != JS_RUNNING) {
+        snprintf(err, errlen, "job %lld is %s, not running", (long long)j->id,
+                 jstate_name(j->state));
+        return -EINVAL;
+    }
+    int rc = sched_request_resize(c->sched, j->id, nodes, true, err, errlen);
+    if (rc == 0)
+        jobs_want_schedule(c);
+    return rc;
+}
+
+void jobs_schedule(ctld_t *c)
+{
+    c->sched_wanted = false;
+    uv_idle_stop(&c->sched_idle);
+    if (c->stopping)
+        return;
+    double now = ctld_now();
+    const sched_action_t *acts;
+    size_t n;
+    sched_schedule(c->sched, now, &acts, &n);
+    for (size_t i = 0; i < n; i++) {
+        job_t *j = idmap_get(c->jobs, acts[i].job);
+        if (!j)
+            continue;
+        if (acts[i].op == SCHED_OP_START)
+            do_start(c, j, &acts[i], now);
+        else
+            do_resize(c, j, &acts[i]);
+    }
+}
+
+typedef struct nf_ctx {
+    ctld_t *c;
+    node_t *n;
+    job_t **hit;
+    int nhit;
+} nf_ctx_t;
+
+static void find_on_node(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    nf_ctx_t *x = arg;
+    job_t *j = val;
+    if (j->state == JS_PENDING)
+        return;
+    for (int i = 0; i < j->nalloc; i++)
+        if (j->alloc[i] == x->n->index) {
+            x->hit[x->nhit++] = j;
+            return;
+        }
+}
+
+void jobs_node_failed(ctld_t *c, node_t *n)
+{
+    nf_ctx_t x = {.c = c, .n = n, .hit = malloc(idmap_count(c->jobs) * sizeof(job_t *) + 1)};
+    if (!x.hit)
+        return;
+    idmap_foreach(c->jobs, find_on_node, &x); /* collect first: finishing changes the map */
+    for (int k = 0; k < x.nhit; k++) {
+        job_t *j = x.hit[k];
+        if (j->state == JS_COMPLETING) {
+            jobs_cleanup_done(c, j, n); /* a down node has nothing left to clean */
+            continue;
+        }
+        snprintf(j->reason, sizeof(j->reason), "NodeFail:%s", n->name);
+        start_cleanup(c, j, j->requeue ? JS_PENDING : JS_NODE_FAIL);
+    }
+    free(x.hit);
+}
+
+void jobs_restore(ctld_t *c, job_t *j)
+{
+    char err[SCHED_ERRLEN];
+    sched_jobspec_t spec = spec_of(j);
+    int rc;
+    if (j->state == JS_PENDING) {
+        rc = sched_submit(c->sched, &spec, err, sizeof(err));
+    } else {
+        if (j->state == JS_RESIZING)
+            j->state = JS_RUNNING; /* an interrupted resize is withdrawn */
+        rc = sched_restore_running(c->sched, &spec, j->start, j->alloc, j->nalloc, err, sizeof(err));
+    }
+    if (rc < 0) {
+        fprintf(stderr, "ductiled: job %lld cannot be restored (%s): marked failed\n",
+                (long long)j->id, err);
+        j->state = JS_FAILED;
+        j->end = ctld_now();
+        snprintf(j->reason, sizeof(j->reason), "NotRestorable");
+        db_job_save(c, j);
+        job_free(j);
+        return;
+    }
+    idmap_put(c->jobs, j->id, j);
+    c->njobs_live++;
+}
+
+json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
+{
+    char *nl = nodes_format(c, j->alloc, j->nalloc);
+    double now = ctld_now();
+    double elapsed = j->start > 0 ? ((j->end > 0 ? j->end : now) - j->start) : 0;
+    double ns = j->node_seconds;
+    if (!jstate_final(j->state) && j->alloc_since > 0)
+        ns += (double)j->nalloc * (now - j->alloc_since);
+    const char *reason = j->reason;
+    char buf[64];
+    if (j->state == JS_PENDING && c->sched) {
+        sched_jobinfo_t info;
+        if (sched_job_info(c->sched, j->id, &info) == 0) {
+            snprintf(buf, sizeof(buf), "%s", sched_reason_name(info.reason));
+            reason = buf;
+        }
+    }
+    json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:i,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:f}",
+                          "id", (json_int_t)j->id, "name", j->name ? j->name : "", "user",
+                          j->user ? j->user : "", "state", jstate_code(j->state), "state_name",
+                          jstate_name(j->state), "type", sched_type_name(j->type), "nodes",
+                          j->nalloc ? j->nalloc : j->nodes, "nodelist", nl ? nl : "", "reason",
+                          reason, "submit", j->submit, "start", j->start, "end", j->end,
+                          "time_limit", j->time_limit, "elapsed", elapsed, "exit_code",
+                          j->exit_code, "signal", j->signal, "node_seconds", ns);
+    free(nl);
+    if (full && o) {
+        json_object_set_new(o, "min_nodes", json_integer(j->min_nodes));
+        json_object_set_new(o, "max_nodes", json_integer(j->max_nodes));
+        json_object_set_new(o, "requested_nodes", json_integer(j->nodes));
+        json_object_set_new(o, "constraint", json_string(sched_constraint_name(j->constraint)));
+        json_object_set_new(o, "requeue", json_boolean(j->requeue));
+        json_object_set_new(o, "restarts", json_integer(j->restarts));
+        json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : ""));
+        json_object_set_new(o, "stdout", json_string(j->out_path ? j->out_path : ""));
+        json_object_set_new(o, "stderr", json_string(j->err_path ? j->err_path : ""));
+    }
+    return o;
+}

@@ -1,0 +1,327 @@
+/* ductiled: start-up, listeners, the loop's commit point, timers and signals. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctld.h"
+
+struct reply {
+    conn_t *conn;
+    json_t *msg;
+    reply_t *next;
+};
+
+double ctld_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+double ctld_mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+void ctld_defer_send(ctld_t *c, conn_t *to, json_t *msg)
+{
+    if (!msg)
+        return;
+    if (!c->in_batch && !c->deferred) {
+        conn_send_new(to, msg);
+        return;
+    }
+    reply_t *r = malloc(sizeof(*r));
+    if (!r) {
+        json_decref(msg);
+        return;
+    }
+    *r = (reply_t){.conn = to, .msg = msg};
+    if (c->deferred_tail)
+        c->deferred_tail->next = r;
+    else
+        c->deferred = r;
+    c->deferred_tail = r;
+}
+
+void ctld_flush_deferred(ctld_t *c)
+{
+    reply_t *r = c->deferred;
+    c->deferred = c->deferred_tail = NULL;
+    while (r) {
+        reply_t *next = r->next;
+        if (r->conn)
+            conn_send(r->conn, r->msg);
+        json_decref(r->msg);
+        free(r);
+        r = next;
+    }
+}
+
+static void forget_conn(ctld_t *c, conn_t *conn)
+{
+    for (reply_t *r = c->deferred; r; r = r->next)
+        if (r->conn == conn)
+            r->conn = NULL;
+}
+
+/* --- connections --- */
+
+static bool node_message(const char *type)
+{
+    return !strcmp(type, "register") || !strcmp(type, "ping") || !strcmp(type, "job_ended") ||
+           !strcmp(type, "cleanup_done") || !strcmp(type, "job_ready");
+}
+
+static void on_message(conn_t *conn, json_t *msg, void *arg)
+{
+    ctld_t *c = arg;
+    const char *type;
+    char err[128];
+    if (proto_type(msg, &type, err, sizeof(err)) < 0) {
+        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+        return;
+    }
+    if (node_message(type)) {
+        /* Only holders of the cluster key speak for nodes. */
+        if (!conn_is_local(conn) && c->cfg.auth_type == CONFIG_AUTH_KEY)
+            nodes_on_message(c, conn, msg, type);
+        else if (!conn_is_local(conn) && conn_uid(conn) == 0)
+            nodes_on_message(c, conn, msg, type);
+        else
+            conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error",
+                                          "permission denied: not a node daemon"));
+        return;
+    }
+    rpc_on_message(c, conn, msg);
+}
+
+static void on_close(conn_t *conn, void *arg)
+{
+    ctld_t *c = arg;
+    forget_conn(c, conn);
+    nodes_conn_closed(c, conn);
+}
+
+static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};
+
+static conn_cfg_t conn_cfg(ctld_t *c)
+{
+    return (conn_cfg_t){
+        .auth = c->cfg.auth_type == CONFIG_AUTH_MUNGE ? PROTO_AUTH_MUNGE : PROTO_AUTH_KEY,
+        .key = c->key,
+        .munge_socket = c->cfg.munge_socket,
+        .max_payload = (size_t)c->cfg.max_script_size + (1u << 20),
+    };
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    ctld_t *c = server->data;
+    if (status < 0)
+        return;
+    conn_cfg_t cc = conn_cfg(c);
+    conn_accept(server, &cc, &ops, c);
+}
+
+/* --- the loop's rhythm --- */
+
+static void stop(ctld_t *c);
+
+/* After the loop has handled this iteration's events: make them durable, then
+ * answer. */
+static void on_check(uv_check_t *h)
+{
+    ctld_t *c = h->data;
+    if (c->in_batch)
+        db_commit(c);
+    if (c->deferred)
+        ctld_flush_deferred(c);
+    if (c->stopping)
+        stop(c);
+}
+
+static void on_tick(uv_timer_t *h) { jobs_want_schedule(h->data); }
+
+static void on_watchdog(uv_timer_t *h)
+{
+    ctld_t *c = h->data;
+    nodes_check_timeouts(c);
+    jobs_check_resize_timeouts(c);
+}
+
+static void on_signal(uv_signal_t *h, int sig)
+{
+    (void)sig;
+    ctld_t *c = h->data;
+    c->stopping = true;
+    stop(c);
+}
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void stop(ctld_t *c)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    c->stopping = true;
+    if (c->in_batch)
+        db_commit(c);
+    ctld_flush_deferred(c);
+    uv_walk(c->loop, close_walk, NULL);
+}
+
+static int listen_unix(ctld_t *c, char *err, size_t errlen)
+{
+    const char *path = c->cfg.control_socket;
+    unlink(path); /* a stale socket of a previous run */
+    uv_pipe_init(c->loop, &c->local, 0);
+    c->local.data = c;
+    int rc = uv_pipe_bind(&c->local, path);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&c->local, 512, on_connection);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", path, uv_strerror(rc));
+        return rc;
+    }
+    chmod(path, 0666); /* anyone may ask; the kernel says who asks */
+    return 0;
+}
+
+static int listen_tcp(ctld_t *c, char *err, size_t errlen)
+{
+    struct sockaddr_storage sa;
+    if (uv_ip4_addr(c->cfg.control_addr, c->cfg.control_port, (struct sockaddr_in *)&sa) < 0 &&
+        uv_ip6_addr(c->cfg.control_addr, c->cfg.control_port, (struct sockaddr_in6 *)&sa) < 0) {
+        snprintf(err, errlen, "ControlAddr %s is not an IP address", c->cfg.control_addr);
+        return -EINVAL;
+    }
+    uv_tcp_init(c->loop, &c->tcp);
+    c->tcp.data = c;
+    int rc = uv_tcp_bind(&c->tcp, (struct sockaddr *)&sa, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&c->tcp, 512, on_connection);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot listen on %s:%d: %s", c->cfg.control_addr,
+                 c->cfg.control_port, uv_strerror(rc));
+        return rc;
+    }
+    return 0;
+}
+
+static int mkdirs(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ductiled --conf FILE\n\nThe Ductile controller. It runs in the "
+               "foreground and logs to stderr.\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *conf = getenv("DUCTILE_CONF");
+    static const struct option lopts[] = {{"conf", required_argument, 0, 'c'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int o;
+    while ((o = getopt_long(argc, argv, "c:h", lopts, NULL)) != -1) {
+        if (o == 'c')
+            conf = optarg;
+        else {
+            usage(o == 'h' ? stdout : stderr);
+            return o == 'h' ? 0 : 2;
+        }
+    }
+    if (!conf) {
+        usage(stderr);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    static ctld_t c;
+    char err[1024];
+    if (config_load(conf, &c.cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: %s\n", err);
+        return 1;
+    }
+    if (mkdirs(c.cfg.state_dir) < 0) {
+        fprintf(stderr, "ductiled: cannot create %s: %s\n", c.cfg.state_dir, strerror(errno));
+        return 1;
+    }
+    if (c.cfg.auth_type == CONFIG_AUTH_KEY &&
+        proto_key_load(c.cfg.auth_key_file, c.key, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: %s\n", err);
+        return 1;
+    }
+    c.loop = uv_default_loop();
+    c.jobs = idmap_create();
+    nodes_init(&c);
+    if (sched_create(c.nnodes, c.cfg.policy, &c.sched, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: Policy: %s\n", err);
+        return 1;
+    }
+    for (int i = 0; i < c.nnodes; i++)
+        sched_set_node_available(c.sched, i, false); /* until the node registers */
+    char dbpath[4096];
+    snprintf(dbpath, sizeof(dbpath), "%s/ductile.db", c.cfg.state_dir);
+    if (db_open(&c, dbpath, err, sizeof(err)) < 0 || db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: %s\n", err);
+        return 1;
+    }
+    if (listen_unix(&c, err, sizeof(err)) < 0 || listen_tcp(&c, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: %s\n", err);
+        return 1;
+    }
+    uv_check_init(c.loop, &c.commit_check);
+    c.commit_check.data = &c;
+    uv_check_start(&c.commit_check, on_check);
+    uv_idle_init(c.loop, &c.sched_idle);
+    c.sched_idle.data = &c;
+    uv_timer_init(c.loop, &c.tick);
+    c.tick.data = &c;
+    uint64_t tick_ms = (uint64_t)(c.cfg.scheduler_tick * 1000);
+    uv_timer_start(&c.tick, on_tick, tick_ms, tick_ms);
+    uv_timer_init(c.loop, &c.watchdog);
+    c.watchdog.data = &c;
+    uv_timer_start(&c.watchdog, on_watchdog, 1000, 1000);
+    uv_signal_init(c.loop, &c.sigterm);
+    c.sigterm.data = &c;
+    uv_signal_start(&c.sigterm, on_signal, SIGTERM);
+    uv_signal_init(c.loop, &c.sigint);
+    c.sigint.data = &c;
+    uv_signal_start(&c.sigint, on_signal, SIGINT);
+    fprintf(stderr, "ductiled: cluster %s, %d nodes, policy %s, listening on %s and %s:%d\n",
+            c.cfg.cluster_name, c.nnodes, sched_policy_spec(c.sched), c.cfg.control_socket,
+            c.cfg.control_addr, c.cfg.control_port);
+    uv_run(c.loop, UV_RUN_DEFAULT);
+    db_close(&c);
+    unlink(c.cfg.control_socket);
+    fprintf(stderr, "ductiled: stopped\n");
+    return 0;
+}

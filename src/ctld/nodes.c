@@ -1,0 +1,221 @@
+/* Node daemons as the controller sees them: registration (with reconciliation of the
+ * jobs a node still runs), heartbeats, timeouts, and the messages that report what
+ * happened to a job's processes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld.h"
+
+void nodes_init(ctld_t *c)
+{
+    c->nnodes = c->cfg.nnodes;
+    c->nodes = calloc((size_t)c->nnodes, sizeof(node_t));
+    for (int i = 0; i < c->nnodes; i++) {
+        c->nodes[i].index = i;
+        c->nodes[i].name = c->cfg.nodes[i];
+        c->nodes[i].state = NS_UNKNOWN;
+    }
+}
+
+bool node_usable(const node_t *n) { return n->state == NS_UP && !n->drain; }
+
+static bool node_allocated(const ctld_t *c, const node_t *n)
+{
+    return sched_node_busy(c->sched, n->index);
+}
+
+const char *node_state_name(const node_t *n, const ctld_t *c)
+{
+    if (n->state == NS_UNKNOWN)
+        return "unknown";
+    if (n->state == NS_DOWN)
+        return n->drain ? "down+drain" : "down";
+    bool busy = node_allocated(c, n);
+    if (n->drain)
+        return busy ? "draining" : "drained";
+    return busy ? "alloc" : "idle";
+}
+
+int nodes_send(ctld_t *c, int node, json_t *msg)
+{
+    node_t *n = &c->nodes[node];
+    if (!msg)
+        return -ENOMEM;
+    if (!n->conn || n->state != NS_UP) {
+        json_decref(msg);
+        return -ENOTCONN;
+    }
+    ctld_defer_send(c, n->conn, msg);
+    return 0;
+}
+
+static void set_available(ctld_t *c, node_t *n)
+{
+    sched_set_node_available(c->sched, n->index, node_usable(n));
+}
+
+int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason)
+{
+    n->drain = drain;
+    snprintf(n->reason, sizeof(n->reason), "%s", drain ? (reason ? reason : "drained") : "");
+    set_available(c, n);
+    int rc = db_node_save(c, n);
+    jobs_want_schedule(c);
+    return rc;
+}
+
+static node_t *node_of(ctld_t *c, conn_t *conn)
+{
+    return conn_data(conn);
+}
+
+static void node_down(ctld_t *c, node_t *n, const char *why)
+{
+    if (n->state == NS_DOWN)
+        return;
+    fprintf(stderr, "ductiled: node %s is down: %s\n", n->name, why);
+    n->state = NS_DOWN;
+    if (!n->drain)
+        snprintf(n->reason, sizeof(n->reason), "%s", why);
+    set_available(c, n);
+    if (n->conn) {
+        conn_set_data(n->conn, NULL);
+        conn_close(n->conn);
+        n->conn = NULL;
+    }
+    jobs_node_failed(c, n);
+}
+
+/* What the node says it runs, against what we believe. */
+static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(jobs, i, e)
+    {
+        char err[128];
+        int64_t id, code;
+        const char *st;
+        bool timed_out;
+        if (proto_int(e, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+            proto_str(e, "state", 16, &st, err, sizeof(err)) < 0)
+            continue;
+        job_t *j = idmap_get(c->jobs, id);
+        bool ours = false;
+        for (int k = 0; j && k < j->nalloc + (j->state == JS_RESIZING ? j->nresize : 0); k++)
+            ours |= j->alloc[k] == n->index;
+        if (!ours) {
+            /* A job that ended (or never was) while the node kept it: clean it up. */
+            nodes_send(c, n->index, json_pack("{s:s,s:I}", "type", "job_cleanup", "job",
+                                             (json_int_t)id));
+            continue;
+        }
+        if (!strcmp(st, "ended")) {
+            int64_t kind;
+            proto_int_opt(e, "kind", 0, 2, 0, &kind, err, sizeof(err));
+            proto_int_opt(e, "code", -1000, 1000, 0, &code, err, sizeof(err));
+            proto_bool_opt(e, "timed_out", false, &timed_out, err, sizeof(err));
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out);
+        }
+        if (j->state == JS_COMPLETING)
+            nodes_send(c, n->index, json_pack("{s:s,s:I}", "type", "job_cleanup", "job",
+                                             (json_int_t)id));
+    }
+}
+
+static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
+{
+    char err[256];
+    const char *name;
+    int64_t cpus, mem;
+    const json_t *jobs = json_object_get(msg, "jobs");
+    if (proto_str(msg, "node", 63, &name, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "cpus", 0, 1 << 20, 0, &cpus, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "memory_mb", 0, INT64_MAX, 0, &mem, err, sizeof(err)) < 0 ||
+        (jobs && !json_is_array(jobs))) {
+        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+        return;
+    }
+    int i = config_node_index(&c->cfg, name);
+    if (i < 0) {
+        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", "unknown node name"));
+        conn_close(conn);
+        return;
+    }
+    node_t *n = &c->nodes[i];
+    if (n->conn && n->conn != conn) {
+        conn_set_data(n->conn, NULL);
+        conn_close(n->conn); /* a restarted daemon replaces its old connection */
+    }
+    n->conn = conn;
+    conn_set_data(conn, n);
+    n->state = NS_UP;
+    n->last_seen = ctld_mono();
+    n->cpus = (int)cpus;
+    n->memory_mb = mem;
+    if (!n->drain)
+        n->reason[0] = '\0';
+    set_available(c, n);
+    conn_send_new(conn, json_pack("{s:b,s:s,s:f}", "ok", 1, "type", "registered",
+                                  "heartbeat", c->cfg.heartbeat_interval));
+    if (jobs)
+        reconcile(c, n, jobs);
+    jobs_want_schedule(c);
+}
+
+void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
+{
+    if (!strcmp(type, "register")) {
+        on_register(c, conn, msg);
+        return;
+    }
+    node_t *n = node_of(c, conn);
+    if (!n)
+        return; /* not registered: ignore */
+    n->last_seen = ctld_mono();
+    if (!strcmp(type, "ping"))
+        return;
+    char err[128];
+    int64_t id;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)
+        return;
+    job_t *j = idmap_get(c->jobs, id);
+    if (!strcmp(type, "job_ended")) {
+        int64_t kind, code;
+        bool timed_out;
+        if (proto_int_opt(msg, "kind", 0, 2, 0, &kind, err, sizeof(err)) < 0 ||
+            proto_int_opt(msg, "code", -1000, 1000, 0, &code, err, sizeof(err)) < 0 ||
+            proto_bool_opt(msg, "timed_out", false, &timed_out, err, sizeof(err)) < 0)
+            return;
+        if (j)
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out);
+        /* The node keeps the result until it knows we have it on disk. */
+        ctld_defer_send(c, conn, json_pack("{s:s,s:I}", "type", "job_ended_ack", "job",
+                                           (json_int_t)id));
+    } else if (!strcmp(type, "cleanup_done")) {
+        if (j)
+            jobs_cleanup_done(c, j, n);
+    } else if (!strcmp(type, "job_ready")) {
+        if (j)
+            jobs_node_ready(c, j, n);
+    }
+}
+
+void nodes_conn_closed(ctld_t *c, conn_t *conn)
+{
+    node_t *n = node_of(c, conn);
+    if (n && n->conn == conn)
+        n->conn = NULL; /* it may come back before NodeTimeout */
+}
+
+void nodes_check_timeouts(ctld_t *c)
+{
+    double now = ctld_mono();
+    for (int i = 0; i < c->nnodes; i++) {
+        node_t *n = &c->nodes[i];
+        if (n->state == NS_UP && now - n->last_seen > c->cfg.node_timeout)
+            node_down(c, n, "not responding");
+    }
+}

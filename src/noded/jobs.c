@@ -1,0 +1,377 @@
+#define _GNU_SOURCE /* waitid */
+/* Jobs on one node: start, walltime, clean-up, and reporting how they ended. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "noded.h"
+
+static void job_free_cb(uv_handle_t *h)
+{
+    njob_t *j = h->data;
+    if (--j->timers_open == 0) {
+        launch_cleanup(j->proc);
+        if (j->script_path)
+            unlink(j->script_path);
+        free(j->script_path);
+        free(j);
+    }
+}
+
+static void job_drop(noded_t *d, njob_t *j)
+{
+    idmap_del(d->jobs, j->id);
+    uv_close((uv_handle_t *)&j->wall, job_free_cb);
+    uv_close((uv_handle_t *)&j->kill, job_free_cb);
+}
+
+/* The job may go when the controller knows how it ended and nothing of it is left. */
+static void maybe_drop(noded_t *d, njob_t *j)
+{
+    if (j->cleaned && (j->acked || !j->batch))
+        job_drop(d, j);
+}
+
+static njob_t *job_new(noded_t *d, int64_t id)
+{
+    njob_t *j = calloc(1, sizeof(*j));
+    if (!j)
+        return NULL;
+    j->d = d;
+    j->id = id;
+    uv_timer_init(d->loop, &j->wall);
+    uv_timer_init(d->loop, &j->kill);
+    j->wall.data = j->kill.data = j;
+    j->timers_open = 2;
+    idmap_put(d->jobs, id, j);
+    return j;
+}
+
+static void report_end(noded_t *d, njob_t *j)
+{
+    noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:b}", "type", "job_ended", "job", (json_int_t)j->id,
+                            "kind", j->kind, "code", j->code, "timed_out", j->timed_out));
+}
+
+static void on_kill(uv_timer_t *t);
+
+/* SIGTERM now, SIGKILL after KillWait (seconds). */
+static void terminate(noded_t *d, njob_t *j)
+{
+    if (!j->proc || j->killing)
+        return;
+    j->killing = true;
+    launch_signal(j->proc, SIGTERM);
+    uv_timer_start(&j->kill, on_kill, (uint64_t)(d->cfg.kill_wait * 1000), 100);
+}
+
+static void finish_cleanup(noded_t *d, njob_t *j)
+{
+    j->cleaned = true;
+    uv_timer_stop(&j->kill);
+    noded_send(d, json_pack("{s:s,s:I}", "type", "cleanup_done", "job", (json_int_t)j->id));
+    maybe_drop(d, j);
+}
+
+/* After KillWait: SIGKILL, then every 100 ms: is everything gone? */
+static void on_kill(uv_timer_t *t)
+{
+    njob_t *j = t->data;
+    noded_t *d = j->d;
+    if (!j->proc)
+        return;
+    int status;
+    if (launch_reap(j->proc, &status) == 1 && !j->ended) {
+        j->ended = true;
+        j->kind = WIFSIGNALED(status) ? 1 : 0;
+        j->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+        if (j->batch)
+            report_end(d, j);
+    }
+    if (!launch_all_gone(j->proc)) {
+        launch_signal(j->proc, SIGKILL);
+        return;
+    }
+    if (j->cleaning && !j->cleaned)
+        finish_cleanup(d, j);
+}
+
+static void on_walltime(uv_timer_t *t)
+{
+    njob_t *j = t->data;
+    j->timed_out = true;
+    fprintf(stderr, "ductile-noded %s: job %lld reached its time limit\n", j->d->name,
+            (long long)j->id);
+    terminate(j->d, j);
+}
+
+static char *write_script(noded_t *d, int64_t id, const char *script, uid_t uid, gid_t gid,
+                          char *err, size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/job%lld.sh", d->spool, (long long)id);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t n = strlen(script);
+    bool ok = write(fd, script, n) == (ssize_t)n;
+    if (geteuid() == 0 && fchown(fd, uid, gid) < 0)
+        ok = false;
+    close(fd);
+    if (!ok) {
+        snprintf(err, errlen, "cannot write %s", path);
+        unlink(path);
+        return NULL;
+    }
+    return strdup(path);
+}
+
+/* The job's environment: what the user had at submission, then ours on top. */
+static char **job_env(noded_t *d, const json_t *msg, int64_t id)
+{
+    const json_t *env = json_object_get(msg, "env");
+    size_t n = json_is_array(env) ? json_array_size(env) : 0;
+    char **base = calloc(n + 1, sizeof(char *));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(env, i));
+        if (s && strchr(s, '='))
+            base[k++] = (char *)s;
+    }
+    char extra[8][4200];
+    const char *nl = json_string_value(json_object_get(msg, "nodelist"));
+    const char *cwd = json_string_value(json_object_get(msg, "cwd"));
+    const char *name = json_string_value(json_object_get(msg, "name"));
+    int i = 0;
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_JOB_ID=%lld", (long long)id);
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_JOB_NODELIST=%s", nl ? nl : "");
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_JOB_NUM_NODES=%lld",
+             (long long)json_integer_value(json_object_get(msg, "num_nodes")));
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_SUBMIT_DIR=%s", cwd ? cwd : "/");
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_JOB_NAME=%s", name ? name : "");
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_NODENAME=%s", d->name);
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CLUSTER=%s", d->cfg.cluster_name);
+    const char *ptr[8];
+    for (int q = 0; q < i; q++)
+        ptr[q] = extra[q];
+    char **out = launch_env_build(base, ptr, (size_t)i);
+    free(base);
+    return out;
+}
+
+void jobs_on_start(noded_t *d, const json_t *msg)
+{
+    char err[LAUNCH_ERRLEN];
+    int64_t id, uid, gid;
+    bool batch;
+    double limit;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_bool_opt(msg, "batch", false, &batch, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "uid", 0, UINT32_MAX - 1, 0, &uid, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0 ||
+        proto_num_opt(msg, "time_limit", 0, 1e9, 0, &limit, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded %s: bad job_start: %s\n", d->name, err);
+        return;
+    }
+    if (idmap_get(d->jobs, id))
+        return; /* a repeat after a reconnection */
+    njob_t *j = job_new(d, id);
+    if (!j)
+        return;
+    j->batch = batch;
+    if (!batch) {
+        noded_send(d, json_pack("{s:s,s:I}", "type", "job_ready", "job", (json_int_t)id));
+        return;
+    }
+    const char *script, *cwd, *out, *errp;
+    if (proto_str(msg, "script", (size_t)d->cfg.max_script_size, &script, err, sizeof(err)) < 0 ||
+        proto_str(msg, "cwd", 4096, &cwd, err, sizeof(err)) < 0 ||
+        proto_str_opt(msg, "stdout", 4096, "ductile-%j.out", &out, err, sizeof(err)) < 0 ||
+        proto_str_opt(msg, "stderr", 4096, NULL, &errp, err, sizeof(err)) < 0) {
+        j->ended = true;
+        j->kind = 2;
+        report_end(d, j);
+        return;
+    }
+    /* Only root may run jobs as another user; a non-root daemon runs them as itself. */
+    uid_t ruid = geteuid() == 0 ? (uid_t)uid : geteuid();
+    gid_t rgid = geteuid() == 0 ? (gid_t)gid : getegid();
+    char *path = write_script(d, id, script, ruid, rgid, err, sizeof(err));
+    char **env = path ? job_env(d, msg, id) : NULL;
+    int rc = -EIO;
+    if (path && env) {
+        char *argv[] = {path, NULL};
+        char *shargv[] = {"/bin/sh", path, NULL};
+        launch_spec_t spec = {
+            .argv = strncmp(script, "#!", 2) ? shargv : argv,
+            .envp = env,
+            .cwd = cwd,
+            .stdout_path = out,
+            .stderr_path = errp ? errp : out,
+            .job_id = id,
+            .node_name = d->name,
+            .tag = "batch",
+            .uid = ruid,
+            .gid = rgid,
+            .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
+        };
+        rc = launch_start(&spec, &j->proc, err, sizeof(err));
+    }
+    launch_env_free(env);
+    j->script_path = path;
+    if (rc < 0) {
+        fprintf(stderr, "ductile-noded %s: job %lld could not start: %s\n", d->name,
+                (long long)id, err);
+        j->ended = true;
+        j->kind = 2;
+        j->code = -rc;
+        report_end(d, j);
+        return;
+    }
+    if (limit > 0)
+        uv_timer_start(&j->wall, on_walltime, (uint64_t)(limit * 1000), 0);
+}
+
+void jobs_on_cleanup(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t id;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)
+        return;
+    njob_t *j = idmap_get(d->jobs, id);
+    if (!j) {
+        /* Nothing of it here (any more): say so, so the controller can go on. */
+        noded_send(d, json_pack("{s:s,s:I}", "type", "cleanup_done", "job", (json_int_t)id));
+        return;
+    }
+    j->cleaning = true;
+    j->acked = true; /* the controller is past the end: it has the result */
+    uv_timer_stop(&j->wall);
+    if (!j->proc || launch_all_gone(j->proc)) {
+        finish_cleanup(d, j);
+        return;
+    }
+    terminate(d, j);
+}
+
+void jobs_on_ended_ack(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t id;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)
+        return;
+    njob_t *j = idmap_get(d->jobs, id);
+    if (j) {
+        j->acked = true;
+        maybe_drop(d, j);
+    }
+}
+
+typedef struct reap_ctx {
+    noded_t *d;
+    njob_t **v;
+    size_t n;
+} reap_ctx_t;
+
+static void collect(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    reap_ctx_t *x = arg;
+    x->v[x->n++] = val;
+}
+
+static void each_job(noded_t *d, void (*fn)(noded_t *, njob_t *))
+{
+    reap_ctx_t x = {.d = d, .v = malloc((idmap_count(d->jobs) + 1) * sizeof(njob_t *))};
+    if (!x.v)
+        return;
+    idmap_foreach(d->jobs, collect, &x); /* fn may drop jobs: iterate over a copy */
+    for (size_t i = 0; i < x.n; i++)
+        fn(d, x.v[i]);
+    free(x.v);
+}
+
+static void reap_one(noded_t *d, njob_t *j)
+{
+    int status;
+    if (!j->proc || j->ended || launch_reap(j->proc, &status) != 1)
+        return;
+    j->ended = true;
+    j->kind = WIFSIGNALED(status) ? 1 : 0;
+    j->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+    uv_timer_stop(&j->wall);
+    report_end(d, j);
+}
+
+typedef struct find_pid {
+    pid_t pid;
+    bool found;
+} find_pid_t;
+
+static void match_pid(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    njob_t *j = val;
+    find_pid_t *f = arg;
+    if (j->proc && launch_pid(j->proc) == f->pid)
+        f->found = true;
+}
+
+void jobs_reap(noded_t *d)
+{
+    each_job(d, reap_one);
+    /* As a child subreaper we inherit the orphans of jobs: reap those, but leave a
+     * job's main process to launch_reap (peek first with WNOWAIT). */
+    pid_t last = 0;
+    for (;;) {
+        siginfo_t si = {0};
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0 ||
+            si.si_pid == last)
+            break;
+        last = si.si_pid;
+        find_pid_t f = {.pid = si.si_pid};
+        idmap_foreach(d->jobs, match_pid, &f);
+        if (f.found)
+            each_job(d, reap_one);
+        else
+            waitpid(si.si_pid, NULL, WNOHANG);
+    }
+}
+
+static void report_one(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    njob_t *j = val;
+    json_t *arr = arg;
+    if (j->ended && j->batch && !j->acked)
+        json_array_append_new(arr, json_pack("{s:I,s:s,s:i,s:i,s:b}", "job", (json_int_t)j->id,
+                                             "state", "ended", "kind", j->kind, "code", j->code,
+                                             "timed_out", j->timed_out));
+    else if (!j->cleaned)
+        json_array_append_new(arr, json_pack("{s:I,s:s}", "job", (json_int_t)j->id, "state",
+                                             "running"));
+}
+
+json_t *jobs_report(noded_t *d)
+{
+    json_t *arr = json_array();
+    idmap_foreach(d->jobs, report_one, arr);
+    return arr;
+}
+
+static void kill_one(noded_t *d, njob_t *j)
+{
+    (void)d;
+    if (j->proc)
+        launch_signal(j->proc, SIGKILL);
+}
+
+void jobs_kill_all(noded_t *d) { each_job(d, kill_one); }

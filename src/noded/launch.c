@@ -1,0 +1,928 @@
+/* launch: a job's processes on a node. See launch.h for the tracking model. */
+#define _GNU_SOURCE /* pipe2, close_range, getgrouplist, setmntent/getmntent_r */
+#include "launch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <mntent.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* A child stuck before exec (e.g. chdir on a dead NFS server) must not hang the
+ * daemon forever. */
+#define START_TIMEOUT_MS 30000
+
+struct launch_proc {
+    pid_t pid;
+    pid_t pgid;
+    char *cgroup;       /* absolute directory, NULL when untracked by cgroup */
+    bool has_kill;      /* cgroup.kill exists */
+    bool reaped;        /* the main pid has been waited for */
+    bool status_known;  /* ...by us, so status is valid */
+    bool gone;          /* launch_all_gone said so: nothing can come back */
+    int status;
+    char warning[LAUNCH_ERRLEN];
+};
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+int launch_expand_path(const char *tmpl, int64_t job_id, const char *node_name, char *out,
+                       size_t outlen)
+{
+    size_t n = 0;
+    char num[24];
+    snprintf(num, sizeof(num), "%lld", (long long)job_id);
+    for (const char *s = tmpl; *s; s++) {
+        const char *ins = NULL;
+        char one[2] = {*s, '\0'};
+        if (s[0] == '%' && s[1] == 'j')
+            ins = num, s++;
+        else if (s[0] == '%' && s[1] == 'n')
+            ins = node_name ? node_name : "", s++;
+        else if (s[0] == '%' && s[1] == '%')
+            ins = "%", s++;
+        else
+            ins = one;
+        size_t l = strlen(ins);
+        if (n + l >= outlen)
+            return -ENAMETOOLONG;
+        memcpy(out + n, ins, l);
+        n += l;
+    }
+    if (n >= outlen)
+        return -ENAMETOOLONG;
+    out[n] = '\0';
+    return 0;
+}
+
+/* ---- cgroup v2 ---------------------------------------------------------------- */
+
+int launch_cgroup_root(char *buf, size_t len)
+{
+    FILE *f = setmntent("/proc/self/mounts", "re");
+    if (!f)
+        return -errno;
+    struct mntent m;
+    char line[4096];
+    int rc = -ENOENT;
+    while (getmntent_r(f, &m, line, sizeof(line))) {
+        if (strcmp(m.mnt_type, "cgroup2") == 0) {
+            rc = strlen(m.mnt_dir) < len ? 0 : -ENAMETOOLONG;
+            if (rc == 0)
+                strcpy(buf, m.mnt_dir);
+            break;
+        }
+    }
+    endmntent(f);
+    return rc;
+}
+
+/* The parent comes from the daemon's configuration: a path inside the hierarchy,
+ * never one that climbs out of it. */
+static bool cg_parent_ok(const char *s)
+{
+    if (!*s || *s == '/')
+        return false;
+    for (const char *c = s; *c;) {
+        size_t l = strcspn(c, "/");
+        if (l == 0 || (l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.'))
+            return false;
+        c += l;
+        if (*c == '/')
+            c++;
+        if (*c == '\0' && c[-1] == '/')
+            return false;
+    }
+    return true;
+}
+
+static bool tag_ok(const char *t)
+{
+    size_t l = strlen(t);
+    if (l == 0 || l > 64)
+        return false;
+    for (; *t; t++)
+        if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') ||
+              *t == '.' || *t == '_' || *t == '-'))
+            return false;
+    return true;
+}
+
+/* Calls fn on every pid listed in the cgroup; the number of pids, or a negative errno. */
+static int cg_foreach_pid(const char *cg, int (*fn)(pid_t, void *), void *arg)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    int pid, n = 0;
+    while (fscanf(f, "%d", &pid) == 1) {
+        n++;
+        if (fn && pid > 0)
+            fn(pid, arg);
+    }
+    fclose(f);
+    return n;
+}
+
+/* mkdir -p below the mount, then the job's own directory. A directory left by a
+ * crashed daemon is reused when empty; one with live processes belongs to someone. */
+static int cg_create(const char *root, const char *parent, const char *leaf, char *out,
+                     size_t outlen, char *why, size_t whylen)
+{
+    int l = snprintf(out, outlen, "%s/%s/%s", root, parent, leaf);
+    /* Room for the longest control file name, so no later path gets truncated. */
+    if (l < 0 || (size_t)l + sizeof("/cgroup.procs") >= outlen) {
+        seterr(why, whylen, "cgroup path too long");
+        return -ENAMETOOLONG;
+    }
+    for (char *s = out + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        int rc = mkdir(out, 0755) < 0 && errno != EEXIST ? -errno : 0;
+        if (rc < 0)
+            seterr(why, whylen, "cannot create %s: %s", out, strerror(-rc));
+        *s = '/';
+        if (rc < 0)
+            return rc;
+    }
+    if (mkdir(out, 0755) == 0)
+        return 0;
+    int e = errno;
+    if (e == EEXIST) {
+        int n = cg_foreach_pid(out, NULL, NULL);
+        if (n == 0)
+            return 0;
+        seterr(why, whylen, "cgroup %s is already in use", out);
+        return -EBUSY;
+    }
+    seterr(why, whylen, "cannot create %s: %s", out, strerror(e));
+    return -e;
+}
+
+/* rmdir fails with EBUSY for a short while after the last process has exited. */
+static void cg_remove(const char *cg)
+{
+    for (int i = 0; i < 50; i++) {
+        if (rmdir(cg) == 0 || errno == ENOENT || errno != EBUSY)
+            return;
+        sleep_ms(2);
+    }
+}
+
+/* ---- session/process-group tracking (no cgroup) ------------------------------ */
+
+/* Live (non-zombie) processes in the session or process group `id`: the fallback
+ * also catches a job's process that moved to a process group of its own (a shell
+ * with job control) as long as it stayed in the session. Calls fn on each. */
+static int sess_foreach_live(pid_t id, int (*fn)(pid_t, void *), void *arg)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -errno;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t r = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (r <= 0)
+            continue;
+        buf[r] = '\0';
+        /* The command name may hold spaces and parentheses: parse after the last ')'. */
+        char *rp = strrchr(buf, ')');
+        char state;
+        int ppid, pgrp, sid;
+        if (!rp || sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
+            continue;
+        if ((pgrp == id || sid == id) && state != 'Z' && state != 'X') {
+            n++;
+            if (fn)
+                fn((pid_t)pid, arg);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* ---- the child, between fork and exec ----------------------------------------- */
+
+/* The child may only make async-signal-safe calls (the daemon can have threads, e.g.
+ * libuv's pool), so the parent prepares everything: paths, the group list, messages. */
+enum child_step {
+    STEP_SESSION = 1,
+    STEP_CGROUP, /* not fatal: the job runs tracked by session only */
+    STEP_GROUPS,
+    STEP_SETGID,
+    STEP_SETUID,
+    STEP_CHDIR,
+    STEP_STDIN,
+    STEP_STDOUT,
+    STEP_STDERR,
+    STEP_FDS,
+    STEP_EXEC,
+};
+
+struct child_report {
+    int step;
+    int err;
+};
+
+struct child_plan {
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    const char *out_path, *err_path; /* expanded, never NULL */
+    bool same_out_err;
+    const char *cg_procs;            /* NULL: no cgroup */
+    bool drop;
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups;
+    int ngroups;
+    int report_fd;
+};
+
+static void child_report(int fd, int step, int err)
+{
+    struct child_report r = {step, err ? err : EIO};
+    while (write(fd, &r, sizeof(r)) < 0 && errno == EINTR)
+        ;
+}
+
+static _Noreturn void child_fail(const struct child_plan *pl, int step, int err)
+{
+    child_report(pl->report_fd, step, err);
+    _exit(127);
+}
+
+/* Keeps fds off 0..2, where the daemon may have nothing open: a later dup2 onto 0..2
+ * must not clobber another of our fds. */
+static int child_lift(int fd)
+{
+    if (fd < 0 || fd > 2)
+        return fd;
+    int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return nfd;
+}
+
+/* O_NONBLOCK so a FIFO without a reader fails (ENXIO) instead of hanging the start. */
+static int child_open_out(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return child_lift(fd);
+}
+
+static bool child_same_file(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && S_ISREG(a.st_mode) &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static void child_close_fds(int keep)
+{
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+        return;
+    /* Kernels before 5.11: close them one by one. */
+    struct rlimit rl;
+    long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                   ? (long)rl.rlim_cur
+                   : 65536;
+    for (long fd = 3; fd < max; fd++)
+        if (fd != keep)
+            close((int)fd);
+}
+
+static _Noreturn void child_main(const struct child_plan *pl)
+{
+    /* The parent blocked every signal around fork: reset handlers (a daemon's handler
+     * must never run in a job) before unblocking at the very end. */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int s = 1; s < NSIG; s++)
+        sigaction(s, &dfl, NULL); /* SIGKILL, SIGSTOP, libc-internal: EINVAL, harmless */
+
+    if (setsid() < 0)
+        child_fail(pl, STEP_SESSION, errno);
+
+    /* Join before exec, so no descendant can ever start outside the cgroup; as root
+     * still, since a user cannot move itself into a cgroup it does not own. */
+    if (pl->cg_procs) {
+        int fd = open(pl->cg_procs, O_WRONLY | O_CLOEXEC);
+        ssize_t w = fd >= 0 ? write(fd, "0", 1) : -1;
+        if (w != 1)
+            child_report(pl->report_fd, STEP_CGROUP, errno);
+        if (fd >= 0)
+            close(fd);
+    }
+
+    /* Drop privileges before touching the user's files, so the kernel checks the
+     * user's permissions and files are created as the user. */
+    if (pl->drop) {
+        if (setgroups((size_t)pl->ngroups, pl->groups) < 0)
+            child_fail(pl, STEP_GROUPS, errno);
+        if (setgid(pl->gid) < 0)
+            child_fail(pl, STEP_SETGID, errno);
+        if (setuid(pl->uid) < 0)
+            child_fail(pl, STEP_SETUID, errno);
+    }
+
+    if (chdir(pl->cwd) < 0)
+        child_fail(pl, STEP_CHDIR, errno);
+
+    int in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (in < 0)
+        child_fail(pl, STEP_STDIN, errno);
+    int out = child_open_out(pl->out_path);
+    if (out < 0)
+        child_fail(pl, STEP_STDOUT, errno);
+    /* One open file for both streams when they name the same file: two opens would
+     * each keep an offset and overwrite each other's output. */
+    int err = out;
+    if (!pl->same_out_err && !child_same_file(out, pl->err_path)) {
+        err = child_open_out(pl->err_path);
+        if (err < 0)
+            child_fail(pl, STEP_STDERR, errno);
+    }
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        child_fail(pl, STEP_FDS, errno);
+    /* The daemon's sockets and pipes must not leak into the job. */
+    child_close_fds(pl->report_fd);
+
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(pl->argv[0], pl->argv, pl->envp);
+    child_fail(pl, STEP_EXEC, errno);
+}
+
+/* ---- launch_start -------------------------------------------------------------- */
+
+/* The user's groups, looked up in the parent (NSS is not fork-safe): the equivalent of
+ * initgroups(). An unknown uid gets no supplementary group at all. */
+static int user_groups(uid_t uid, gid_t gid, gid_t **out, int *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    long sz = sysconf(_SC_GETPW_R_SIZE_MAX);
+    size_t bufsz = sz > 0 ? (size_t)sz : 16384;
+    char *buf = NULL;
+    struct passwd pw, *res = NULL;
+    int rc = ERANGE;
+    while (rc == ERANGE && bufsz <= (1u << 20)) {
+        char *nb = realloc(buf, bufsz);
+        if (!nb) {
+            free(buf);
+            return -ENOMEM;
+        }
+        buf = nb;
+        rc = getpwuid_r(uid, &pw, buf, bufsz, &res);
+        bufsz *= 2;
+    }
+    rc = 0;
+    if (res) {
+        int ng = 32;
+        gid_t *g = NULL;
+        for (int tries = 0; tries < 8; tries++) {
+            gid_t *ng2 = realloc(g, (size_t)ng * sizeof(*g));
+            if (!ng2) {
+                rc = -ENOMEM;
+                break;
+            }
+            g = ng2;
+            int want = ng;
+            if (getgrouplist(pw.pw_name, gid, g, &want) >= 0) {
+                *out = g;
+                *nout = want;
+                g = NULL;
+                break;
+            }
+            ng = want > ng ? want : ng * 2;
+        }
+        free(g);
+    }
+    free(buf);
+    return rc;
+}
+
+static void child_message(const struct child_plan *pl, struct child_report r, char *err,
+                          size_t errlen)
+{
+    const char *e = strerror(r.err);
+    switch (r.step) {
+    case STEP_GROUPS:
+        seterr(err, errlen, "cannot set the groups of uid %u: %s", (unsigned)pl->uid, e);
+        break;
+    case STEP_SETGID:
+        seterr(err, errlen, "cannot switch to gid %u: %s", (unsigned)pl->gid, e);
+        break;
+    case STEP_SETUID:
+        seterr(err, errlen, "cannot switch to uid %u: %s", (unsigned)pl->uid, e);
+        break;
+    case STEP_CHDIR: seterr(err, errlen, "cannot change directory to %s: %s", pl->cwd, e); break;
+    case STEP_STDIN: seterr(err, errlen, "cannot open /dev/null: %s", e); break;
+    case STEP_STDOUT: seterr(err, errlen, "cannot open %s: %s", pl->out_path, e); break;
+    case STEP_STDERR: seterr(err, errlen, "cannot open %s: %s", pl->err_path, e); break;
+    case STEP_EXEC: seterr(err, errlen, "cannot execute %s: %s", pl->argv[0], e); break;
+    case STEP_SESSION: seterr(err, errlen, "cannot create a session: %s", e); break;
+    case STEP_FDS: seterr(err, errlen, "cannot set up the standard file descriptors: %s", e); break;
+    default: seterr(err, errlen, "cannot start the job: %s", e); break;
+    }
+}
+
+/* Reads the child's reports until the pipe closes on exec. 0 when the child exec'd
+ * (*cg_err set if it could not join its cgroup), else a negative errno. */
+static int wait_exec(const struct child_plan *pl, int fd, int *cg_err, char *err,
+                     size_t errlen)
+{
+    struct child_report rs[4];
+    size_t have = 0;
+    double deadline = now_s() + START_TIMEOUT_MS / 1000.0;
+    for (;;) {
+        int left = (int)((deadline - now_s()) * 1000);
+        if (left <= 0) {
+            seterr(err, errlen, "the job's process did not start within %d s",
+                   START_TIMEOUT_MS / 1000);
+            return -ETIMEDOUT;
+        }
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int pr = poll(&pfd, 1, left);
+        if (pr < 0 && errno != EINTR) {
+            int e = errno;
+            seterr(err, errlen, "waiting for the job's process: %s", strerror(e));
+            return -e;
+        }
+        if (pr <= 0)
+            continue;
+        if (have == sizeof(rs)) /* cannot happen: the child writes at most two */
+            break;
+        ssize_t n = read(fd, (char *)rs + have, sizeof(rs) - have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+    }
+    if (have % sizeof(rs[0]) != 0) {
+        seterr(err, errlen, "garbled report from the job's process");
+        return -EIO;
+    }
+    for (size_t i = 0; i < have / sizeof(rs[0]); i++) {
+        if (rs[i].step == STEP_CGROUP) {
+            *cg_err = rs[i].err;
+            continue;
+        }
+        child_message(pl, rs[i], err, errlen);
+        return -rs[i].err;
+    }
+    return 0;
+}
+
+static int check_spec(const launch_spec_t *s, char *err, size_t errlen)
+{
+    if (!s->argv || !s->argv[0] || !*s->argv[0]) {
+        seterr(err, errlen, "no command to run");
+        return -EINVAL;
+    }
+    if (s->job_id < 0) {
+        seterr(err, errlen, "invalid job id %lld", (long long)s->job_id);
+        return -EINVAL;
+    }
+    if (s->tag && !tag_ok(s->tag)) {
+        seterr(err, errlen, "invalid tag '%s': use 1 to 64 of [A-Za-z0-9._-]", s->tag);
+        return -EINVAL;
+    }
+    if (s->cgroup_parent && !cg_parent_ok(s->cgroup_parent)) {
+        seterr(err, errlen, "invalid cgroup parent '%s': a relative path without . or ..",
+               s->cgroup_parent);
+        return -EINVAL;
+    }
+    if (geteuid() != 0 && s->uid != 0 && s->uid != geteuid()) {
+        seterr(err, errlen, "cannot run a job as uid %u: the node daemon is not root",
+               (unsigned)s->uid);
+        return -EPERM;
+    }
+    return 0;
+}
+
+/* Creates the job's cgroup if the hierarchy is usable. Failing that the job runs
+ * tracked by session only and p->warning says why; only a cgroup already in use by
+ * live processes is an error (two jobs in one cgroup would be killed together). */
+static int prepare_cgroup(const launch_spec_t *s, launch_proc_t *p, char *err, size_t errlen)
+{
+    if (!s->cgroup_parent)
+        return 0;
+    char root[PATH_MAX], leaf[128], path[PATH_MAX], why[LAUNCH_ERRLEN];
+    if (launch_cgroup_root(root, sizeof(root)) < 0) {
+        seterr(p->warning, sizeof(p->warning),
+               "no cgroup2 hierarchy mounted: tracking by session and process group only");
+        return 0;
+    }
+    if (s->tag)
+        snprintf(leaf, sizeof(leaf), "job_%lld_%s", (long long)s->job_id, s->tag);
+    else
+        snprintf(leaf, sizeof(leaf), "job_%lld", (long long)s->job_id);
+    int rc = cg_create(root, s->cgroup_parent, leaf, path, sizeof(path), why, sizeof(why));
+    if (rc == -EBUSY || rc == -ENAMETOOLONG) {
+        seterr(err, errlen, "%s", why);
+        return rc;
+    }
+    if (rc < 0) {
+        seterr(p->warning, sizeof(p->warning),
+               "cgroup unusable (%s): tracking by session and process group only", why);
+        return 0;
+    }
+    p->cgroup = strdup(path);
+    if (!p->cgroup) {
+        rmdir(path);
+        seterr(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    char kill_path[PATH_MAX + 16];
+    snprintf(kill_path, sizeof(kill_path), "%s/cgroup.kill", path);
+    p->has_kill = access(kill_path, F_OK) == 0;
+    return 0;
+}
+
+/* The pipe must stay off 0..2 in the child, where stdio goes. */
+static int report_pipe(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -errno;
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] > 2)
+            continue;
+        int nfd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+        int e = errno;
+        close(fds[i]);
+        fds[i] = nfd;
+        if (nfd < 0) {
+            close(fds[1 - i]);
+            return -e;
+        }
+    }
+    return 0;
+}
+
+static int spawn(launch_proc_t *p, struct child_plan *pl, char *err, size_t errlen)
+{
+    int fds[2], rc = report_pipe(fds);
+    if (rc < 0) {
+        seterr(err, errlen, "cannot create a pipe: %s", strerror(-rc));
+        return rc;
+    }
+    pl->report_fd = fds[1];
+    /* No signal may reach the child while it still runs the daemon's handlers. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = fork();
+    if (pid == 0)
+        child_main(pl);
+    int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        seterr(err, errlen, "cannot fork: %s", strerror(fork_errno));
+        return -fork_errno;
+    }
+    int cg_err = 0;
+    rc = wait_exec(pl, fds[0], &cg_err, err, errlen);
+    close(fds[0]);
+    if (rc < 0) {
+        /* The child never exec'd, so it has no descendant: waiting for it is enough. */
+        if (rc == -ETIMEDOUT)
+            kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return rc;
+    }
+    p->pid = p->pgid = pid;
+    if (cg_err && p->cgroup) {
+        seterr(p->warning, sizeof(p->warning),
+               "cannot join cgroup %s (%s): tracking by session and process group only",
+               p->cgroup, strerror(cg_err));
+        cg_remove(p->cgroup);
+        free(p->cgroup);
+        p->cgroup = NULL;
+    }
+    return 0;
+}
+
+int launch_start(const launch_spec_t *spec, launch_proc_t **out, char *err, size_t errlen)
+{
+    if (!spec || !out) {
+        seterr(err, errlen, "no job to start");
+        return -EINVAL;
+    }
+    *out = NULL;
+    int rc = check_spec(spec, err, errlen);
+    if (rc < 0)
+        return rc;
+
+    char out_path[PATH_MAX], err_path[PATH_MAX];
+    const char *paths[2] = {spec->stdout_path, spec->stderr_path};
+    char *bufs[2] = {out_path, err_path};
+    for (int i = 0; i < 2; i++) {
+        if (!paths[i])
+            strcpy(bufs[i], "/dev/null");
+        else if (launch_expand_path(paths[i], spec->job_id, spec->node_name, bufs[i],
+                                    PATH_MAX) < 0) {
+            seterr(err, errlen, "output path too long: %s", paths[i]);
+            return -ENAMETOOLONG;
+        }
+    }
+
+    static char *const empty_env[] = {NULL};
+    struct child_plan pl = {
+        .argv = spec->argv,
+        .envp = spec->envp ? spec->envp : empty_env,
+        .cwd = spec->cwd ? spec->cwd : "/",
+        .out_path = out_path,
+        .err_path = err_path,
+        .same_out_err = strcmp(out_path, err_path) == 0,
+        .drop = geteuid() == 0 && spec->uid != 0,
+        .uid = spec->uid,
+        .gid = spec->gid,
+    };
+    if (pl.drop && user_groups(spec->uid, spec->gid, &pl.groups, &pl.ngroups) < 0) {
+        seterr(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+
+    launch_proc_t *p = calloc(1, sizeof(*p));
+    if (!p) {
+        free(pl.groups);
+        seterr(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    char procs[PATH_MAX + 16];
+    rc = prepare_cgroup(spec, p, err, errlen);
+    if (rc == 0 && p->cgroup) {
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", p->cgroup);
+        pl.cg_procs = procs;
+    }
+    if (rc == 0)
+        rc = spawn(p, &pl, err, errlen);
+    free(pl.groups);
+    if (rc < 0) {
+        if (p->cgroup)
+            cg_remove(p->cgroup);
+        free(p->cgroup);
+        free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+/* ---- after the start ------------------------------------------------------------- */
+
+pid_t launch_pid(const launch_proc_t *p) { return p->pid; }
+pid_t launch_pgid(const launch_proc_t *p) { return p->pgid; }
+const char *launch_cgroup(const launch_proc_t *p) { return p->cgroup; }
+const char *launch_warning(const launch_proc_t *p) { return p->warning[0] ? p->warning : NULL; }
+
+struct sig_arg {
+    int sig;
+    pid_t skip_pgid; /* members of this group were signalled already; 0: none */
+    int err;         /* first delivery error other than ESRCH */
+};
+
+static int sig_one(pid_t pid, void *arg)
+{
+    struct sig_arg *a = arg;
+    if (a->skip_pgid && getpgid(pid) == a->skip_pgid)
+        return 0;
+    if (kill(pid, a->sig) < 0 && errno != ESRCH && !a->err)
+        a->err = errno;
+    return 0;
+}
+
+int launch_signal(launch_proc_t *p, int sig)
+{
+    if (!p || sig <= 0 || sig >= NSIG)
+        return -EINVAL;
+    /* Its pid and pgid numbers may belong to someone else by now. */
+    if (p->gone)
+        return 0;
+    struct sig_arg a = {sig, 0, 0};
+    /* Once the main pid is reaped the pgid number may be free for reuse, so the group is
+     * then reached only through processes seen to be in it. Before, the unreaped main
+     * process holds the number. */
+    if (!p->reaped) {
+        if (kill(-p->pgid, sig) == 0)
+            a.skip_pgid = p->pgid;
+        else if (errno != ESRCH)
+            a.err = errno;
+    }
+    if (p->cgroup) {
+        if (sig == SIGKILL && p->has_kill) {
+            char path[PATH_MAX + 16];
+            snprintf(path, sizeof(path), "%s/cgroup.kill", p->cgroup);
+            int fd = open(path, O_WRONLY | O_CLOEXEC);
+            if (fd >= 0 && write(fd, "1", 1) == 1) {
+                close(fd);
+                return -a.err;
+            }
+            if (fd >= 0)
+                close(fd);
+        }
+        if (cg_foreach_pid(p->cgroup, sig_one, &a) >= 0)
+            return -a.err;
+        /* The cgroup vanished under us: fall back to the session. */
+    }
+    sess_foreach_live(p->pgid, sig_one, &a);
+    return -a.err;
+}
+
+int launch_reap(launch_proc_t *p, int *status)
+{
+    if (p->reaped) {
+        if (!p->status_known)
+            return -ECHILD;
+        if (status)
+            *status = p->status;
+        return 1;
+    }
+    int st;
+    pid_t r;
+    while ((r = waitpid(p->pid, &st, WNOHANG)) < 0 && errno == EINTR)
+        ;
+    if (r == 0)
+        return 0;
+    p->reaped = true;
+    if (r < 0)
+        return -ECHILD;
+    p->status_known = true;
+    p->status = st;
+    if (status)
+        *status = st;
+    return 1;
+}
+
+/* Whether the main pid has been waited for, by us or (ECHILD) by the daemon itself. */
+static bool main_reaped(launch_proc_t *p)
+{
+    if (p->reaped)
+        return true;
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+        p->reaped = true;
+    return p->reaped;
+}
+
+/* Once empty, a cgroup or a session stays empty: only a member can add a process to
+ * it (short of root migrating one in), so "gone" is final. */
+bool launch_all_gone(launch_proc_t *p)
+{
+    if (p->gone)
+        return true;
+    if (!main_reaped(p))
+        return false;
+    int n = -1;
+    if (p->cgroup) /* cgroup.procs lists no zombie: exactly the live processes */
+        n = cg_foreach_pid(p->cgroup, NULL, NULL);
+    if (n < 0)
+        n = sess_foreach_live(p->pgid, NULL, NULL);
+    p->gone = n == 0;
+    return p->gone;
+}
+
+int launch_wait_gone(launch_proc_t *p, double timeout_s)
+{
+    double deadline = now_s() + timeout_s;
+    for (;;) {
+        launch_reap(p, NULL);
+        if (launch_all_gone(p))
+            return 0;
+        if (now_s() >= deadline)
+            return -ETIMEDOUT;
+        sleep_ms(5);
+    }
+}
+
+void launch_cleanup(launch_proc_t *p)
+{
+    if (!p)
+        return;
+    if (!launch_all_gone(p)) {
+        launch_signal(p, SIGKILL);
+        launch_wait_gone(p, 1.0);
+    }
+    if (p->cgroup)
+        cg_remove(p->cgroup);
+    free(p->cgroup);
+    free(p);
+}
+
+/* ---- environment ------------------------------------------------------------------ */
+
+static size_t env_keylen(const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    return eq ? (size_t)(eq - kv) : strlen(kv);
+}
+
+static bool env_same_key(const char *a, const char *b)
+{
+    size_t la = env_keylen(a);
+    return la == env_keylen(b) && memcmp(a, b, la) == 0;
+}
+
+char **launch_env_build(char *const *base_env, const char *const *extra_kv, size_t n)
+{
+    size_t nb = 0;
+    while (base_env && base_env[nb])
+        nb++;
+    char **env = calloc(nb + n + 1, sizeof(*env));
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < nb; i++) {
+        bool replaced = false;
+        for (size_t j = 0; j < n && !replaced; j++)
+            replaced = extra_kv[j] && env_same_key(base_env[i], extra_kv[j]);
+        if (!replaced && !(env[k++] = strdup(base_env[i])))
+            goto oom;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!extra_kv[j] || !strchr(extra_kv[j], '='))
+            continue;
+        bool later = false;
+        for (size_t l = j + 1; l < n && !later; l++)
+            later = extra_kv[l] && env_same_key(extra_kv[j], extra_kv[l]);
+        if (!later && !(env[k++] = strdup(extra_kv[j])))
+            goto oom;
+    }
+    return env;
+oom:
+    launch_env_free(env);
+    return NULL;
+}
+
+void launch_env_free(char **env)
+{
+    if (!env)
+        return;
+    for (char **e = env; *e; e++)
+        free(*e);
+    free(env);
+}

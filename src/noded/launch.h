@@ -1,0 +1,95 @@
+/* launch: starting, signalling and reaping the processes of a job on a node.
+ *
+ * Used by ductile-noded, whose libuv loop owns SIGCHLD: this library installs no
+ * signal handler and only ever waits for the pids it started (never waitpid(-1)).
+ *
+ * Tracking. With a usable cgroup v2 hierarchy every job gets its own cgroup
+ * "<cgroup_parent>/job_<id>[_<tag>]", joined by the child before exec, so every
+ * descendant stays tracked, even one that daemonizes with setsid(). Without one (not
+ * mounted, or the daemon may not create directories there) the job is tracked by its
+ * session and process group only: the child calls setsid(), so pid == pgid == sid.
+ * A process that leaves the session with setsid() then escapes: it is neither
+ * signalled nor waited for. launch_warning() says when this weaker mode is in use.
+ */
+#ifndef DUCTILE_LAUNCH_H
+#define DUCTILE_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LAUNCH_ERRLEN 512
+
+typedef struct launch_spec {
+    char *const *argv;       /* argv[0] is a path, used as is: no PATH search */
+    char *const *envp;       /* the job's whole environment; NULL means empty */
+    const char *cwd;         /* NULL means "/" */
+    /* Created or truncated, mode 0644 (less the umask), as the job's user, after the
+     * chdir to cwd (so relative paths are relative to it). %j -> job_id,
+     * %n -> node_name, %% -> %. NULL means /dev/null. Equal paths share one file. */
+    const char *stdout_path;
+    const char *stderr_path;
+    int64_t job_id;          /* >= 0 */
+    const char *node_name;   /* for %n; NULL expands to "" */
+    const char *tag;         /* optional cgroup suffix ("batch", "step3"): [A-Za-z0-9._-] */
+    /* When the daemon runs as root and uid != 0, the job runs as uid/gid with
+     * the user's supplementary groups. As non-root, uid must be 0 or our own uid. */
+    uid_t uid;
+    gid_t gid;
+    /* Relative to the cgroup2 mount, e.g. "ductile/n01"; created as needed.
+     * NULL: no cgroup (process group/session tracking only). */
+    const char *cgroup_parent;
+} launch_spec_t;
+
+typedef struct launch_proc launch_proc_t;
+
+/* Starts the job and returns once it has exec'd. On failure returns a negative errno
+ * with a message naming the failing step (e.g. "cannot open /x/out: Permission
+ * denied") and leaves no process and no cgroup behind. Blocks until the child has
+ * exec'd or failed (normally well under a millisecond; at most 30 s, then -ETIMEDOUT). */
+int launch_start(const launch_spec_t *spec, launch_proc_t **out, char *err, size_t errlen);
+
+pid_t launch_pid(const launch_proc_t *p);
+pid_t launch_pgid(const launch_proc_t *p);
+/* Absolute path of the job's cgroup directory, or NULL when tracking without one. */
+const char *launch_cgroup(const launch_proc_t *p);
+/* Why tracking is weaker than asked for (cgroup unusable), or NULL. */
+const char *launch_warning(const launch_proc_t *p);
+
+/* Sends sig to every process of the job (SIGKILL through cgroup.kill when there is
+ * one). 0 also when nothing is left; a negative errno when delivery failed. */
+int launch_signal(launch_proc_t *p, int sig);
+
+/* Non-blocking waitpid on the main pid: 0 while it runs, 1 once it has ended (status as
+ * from waitpid; asking again returns the same status), -ECHILD if someone else reaped
+ * it. Reap through this function only, so the status is not lost. */
+int launch_reap(launch_proc_t *p, int *status);
+
+/* True when the main process has been reaped and no other process of the job is alive
+ * (zombies waiting for their new parent do not count). */
+bool launch_all_gone(launch_proc_t *p);
+
+/* Polls (reaping the main pid) until launch_all_gone or timeout: 0 or -ETIMEDOUT.
+ * Sleeps; for tests and shutdown paths, not for the event loop. */
+int launch_wait_gone(launch_proc_t *p, double timeout_s);
+
+/* Frees p and removes its cgroup. Never leaves an untracked process: if the job is not
+ * gone yet, it is SIGKILLed and waited for (up to about a second). NULL is fine. */
+void launch_cleanup(launch_proc_t *p);
+
+/* Expands %j, %n and %% in an output path template; other % sequences stay as they
+ * are. 0, or -ENAMETOOLONG when out is too small. */
+int launch_expand_path(const char *tmpl, int64_t job_id, const char *node_name, char *out,
+                       size_t outlen);
+
+/* The cgroup2 mount point (first one in /proc/self/mounts): 0, -ENOENT, -ENAMETOOLONG. */
+int launch_cgroup_root(char *buf, size_t len);
+
+/* A NULL-terminated copy of base_env with the n "KEY=VALUE" entries of extra_kv set
+ * (replacing same-named base entries, the last one winning); an extra entry without
+ * '=' removes KEY. NULL when out of memory. Free with launch_env_free. */
+char **launch_env_build(char *const *base_env, const char *const *extra_kv, size_t n);
+void launch_env_free(char **env);
+
+#endif

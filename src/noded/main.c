@@ -1,0 +1,205 @@
+/* ductile-noded: start-up, the connection to the controller, heartbeats, signals. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "noded.h"
+
+static void connect_ctl(noded_t *d);
+static void on_reconnect(uv_timer_t *t);
+
+int noded_send(noded_t *d, json_t *msg)
+{
+    if (!msg)
+        return -ENOMEM;
+    int rc = d->ctl && d->registered ? conn_send(d->ctl, msg) : -ENOTCONN;
+    json_decref(msg);
+    return rc;
+}
+
+static void on_message(conn_t *c, json_t *msg, void *arg)
+{
+    (void)c;
+    noded_t *d = arg;
+    const char *type;
+    char err[128];
+    if (proto_type(msg, &type, err, sizeof(err)) < 0)
+        return;
+    if (!strcmp(type, "registered")) {
+        d->registered = true;
+        fprintf(stderr, "ductile-noded %s: registered with the controller\n", d->name);
+    } else if (!strcmp(type, "job_start")) {
+        jobs_on_start(d, msg);
+    } else if (!strcmp(type, "job_cleanup")) {
+        jobs_on_cleanup(d, msg);
+    } else if (!strcmp(type, "job_ended_ack")) {
+        jobs_on_ended_ack(d, msg);
+    } else if (json_is_false(json_object_get(msg, "ok"))) {
+        fprintf(stderr, "ductile-noded %s: controller: %s\n", d->name,
+                json_string_value(json_object_get(msg, "error")));
+    }
+}
+
+static void on_close(conn_t *c, void *arg)
+{
+    noded_t *d = arg;
+    if (d->ctl == c) {
+        d->ctl = NULL;
+        d->registered = false;
+        if (!d->stopping)
+            uv_timer_start(&d->reconnect, on_reconnect, 1000, 0);
+    }
+}
+
+static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};
+
+static void connect_ctl(noded_t *d)
+{
+    if (d->ctl || d->stopping)
+        return;
+    conn_cfg_t cc = {
+        .auth = d->cfg.auth_type == CONFIG_AUTH_MUNGE ? PROTO_AUTH_MUNGE : PROTO_AUTH_KEY,
+        .key = d->key,
+        .munge_socket = d->cfg.munge_socket,
+        .max_payload = (size_t)d->cfg.max_script_size + (1u << 20),
+    };
+    d->ctl = conn_connect_tcp(d->loop, d->cfg.control_addr, d->cfg.control_port, &cc, &ops, d);
+    if (!d->ctl) {
+        uv_timer_start(&d->reconnect, on_reconnect, 1000, 0);
+        return;
+    }
+    /* Queued until the hello arrives; tells the controller what we still hold. */
+    long mem = sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGESIZE) / 1024;
+    json_t *reg = json_pack("{s:s,s:s,s:i,s:I,s:o}", "type", "register", "node", d->name, "cpus",
+                            d->cfg.cores_per_node, "memory_mb", (json_int_t)mem, "jobs",
+                            jobs_report(d));
+    conn_send_new(d->ctl, reg);
+}
+
+static void on_reconnect(uv_timer_t *t) { connect_ctl(t->data); }
+
+static void on_heartbeat(uv_timer_t *t)
+{
+    noded_t *d = t->data;
+    noded_send(d, json_pack("{s:s}", "type", "ping"));
+}
+
+static void on_sigchld(uv_signal_t *h, int sig)
+{
+    (void)sig;
+    jobs_reap(h->data);
+}
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void on_stop(uv_signal_t *h, int sig)
+{
+    (void)sig;
+    noded_t *d = h->data;
+    d->stopping = true;
+    jobs_kill_all(d); /* a stopped node leaves nothing running */
+    if (d->ctl)
+        conn_close(d->ctl);
+    uv_walk(d->loop, close_walk, NULL);
+}
+
+static int mkdirs(const char *path, mode_t mode)
+{
+    char buf[4096];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, mode);
+            *p = '/';
+        }
+    return mkdir(buf, mode) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+int main(int argc, char **argv)
+{
+    const char *conf = getenv("DUCTILE_CONF"), *name = NULL;
+    static const struct option lopts[] = {{"conf", required_argument, 0, 'c'},
+                                          {"node", required_argument, 0, 'n'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int o;
+    while ((o = getopt_long(argc, argv, "c:n:h", lopts, NULL)) != -1) {
+        if (o == 'c')
+            conf = optarg;
+        else if (o == 'n')
+            name = optarg;
+        else {
+            fprintf(o == 'h' ? stdout : stderr, "usage: ductile-noded --conf FILE --node NAME\n");
+            return o == 'h' ? 0 : 2;
+        }
+    }
+    if (!conf || !name) {
+        fprintf(stderr, "usage: ductile-noded --conf FILE --node NAME\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    static noded_t d;
+    char err[1024];
+    if (config_load(conf, &d.cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded: %s\n", err);
+        return 1;
+    }
+    d.index = config_node_index(&d.cfg, name);
+    if (d.index < 0) {
+        fprintf(stderr, "ductile-noded: node '%s' is not in Nodes of %s\n", name, conf);
+        return 1;
+    }
+    d.name = d.cfg.nodes[d.index];
+    if (d.cfg.auth_type == CONFIG_AUTH_KEY &&
+        proto_key_load(d.cfg.auth_key_file, d.key, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded: %s\n", err);
+        return 1;
+    }
+    snprintf(d.spool, sizeof(d.spool), "%s/spool/%s", d.cfg.state_dir, d.name);
+    if (mkdirs(d.spool, 0700) < 0) {
+        fprintf(stderr, "ductile-noded: cannot create %s: %s\n", d.spool, strerror(errno));
+        return 1;
+    }
+    char root[256];
+    if (launch_cgroup_root(root, sizeof(root)) == 0)
+        snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s/%s", d.cfg.cluster_name,
+                 d.name);
+    /* Orphans of jobs come to us, not to init: we reap them, and no process of a job
+     * escapes to a parent that might never reap it. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    d.loop = uv_default_loop();
+    d.jobs = idmap_create();
+    uv_timer_init(d.loop, &d.reconnect);
+    d.reconnect.data = &d;
+    uv_timer_init(d.loop, &d.heartbeat);
+    d.heartbeat.data = &d;
+    uint64_t hb = (uint64_t)(d.cfg.heartbeat_interval * 1000);
+    uv_timer_start(&d.heartbeat, on_heartbeat, hb, hb);
+    uv_signal_init(d.loop, &d.sigchld);
+    d.sigchld.data = &d;
+    uv_signal_start(&d.sigchld, on_sigchld, SIGCHLD);
+    uv_signal_init(d.loop, &d.sigterm);
+    d.sigterm.data = &d;
+    uv_signal_start(&d.sigterm, on_stop, SIGTERM);
+    uv_signal_init(d.loop, &d.sigint);
+    d.sigint.data = &d;
+    uv_signal_start(&d.sigint, on_stop, SIGINT);
+    connect_ctl(&d);
+    fprintf(stderr, "ductile-noded %s: started (controller %s:%d)\n", d.name,
+            d.cfg.control_addr, d.cfg.control_port);
+    uv_run(d.loop, UV_RUN_DEFAULT);
+    fprintf(stderr, "ductile-noded %s: stopped\n", d.name);
+    return 0;
+}

@@ -1,0 +1,64 @@
+/* ductile-noded: the daemon on every node. It registers with the controller, sends
+ * heartbeats, runs the batch scripts the controller sends it, tracks every process of
+ * every job (launch.c), enforces walltimes and cancellations, and reports how jobs
+ * ended. It accepts commands only on its authenticated connection to the controller. */
+#ifndef DUCTILE_NODED_H
+#define DUCTILE_NODED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+#include "conn.h"
+#include "idmap.h"
+#include "launch.h"
+
+typedef struct noded noded_t;
+
+typedef struct njob {
+    noded_t *d;
+    int64_t id;
+    bool batch;              /* the batch script runs here (first node) */
+    launch_proc_t *proc;     /* the batch script, NULL elsewhere or once cleaned */
+    bool ended;              /* the script ended (result below) */
+    int kind, code;          /* 0 exit code, 1 signal, 2 could not start */
+    bool timed_out;
+    bool acked;              /* the controller has the result on disk */
+    bool cleaning;           /* the controller asked us to clean up */
+    bool cleaned;
+    bool killing;            /* SIGTERM sent, SIGKILL due */
+    uv_timer_t wall;         /* walltime */
+    uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone */
+    int timers_open;
+    char *script_path;       /* kept until the job goes: the shell opens it after exec */
+} njob_t;
+
+struct noded {
+    config_t cfg;
+    const char *name;
+    int index;
+    uv_loop_t *loop;
+    conn_t *ctl;                /* to the controller; NULL while disconnected */
+    bool registered;
+    uint8_t key[32];
+    uv_timer_t reconnect;
+    uv_timer_t heartbeat;
+    uv_signal_t sigchld, sigterm, sigint;
+    idmap_t *jobs;
+    char spool[4096];
+    char cgroup_parent[256];
+    bool stopping;
+};
+
+/* jobs.c */
+void jobs_on_start(noded_t *d, const json_t *msg);
+void jobs_on_cleanup(noded_t *d, const json_t *msg);
+void jobs_on_ended_ack(noded_t *d, const json_t *msg);
+void jobs_reap(noded_t *d);
+json_t *jobs_report(noded_t *d);
+void jobs_kill_all(noded_t *d);
+int noded_send(noded_t *d, json_t *msg); /* takes msg */
+
+#endif
