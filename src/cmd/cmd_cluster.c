@@ -2,6 +2,7 @@
  * One controller and N node daemons on loopback, each node with its own name, all
  * under one directory (configuration, key, database, logs, sockets, pid files). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -230,17 +231,34 @@ static pid_t read_pid(const char *path)
     return (pid_t)pid;
 }
 
+/* Alive and not a zombie (an exited daemon whose parent never reaps it). */
+static bool alive(pid_t pid)
+{
+    if (kill(pid, 0) < 0)
+        return false;
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')');
+    return !(rp && rp[1] == ' ' && rp[2] == 'Z');
+}
+
 /* TERM, then wait; KILL after a grace period. */
 static void stop_pid(const char *pidfile, double grace)
 {
     pid_t pid = read_pid(pidfile);
     if (pid > 0 && kill(pid, SIGTERM) == 0) {
         double deadline = mono() + grace;
-        while (mono() < deadline && kill(pid, 0) == 0) {
+        while (mono() < deadline && alive(pid)) {
             waitpid(pid, NULL, WNOHANG);
-            usleep(10000);
+            usleep(5000);
         }
-        if (kill(pid, 0) == 0)
+        if (alive(pid))
             kill(pid, SIGKILL);
     }
     unlink(pidfile);

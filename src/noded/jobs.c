@@ -61,14 +61,16 @@ static void report_end(noded_t *d, njob_t *j)
 
 static void on_kill(uv_timer_t *t);
 
-/* SIGTERM now, SIGKILL after KillWait (seconds). */
+/* SIGTERM now, SIGKILL after KillWait (seconds) if anything is left; meanwhile check
+ * every 50 ms whether the job is gone. */
 static void terminate(noded_t *d, njob_t *j)
 {
     if (!j->proc || j->killing)
         return;
     j->killing = true;
+    j->kill_at = uv_now(d->loop) + (uint64_t)(d->cfg.kill_wait * 1000);
     launch_signal(j->proc, SIGTERM);
-    uv_timer_start(&j->kill, on_kill, (uint64_t)(d->cfg.kill_wait * 1000), 100);
+    uv_timer_start(&j->kill, on_kill, 50, 50);
 }
 
 static void finish_cleanup(noded_t *d, njob_t *j)
@@ -79,7 +81,7 @@ static void finish_cleanup(noded_t *d, njob_t *j)
     maybe_drop(d, j);
 }
 
-/* After KillWait: SIGKILL, then every 100 ms: is everything gone? */
+/* Every 50 ms after SIGTERM: is everything gone? SIGKILL once KillWait has passed. */
 static void on_kill(uv_timer_t *t)
 {
     njob_t *j = t->data;
@@ -95,7 +97,8 @@ static void on_kill(uv_timer_t *t)
             report_end(d, j);
     }
     if (!launch_all_gone(j->proc)) {
-        launch_signal(j->proc, SIGKILL);
+        if (uv_now(d->loop) >= j->kill_at)
+            launch_signal(j->proc, SIGKILL);
         return;
     }
     if (j->cleaning && !j->cleaned)

@@ -33,6 +33,7 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
         return;
     if (!strcmp(type, "registered")) {
         d->registered = true;
+        d->registered_once = true;
         fprintf(stderr, "ductile-noded %s: registered with the controller\n", d->name);
     } else if (!strcmp(type, "job_start")) {
         jobs_on_start(d, msg);
@@ -53,7 +54,7 @@ static void on_close(conn_t *c, void *arg)
         d->ctl = NULL;
         d->registered = false;
         if (!d->stopping)
-            uv_timer_start(&d->reconnect, on_reconnect, 1000, 0);
+            uv_timer_start(&d->reconnect, on_reconnect, d->registered_once ? 1000 : 100, 0);
     }
 }
 

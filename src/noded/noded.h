@@ -28,7 +28,8 @@ typedef struct njob {
     bool acked;              /* the controller has the result on disk */
     bool cleaning;           /* the controller asked us to clean up */
     bool cleaned;
-    bool killing;            /* SIGTERM sent, SIGKILL due */
+    bool killing;            /* SIGTERM sent, SIGKILL due at kill_at */
+    uint64_t kill_at;        /* uv_now() when SIGKILL is due */
     uv_timer_t wall;         /* walltime */
     uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone */
     int timers_open;
@@ -42,6 +43,7 @@ struct noded {
     uv_loop_t *loop;
     conn_t *ctl;                /* to the controller; NULL while disconnected */
     bool registered;
+    bool registered_once;       /* retry quickly until the controller first answers */
     uint8_t key[32];
     uv_timer_t reconnect;
     uv_timer_t heartbeat;

@@ -1,0 +1,57 @@
+# Shared by the integration tests: a real emulated cluster on loopback in a temporary
+# directory, always stopped on exit (also on failure); polling with deadlines.
+set -euo pipefail
+BIN=${DUCTILE_BIN:?set by ctest}
+BINDIR=$(dirname "$BIN")
+T=$(mktemp -d "${TMPDIR:-/tmp}/ductile-it-XXXXXX")
+chmod 755 "$T"
+export DUCTILE_CONF="$T/c/ductile.conf"
+cleanup() {
+  local rc=$?
+  if [ -f "$T/c/ctld.pid" ] || ls "$T"/c/noded-*.pid >/dev/null 2>&1; then
+    "$BIN" cluster down --dir "$T/c" >/dev/null 2>&1 || true
+  fi
+  # a controller started by hand (restart tests)
+  [ -f "$T/ctld2.pid" ] && kill -9 "$(cat "$T/ctld2.pid")" 2>/dev/null || true
+  if [ $rc -ne 0 ] && [ -d "$T/c/log" ]; then
+    for f in "$T"/c/log/*.log; do echo "--- $f"; tail -n 30 "$f"; done >&2
+  fi
+  rm -rf "$T"
+  exit $rc
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+d() { "$BIN" "$@"; }
+
+# up N [extra cluster-up options]
+up() {
+  local n=$1; shift
+  d cluster up --nodes "$n" --dir "$T/c" --tick 1 "$@" > "$T/up.out" || fail "cluster up"
+}
+
+# wait_for SECONDS CMD...: poll until CMD succeeds
+wait_for() {
+  local limit=$1; shift
+  local end=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $end ] || return 1
+    sleep 0.05
+  done
+}
+
+# state JOB: the two-letter state
+state() { d show "$1" | awk '/^State/ {gsub(/[()]/, "", $3); print $3}'; }
+is_state() { [ "$(state "$1")" = "$2" ]; }
+expect_state() { # JOB STATE [SECONDS]
+  wait_for "${3:-20}" is_state "$1" "$2" || fail "job $1 is $(state "$1"), expected $2"
+}
+field() { d show "$1" | awk -v k="$2" '$1 == k {$1 = ""; sub(/^ /, ""); print}'; }
+submit() { d submit "$@" | awk '/^Submitted job/ {print $3}'; }
+script() { # NAME BODY...: writes an executable script in $T
+  local f="$T/$1"; shift
+  printf '#!/bin/sh\n%s\n' "$*" > "$f"
+  chmod 755 "$f"
+  echo "$f"
+}
+alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Submit, run, environment, output files, exit codes, history, queue reasons.
+. "$(dirname "$0")/lib.sh"
+up 4
+cd "$T"
+export MY_VAR="captured at submission"
+s=$(script env.sh '#DUCTILE --nodes=2 --job-name=envtest
+echo "id=$DUCTILE_JOB_ID n=$DUCTILE_JOB_NUM_NODES list=$DUCTILE_JOB_NODELIST dir=$DUCTILE_SUBMIT_DIR"
+echo "my=$MY_VAR pwd=$(pwd)"
+echo "to stderr" >&2
+exit 0')
+j1=$(submit -o 'out-%j.txt' -e 'err-%j.txt' "$s")
+[ -n "$j1" ] || fail "no job id"
+expect_state "$j1" CD
+grep -qx "id=$j1 n=2 list=n\[1-2\] dir=$T" "out-$j1.txt" || fail "env: $(cat "out-$j1.txt")"
+grep -qx "my=captured at submission pwd=$T" "out-$j1.txt" || fail "user env/cwd: $(cat "out-$j1.txt")"
+grep -qx "to stderr" "err-$j1.txt" || fail "stderr file"
+! grep -q "to stderr" "out-$j1.txt" || fail "stderr leaked into stdout"
+[ "$(field "$j1" Name)" = envtest ] || fail "job name from #DUCTILE"
+
+# exit codes: non-zero -> F with the code; killed by a signal -> F with 128+signal
+s=$(script three.sh 'exit 3')
+j2=$(submit "$s")
+expect_state "$j2" F
+[ "$(field "$j2" ExitCode)" = 3 ] || fail "exit code 3: $(field "$j2" ExitCode)"
+s=$(script selfkill.sh 'kill -KILL $$')
+j3=$(submit "$s")
+expect_state "$j3" F
+[ "$(field "$j3" ExitCode)" = "137 signal KILL" ] || fail "signal: $(field "$j3" ExitCode)"
+# a script without #! runs with /bin/sh; the default output is ductile-%j.out in cwd
+printf 'echo plain\n' > "$T/plain.sh"
+j4=$(submit "$T/plain.sh")
+expect_state "$j4" CD
+grep -qx plain "ductile-$j4.out" || fail "default output file"
+
+# queue: a job larger than what is free waits with a reason, behind it others wait
+s=$(script long.sh 'sleep 30')
+j5=$(submit -N 3 "$s")
+expect_state "$j5" R
+j6=$(submit -N 4 "$s")
+j7=$(submit -N 1 -t 1 "$s")
+sleep 0.3
+d queue > q.txt
+grep -E "^$j6 .* PD .*\(Resources\)" q.txt || fail "reason Resources: $(cat q.txt)"
+# easy backfills the short job 7 into the free node: it ends (1 min) before job 5 (no limit)?
+# job 5 has no time limit, so the shadow time is unbounded and 7 may backfill
+wait_for 10 is_state "$j7" R || fail "job 7 should backfill: $(cat q.txt)"
+d cancel "$j5" "$j6" "$j7"
+expect_state "$j5" CA
+expect_state "$j6" CA
+# history lists finished jobs with state, elapsed and exit code
+d history > h.txt
+grep -E "^$j2 +three.sh +root +FAILED .* 3$" h.txt || fail "history: $(cat h.txt)"
+d history --state CA --json | grep -q "\"id\": $j6" || fail "history --state CA"
+d queue --json | grep -q '^\[' || fail "queue --json"
+# accounting: node-seconds of the 2-node job
+ns=$(field "$j1" NodeSeconds)
+[ "$ns" -ge 0 ] || fail "node seconds"
+# errors: one line, non-zero exit
+! d submit "$T/nosuch.sh" 2> e.txt || fail "missing script accepted"
+grep -q "cannot read" e.txt || fail "message: $(cat e.txt)"
+! d submit -N 9 "$s" 2> e.txt || fail "9 nodes on 4 accepted"
+grep -q "needs at least 9 nodes but the cluster has 4" e.txt || fail "size message: $(cat e.txt)"
+! d show 99999 2> e.txt || fail "unknown job"
+grep -q "does not exist" e.txt || fail "unknown job message"
+echo ok
