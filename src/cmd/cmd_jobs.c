@@ -35,7 +35,7 @@ static int parse(int argc, char **argv, common_t *c, const char *usage)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "+u:N:", lopts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "u:N:", lopts, NULL)) != -1) {
         char *end;
         switch (o) {
         case O_CONF: c->conf = optarg; break;

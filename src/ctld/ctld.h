@@ -152,7 +152,8 @@ int jobs_cancel(ctld_t *c, job_t *j, const char *why);
 void jobs_want_schedule(ctld_t *c);
 void jobs_schedule(ctld_t *c);
 /* The batch script ended on the job's first node. */
-void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool timed_out);
+void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool timed_out,
+                       const char *error);
 /* A node daemon confirmed that every process of the job is gone from it. */
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
 /* A node daemon has the job's processes ready on it (an expand's new node). */

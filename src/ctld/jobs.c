@@ -150,13 +150,38 @@ static void finish(ctld_t *c, job_t *j)
     account(j, now);
     j->state = j->final;
     j->end = now;
-    snprintf(j->reason, sizeof(j->reason), "%s", jstate_name(j->state));
+    if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12))
+        snprintf(j->reason, sizeof(j->reason), "%s", jstate_name(j->state));
     db_job_save(c, j);
     db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
     sched_remove(c->sched, j->id);
     idmap_del(c->jobs, j->id);
     c->njobs_live--;
     job_free(j);
+    jobs_want_schedule(c);
+}
+
+/* Every node of an ending job is clean: requeue it (node failure with --requeue) or
+ * record its end. */
+static void cleanup_complete(ctld_t *c, job_t *j)
+{
+    if (j->final != JS_PENDING) {
+        finish(c, j);
+        return;
+    }
+    sched_remove(c->sched, j->id);
+    account(j, ctld_now());
+    free(j->alloc);
+    j->alloc = NULL;
+    j->nalloc = 0;
+    j->state = JS_PENDING;
+    j->restarts++;
+    snprintf(j->reason, sizeof(j->reason), "Requeued");
+    sched_jobspec_t spec = spec_of(j);
+    char err[SCHED_ERRLEN];
+    sched_submit(c->sched, &spec, err, sizeof(err));
+    db_job_save(c, j);
+    db_job_event(c, j->id, ctld_now(), "requeue", 0, 0, NULL, 0, NULL);
     jobs_want_schedule(c);
 }
 
@@ -182,7 +207,7 @@ static void start_cleanup(ctld_t *c, job_t *j, jstate_t final)
     }
     db_job_save(c, j);
     if (j->cleanup_left == 0)
-        finish(c, j);
+        cleanup_complete(c, j);
 }
 
 int jobs_cancel(ctld_t *c, job_t *j, const char *why)
@@ -199,7 +224,8 @@ int jobs_cancel(ctld_t *c, job_t *j, const char *why)
     return 0;
 }
 
-void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out)
+void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out,
+                       const char *error)
 {
     if (j->state != JS_RUNNING && j->state != JS_RESIZING)
         return; /* already ending (cancel, node failure) */
@@ -211,6 +237,9 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out)
     } else if (kind == 2) { /* could not start */
         j->exit_code = 127;
         final = JS_FAILED;
+        fprintf(stderr, "ductiled: job %lld could not start: %s\n", (long long)j->id,
+                error ? error : "?");
+        snprintf(j->reason, sizeof(j->reason), "LaunchFailed:%s", error ? error : "");
     } else {
         j->exit_code = code;
         final = timed_out ? JS_TIMEOUT : code == 0 ? JS_COMPLETED : JS_FAILED;
@@ -241,26 +270,8 @@ void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n)
     }
     if (j->state != JS_COMPLETING)
         return;
-    if (--j->cleanup_left <= 0) {
-        if (j->final == JS_PENDING) { /* requeue after a node failure */
-            sched_remove(c->sched, j->id);
-            account(j, ctld_now());
-            free(j->alloc);
-            j->alloc = NULL;
-            j->nalloc = 0;
-            j->state = JS_PENDING;
-            j->restarts++;
-            snprintf(j->reason, sizeof(j->reason), "Requeued");
-            sched_jobspec_t spec = spec_of(j);
-            char err[SCHED_ERRLEN];
-            sched_submit(c->sched, &spec, err, sizeof(err));
-            db_job_save(c, j);
-            db_job_event(c, j->id, ctld_now(), "requeue", 0, 0, NULL, 0, NULL);
-            jobs_want_schedule(c);
-        } else {
-            finish(c, j);
-        }
-    }
+    if (--j->cleanup_left <= 0)
+        cleanup_complete(c, j);
 }
 
 static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)

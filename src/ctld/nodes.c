@@ -117,7 +117,7 @@ static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             proto_int_opt(e, "kind", 0, 2, 0, &kind, err, sizeof(err));
             proto_int_opt(e, "code", -1000, 1000, 0, &code, err, sizeof(err));
             proto_bool_opt(e, "timed_out", false, &timed_out, err, sizeof(err));
-            jobs_script_ended(c, j, (int)kind, (int)code, timed_out);
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, NULL);
         }
         if (j->state == JS_COMPLETING)
             nodes_send(c, n->index, json_pack("{s:s,s:I}", "type", "job_cleanup", "job",
@@ -189,8 +189,10 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
             proto_int_opt(msg, "code", -1000, 1000, 0, &code, err, sizeof(err)) < 0 ||
             proto_bool_opt(msg, "timed_out", false, &timed_out, err, sizeof(err)) < 0)
             return;
+        const char *error = NULL;
+        proto_str_opt(msg, "error", 255, NULL, &error, err, sizeof(err));
         if (j)
-            jobs_script_ended(c, j, (int)kind, (int)code, timed_out);
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, error);
         /* The node keeps the result until it knows we have it on disk. */
         ctld_defer_send(c, conn, json_pack("{s:s,s:I}", "type", "job_ended_ack", "job",
                                            (json_int_t)id));

@@ -55,8 +55,11 @@ static njob_t *job_new(noded_t *d, int64_t id)
 
 static void report_end(noded_t *d, njob_t *j)
 {
-    noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:b}", "type", "job_ended", "job", (json_int_t)j->id,
-                            "kind", j->kind, "code", j->code, "timed_out", j->timed_out));
+    json_t *m = json_pack("{s:s,s:I,s:i,s:i,s:b}", "type", "job_ended", "job", (json_int_t)j->id,
+                          "kind", j->kind, "code", j->code, "timed_out", j->timed_out);
+    if (m && j->error[0])
+        json_object_set_new(m, "error", json_string(j->error));
+    noded_send(d, m);
 }
 
 static void on_kill(uv_timer_t *t);
@@ -201,6 +204,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         proto_str_opt(msg, "stderr", 4096, NULL, &errp, err, sizeof(err)) < 0) {
         j->ended = true;
         j->kind = 2;
+        snprintf(j->error, sizeof(j->error), "%s", err);
         report_end(d, j);
         return;
     }
@@ -236,6 +240,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         j->ended = true;
         j->kind = 2;
         j->code = -rc;
+        snprintf(j->error, sizeof(j->error), "%s", err);
         report_end(d, j);
         return;
     }

@@ -173,10 +173,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductile-noded: cannot create %s: %s\n", d.spool, strerror(errno));
         return 1;
     }
+    /* One cgroup subtree per cluster instance: several emulated clusters on one host
+     * (all named alike) must not meet in one cgroup. */
     char root[256];
-    if (launch_cgroup_root(root, sizeof(root)) == 0)
-        snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s/%s", d.cfg.cluster_name,
-                 d.name);
+    if (launch_cgroup_root(root, sizeof(root)) == 0) {
+        uint32_t h = 2166136261u;
+        for (const char *p = d.cfg.state_dir; *p; p++)
+            h = (h ^ (uint8_t)*p) * 16777619u;
+        snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s-%08x/%s",
+                 d.cfg.cluster_name, h, d.name);
+    }
     /* Orphans of jobs come to us, not to init: we reap them, and no process of a job
      * escapes to a parent that might never reap it. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
