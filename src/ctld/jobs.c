@@ -479,6 +479,8 @@ void jobs_restore(ctld_t *c, job_t *j)
         job_free(j);
         return;
     }
+    if (j->state == JS_COMPLETING)
+        j->cleanup_left = j->nalloc; /* each node confirms again, or is found clean */
     idmap_put(c->jobs, j->id, j);
     c->njobs_live++;
 }

@@ -286,14 +286,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductiled: Policy: %s\n", err);
         return 1;
     }
-    for (int i = 0; i < c.nnodes; i++)
-        sched_set_node_available(c.sched, i, false); /* until the node registers */
     char dbpath[4096];
     snprintf(dbpath, sizeof(dbpath), "%s/ductile.db", c.cfg.state_dir);
     if (db_open(&c, dbpath, err, sizeof(err)) < 0 || db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;
     }
+    /* Running jobs keep the nodes they were restored on; no node takes new work until
+     * its daemon has registered (and told us what it still runs). */
+    for (int i = 0; i < c.nnodes; i++)
+        sched_set_node_available(c.sched, i, false);
     if (listen_unix(&c, err, sizeof(err)) < 0 || listen_tcp(&c, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;

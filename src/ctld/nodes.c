@@ -16,6 +16,7 @@ void nodes_init(ctld_t *c)
         c->nodes[i].index = i;
         c->nodes[i].name = c->cfg.nodes[i];
         c->nodes[i].state = NS_UNKNOWN;
+        c->nodes[i].last_seen = ctld_mono(); /* a node that never comes back times out */
     }
 }
 
@@ -88,9 +89,50 @@ static void node_down(ctld_t *c, node_t *n, const char *why)
     jobs_node_failed(c, n);
 }
 
+typedef struct unreported {
+    ctld_t *c;
+    node_t *n;
+    idmap_t *reported;
+    job_t **v;
+    int nv;
+} unreported_t;
+
+static void find_unreported(int64_t id, void *val, void *arg)
+{
+    unreported_t *u = arg;
+    job_t *j = val;
+    if (j->state == JS_PENDING || idmap_get(u->reported, id))
+        return;
+    for (int k = 0; k < j->nalloc; k++)
+        if (j->alloc[k] == u->n->index) {
+            u->v[u->nv++] = j;
+            return;
+        }
+}
+
+/* Jobs we place on this node that it no longer has: a completing job is clean there;
+ * a running job whose batch script was here is lost. */
+static void settle_unreported(ctld_t *c, node_t *n, idmap_t *reported)
+{
+    unreported_t u = {.c = c, .n = n, .reported = reported,
+                      .v = malloc((idmap_count(c->jobs) + 1) * sizeof(job_t *))};
+    if (!u.v)
+        return;
+    idmap_foreach(c->jobs, find_unreported, &u);
+    for (int k = 0; k < u.nv; k++) {
+        job_t *j = u.v[k];
+        if (j->state == JS_COMPLETING)
+            jobs_cleanup_done(c, j, n);
+        else if (j->alloc[0] == n->index)
+            jobs_script_ended(c, j, 2, 0, false, "the node no longer had the job");
+    }
+    free(u.v);
+}
+
 /* What the node says it runs, against what we believe. */
 static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
 {
+    idmap_t *reported = idmap_create();
     size_t i;
     const json_t *e;
     json_array_foreach(jobs, i, e)
@@ -102,6 +144,8 @@ static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
         if (proto_int(e, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
             proto_str(e, "state", 16, &st, err, sizeof(err)) < 0)
             continue;
+        if (reported)
+            idmap_put(reported, id, (void *)1);
         job_t *j = idmap_get(c->jobs, id);
         bool ours = false;
         for (int k = 0; j && k < j->nalloc + (j->state == JS_RESIZING ? j->nresize : 0); k++)
@@ -123,6 +167,9 @@ static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             nodes_send(c, n->index, json_pack("{s:s,s:I}", "type", "job_cleanup", "job",
                                              (json_int_t)id));
     }
+    if (reported)
+        settle_unreported(c, n, reported);
+    idmap_destroy(reported);
 }
 
 static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
@@ -160,8 +207,9 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     set_available(c, n);
     conn_send_new(conn, json_pack("{s:b,s:s,s:f}", "ok", 1, "type", "registered",
                                   "heartbeat", c->cfg.heartbeat_interval));
-    if (jobs)
-        reconcile(c, n, jobs);
+    json_t *none = json_array();
+    reconcile(c, n, jobs ? jobs : none);
+    json_decref(none);
     jobs_want_schedule(c);
 }
 
@@ -217,7 +265,8 @@ void nodes_check_timeouts(ctld_t *c)
     double now = ctld_mono();
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
-        if (n->state == NS_UP && now - n->last_seen > c->cfg.node_timeout)
-            node_down(c, n, "not responding");
+        if ((n->state == NS_UP || n->state == NS_UNKNOWN) &&
+            now - n->last_seen > c->cfg.node_timeout)
+            node_down(c, n, n->state == NS_UP ? "not responding" : "never registered");
     }
 }

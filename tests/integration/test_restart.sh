@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# kill -9 of the controller during a stream of submissions and while jobs run: after
+# a restart every acknowledged job is there, and running jobs finish normally.
+. "$(dirname "$0")/lib.sh"
+up 4
+cd "$T"
+long=$(script long.sh 'sleep 3; echo done')
+quick=$(script quick.sh 'true')
+jl=$(submit -N 2 "$long")
+expect_state "$jl" R
+
+# 8 clients submitting 40 jobs each; a client retries until its job is acknowledged
+clients=""
+for c in 1 2 3 4 5 6 7 8; do
+  (
+    for i in $(seq 40); do
+      until out=$("$BIN" submit "$quick" 2>/dev/null); do sleep 0.05; done
+      echo "$out" >> "$T/acked.$c"
+    done
+  ) &
+  clients="$clients $!"
+done
+wait_for 20 sh -c "cat $T/acked.* 2>/dev/null | wc -l | awk '\$1 >= 60 {exit 0} {exit 1}'" ||
+  fail "submissions did not get going"
+kill -9 "$(cat "$T/c/ctld.pid")"
+before=$(cat "$T"/acked.* | wc -l)
+sleep 0.5
+ctld="$BINDIR/ductiled"
+setsid "$ctld" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
+echo $! > "$T/c/ctld.pid"
+wait $clients
+total=$(cat "$T"/acked.* | wc -l)
+[ "$total" -eq 320 ] || fail "$total of 320 submissions acknowledged"
+echo "acknowledged before the kill: $before, in all: $total"
+# every acknowledged job exists and runs to completion
+for id in $(awk '{print $3}' "$T"/acked.*); do
+  expect_state "$id" CD 60
+done
+# ids are unique
+[ "$(awk '{print $3}' "$T"/acked.* | sort -u | wc -l)" -eq 320 ] || fail "duplicate job ids"
+# the job that ran across the restart finished normally
+expect_state "$jl" CD 30
+grep -qx done "ductile-$jl.out" || fail "long job output: $(cat "ductile-$jl.out")"
+# and it was not started twice
+[ "$(d show "$jl" | grep -c ' start ')" -eq 1 ] || fail "long job restarted: $(d show "$jl")"
+echo ok
