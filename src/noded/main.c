@@ -169,7 +169,9 @@ int main(int argc, char **argv)
         return 1;
     }
     snprintf(d.spool, sizeof(d.spool), "%s/spool/%s", d.cfg.state_dir, d.name);
-    if (mkdirs(d.spool, 0700) < 0) {
+    /* Scripts are written here owned by their users (0700 each): the directories must
+     * let a user reach a file it owns without listing anyone else's. */
+    if (mkdirs(d.spool, 0711) < 0) {
         fprintf(stderr, "ductile-noded: cannot create %s: %s\n", d.spool, strerror(errno));
         return 1;
     }

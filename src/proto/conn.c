@@ -243,7 +243,7 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
             flush_backlog(c);
         }
         if (rc < 0) {
-            fprintf(stderr, "ductile: dropping %s: %s\n", c->peer, err);
+            fprintf(stderr, "dropping connection from %s: %s\n", c->peer, err);
             conn_close(c);
             return;
         }
@@ -254,7 +254,7 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
             int ok = check_munge_auth(c, msg);
             json_decref(msg);
             if (ok < 0) {
-                fprintf(stderr, "ductile: dropping %s: authentication failed\n", c->peer);
+                fprintf(stderr, "dropping connection from %s: authentication failed\n", c->peer);
                 conn_close(c);
                 return;
             }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Who may do what, and hostile input on every socket.
+. "$(dirname "$0")/lib.sh"
+GARBAGE=${GARBAGE:?set by ctest}
+up 2
+cd "$T"
+port=$(awk '$1 == "ControlPort" {print $3}' "$DUCTILE_CONF")
+sock="$T/c/ctld.sock"
+healthy() {
+  d cluster status | grep -q '2 of 2 nodes up' || fail "controller unhealthy after $1: $(d cluster status 2>&1)"
+}
+
+# Garbage on the local socket and on the TCP port: the daemons keep serving.
+for m in random huge badmac json slow many; do
+  "$GARBAGE" unix "$sock" "$m" || true
+  healthy "unix/$m"
+  "$GARBAGE" tcp 127.0.0.1 "$port" "$m" || true
+  healthy "tcp/$m"
+done
+head -c 100000 /dev/urandom > "/dev/tcp/127.0.0.1/$port" 2>/dev/null || true
+healthy "tcp/urandom"
+# A node daemon with the wrong cluster key cannot register.
+sed "s|^AuthKeyFile.*|AuthKeyFile = $T/other.key|" "$DUCTILE_CONF" > "$T/bad.conf"
+printf '%064d\n' 7 > "$T/other.key"
+chmod 600 "$T/other.key"
+timeout 3 "$BINDIR/ductile-noded" --conf "$T/bad.conf" --node n1 > "$T/bad.log" 2>&1 || true
+! grep -q registered "$T/bad.log" || fail "a daemon with the wrong key registered"
+healthy "wrong key"
+# Bad requests on the local socket get an error and change nothing.
+printf '#!/bin/sh\nsleep 300\n' > long.sh
+j=$(submit long.sh)
+expect_state "$j" R
+! d resize "$j" --nodes 0 2> e.txt || fail "resize to 0 accepted"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv > /dev/null; then
+  echo "not root: the per-user checks are skipped"
+  exit 77
+fi
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+# Only the owner or an operator may cancel or resize a job; only operators drain.
+! as_nobody "$BIN" cancel "$j" 2> e.txt || fail "nobody cancelled root's job"
+grep -q "permission denied" e.txt || fail "message: $(cat e.txt)"
+expect_state "$j" R
+! as_nobody "$BIN" resize "$j" --nodes 2 2> e.txt || fail "nobody resized root's job"
+! as_nobody "$BIN" drain n1 2> e.txt || fail "nobody drained a node"
+grep -q "only operators" e.txt || fail "drain message: $(cat e.txt)"
+d cancel "$j"
+# A job runs as the user who submitted it, never as root.
+mkdir -m 777 "$T/pub"
+printf '#!/bin/sh\nid -u\ntouch mine\n' > "$T/pub/who.sh"
+chmod 755 "$T/pub/who.sh"
+jn=$(cd "$T/pub" && as_nobody "$BIN" submit who.sh | awk '{print $3}')
+expect_state "$jn" CD
+[ "$(cat "$T/pub/ductile-$jn.out")" = "$(id -u nobody)" ] || fail "job ran as $(cat "$T/pub/ductile-$jn.out")"
+[ "$(stat -c %U "$T/pub/mine")" = nobody ] || fail "file owned by $(stat -c %U "$T/pub/mine")"
+# and the owner may cancel their own job
+jn=$(cd "$T/pub" && printf '#!/bin/sh\nsleep 300\n' > s.sh && chmod 755 s.sh && as_nobody "$BIN" submit s.sh | awk '{print $3}')
+expect_state "$jn" R
+as_nobody "$BIN" cancel "$jn" || fail "owner could not cancel"
+expect_state "$jn" CA
+echo ok
