@@ -5,7 +5,8 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build asan demo test unit clean bench
+.PHONY: all deps build asan demo test unit clean bench fuzz
+FUZZ_SECONDS ?= 10
 
 all: build
 
@@ -27,6 +28,10 @@ test: build asan
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz: deps
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: build
 	@bash bench/sim/run.sh $(BUILD)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "directives.h"
 #include "sched.h"
 #include "util.h"
 
@@ -111,52 +112,55 @@ static char *read_file(const char *path, size_t max, size_t *len)
 }
 
 /* "#DUCTILE --nodes=4 --time 10" lines before the first command. */
+typedef struct scan {
+    sub_t *s;
+    const char *path;
+    const char **conf;
+    char **keep; /* values must outlive the scan */
+    int nkeep;
+} scan_t;
+
+static const struct option *find_opt(const char *name)
+{
+    for (const struct option *o = lopts; o->name; o++)
+        if (!strcmp(o->name, name))
+            return o;
+    return NULL;
+}
+
+static int needs_value(const char *name, void *arg)
+{
+    (void)arg;
+    const struct option *o = find_opt(name);
+    return o && o->has_arg == required_argument;
+}
+
+static int on_directive(const char *name, const char *value, int line, void *arg)
+{
+    scan_t *x = arg;
+    char where[512];
+    snprintf(where, sizeof(where), "%.400s:%d: ", x->path, line);
+    const struct option *o = find_opt(name);
+    if (!o || o->val == O_HELP || o->val == O_CONF)
+        return cmd_fail("%sunknown option --%s", where, name);
+    if (o->has_arg == no_argument && value)
+        return cmd_fail("%s--%s takes no value", where, name);
+    char *v = value ? strdup(value) : NULL;
+    if (v && x->nkeep < 64)
+        x->keep[x->nkeep++] = v;
+    /* directives come first: the command line, applied later, overrides them */
+    return apply(x->s, o->val, v, where, x->conf);
+}
+
 static int scan_directives(sub_t *s, const char *script, const char *path, const char **conf)
 {
-    int line = 0;
-    for (const char *p = script; *p;) {
-        const char *eol = strchr(p, '\n');
-        size_t n = eol ? (size_t)(eol - p) : strlen(p);
-        line++;
-        char buf[1024];
-        if (n >= sizeof(buf))
-            n = sizeof(buf) - 1;
-        memcpy(buf, p, n);
-        buf[n] = '\0';
-        p = eol ? eol + 1 : p + n;
-        char *t = buf + strspn(buf, " \t");
-        if (!*t || (*t == '#' && strncmp(t, "#DUCTILE", 8)))
-            continue; /* blank line or plain comment */
-        if (*t != '#')
-            break; /* the first command ends the directives */
-        char *args = t + 8, *save = NULL;
-        for (char *tok = strtok_r(args, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
-            char where[512];
-            snprintf(where, sizeof(where), "%.400s:%d: ", path, line);
-            if (strncmp(tok, "--", 2))
-                return cmd_fail("%s'%s' is not a --option", where, tok);
-            char *eq = strchr(tok, '='), *val = NULL;
-            if (eq) {
-                *eq = '\0';
-                val = eq + 1;
-            }
-            const struct option *o = lopts;
-            while (o->name && strcmp(o->name, tok + 2))
-                o++;
-            if (!o->name || o->val == O_HELP || o->val == O_CONF)
-                return cmd_fail("%sunknown option %s", where, tok);
-            if (o->has_arg == required_argument && !val) {
-                val = strtok_r(NULL, " \t\r", &save);
-                if (!val)
-                    return cmd_fail("%s%s needs a value", where, tok);
-            }
-            /* directives never override the command line: applied first, overwritten later */
-            int rc = apply(s, o->val, val ? strdup(val) : NULL, where, conf);
-            if (rc)
-                return rc;
-        }
-    }
-    return 0;
+    static char *keep[64];
+    scan_t x = {.s = s, .path = path, .conf = conf, .keep = keep};
+    char err[256];
+    int rc = directives_scan(script, needs_value, on_directive, &x, err, sizeof(err));
+    if (rc < 0)
+        return cmd_fail("%s: %s", path, err);
+    return rc;
 }
 
 int cmd_submit(int argc, char **argv)

@@ -127,6 +127,8 @@ int proto_encode(proto_session_t *ss, const json_t *msg, uint8_t **out, size_t *
 
 int proto_decoder_feed(proto_decoder_t *d, const void *data, size_t n)
 {
+    if (n == 0)
+        return 0;
     if (d->len + n > d->cap) {
         size_t cap = d->cap ? d->cap : 4096;
         while (cap < d->len + n)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang and runs each for SECONDS (default 10).
+# `make test` runs them briefly; for a long run: make fuzz FUZZ_SECONDS=600
+set -euo pipefail
+secs=${1:-10}
+out=${2:-build-fuzz}
+cd "$(dirname "$0")/.."
+mkdir -p "$out"
+flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Isrc -Isrc/common"
+clang $flags tests/fuzz/fuzz_proto.c src/proto/proto.c -ljansson -lsodium -o "$out/fuzz_proto"
+clang $flags tests/fuzz/fuzz_config.c src/common/config.c src/common/hostlist.c -o "$out/fuzz_config"
+clang $flags tests/fuzz/fuzz_directives.c src/proto/directives.c -o "$out/fuzz_directives"
+for f in fuzz_proto fuzz_config fuzz_directives; do
+  mkdir -p "$out/corpus-$f"
+  echo "fuzz: $f for ${secs}s"
+  if ! "$out/$f" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 \
+      -artifact_prefix="$out/$f-" "$out/corpus-$f" > "$out/$f.log" 2>&1; then
+    tail -n 40 "$out/$f.log" >&2
+    echo "fuzz: $f found a problem (input saved as $out/$f-*)" >&2
+    exit 1
+  fi
+  grep -E '^Done' "$out/$f.log" || true
+done
