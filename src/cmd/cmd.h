@@ -13,6 +13,8 @@ int cmd_drain(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_resize(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_rsh(int argc, char **argv);
 
 /* Prints "ductile: <message>" on stderr; returns the exit code to use (1). */
 int cmd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

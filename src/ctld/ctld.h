@@ -56,6 +56,7 @@ typedef struct job {
     int exit_code;           /* -1 unknown */
     int signal;              /* 0 none */
     int restarts;
+    int nsteps;              /* steps (`ductile run`) started so far */
     int *alloc;              /* node indices in rank order */
     int nalloc;
     int cleanup_left;        /* COMPLETING: node daemons still to confirm */
@@ -98,6 +99,7 @@ typedef struct ctld {
     reply_t *deferred, *deferred_tail; /* replies and sends waiting for the commit */
     sched_t *sched;
     idmap_t *jobs;               /* live jobs: pending, running, completing */
+    idmap_t *steps;              /* running steps of `ductile run` (steps.c) */
     node_t *nodes;
     int nnodes;
     uint8_t key[32];
@@ -177,6 +179,11 @@ int nodes_send(ctld_t *c, int node, json_t *msg); /* takes msg */
 bool node_usable(const node_t *n);
 const char *node_state_name(const node_t *n, const ctld_t *c);
 int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason);
+
+/* --- steps.c --- */
+void steps_run(ctld_t *c, conn_t *conn, const json_t *msg);
+void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type);
+void steps_conn_closed(ctld_t *c, conn_t *conn);
 
 /* --- rpc.c --- */
 void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg);

@@ -79,7 +79,8 @@ static void forget_conn(ctld_t *c, conn_t *conn)
 static bool node_message(const char *type)
 {
     return !strcmp(type, "register") || !strcmp(type, "ping") || !strcmp(type, "job_ended") ||
-           !strcmp(type, "cleanup_done") || !strcmp(type, "job_ready");
+           !strcmp(type, "cleanup_done") || !strcmp(type, "job_ready") ||
+           !strcmp(type, "step_output") || !strcmp(type, "step_exit");
 }
 
 static void on_message(conn_t *conn, json_t *msg, void *arg)
@@ -110,6 +111,7 @@ static void on_close(conn_t *conn, void *arg)
     ctld_t *c = arg;
     forget_conn(c, conn);
     nodes_conn_closed(c, conn);
+    steps_conn_closed(c, conn);
 }
 
 static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};
@@ -281,6 +283,7 @@ int main(int argc, char **argv)
     }
     c.loop = uv_default_loop();
     c.jobs = idmap_create();
+    c.steps = idmap_create();
     nodes_init(&c);
     if (sched_create(c.nnodes, c.cfg.policy, &c.sched, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: Policy: %s\n", err);

@@ -225,6 +225,10 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     n->last_seen = ctld_mono();
     if (!strcmp(type, "ping"))
         return;
+    if (!strcmp(type, "step_output") || !strcmp(type, "step_exit")) {
+        steps_on_node_message(c, msg, type);
+        return;
+    }
     char err[128];
     int64_t id;
     if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)

@@ -68,12 +68,20 @@ static void on_kill(uv_timer_t *t);
  * every 50 ms whether the job is gone. */
 static void terminate(noded_t *d, njob_t *j)
 {
-    if (!j->proc || j->killing)
+    if (j->killing)
         return;
     j->killing = true;
     j->kill_at = uv_now(d->loop) + (uint64_t)(d->cfg.kill_wait * 1000);
-    launch_signal(j->proc, SIGTERM);
+    if (j->proc)
+        launch_signal(j->proc, SIGTERM);
+    steps_signal(d, j->id, 0, SIGTERM);
     uv_timer_start(&j->kill, on_kill, 50, 50);
+}
+
+/* No process of the job is left on this node: batch script and tasks. */
+static bool job_gone(noded_t *d, njob_t *j)
+{
+    return (!j->proc || launch_all_gone(j->proc)) && steps_job_gone(d, j->id);
 }
 
 static void finish_cleanup(noded_t *d, njob_t *j)
@@ -89,19 +97,21 @@ static void on_kill(uv_timer_t *t)
 {
     njob_t *j = t->data;
     noded_t *d = j->d;
-    if (!j->proc)
-        return;
     int status;
-    if (launch_reap(j->proc, &status) == 1 && !j->ended) {
+    if (j->proc && launch_reap(j->proc, &status) == 1 && !j->ended) {
         j->ended = true;
         j->kind = WIFSIGNALED(status) ? 1 : 0;
         j->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
         if (j->batch)
             report_end(d, j);
     }
-    if (!launch_all_gone(j->proc)) {
-        if (uv_now(d->loop) >= j->kill_at)
-            launch_signal(j->proc, SIGKILL);
+    steps_reap(d);
+    if (!job_gone(d, j)) {
+        if (uv_now(d->loop) >= j->kill_at) {
+            if (j->proc)
+                launch_signal(j->proc, SIGKILL);
+            steps_signal(d, j->id, 0, SIGKILL);
+        }
         return;
     }
     if (j->cleaning && !j->cleaned)
@@ -263,7 +273,7 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg)
     j->cleaning = true;
     j->acked = true; /* the controller is past the end: it has the result */
     uv_timer_stop(&j->wall);
-    if (!j->proc || launch_all_gone(j->proc)) {
+    if (job_gone(d, j)) {
         finish_cleanup(d, j);
         return;
     }
@@ -331,11 +341,14 @@ static void match_pid(int64_t id, void *val, void *arg)
     find_pid_t *f = arg;
     if (j->proc && launch_pid(j->proc) == f->pid)
         f->found = true;
+    if (!f->found && steps_owns_pid(j->d, f->pid))
+        f->found = true;
 }
 
 void jobs_reap(noded_t *d)
 {
     each_job(d, reap_one);
+    steps_reap(d);
     /* As a child subreaper we inherit the orphans of jobs: reap those, but leave a
      * job's main process to launch_reap (peek first with WNOWAIT). */
     pid_t last = 0;
@@ -347,8 +360,10 @@ void jobs_reap(noded_t *d)
         last = si.si_pid;
         find_pid_t f = {.pid = si.si_pid};
         idmap_foreach(d->jobs, match_pid, &f);
-        if (f.found)
+        if (f.found) {
             each_job(d, reap_one);
+            steps_reap(d);
+        }
         else
             waitpid(si.si_pid, NULL, WNOHANG);
     }

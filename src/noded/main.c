@@ -39,6 +39,10 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
         jobs_on_start(d, msg);
     } else if (!strcmp(type, "job_cleanup")) {
         jobs_on_cleanup(d, msg);
+    } else if (!strcmp(type, "step_start")) {
+        steps_on_start(d, msg);
+    } else if (!strcmp(type, "step_kill")) {
+        steps_on_kill(d, msg);
     } else if (!strcmp(type, "job_ended_ack")) {
         jobs_on_ended_ack(d, msg);
     } else if (json_is_false(json_object_get(msg, "ok"))) {

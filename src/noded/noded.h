@@ -37,6 +37,8 @@ typedef struct njob {
     char error[256];         /* why it could not start */
 } njob_t;
 
+struct task;
+
 struct noded {
     config_t cfg;
     const char *name;
@@ -50,6 +52,7 @@ struct noded {
     uv_timer_t heartbeat;
     uv_signal_t sigchld, sigterm, sigint;
     idmap_t *jobs;
+    struct task *tasks;         /* tasks of `ductile run` (steps.c) */
     char spool[4096];
     char cgroup_parent[256];
     bool stopping;
@@ -63,5 +66,14 @@ void jobs_reap(noded_t *d);
 json_t *jobs_report(noded_t *d);
 void jobs_kill_all(noded_t *d);
 int noded_send(noded_t *d, json_t *msg); /* takes msg */
+
+/* steps.c: the tasks of `ductile run` */
+void steps_on_start(noded_t *d, const json_t *msg);
+void steps_on_kill(noded_t *d, const json_t *msg);
+/* Signal the tasks of a job (step 0: all its steps). */
+void steps_signal(noded_t *d, int64_t job, int step, int sig);
+bool steps_job_gone(noded_t *d, int64_t job);
+bool steps_owns_pid(noded_t *d, pid_t pid);
+void steps_reap(noded_t *d);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/b64.h"
 #include "common/idmap.h"
 #include "common/nodeset.h"
 #include "common/rng.h"
@@ -112,6 +113,34 @@ static void idmap_many(void **state)
     idmap_destroy(m);
 }
 
+static void b64_roundtrip(void **state)
+{
+    (void)state;
+    char enc[64];
+    uint8_t dec[64];
+    b64_encode("Man", 3, enc);
+    assert_string_equal(enc, "TWFu");
+    b64_encode("Ma", 2, enc);
+    assert_string_equal(enc, "TWE=");
+    b64_encode("M", 1, enc);
+    assert_string_equal(enc, "TQ==");
+    b64_encode("", 0, enc);
+    assert_string_equal(enc, "");
+    uint8_t bin[40];
+    for (int i = 0; i < 40; i++)
+        bin[i] = (uint8_t)(i * 37 + 200);
+    for (size_t n = 0; n <= 40; n++) {
+        b64_encode(bin, n, enc);
+        assert_int_equal(strlen(enc), b64_encoded_len(n));
+        assert_int_equal(b64_decode(enc, dec), (long)n);
+        assert_memory_equal(dec, bin, n);
+    }
+    assert_int_equal(b64_decode("TWF", dec), -1);
+    assert_int_equal(b64_decode("TW=u", dec), -1);
+    assert_int_equal(b64_decode("T?Fu", dec), -1);
+    assert_int_equal(b64_decode("TQ==TWFu", dec), -1);
+}
+
 static void rng_deterministic(void **state)
 {
     (void)state;
@@ -151,6 +180,7 @@ int main(void)
         cmocka_unit_test(nodeset_ranges),
         cmocka_unit_test(nodeset_take_across_words),
         cmocka_unit_test(idmap_many),
+        cmocka_unit_test(b64_roundtrip),
         cmocka_unit_test(rng_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

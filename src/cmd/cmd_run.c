@@ -1,0 +1,200 @@
+/* ductile run: start a command on the nodes of a job (like srun) and forward its
+ * output and exit status. Inside a job the job is $DUCTILE_JOB_ID.
+ * ductile rsh HOST CMD...: the same on one node, with the command given as words for
+ * a shell: the remote-shell interface an MPI library uses instead of ssh (Open MPI's
+ * plm_rsh_agent). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "b64.h"
+#include "cmd.h"
+#include "util.h"
+
+extern char **environ;
+
+/* execve does no PATH search: resolve the command here, where the user typed it. */
+static int resolve(const char *cmd, char *out, size_t len)
+{
+    if (strchr(cmd, '/')) {
+        if (cmd[0] == '/') {
+            snprintf(out, len, "%s", cmd);
+        } else {
+            char cwd[PATH_MAX];
+            if (!getcwd(cwd, sizeof(cwd)))
+                return -errno;
+            snprintf(out, len, "%s/%s", cwd, cmd);
+        }
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    char *copy = strdup(path), *save = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        snprintf(out, len, "%s/%s", *dir ? dir : ".", cmd);
+        if (access(out, X_OK) == 0) {
+            free(copy);
+            return 0;
+        }
+    }
+    free(copy);
+    return -ENOENT;
+}
+
+static int stream(client_t *c, bool label)
+{
+    char err[512];
+    for (;;) {
+        json_t *m;
+        if (client_recv(c, &m, -1, err, sizeof(err)) < 0)
+            return cmd_fail("%s", err) ? 255 : 255;
+        const char *type = cu_str(m, "type");
+        if (!strcmp(type, "step_output")) {
+            const char *data = cu_str(m, "data");
+            char *buf = malloc(strlen(data) / 4 * 3 + 3);
+            long n = buf ? b64_decode(data, buf) : -1;
+            int fd = json_integer_value(json_object_get(m, "stream")) == 2 ? 2 : 1;
+            if (n > 0) {
+                if (label)
+                    dprintf(fd, "%lld: ", (long long)json_integer_value(json_object_get(m, "rank")));
+                ssize_t w = write(fd, buf, (size_t)n);
+                (void)w;
+            }
+            free(buf);
+        } else if (!strcmp(type, "step_done")) {
+            int st = (int)json_integer_value(json_object_get(m, "status"));
+            json_decref(m);
+            return st > 255 ? 255 : st;
+        }
+        json_decref(m);
+    }
+}
+
+static int run(const char *conf, long long job, long nodes, const char *node, bool label,
+               char **words, int nwords, bool shell)
+{
+    config_t cfg = {0};
+    if (cu_load_conf(conf, &cfg))
+        return 1;
+    char exe[PATH_MAX], err[1024], cwd[PATH_MAX];
+    json_t *argv = json_array();
+    if (shell) {
+        /* rsh semantics: the words form one command line for a shell */
+        size_t len = 1;
+        for (int i = 0; i < nwords; i++)
+            len += strlen(words[i]) + 1;
+        char *line = calloc(len, 1);
+        for (int i = 0; i < nwords; i++) {
+            strcat(line, words[i]);
+            if (i + 1 < nwords)
+                strcat(line, " ");
+        }
+        json_array_append_new(argv, json_string("/bin/sh"));
+        json_array_append_new(argv, json_string("-c"));
+        json_array_append_new(argv, json_string(line));
+        free(line);
+    } else {
+        if (resolve(words[0], exe, sizeof(exe)) < 0)
+            return cmd_fail("run: %s: command not found", words[0]);
+        json_array_append_new(argv, json_string(exe));
+        for (int i = 1; i < nwords; i++)
+            json_array_append_new(argv, json_string(words[i]));
+    }
+    json_t *env = json_array();
+    for (char **e = environ; *e; e++)
+        json_array_append_new(env, json_string(*e));
+    if (!getcwd(cwd, sizeof(cwd)))
+        snprintf(cwd, sizeof(cwd), "/");
+    json_t *req = json_pack("{s:s,s:I,s:I,s:s,s:o,s:o}", "type", "run", "job", (json_int_t)job,
+                            "nodes", (json_int_t)nodes, "cwd", cwd, "argv", argv, "env", env);
+    if (node)
+        json_object_set_new(req, "node", json_string(node));
+    client_t *c;
+    int rc = client_open_unix(cfg.control_socket, &c, err, sizeof(err));
+    config_free(&cfg);
+    if (rc < 0) {
+        json_decref(req);
+        return cmd_fail("%s", err);
+    }
+    json_t *rep;
+    rc = client_call(c, req, &rep, 60, err, sizeof(err));
+    json_decref(req);
+    if (rc < 0) {
+        client_close(c);
+        return cmd_fail("%s", err);
+    }
+    json_decref(rep);
+    int st = stream(c, label);
+    client_close(c);
+    return st;
+}
+
+static long long job_from_env(void)
+{
+    const char *s = getenv("DUCTILE_JOB_ID");
+    return s ? atoll(s) : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option lopts[] = {{"job", required_argument, 0, 'j'},
+                                          {"nodes", required_argument, 0, 'N'},
+                                          {"node", required_argument, 0, 'w'},
+                                          {"label", no_argument, 0, 'l'},
+                                          {"conf", required_argument, 0, 'c'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    long long job = job_from_env();
+    long nodes = 0;
+    const char *node = NULL, *conf = NULL;
+    bool label = false;
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "+j:N:w:l", lopts, NULL)) != -1) {
+        switch (o) {
+        case 'j': job = atoll(optarg); break;
+        case 'N': nodes = atol(optarg); break;
+        case 'w': node = optarg; break;
+        case 'l': label = true; break;
+        case 'c': conf = optarg; break;
+        case 'h':
+            printf("usage: ductile run [--job N] [-N NODES] [--node NAME] [--label] CMD [ARGS...]\n"
+                   "Runs CMD on the first NODES nodes of the job (all by default), one task per\n"
+                   "node, and exits with the largest exit status of the tasks.\n");
+            return 0;
+        default:
+            return cmd_fail("run: bad option '%s' (try --help)", argv[optind - 1]);
+        }
+    }
+    if (job <= 0)
+        return cmd_fail("run: no job: run it inside a job or give --job N");
+    if (nodes < 0)
+        return cmd_fail("run: --nodes must be positive");
+    if (optind >= argc)
+        return cmd_fail("run: no command given");
+    return run(conf, job, nodes, node, label, argv + optind, argc - optind, false);
+}
+
+int cmd_rsh(int argc, char **argv)
+{
+    /* ductile rsh [-l user] [-n] HOST CMD...: options an rsh caller may pass are
+     * accepted and ignored (the job's user runs the command). */
+    int i = 1;
+    while (i < argc && argv[i][0] == '-') {
+        if (!strcmp(argv[i], "-l") && i + 1 < argc)
+            i++;
+        i++;
+    }
+    if (argc - i < 2)
+        return cmd_fail("usage: ductile rsh HOST COMMAND...");
+    long long job = job_from_env();
+    if (job <= 0)
+        return cmd_fail("rsh: DUCTILE_JOB_ID is not set: run it inside a job");
+    return run(NULL, job, 0, argv[i], false, argv + i + 1, argc - i - 1, true);
+}

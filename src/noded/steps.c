@@ -1,0 +1,310 @@
+#define _GNU_SOURCE
+/* Tasks of `ductile run` on this node: started on the controller's word, their output
+ * read from FIFOs and forwarded, their end reported. They belong to a job: the job's
+ * clean-up signals them and waits for them like its batch script. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "b64.h"
+#include "noded.h"
+
+typedef struct task task_t;
+
+typedef struct outpipe {
+    uv_pipe_t pipe;
+    task_t *t;
+    int stream; /* 1 stdout, 2 stderr */
+    bool open;
+    char path[4200];
+} outpipe_t;
+
+struct task {
+    noded_t *d;
+    task_t *next;
+    int64_t job;
+    int step, rank;
+    launch_proc_t *proc;
+    outpipe_t out[2];
+    bool reaped, reported;
+    int kind, code;
+    int handles_open;
+};
+
+static void report_if_done(task_t *t);
+
+static void unlink_task(noded_t *d, task_t *t)
+{
+    for (task_t **p = &d->tasks; *p; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
+            return;
+        }
+}
+
+static void free_task(task_t *t)
+{
+    launch_cleanup(t->proc);
+    free(t);
+}
+
+static void on_pipe_closed(uv_handle_t *h)
+{
+    outpipe_t *o = h->data;
+    task_t *t = o->t;
+    if (--t->handles_open == 0 && t->reported)
+        free_task(t);
+}
+
+static void close_out(outpipe_t *o)
+{
+    if (!o->open)
+        return;
+    o->open = false;
+    unlink(o->path);
+    uv_close((uv_handle_t *)&o->pipe, on_pipe_closed);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)h;
+    (void)suggested;
+    buf->base = malloc(32768);
+    buf->len = buf->base ? 32768 : 0;
+}
+
+static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    outpipe_t *o = s->data;
+    task_t *t = o->t;
+    if (n > 0) {
+        char *enc = malloc(b64_encoded_len((size_t)n) + 1);
+        if (enc) {
+            b64_encode(buf->base, (size_t)n, enc);
+            noded_send(t->d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}", "type", "step_output", "job",
+                                       (json_int_t)t->job, "step", t->step, "rank", t->rank,
+                                       "stream", o->stream, "data", enc));
+            free(enc);
+        }
+    }
+    free(buf->base);
+    if (n < 0) {
+        close_out(o);
+        report_if_done(t);
+    }
+}
+
+/* The task is over once its main process is reaped and its output has ended. */
+static void report_if_done(task_t *t)
+{
+    if (t->reported || !t->reaped || t->out[0].open || t->out[1].open)
+        return;
+    t->reported = true;
+    noded_send(t->d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
+                               (json_int_t)t->job, "step", t->step, "rank", t->rank, "kind",
+                               t->kind, "code", t->code));
+    unlink_task(t->d, t);
+    if (t->handles_open == 0)
+        free_task(t);
+}
+
+static void fail_start(noded_t *d, int64_t job, int step, int rank, const char *why)
+{
+    char *enc = malloc(b64_encoded_len(strlen(why) + 1) + 1);
+    if (enc) {
+        char line[600];
+        snprintf(line, sizeof(line), "ductile run: %s\n", why);
+        b64_encode(line, strlen(line), enc);
+        noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}", "type", "step_output", "job",
+                                (json_int_t)job, "step", step, "rank", rank, "stream", 2, "data",
+                                enc));
+        free(enc);
+    }
+    noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
+                            (json_int_t)job, "step", step, "rank", rank, "kind", 2, "code", 127));
+}
+
+/* A FIFO the task writes and we read; a dummy writer keeps it from reading as ended
+ * before the task has opened it. */
+static int open_fifo(noded_t *d, outpipe_t *o, uid_t uid, gid_t gid, int *dummy)
+{
+    if (mkfifo(o->path, 0600) < 0 && errno != EEXIST)
+        return -errno;
+    if (geteuid() == 0 && chown(o->path, uid, gid) < 0)
+        return -errno;
+    int fd = open(o->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    *dummy = open(o->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    uv_pipe_init(d->loop, &o->pipe, 0);
+    o->pipe.data = o;
+    if (uv_pipe_open(&o->pipe, fd) < 0) {
+        close(fd);
+        return -EIO;
+    }
+    o->open = true;
+    o->t->handles_open++;
+    return 0;
+}
+
+void steps_on_start(noded_t *d, const json_t *msg)
+{
+    char err[LAUNCH_ERRLEN];
+    int64_t job, step, rank, uid, gid;
+    const char *cwd;
+    const json_t *argv_j, *env_j;
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(msg, "step", 1, 65535, &step, err, sizeof(err)) < 0 ||
+        proto_int(msg, "rank", 0, 1 << 24, &rank, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "uid", 0, UINT32_MAX - 1, 0, &uid, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0 ||
+        proto_str(msg, "cwd", 4096, &cwd, err, sizeof(err)) < 0 ||
+        proto_strarray_opt(msg, "argv", 4096, 131072, &argv_j, err, sizeof(err)) < 0 ||
+        proto_strarray_opt(msg, "env", 4096, 131072, &env_j, err, sizeof(err)) < 0 || !argv_j ||
+        json_array_size(argv_j) == 0) {
+        fprintf(stderr, "ductile-noded %s: bad step_start: %s\n", d->name, err);
+        return;
+    }
+    if (!idmap_get(d->jobs, job)) {
+        fail_start(d, job, (int)step, (int)rank, "the job does not run on this node");
+        return;
+    }
+    uid_t ruid = geteuid() == 0 ? (uid_t)uid : geteuid();
+    gid_t rgid = geteuid() == 0 ? (gid_t)gid : getegid();
+    task_t *t = calloc(1, sizeof(*t));
+    if (!t)
+        return;
+    t->d = d;
+    t->job = job;
+    t->step = (int)step;
+    t->rank = (int)rank;
+    int dummy[2] = {-1, -1};
+    for (int s = 0; s < 2; s++) {
+        t->out[s].t = t;
+        t->out[s].stream = s + 1;
+        snprintf(t->out[s].path, sizeof(t->out[s].path), "%s/step%lld.%d.%d.%d", d->spool,
+                 (long long)job, (int)step, (int)rank, s + 1);
+    }
+    size_t na = json_array_size(argv_j), ne = env_j ? json_array_size(env_j) : 0;
+    char **argv = calloc(na + 1, sizeof(char *));
+    char **env = calloc(ne + 1, sizeof(char *));
+    for (size_t i = 0; i < na; i++)
+        argv[i] = (char *)json_string_value(json_array_get(argv_j, i));
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++) {
+        const char *e = json_string_value(json_array_get(env_j, i));
+        if (strchr(e, '='))
+            env[k++] = (char *)e;
+    }
+    char tag[48];
+    snprintf(tag, sizeof(tag), "step%d.%d", (int)step, (int)rank);
+    char kv[3][64];
+    snprintf(kv[0], sizeof(kv[0]), "DUCTILE_STEP_ID=%d", (int)step);
+    snprintf(kv[1], sizeof(kv[1]), "DUCTILE_PROCID=%d", (int)rank);
+    snprintf(kv[2], sizeof(kv[2]), "DUCTILE_NODENAME=%s", d->name);
+    const char *extra[3] = {kv[0], kv[1], kv[2]};
+    char **fenv = launch_env_build(env, extra, 3);
+    int rc = -EIO;
+    if (fenv && open_fifo(d, &t->out[0], ruid, rgid, &dummy[0]) == 0 &&
+        open_fifo(d, &t->out[1], ruid, rgid, &dummy[1]) == 0) {
+        launch_spec_t spec = {
+            .argv = argv,
+            .envp = fenv,
+            .cwd = cwd,
+            .stdout_path = t->out[0].path,
+            .stderr_path = t->out[1].path,
+            .job_id = job,
+            .node_name = d->name,
+            .tag = tag,
+            .uid = ruid,
+            .gid = rgid,
+            .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
+        };
+        rc = launch_start(&spec, &t->proc, err, sizeof(err));
+    } else {
+        snprintf(err, sizeof(err), "cannot set up the task's output: %s", strerror(errno));
+    }
+    for (int s = 0; s < 2; s++)
+        if (dummy[s] >= 0)
+            close(dummy[s]);
+    launch_env_free(fenv);
+    free(argv);
+    free(env);
+    t->next = d->tasks;
+    d->tasks = t;
+    if (rc < 0) {
+        t->reaped = true;
+        t->kind = 2;
+        t->code = 127;
+        char *enc = malloc(b64_encoded_len(strlen(err) + 16) + 1);
+        if (enc) {
+            char line[LAUNCH_ERRLEN + 16];
+            snprintf(line, sizeof(line), "ductile run: %s\n", err);
+            b64_encode(line, strlen(line), enc);
+            noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}", "type", "step_output", "job",
+                                    (json_int_t)job, "step", t->step, "rank", t->rank, "stream",
+                                    2, "data", enc));
+            free(enc);
+        }
+        close_out(&t->out[0]);
+        close_out(&t->out[1]);
+        report_if_done(t);
+        return;
+    }
+    for (int s = 0; s < 2; s++)
+        uv_read_start((uv_stream_t *)&t->out[s].pipe, alloc_cb, read_cb);
+}
+
+void steps_signal(noded_t *d, int64_t job, int step, int sig)
+{
+    for (task_t *t = d->tasks; t; t = t->next)
+        if (t->job == job && (step == 0 || t->step == step) && t->proc)
+            launch_signal(t->proc, sig);
+}
+
+void steps_on_kill(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t job, step;
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(msg, "step", 1, 65535, &step, err, sizeof(err)) < 0)
+        return;
+    steps_signal(d, job, (int)step, SIGKILL);
+}
+
+bool steps_job_gone(noded_t *d, int64_t job)
+{
+    for (task_t *t = d->tasks; t; t = t->next)
+        if (t->job == job && !(t->reaped && (!t->proc || launch_all_gone(t->proc))))
+            return false;
+    return true;
+}
+
+bool steps_owns_pid(noded_t *d, pid_t pid)
+{
+    for (task_t *t = d->tasks; t; t = t->next)
+        if (t->proc && launch_pid(t->proc) == pid)
+            return true;
+    return false;
+}
+
+void steps_reap(noded_t *d)
+{
+    task_t *next;
+    for (task_t *t = d->tasks; t; t = next) {
+        next = t->next;
+        int status;
+        if (t->reaped || !t->proc || launch_reap(t->proc, &status) != 1)
+            continue;
+        t->reaped = true;
+        t->kind = WIFSIGNALED(status) ? 1 : 0;
+        t->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+        report_if_done(t);
+    }
+}
