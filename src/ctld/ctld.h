@@ -56,6 +56,7 @@ typedef struct job {
     int exit_code;           /* -1 unknown */
     int signal;              /* 0 none */
     int restarts;
+    bool launched;           /* the batch node confirmed that the script started */
     int nsteps;              /* steps (`ductile run`) started so far */
     int *alloc;              /* node indices in rank order */
     int nalloc;
@@ -158,6 +159,10 @@ void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool time
                        const char *error);
 /* A node daemon confirmed that every process of the job is gone from it. */
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
+/* The batch node confirmed the script started. */
+void jobs_launched(ctld_t *c, job_t *j);
+/* A running job whose start never reached its node: back to the queue. */
+void jobs_requeue(ctld_t *c, job_t *j, const char *why);
 /* A node daemon has the job's processes ready on it (an expand's new node). */
 void jobs_node_ready(ctld_t *c, job_t *j, node_t *n);
 /* Withdraw resizes that passed ResizeTimeout. */

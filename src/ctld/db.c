@@ -21,7 +21,7 @@ static const char *schema =
     " constraint_ TEXT, time_limit REAL, requeue INTEGER, script TEXT, cwd TEXT, env TEXT,"
     " out_path TEXT, err_path TEXT, submit REAL, start REAL, end_ REAL, exit_code INTEGER,"
     " signal INTEGER, restarts INTEGER, alloc TEXT, node_seconds REAL, alloc_since REAL,"
-    " reason TEXT);"
+    " reason TEXT, launched INTEGER);"
     "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);"
     "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_);"
     "CREATE TABLE IF NOT EXISTS job_events (job INTEGER, time REAL, event TEXT,"
@@ -34,12 +34,13 @@ static const char *const sql[ST__N] = {
     [ST_INSERT] = "INSERT INTO jobs (name, user, uid, gid, state, final, type, nodes,"
                   " min_nodes, max_nodes, constraint_, time_limit, requeue, script, cwd, env,"
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
-                  " node_seconds, alloc_since, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                  " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23,"
-                  " ?24, ?25, ?26, ?27, ?28)",
+                  " node_seconds, alloc_since, reason, launched) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+                  " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
+                  " ?23, ?24, ?25, ?26, ?27, ?28, ?30)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
-                " node_seconds = ?26, alloc_since = ?27, reason = ?28 WHERE id = ?29",
+                " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30"
+                " WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
 };
@@ -146,6 +147,7 @@ static int bind_job(sqlite3_stmt *st, const job_t *j, char **alloc, char **env)
     sqlite3_bind_double(st, 26, j->node_seconds);
     sqlite3_bind_double(st, 27, j->alloc_since);
     sqlite3_bind_text(st, 28, j->reason, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 30, j->launched);
     return 0;
 }
 
@@ -273,6 +275,7 @@ static job_t *row_job(sqlite3_stmt *st)
     j->alloc_since = sqlite3_column_double(st, 27);
     s = (const char *)sqlite3_column_text(st, 28);
     snprintf(j->reason, sizeof(j->reason), "%s", s ? s : "");
+    j->launched = sqlite3_column_int(st, 29);
     return j;
 }
 

@@ -161,6 +161,25 @@ static void finish(ctld_t *c, job_t *j)
     jobs_want_schedule(c);
 }
 
+void jobs_requeue(ctld_t *c, job_t *j, const char *why)
+{
+    sched_remove(c->sched, j->id);
+    account(j, ctld_now());
+    free(j->alloc);
+    j->alloc = NULL;
+    j->nalloc = 0;
+    j->state = JS_PENDING;
+    j->launched = false;
+    j->restarts++;
+    snprintf(j->reason, sizeof(j->reason), "%s", why);
+    sched_jobspec_t spec = spec_of(j);
+    char err[SCHED_ERRLEN];
+    sched_submit(c->sched, &spec, err, sizeof(err));
+    db_job_save(c, j);
+    db_job_event(c, j->id, ctld_now(), "requeue", 0, 0, NULL, 0, why);
+    jobs_want_schedule(c);
+}
+
 /* Every node of an ending job is clean: requeue it (node failure with --requeue) or
  * record its end. */
 static void cleanup_complete(ctld_t *c, job_t *j)
@@ -169,20 +188,15 @@ static void cleanup_complete(ctld_t *c, job_t *j)
         finish(c, j);
         return;
     }
-    sched_remove(c->sched, j->id);
-    account(j, ctld_now());
-    free(j->alloc);
-    j->alloc = NULL;
-    j->nalloc = 0;
-    j->state = JS_PENDING;
-    j->restarts++;
-    snprintf(j->reason, sizeof(j->reason), "Requeued");
-    sched_jobspec_t spec = spec_of(j);
-    char err[SCHED_ERRLEN];
-    sched_submit(c->sched, &spec, err, sizeof(err));
+    jobs_requeue(c, j, "Requeued");
+}
+
+void jobs_launched(ctld_t *c, job_t *j)
+{
+    if (j->launched)
+        return;
+    j->launched = true;
     db_job_save(c, j);
-    db_job_event(c, j->id, ctld_now(), "requeue", 0, 0, NULL, 0, NULL);
-    jobs_want_schedule(c);
 }
 
 static json_t *cleanup_msg(const job_t *j)
@@ -303,6 +317,7 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     j->state = JS_RUNNING;
     j->start = now;
     j->alloc_since = now;
+    j->launched = false;
     snprintf(j->reason, sizeof(j->reason), "%s", sched_reason_name(a->reason));
     db_job_save(c, j);
     db_job_event(c, j->id, now, "start", 0, j->nalloc, j->alloc, j->nalloc,

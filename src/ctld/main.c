@@ -80,6 +80,7 @@ static bool node_message(const char *type)
 {
     return !strcmp(type, "register") || !strcmp(type, "ping") || !strcmp(type, "job_ended") ||
            !strcmp(type, "cleanup_done") || !strcmp(type, "job_ready") ||
+           !strcmp(type, "job_started") ||
            !strcmp(type, "step_output") || !strcmp(type, "step_exit");
 }
 

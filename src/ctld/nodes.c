@@ -123,6 +123,8 @@ static void settle_unreported(ctld_t *c, node_t *n, idmap_t *reported)
         job_t *j = u.v[k];
         if (j->state == JS_COMPLETING)
             jobs_cleanup_done(c, j, n);
+        else if (j->alloc[0] == n->index && !j->launched)
+            jobs_requeue(c, j, "LaunchLost"); /* the start never reached the node */
         else if (j->alloc[0] == n->index)
             jobs_script_ended(c, j, 2, 0, false, "the node no longer had the job");
     }
@@ -156,6 +158,8 @@ static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
                                              (json_int_t)id));
             continue;
         }
+        if (j->alloc[0] == n->index)
+            jobs_launched(c, j); /* the batch node has it: it started */
         if (!strcmp(st, "ended")) {
             int64_t kind;
             proto_int_opt(e, "kind", 0, 2, 0, &kind, err, sizeof(err));
@@ -251,6 +255,9 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     } else if (!strcmp(type, "cleanup_done")) {
         if (j)
             jobs_cleanup_done(c, j, n);
+    } else if (!strcmp(type, "job_started")) {
+        if (j)
+            jobs_launched(c, j);
     } else if (!strcmp(type, "job_ready")) {
         if (j)
             jobs_node_ready(c, j, n);

@@ -256,6 +256,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     }
     if (limit > 0)
         uv_timer_start(&j->wall, on_walltime, (uint64_t)(limit * 1000), 0);
+    noded_send(d, json_pack("{s:s,s:I}", "type", "job_started", "job", (json_int_t)id));
 }
 
 void jobs_on_cleanup(noded_t *d, const json_t *msg)
