@@ -257,8 +257,9 @@ static void do_nodes(ctld_t *c, conn_t *conn)
     json_t *arr = json_array();
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
-        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:i,s:I}", "name", n->name, "state",
-                                             node_state_name(n, c), "reason", n->reason, "cpus",
+        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:i,s:I}", "name", n->name,
+                                             "state", node_state_name(n, c), "reason", n->reason,
+                                             "addr", n->conn ? conn_peer(n->conn) : "", "cpus",
                                              n->cpus ? n->cpus : c->cfg.cores_per_node,
                                              "memory_mb", (json_int_t)(n->memory_mb ? n->memory_mb
                                                                        : c->cfg.memory_per_node)));

@@ -8,6 +8,7 @@ chmod 755 "$T"
 export DUCTILE_CONF="$T/c/ductile.conf"
 cleanup() {
   local rc=$?
+  if declare -F extra_cleanup > /dev/null; then extra_cleanup || true; fi
   if [ -f "$T/c/ctld.pid" ] || ls "$T"/c/noded-*.pid >/dev/null 2>&1; then
     "$BIN" cluster down --dir "$T/c" >/dev/null 2>&1 || true
   fi
