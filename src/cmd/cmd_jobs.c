@@ -123,7 +123,7 @@ int cmd_queue(int argc, char **argv)
     int i = parse(argc, argv, &o, "ductile queue [--user U] [--state ST] [--json]");
     if (i < 0)
         return 1;
-    json_t *req = json_pack("{s:s}", "type", "queue");
+    json_t *req = json_pack("{s:s,s:s}", "type", "queue", "format", o.json ? "json" : "table");
     if (o.user)
         json_object_set_new(req, "user", json_string(o.user));
     if (o.state)
@@ -134,6 +134,12 @@ int cmd_queue(int argc, char **argv)
     json_t *jobs = json_object_get(rep, "jobs");
     if (o.json) {
         cu_print_json(jobs);
+        json_decref(rep);
+        return 0;
+    }
+    const json_t *text = json_object_get(rep, "text");
+    if (json_is_string(text)) { /* the controller rendered the table */
+        fwrite(json_string_value(text), 1, json_string_length(text), stdout);
         json_decref(rep);
         return 0;
     }

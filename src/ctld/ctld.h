@@ -57,6 +57,7 @@ typedef struct job {
     int signal;              /* 0 none */
     int restarts;
     bool launched;           /* the batch node confirmed that the script started */
+    bool batch_clean;        /* the batch node reported the end with nothing left */
     int nsteps;              /* steps (`ductile run`) started so far */
     int *alloc;              /* node indices in rank order */
     int nalloc;
@@ -156,7 +157,7 @@ void jobs_want_schedule(ctld_t *c);
 void jobs_schedule(ctld_t *c);
 /* The batch script ended on the job's first node. */
 void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool timed_out,
-                       const char *error);
+                       const char *error, bool clean);
 /* A node daemon confirmed that every process of the job is gone from it. */
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
 /* The batch node confirmed the script started. */

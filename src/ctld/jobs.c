@@ -90,10 +90,13 @@ static sched_jobspec_t spec_of(const job_t *j)
     };
 }
 
-static void on_idle(uv_idle_t *h) { jobs_schedule(h->data); }
+/* The idle handle only keeps the loop from blocking in poll while a pass is wanted:
+ * the pass itself runs in the check phase, after every event of the iteration and
+ * before the commit, so an end and the start it allows share one fsync. */
+static void on_idle(uv_idle_t *h) { (void)h; }
 
-/* One scheduling pass once the loop has no more events to handle: many submissions
- * arriving together are decided together. */
+/* One scheduling pass once the loop has handled this iteration's events: many
+ * submissions arriving together are decided together. */
 void jobs_want_schedule(ctld_t *c)
 {
     if (!c->sched_wanted && !c->stopping) {
@@ -216,6 +219,8 @@ static void start_cleanup(ctld_t *c, job_t *j, jstate_t final)
     j->state = JS_COMPLETING;
     for (int i = 0; i < count; i++) {
         node_t *n = &c->nodes[j->alloc[i]];
+        if (i == 0 && j->batch_clean)
+            continue; /* the batch node said so with the end: nothing is left there */
         if (n->state == NS_UP && nodes_send(c, n->index, cleanup_msg(j)) == 0)
             j->cleanup_left++;
     }
@@ -239,10 +244,11 @@ int jobs_cancel(ctld_t *c, job_t *j, const char *why)
 }
 
 void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out,
-                       const char *error)
+                       const char *error, bool clean)
 {
     if (j->state != JS_RUNNING && j->state != JS_RESIZING)
         return; /* already ending (cancel, node failure) */
+    j->batch_clean = clean;
     jstate_t final;
     if (kind == 1) { /* killed by a signal */
         j->signal = code;

@@ -145,6 +145,8 @@ static void stop(ctld_t *c);
 static void on_check(uv_check_t *h)
 {
     ctld_t *c = h->data;
+    if (c->sched_wanted)
+        jobs_schedule(c);
     if (c->in_batch)
         db_commit(c);
     if (c->deferred)

@@ -126,7 +126,7 @@ static void settle_unreported(ctld_t *c, node_t *n, idmap_t *reported)
         else if (j->alloc[0] == n->index && !j->launched)
             jobs_requeue(c, j, "LaunchLost"); /* the start never reached the node */
         else if (j->alloc[0] == n->index)
-            jobs_script_ended(c, j, 2, 0, false, "the node no longer had the job");
+            jobs_script_ended(c, j, 2, 0, false, "the node no longer had the job", true);
     }
     free(u.v);
 }
@@ -165,7 +165,7 @@ static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             proto_int_opt(e, "kind", 0, 2, 0, &kind, err, sizeof(err));
             proto_int_opt(e, "code", -1000, 1000, 0, &code, err, sizeof(err));
             proto_bool_opt(e, "timed_out", false, &timed_out, err, sizeof(err));
-            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, NULL);
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, NULL, false);
         }
         if (j->state == JS_COMPLETING)
             nodes_send(c, n->index, json_pack("{s:s,s:I}", "type", "job_cleanup", "job",
@@ -246,9 +246,12 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
             proto_bool_opt(msg, "timed_out", false, &timed_out, err, sizeof(err)) < 0)
             return;
         const char *error = NULL;
+        bool clean;
         proto_str_opt(msg, "error", 255, NULL, &error, err, sizeof(err));
+        proto_bool_opt(msg, "clean", false, &clean, err, sizeof(err));
         if (j)
-            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, error);
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, error,
+                              clean && j->alloc && j->alloc[0] == n->index);
         /* The node keeps the result until it knows we have it on disk. */
         ctld_defer_send(c, conn, json_pack("{s:s,s:I}", "type", "job_ended_ack", "job",
                                            (json_int_t)id));

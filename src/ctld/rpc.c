@@ -138,12 +138,99 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The queue as text, the way `ductile queue` prints it. Rendering it here costs a
+ * fraction of building (and parsing) a JSON object per job: with 100,000 queued jobs
+ * the difference is seconds. */
+typedef struct qrow {
+    char id[24], t[24], nodes[16], st[4];
+    const char *name, *user;
+    char *last; /* nodelist, or (reason) */
+} qrow_t;
+
+static void fmt_elapsed(double secs, char *buf, size_t len)
+{
+    long s = secs > 0 ? (long)(secs + 0.5) : 0;
+    long d = s / 86400, h = s % 86400 / 3600, mm = s % 3600 / 60, x = s % 60;
+    if (d)
+        snprintf(buf, len, "%ld-%02ld:%02ld:%02ld", d, h, mm, x);
+    else if (h)
+        snprintf(buf, len, "%ld:%02ld:%02ld", h, mm, x);
+    else
+        snprintf(buf, len, "%ld:%02ld", mm, x);
+}
+
+static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
+{
+    static const char *hdr[] = {"JOBID", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)"};
+    qrow_t *rows = calloc(n + 1, sizeof(qrow_t));
+    if (!rows)
+        return NULL;
+    int w[6];
+    for (int k = 0; k < 6; k++)
+        w[k] = (int)strlen(hdr[k]);
+    double now = ctld_now();
+    size_t total = 128;
+    for (size_t i = 0; i < n; i++) {
+        job_t *j = v[i];
+        qrow_t *r = &rows[i];
+        snprintf(r->id, sizeof(r->id), "%lld", (long long)j->id);
+        r->name = j->name ? j->name : "";
+        r->user = j->user ? j->user : "";
+        snprintf(r->st, sizeof(r->st), "%s", jstate_code(j->state));
+        fmt_elapsed(j->start > 0 ? now - j->start : 0, r->t, sizeof(r->t));
+        snprintf(r->nodes, sizeof(r->nodes), "%d", j->nalloc ? j->nalloc : j->nodes);
+        if (j->state == JS_PENDING) {
+            sched_jobinfo_t info;
+            const char *why = sched_job_info(c->sched, j->id, &info) == 0
+                                  ? sched_reason_name(info.reason) : j->reason;
+            size_t l = strlen(why) + 3;
+            r->last = malloc(l);
+            if (r->last)
+                snprintf(r->last, l, "(%s)", why);
+        } else {
+            r->last = nodes_format(c, j->alloc, j->nalloc);
+        }
+        int lens[6] = {(int)strlen(r->id), (int)strlen(r->name) > 20 ? 20 : (int)strlen(r->name),
+                       (int)strlen(r->user), (int)strlen(r->st), (int)strlen(r->t),
+                       (int)strlen(r->nodes)};
+        for (int k = 0; k < 6; k++)
+            if (lens[k] > w[k])
+                w[k] = lens[k];
+        total += (r->last ? strlen(r->last) : 0) + 16;
+    }
+    size_t linew = 0;
+    for (int k = 0; k < 6; k++)
+        linew += (size_t)w[k] + 2;
+    total += (n + 1) * linew;
+    char *buf = malloc(total);
+    size_t pos = 0;
+    if (buf) {
+        pos += (size_t)snprintf(buf + pos, total - pos, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n",
+                                w[0], hdr[0], w[1], hdr[1], w[2], hdr[2], w[3], hdr[3], w[4], hdr[4],
+                                w[5], hdr[5], hdr[6]);
+        for (size_t i = 0; i < n; i++) {
+            qrow_t *r = &rows[i];
+            pos += (size_t)snprintf(buf + pos, total - pos,
+                                    "%-*s  %-*.20s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], r->id, w[1],
+                                    r->name, w[2], r->user, w[3], r->st, w[4], r->t, w[5], r->nodes,
+                                    r->last ? r->last : "");
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].last);
+    free(rows);
+    *len = pos;
+    return buf;
+}
+
 static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[256];
     collect_t x = {0};
+    const char *format;
     if (proto_str_opt(m, "user", 255, NULL, &x.user, err, sizeof(err)) < 0 ||
-        proto_str_opt(m, "state", 16, NULL, &x.state, err, sizeof(err)) < 0) {
+        proto_str_opt(m, "state", 16, NULL, &x.state, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "format", 16, "json", &format, err, sizeof(err)) < 0) {
         fail(c, conn, err);
         return;
     }
@@ -154,6 +241,18 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
     }
     idmap_foreach(c->jobs, collect_one, &x);
     qsort(x.v, x.n, sizeof(job_t *), by_id);
+    if (!strcmp(format, "table")) {
+        size_t len;
+        char *text = render_queue(c, x.v, x.n, &len);
+        free(x.v);
+        if (!text) {
+            fail(c, conn, "out of memory");
+            return;
+        }
+        reply(c, conn, json_pack("{s:b,s:s%}", "ok", 1, "text", text, len));
+        free(text);
+        return;
+    }
     json_t *arr = json_array();
     for (size_t i = 0; i < x.n; i++)
         json_array_append_new(arr, job_to_json(c, x.v[i], false));

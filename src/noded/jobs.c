@@ -55,8 +55,9 @@ static njob_t *job_new(noded_t *d, int64_t id)
 
 static void report_end(noded_t *d, njob_t *j)
 {
-    json_t *m = json_pack("{s:s,s:I,s:i,s:i,s:b}", "type", "job_ended", "job", (json_int_t)j->id,
-                          "kind", j->kind, "code", j->code, "timed_out", j->timed_out);
+    json_t *m = json_pack("{s:s,s:I,s:i,s:i,s:b,s:b}", "type", "job_ended", "job",
+                          (json_int_t)j->id, "kind", j->kind, "code", j->code, "timed_out",
+                          j->timed_out, "clean", j->cleaned);
     if (m && j->error[0])
         json_object_set_new(m, "error", json_string(j->error));
     noded_send(d, m);
@@ -327,6 +328,10 @@ static void reap_one(noded_t *d, njob_t *j)
     j->kind = WIFSIGNALED(status) ? 1 : 0;
     j->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
     uv_timer_stop(&j->wall);
+    /* Nothing left of the job here: say so with the end and save a round trip (unless
+     * a clean-up is under way: it answers for itself). */
+    if (!j->cleaning && job_gone(d, j))
+        j->cleaned = true;
     report_end(d, j);
 }
 

@@ -17,7 +17,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -282,6 +284,7 @@ struct child_plan {
     const char *out_path, *err_path; /* expanded, never NULL */
     bool same_out_err;
     const char *cg_procs;            /* NULL: no cgroup */
+    bool cg_joined;                  /* created inside it already (clone3) */
     bool drop;
     uid_t uid;
     gid_t gid;
@@ -362,7 +365,7 @@ static _Noreturn void child_main(const struct child_plan *pl)
 
     /* Join before exec, so no descendant can ever start outside the cgroup; as root
      * still, since a user cannot move itself into a cgroup it does not own. */
-    if (pl->cg_procs) {
+    if (pl->cg_procs && !pl->cg_joined) {
         int fd = open(pl->cg_procs, O_WRONLY | O_CLOEXEC);
         ssize_t w = fd >= 0 ? write(fd, "0", 1) : -1;
         if (w != 1)
@@ -619,6 +622,44 @@ static int report_pipe(int fds[2])
     return 0;
 }
 
+/* Creates the child directly inside its cgroup when the kernel can (clone3 with
+ * CLONE_INTO_CGROUP, Linux 5.7): moving a running process into a cgroup afterwards
+ * waits for an RCU grace period, about 10 ms, on every job start. Otherwise fork, and
+ * the child moves itself. The daemon is single-threaded, so a raw clone3 is as safe as
+ * fork here. */
+static pid_t spawn_child(struct child_plan *pl)
+{
+    pl->cg_joined = false;
+#if defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+    if (pl->cg_procs) {
+        char dir[4096];
+        snprintf(dir, sizeof(dir), "%s", pl->cg_procs);
+        char *slash = strrchr(dir, '/');
+        int cgfd = -1;
+        if (slash) {
+            *slash = '\0';
+            cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (cgfd >= 0) {
+            struct clone_args args = {
+                .flags = CLONE_INTO_CGROUP,
+                .exit_signal = SIGCHLD,
+                .cgroup = (uint64_t)cgfd,
+            };
+            pl->cg_joined = true; /* seen by the child, which is a copy */
+            long pid = syscall(SYS_clone3, &args, sizeof(args));
+            int e = errno;
+            close(cgfd);
+            if (pid >= 0)
+                return (pid_t)pid;
+            pl->cg_joined = false;
+            errno = e;
+        }
+    }
+#endif
+    return fork();
+}
+
 static int spawn(launch_proc_t *p, struct child_plan *pl, char *err, size_t errlen)
 {
     int fds[2], rc = report_pipe(fds);
@@ -631,7 +672,7 @@ static int spawn(launch_proc_t *p, struct child_plan *pl, char *err, size_t errl
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
+    pid_t pid = spawn_child(pl);
     if (pid == 0)
         child_main(pl);
     int fork_errno = errno;
