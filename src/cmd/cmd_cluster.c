@@ -89,10 +89,13 @@ static int cluster_up(int argc, char **argv)
                                           {"policy", required_argument, 0, 'p'},
                                           {"tick", required_argument, 0, 't'},
                                           {"node-timeout", required_argument, 0, 'T'},
+                                          {"auth", required_argument, 0, 'a'},
+                                          {"munge-socket", required_argument, 0, 'm'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     long nodes = 0;
     const char *dir = NULL, *policy = "easy", *tick = "10", *timeout = "30";
+    const char *auth = "key", *munge_socket = "";
     int o;
     opterr = 0;
     optind = 1;
@@ -109,9 +112,16 @@ static int cluster_up(int argc, char **argv)
         case 'p': policy = optarg; break;
         case 't': tick = optarg; break;
         case 'T': timeout = optarg; break;
+        case 'a':
+            if (strcmp(optarg, "key") && strcmp(optarg, "munge"))
+                return cmd_fail("cluster up: --auth is key or munge");
+            auth = optarg;
+            break;
+        case 'm': munge_socket = optarg; break;
         case 'h':
             printf("usage: ductile cluster up --nodes N [--dir DIR] [--policy P]\n"
-                   "  [--tick SECONDS] [--node-timeout SECONDS]\n");
+                   "  [--tick SECONDS] [--node-timeout SECONDS] [--auth key|munge]\n"
+                   "  [--munge-socket PATH]\n");
             return 0;
         default:
             return cmd_fail("cluster up: bad option '%s'", argv[optind - 1]);
@@ -162,10 +172,11 @@ static int cluster_up(int argc, char **argv)
                "Policy = %s\n"
                "SchedulerTick = %s\n"
                "NodeTimeout = %s\n"
-               "AuthType = key\n"
-               "AuthKeyFile = %s/cluster.key\n",
+               "AuthType = %s\n"
+               "AuthKeyFile = %s/cluster.key\n"
+               "MungeSocket = \"%s\"\n",
             port, adir, nodes >= 10 ? "0" : "", nodes, ncpu / nodes > 0 ? ncpu / nodes : 1, adir,
-            adir, policy, tick, timeout, adir);
+            adir, policy, tick, timeout, auth, adir, munge_socket);
     fclose(f);
     /* Check it before starting anything: a bad --policy is an error here, not in a log. */
     config_t cfg = {0};

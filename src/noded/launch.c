@@ -409,7 +409,9 @@ static _Noreturn void child_main(const struct child_plan *pl)
 
     sigset_t none;
     sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* The raw system call: a libc or sanitizer wrapper may keep its own internal
+     * signals blocked, and the job must start with nothing blocked at all. */
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, (size_t)(_NSIG / 8));
     execve(pl->argv[0], pl->argv, pl->envp);
     child_fail(pl, STEP_EXEC, errno);
 }

@@ -34,7 +34,7 @@ typedef struct njob {
     uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone */
     int timers_open;
     char *script_path;       /* kept until the job goes: the shell opens it after exec */
-    char error[256];         /* why it could not start */
+    char error[LAUNCH_ERRLEN]; /* why it could not start */
 } njob_t;
 
 struct task;
