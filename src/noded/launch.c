@@ -356,9 +356,16 @@ static _Noreturn void child_main(const struct child_plan *pl)
 {
     /* The parent blocked every signal around fork: reset handlers (a daemon's handler
      * must never run in a job) before unblocking at the very end. */
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    /* The raw system call, because libc refuses to touch its internal signals (32, 33),
+     * and a daemon started by make (which ignores them) would pass that on to jobs. */
+    struct {
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        uint64_t mask;
+    } dfl = {.handler = SIG_DFL};
     for (int s = 1; s < NSIG; s++)
-        sigaction(s, &dfl, NULL); /* SIGKILL, SIGSTOP, libc-internal: EINVAL, harmless */
+        syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof(dfl.mask)); /* KILL, STOP: EINVAL */
 
     if (setsid() < 0)
         child_fail(pl, STEP_SESSION, errno);
