@@ -103,7 +103,7 @@ int db_commit(ctld_t *c)
 
 static char *alloc_json(const int *nodes, int n)
 {
-    size_t cap = 2 + (size_t)n * 12, pos = 0;
+    size_t cap = 3 + (size_t)n * 12, pos = 0; /* "[", the numbers, "]", NUL */
     char *s = malloc(cap);
     if (!s)
         return NULL;
