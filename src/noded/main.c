@@ -179,15 +179,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductile-noded: cannot create %s: %s\n", d.spool, strerror(errno));
         return 1;
     }
-    /* One cgroup subtree per cluster instance: several emulated clusters on one host
-     * (all named alike) must not meet in one cgroup. */
+    /* One cgroup subtree per daemon instance: emulated clusters on one host (all named
+     * alike), or a cluster restarted in the same directory (job ids start again at 1),
+     * must never share a job's cgroup, where one instance's clean-up would kill the
+     * other's job. */
     char root[256];
     if (launch_cgroup_root(root, sizeof(root)) == 0) {
         uint32_t h = 2166136261u;
         for (const char *p = d.cfg.state_dir; *p; p++)
             h = (h ^ (uint8_t)*p) * 16777619u;
-        snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s-%08x/%s",
-                 d.cfg.cluster_name, h, d.name);
+        snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s-%08x/%s-%d",
+                 d.cfg.cluster_name, h, d.name, (int)getpid());
     }
     /* Orphans of jobs come to us, not to init: we reap them, and no process of a job
      * escapes to a parent that might never reap it. */
