@@ -267,26 +267,33 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out,
     start_cleanup(c, j, final);
 }
 
+/* One node of a resize confirmed (an expand's new node holds the job, or a shrink's
+ * leaving node is clean); the last confirmation commits the new size. */
+static void resize_node_done(ctld_t *c, job_t *j, node_t *n, const char *event)
+{
+    for (int i = 0; i < j->nresize; i++) {
+        if (j->resize_nodes[i] != n->index || j->resize_left <= 0)
+            continue;
+        if (--j->resize_left == 0) {
+            double now = ctld_now();
+            account(j, now);
+            int before = j->nalloc;
+            j->nalloc = j->resize_target;
+            sched_resize_done(c->sched, j->id, true);
+            j->state = JS_RUNNING;
+            db_job_save(c, j);
+            db_job_event(c, j->id, now, event, before, j->nalloc, j->alloc, j->nalloc, NULL);
+            jobs_want_schedule(c);
+        }
+        return;
+    }
+}
+
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n)
 {
     if (j->state == JS_RESIZING && j->resize_target < j->nalloc) {
-        /* a shrink: one of the leaving nodes is clean */
-        for (int i = 0; i < j->nresize; i++)
-            if (j->resize_nodes[i] == n->index && j->resize_left > 0) {
-                if (--j->resize_left == 0) {
-                    double now = ctld_now();
-                    account(j, now);
-                    int before = j->nalloc;
-                    j->nalloc = j->resize_target;
-                    sched_resize_done(c->sched, j->id, true);
-                    j->state = JS_RUNNING;
-                    db_job_save(c, j);
-                    db_job_event(c, j->id, now, "shrink", before, j->nalloc, j->alloc, j->nalloc,
-                                 NULL);
-                    jobs_want_schedule(c);
-                }
-                return;
-            }
+        resize_node_done(c, j, n, "shrink"); /* one of the leaving nodes is clean */
+        return;
     }
     if (j->state != JS_COMPLETING)
         return;
@@ -364,23 +371,8 @@ static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
 
 void jobs_node_ready(ctld_t *c, job_t *j, node_t *n)
 {
-    if (j->state != JS_RESIZING || j->resize_target <= j->nalloc)
-        return;
-    for (int i = 0; i < j->nresize; i++)
-        if (j->resize_nodes[i] == n->index) {
-            if (--j->resize_left == 0) {
-                double now = ctld_now();
-                account(j, now);
-                int before = j->nalloc;
-                j->nalloc = j->resize_target;
-                sched_resize_done(c->sched, j->id, true);
-                j->state = JS_RUNNING;
-                db_job_save(c, j);
-                db_job_event(c, j->id, now, "expand", before, j->nalloc, j->alloc, j->nalloc, NULL);
-                jobs_want_schedule(c);
-            }
-            return;
-        }
+    if (j->state == JS_RESIZING && j->resize_target > j->nalloc)
+        resize_node_done(c, j, n, "expand");
 }
 
 void jobs_check_resize_timeouts(ctld_t *c);

@@ -299,26 +299,36 @@ static bool may_modify(ctld_t *c, conn_t *conn, const job_t *j)
     return conn_uid(conn) == j->uid || is_operator(c, conn);
 }
 
-static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
+/* A live job the caller may change (its owner or an operator), or NULL once the
+ * caller has been told why not. */
+static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m)
 {
     bool finished;
     job_t *j = lookup(c, conn, m, &finished);
     if (!j)
-        return;
+        return NULL;
     char err[160];
     if (finished) {
         snprintf(err, sizeof(err), "job %lld has already ended (%s)", (long long)j->id,
                  jstate_name(j->state));
         job_free(j);
         fail(c, conn, err);
-        return;
+        return NULL;
     }
     if (!may_modify(c, conn, j)) {
         snprintf(err, sizeof(err), "permission denied: job %lld belongs to %s", (long long)j->id,
                  j->user);
         fail(c, conn, err);
-        return;
+        return NULL;
     }
+    return j;
+}
+
+static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
+{
+    job_t *j = lookup_modifiable(c, conn, m);
+    if (!j)
+        return;
     int64_t id = j->id;
     jobs_cancel(c, j, "Cancelled");
     reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)id));
@@ -326,23 +336,11 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
 
 static void do_resize(ctld_t *c, conn_t *conn, const json_t *m)
 {
-    bool finished;
-    job_t *j = lookup(c, conn, m, &finished);
+    job_t *j = lookup_modifiable(c, conn, m);
     if (!j)
         return;
     char err[256];
     int64_t nodes;
-    if (finished) {
-        job_free(j);
-        fail(c, conn, "the job has ended");
-        return;
-    }
-    if (!may_modify(c, conn, j)) {
-        snprintf(err, sizeof(err), "permission denied: job %lld belongs to %s", (long long)j->id,
-                 j->user);
-        fail(c, conn, err);
-        return;
-    }
     if (proto_int(m, "nodes", 1, c->nnodes, &nodes, err, sizeof(err)) < 0 ||
         jobs_resize(c, j, (int)nodes, err, sizeof(err)) < 0) {
         fail(c, conn, err);
