@@ -68,6 +68,12 @@ typedef struct job {
     int nresize;
     int resize_left;
     double resize_deadline;  /* monotonic */
+    double resize_started;   /* wall clock, for the accounting of its duration */
+    bool attached;           /* the application's leader (libductile) is there */
+    bool inhibit;            /* the application declines offers for now */
+    int64_t offer;           /* the current offer's number */
+    bool offer_out;          /* the application has it and has not committed yet */
+    bool committing;         /* shrink: committed by the application, nodes cleaning */
     double node_seconds;     /* accounting: integral of allocated nodes */
     double alloc_since;      /* time of the last allocation change */
     char reason[48];         /* why it waits or how it ended */
@@ -166,6 +172,8 @@ void jobs_launched(ctld_t *c, job_t *j);
 void jobs_requeue(ctld_t *c, job_t *j, const char *why);
 /* A node daemon has the job's processes ready on it (an expand's new node). */
 void jobs_node_ready(ctld_t *c, job_t *j, node_t *n);
+/* A message from the job's application, relayed by its batch node (app_*). */
+void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg);
 /* Withdraw resizes that passed ResizeTimeout. */
 void jobs_check_resize_timeouts(ctld_t *c);
 /* An operator asks for a new size. */

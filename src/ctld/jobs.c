@@ -87,6 +87,7 @@ static sched_jobspec_t spec_of(const job_t *j)
         .max_nodes = j->max_nodes,
         .constraint = j->constraint,
         .walltime = j->time_limit,
+        .wait_adaptive = true, /* resizes go to the application: not before it attaches */
     };
 }
 
@@ -267,32 +268,156 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out,
     start_cleanup(c, j, final);
 }
 
+/* The new size holds: record it (with how long the resize took) and tell the engine. */
+static void resize_commit(ctld_t *c, job_t *j)
+{
+    double now = ctld_now();
+    account(j, now);
+    int before = j->nalloc;
+    const char *event = j->resize_target > before ? "expand" : "shrink";
+    j->nalloc = j->resize_target;
+    sched_resize_done(c->sched, j->id, true);
+    j->state = JS_RUNNING;
+    j->offer_out = j->committing = false;
+    char detail[64];
+    snprintf(detail, sizeof(detail), "%.3f s", now - j->resize_started);
+    db_job_save(c, j);
+    db_job_event(c, j->id, now, event, before, j->nalloc, j->alloc, j->nalloc, detail);
+    jobs_want_schedule(c);
+}
+
+static json_t *cleanup_msg(const job_t *j);
+
+/* Tell the application, through its batch node: these nodes join, or leave. */
+static void send_offer(ctld_t *c, job_t *j)
+{
+    bool expand = j->resize_target > j->nalloc;
+    json_t *moving = json_array();
+    for (int i = 0; i < j->nresize; i++)
+        json_array_append_new(moving, json_string(c->nodes[j->resize_nodes[i]].name));
+    int nafter = expand ? j->nalloc + j->nresize : j->resize_target;
+    char *nl = nodes_format(c, j->alloc, nafter);
+    j->offer++;
+    j->offer_out = true;
+    nodes_send(c, j->alloc[0],
+               json_pack("{s:s,s:I,s:I,s:s,s:i,s:i,s:o,s:s,s:f}", "type", "resize_offer", "job",
+                         (json_int_t)j->id, "offer", (json_int_t)j->offer, "op",
+                         expand ? "expand" : "shrink", "before", j->nalloc, "after",
+                         j->resize_target, "nodes", moving, "nodelist", nl ? nl : "",
+                         "timeout", j->resize_deadline - ctld_mono()));
+    free(nl);
+}
+
+/* Release a shrink's leaving nodes: their processes go first, the nodes after. */
+static void shrink_cleanup(ctld_t *c, job_t *j)
+{
+    j->committing = true;
+    j->resize_left = j->nresize;
+    for (int i = 0; i < j->nresize; i++)
+        if (nodes_send(c, j->resize_nodes[i], cleanup_msg(j)) < 0)
+            j->resize_left--; /* an unreachable node has nothing to clean */
+    if (j->resize_left == 0)
+        resize_commit(c, j);
+}
+
 /* One node of a resize confirmed (an expand's new node holds the job, or a shrink's
- * leaving node is clean); the last confirmation commits the new size. */
+ * leaving node is clean). When the last one has: an expand goes to the application
+ * (or commits at once without one), a shrink commits. */
 static void resize_node_done(ctld_t *c, job_t *j, node_t *n, const char *event)
 {
+    (void)event;
     for (int i = 0; i < j->nresize; i++) {
         if (j->resize_nodes[i] != n->index || j->resize_left <= 0)
             continue;
         if (--j->resize_left == 0) {
-            double now = ctld_now();
-            account(j, now);
-            int before = j->nalloc;
-            j->nalloc = j->resize_target;
-            sched_resize_done(c->sched, j->id, true);
-            j->state = JS_RUNNING;
-            db_job_save(c, j);
-            db_job_event(c, j->id, now, event, before, j->nalloc, j->alloc, j->nalloc, NULL);
-            jobs_want_schedule(c);
+            if (j->resize_target > j->nalloc && j->attached)
+                send_offer(c, j);
+            else
+                resize_commit(c, j);
         }
         return;
+    }
+}
+
+/* Take back an offer (declined, timed out, the application went away): the job keeps
+ * its committed nodes, an expand's reserved nodes are cleaned and returned. */
+static void withdraw(ctld_t *c, job_t *j, const char *why)
+{
+    if (j->offer_out)
+        nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:I,s:s}", "type", "resize_withdraw", "job",
+                                             (json_int_t)j->id, "offer", (json_int_t)j->offer,
+                                             "reason", why));
+    if (j->resize_target > j->nalloc)
+        for (int i = 0; i < j->nresize; i++)
+            nodes_send(c, j->resize_nodes[i], cleanup_msg(j));
+    sched_resize_done(c->sched, j->id, false);
+    j->state = JS_RUNNING;
+    j->offer_out = j->committing = false;
+    db_job_save(c, j);
+    db_job_event(c, j->id, ctld_now(), "resize_withdrawn", j->nalloc, j->resize_target, NULL, 0,
+                 why);
+    jobs_want_schedule(c);
+}
+
+static void set_adaptive(ctld_t *c, job_t *j)
+{
+    sched_set_adaptive(c->sched, j->id, j->attached && !j->inhibit);
+}
+
+void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
+{
+    char err[128];
+    if (j->state != JS_RUNNING && j->state != JS_RESIZING)
+        return;
+    if (!strcmp(type, "app_attached") || !strcmp(type, "app_detached")) {
+        j->attached = !strcmp(type, "app_attached");
+        set_adaptive(c, j);
+        if (!j->attached && j->state == JS_RESIZING && j->offer_out && !j->committing)
+            withdraw(c, j, "the application went away");
+        jobs_want_schedule(c);
+    } else if (!strcmp(type, "app_inhibit")) {
+        bool on;
+        if (proto_bool_opt(msg, "on", true, &on, err, sizeof(err)) == 0) {
+            j->inhibit = on;
+            set_adaptive(c, j);
+            jobs_want_schedule(c);
+        }
+    } else if (!strcmp(type, "app_mtct")) {
+        double v;
+        if (proto_num_opt(msg, "value", 0, 1e6, -1, &v, err, sizeof(err)) == 0 && v >= 0) {
+            sched_set_mtct(c->sched, j->id, v);
+            jobs_want_schedule(c);
+        }
+    } else if (!strcmp(type, "app_request")) {
+        int64_t n;
+        if (proto_int(msg, "nodes", 1, c->nnodes, &n, err, sizeof(err)) == 0 &&
+            sched_request_resize(c->sched, j->id, (int)n, false, err, sizeof(err)) == 0)
+            jobs_want_schedule(c);
+    } else if (!strcmp(type, "app_answer") || !strcmp(type, "app_commit")) {
+        int64_t offer;
+        const char *answer = "commit";
+        if (proto_int(msg, "offer", 1, INT64_MAX, &offer, err, sizeof(err)) < 0 ||
+            (!strcmp(type, "app_answer") &&
+             proto_str(msg, "answer", 16, &answer, err, sizeof(err)) < 0))
+            return;
+        if (j->state != JS_RESIZING || !j->offer_out || offer != j->offer || j->committing)
+            return; /* an old offer: it was withdrawn */
+        if (!strcmp(answer, "decline"))
+            withdraw(c, j, "declined by the application");
+        else if (!strcmp(answer, "commit")) {
+            if (j->resize_target > j->nalloc)
+                resize_commit(c, j);
+            else
+                shrink_cleanup(c, j);
+        }
     }
 }
 
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n)
 {
     if (j->state == JS_RESIZING && j->resize_target < j->nalloc) {
-        resize_node_done(c, j, n, "shrink"); /* one of the leaving nodes is clean */
+        if (j->committing)
+            resize_node_done(c, j, n, "shrink"); /* one of the leaving nodes is clean */
         return;
     }
     if (j->state != JS_COMPLETING)
@@ -331,6 +456,7 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     j->start = now;
     j->alloc_since = now;
     j->launched = false;
+    j->attached = j->inhibit = false;
     snprintf(j->reason, sizeof(j->reason), "%s", sched_reason_name(a->reason));
     db_job_save(c, j);
     db_job_event(c, j->id, now, "start", 0, j->nalloc, j->alloc, j->nalloc,
@@ -349,7 +475,9 @@ static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
     j->resize_left = a->nnodes;
     j->resize_target = a->nodes_after;
     j->resize_deadline = ctld_mono() + c->cfg.resize_timeout;
+    j->resize_started = ctld_now();
     j->state = JS_RESIZING;
+    j->offer_out = j->committing = false;
     db_job_save(c, j);
     if (a->op == SCHED_OP_EXPAND) {
         /* The new nodes join at the end of the rank order. */
@@ -363,9 +491,10 @@ static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
         for (int i = before; i < j->nalloc; i++)
             nodes_send(c, j->alloc[i], start_msg(c, j, false));
         j->nalloc = before; /* committed size until every new node is ready */
+    } else if (j->attached) {
+        send_offer(c, j); /* the application lets the leaving processes go first */
     } else {
-        for (int i = 0; i < a->nnodes; i++)
-            nodes_send(c, a->nodes[i], cleanup_msg(j));
+        shrink_cleanup(c, j);
     }
 }
 
@@ -381,18 +510,9 @@ static void check_one(int64_t id, void *val, void *arg)
     (void)id;
     ctld_t *c = arg;
     job_t *j = val;
-    if (j->state != JS_RESIZING || ctld_mono() < j->resize_deadline)
+    if (j->state != JS_RESIZING || j->committing || ctld_mono() < j->resize_deadline)
         return;
-    /* Withdraw: the job keeps its committed nodes; reserved new nodes are cleaned. */
-    if (j->resize_target > j->nalloc)
-        for (int i = 0; i < j->nresize; i++)
-            nodes_send(c, j->resize_nodes[i], cleanup_msg(j));
-    sched_resize_done(c->sched, j->id, false);
-    j->state = JS_RUNNING;
-    db_job_save(c, j);
-    db_job_event(c, j->id, ctld_now(), "resize_timeout", j->nalloc, j->resize_target, NULL, 0,
-                 NULL);
-    jobs_want_schedule(c);
+    withdraw(c, j, "no answer within ResizeTimeout");
 }
 
 void jobs_check_resize_timeouts(ctld_t *c) { idmap_foreach(c->jobs, check_one, c); }

@@ -80,7 +80,7 @@ static bool node_message(const char *type)
 {
     return !strcmp(type, "register") || !strcmp(type, "ping") || !strcmp(type, "job_ended") ||
            !strcmp(type, "cleanup_done") || !strcmp(type, "job_ready") ||
-           !strcmp(type, "job_started") ||
+           !strcmp(type, "job_started") || !strncmp(type, "app_", 4) ||
            !strcmp(type, "step_output") || !strcmp(type, "step_exit");
 }
 

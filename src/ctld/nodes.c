@@ -158,8 +158,13 @@ static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
                                              (json_int_t)id));
             continue;
         }
-        if (j->alloc[0] == n->index)
+        if (j->alloc[0] == n->index) {
+            bool attached;
             jobs_launched(c, j); /* the batch node has it: it started */
+            proto_bool_opt(e, "attached", false, &attached, err, sizeof(err));
+            if (attached)
+                jobs_app_message(c, j, "app_attached", e);
+        }
         if (!strcmp(st, "ended")) {
             int64_t kind;
             proto_int_opt(e, "kind", 0, 2, 0, &kind, err, sizeof(err));
@@ -258,6 +263,9 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     } else if (!strcmp(type, "cleanup_done")) {
         if (j)
             jobs_cleanup_done(c, j, n);
+    } else if (!strncmp(type, "app_", 4)) {
+        if (j && j->alloc && j->alloc[0] == n->index) /* only the batch node speaks for it */
+            jobs_app_message(c, j, type, msg);
     } else if (!strcmp(type, "job_started")) {
         if (j)
             jobs_launched(c, j);

@@ -54,14 +54,19 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
         fail(conn, "permission denied: not your job");
         return;
     }
-    int *nodes = malloc((size_t)j->nalloc * sizeof(int)), k = 0;
+    /* While an expand waits for the application, its new nodes already hold the job:
+     * the application starts its new processes there before it commits. */
+    int usable = j->nalloc;
+    if (j->state == JS_RESIZING && j->resize_target > j->nalloc)
+        usable += j->nresize;
+    int *nodes = malloc((size_t)usable * sizeof(int)), k = 0;
     if (!nodes) {
         fail(conn, "out of memory");
         return;
     }
     if (node) {
         int i = config_node_index(&c->cfg, node);
-        for (int q = 0; q < j->nalloc && i >= 0; q++)
+        for (int q = 0; q < usable && i >= 0; q++)
             if (j->alloc[q] == i)
                 nodes[k++] = i;
         if (!k) {

@@ -27,6 +27,8 @@ static void job_free_cb(uv_handle_t *h)
 static void job_drop(noded_t *d, njob_t *j)
 {
     idmap_del(d->jobs, j->id);
+    if (j->leader)
+        conn_close(j->leader);
     uv_close((uv_handle_t *)&j->wall, job_free_cb);
     uv_close((uv_handle_t *)&j->kill, job_free_cb);
 }
@@ -163,7 +165,7 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
         if (s && strchr(s, '='))
             base[k++] = (char *)s;
     }
-    char extra[8][4200];
+    char extra[9][4200];
     const char *nl = json_string_value(json_object_get(msg, "nodelist"));
     const char *cwd = json_string_value(json_object_get(msg, "cwd"));
     const char *name = json_string_value(json_object_get(msg, "name"));
@@ -176,7 +178,8 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_JOB_NAME=%s", name ? name : "");
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_NODENAME=%s", d->name);
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CLUSTER=%s", d->cfg.cluster_name);
-    const char *ptr[8];
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
+    const char *ptr[9];
     for (int q = 0; q < i; q++)
         ptr[q] = extra[q];
     char **out = launch_env_build(base, ptr, (size_t)i);
@@ -204,6 +207,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     if (!j)
         return;
     j->batch = batch;
+    j->uid = geteuid() == 0 ? (uid_t)uid : geteuid();
     if (!batch) {
         noded_send(d, json_pack("{s:s,s:I}", "type", "job_ready", "job", (json_int_t)id));
         return;
@@ -385,8 +389,8 @@ static void report_one(int64_t id, void *val, void *arg)
                                              "state", "ended", "kind", j->kind, "code", j->code,
                                              "timed_out", j->timed_out));
     else if (!j->cleaned)
-        json_array_append_new(arr, json_pack("{s:I,s:s}", "job", (json_int_t)j->id, "state",
-                                             "running"));
+        json_array_append_new(arr, json_pack("{s:I,s:s,s:b}", "job", (json_int_t)j->id, "state",
+                                             "running", "attached", j->leader != NULL));
 }
 
 json_t *jobs_report(noded_t *d)

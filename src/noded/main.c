@@ -43,6 +43,8 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
         steps_on_start(d, msg);
     } else if (!strcmp(type, "step_kill")) {
         steps_on_kill(d, msg);
+    } else if (!strcmp(type, "resize_offer") || !strcmp(type, "resize_withdraw")) {
+        apps_relay(d, msg);
     } else if (!strcmp(type, "job_ended_ack")) {
         jobs_on_ended_ack(d, msg);
     } else if (json_is_false(json_object_get(msg, "ok"))) {
@@ -211,6 +213,10 @@ int main(int argc, char **argv)
     uv_signal_init(d.loop, &d.sigint);
     d.sigint.data = &d;
     uv_signal_start(&d.sigint, on_stop, SIGINT);
+    if (apps_init(&d, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded: %s\n", err);
+        return 1;
+    }
     connect_ctl(&d);
     fprintf(stderr, "ductile-noded %s: started (controller %s:%d)\n", d.name,
             d.cfg.control_addr, d.cfg.control_port);

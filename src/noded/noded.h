@@ -34,6 +34,8 @@ typedef struct njob {
     uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone */
     int timers_open;
     char *script_path;       /* kept until the job goes: the shell opens it after exec */
+    uid_t uid;               /* the job's owner: only its processes may attach */
+    conn_t *leader;          /* the application's leader (libductile), batch node only */
     char error[LAUNCH_ERRLEN]; /* why it could not start */
 } njob_t;
 
@@ -51,6 +53,8 @@ struct noded {
     uv_timer_t reconnect;
     uv_timer_t heartbeat;
     uv_signal_t sigchld, sigterm, sigint;
+    uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
+    char app_socket[4200];
     idmap_t *jobs;
     struct task *tasks;         /* tasks of `ductile run` (steps.c) */
     char spool[4096];
@@ -66,6 +70,10 @@ void jobs_reap(noded_t *d);
 json_t *jobs_report(noded_t *d);
 void jobs_kill_all(noded_t *d);
 int noded_send(noded_t *d, json_t *msg); /* takes msg */
+
+/* apps.c: the local socket for jobs (libductile) */
+int apps_init(noded_t *d, char *err, size_t errlen);
+void apps_relay(noded_t *d, const json_t *msg);
 
 /* steps.c: the tasks of `ductile run` */
 void steps_on_start(noded_t *d, const json_t *msg);

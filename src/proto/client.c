@@ -60,7 +60,8 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Reads until the decoder yields a message (the hello is consumed inside). */
+/* Reads until the decoder yields a message (the hello is consumed inside). A timeout
+ * of 0 reads what is there without waiting: a probe costs one poll(). */
 static int recv_frame(client_t *c, json_t **msg, double timeout, char *err, size_t errlen)
 {
     double deadline = timeout < 0 ? -1 : now_s() + timeout;
@@ -72,20 +73,21 @@ static int recv_frame(client_t *c, json_t **msg, double timeout, char *err, size
         int wait = -1;
         if (deadline >= 0) {
             double left = deadline - now_s();
-            if (left <= 0)
-                return FAIL(-ETIMEDOUT, "no answer from the controller within %.0f s", timeout);
-            wait = (int)(left * 1000) + 1;
+            wait = left > 0 ? (int)(left * 1000) + 1 : 0;
         }
         struct pollfd p = {.fd = c->fd, .events = POLLIN};
         int pr = poll(&p, 1, wait);
         if (pr < 0 && errno != EINTR)
             return FAIL(-errno, "poll: %s", strerror(errno));
-        if (pr <= 0)
+        if (pr <= 0) {
+            if (deadline >= 0 && now_s() >= deadline)
+                return FAIL(-ETIMEDOUT, "no answer within %.0f s", timeout);
             continue;
+        }
         char buf[65536];
         ssize_t n = read(c->fd, buf, sizeof(buf));
         if (n == 0)
-            return FAIL(-ECONNRESET, "the controller closed the connection");
+            return FAIL(-ECONNRESET, "the connection was closed");
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -141,6 +141,7 @@ static sjob_t *new_job(const sched_jobspec_t *spec)
     j->reason = SCHED_R_PRIORITY;
     j->reason_job = -1;
     j->reserved_start = -1;
+    j->not_adaptive = spec->wait_adaptive;
     return j;
 }
 
@@ -346,6 +347,15 @@ int sched_set_mtct(sched_t *s, int64_t id, double mtct)
     if (!j)
         return -ENOENT;
     j->mtct = isfinite(mtct) && mtct >= 0 ? mtct : -1;
+    return 0;
+}
+
+int sched_set_adaptive(sched_t *s, int64_t id, bool adaptive)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    j->not_adaptive = !adaptive;
     return 0;
 }
 

@@ -96,6 +96,8 @@ typedef struct sched_jobspec {
     double walltime;      /* estimate in seconds; <= 0: unknown (unbounded) */
     double power_min;     /* W per node; 0: unknown */
     double power_max;
+    bool wait_adaptive;   /* not resized until sched_set_adaptive(true) (the controller:
+                             until the application attaches) */
 } sched_jobspec_t;
 
 typedef struct sched_action {
@@ -145,6 +147,10 @@ int sched_remove(sched_t *s, int64_t id);
 int sched_resize_done(sched_t *s, int64_t id, bool ok);
 /* Measured MPI-to-compute time ratio of a running job (perf policy); < 0: unknown. */
 int sched_set_mtct(sched_t *s, int64_t id, double mtct);
+/* Can the running job take part in a resize now? Policies resize only jobs that can
+ * (default: yes). The controller says no until the application has attached, and
+ * while it declines offers (dt_set_inhibit). */
+int sched_set_adaptive(sched_t *s, int64_t id, bool adaptive);
 /* Expected end of a running job (absolute seconds); the default is start + walltime. */
 int sched_set_end_estimate(sched_t *s, int64_t id, double t);
 /* An evolving job (or an operator, with operator=true, for any running job) asks for

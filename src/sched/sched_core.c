@@ -80,7 +80,7 @@ double core_remaining(const sched_t *s, const sjob_t *j)
 
 bool core_resizable(const sjob_t *j)
 {
-    return j->spec.type == SCHED_MALLEABLE && j->state == SCHED_RUNNING;
+    return j->spec.type == SCHED_MALLEABLE && j->state == SCHED_RUNNING && !j->not_adaptive;
 }
 
 /* --- allocation changes --- */

@@ -24,6 +24,7 @@ struct sjob {
     int target;            /* RESIZING: size after the resize */
     int expansions, shrinks;
     int grow_ceiling;      /* perf: largest size worth growing to (0: max_nodes) */
+    bool not_adaptive;     /* the application cannot take part in a resize now */
     sched_reason_t reason;
     int64_t reason_job;
     double reserved_start; /* -1: none */

@@ -2,6 +2,7 @@
  * extraction §8.3-8.7; "T" items are the thesis's own statements). */
 #include "testutil.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -208,6 +209,36 @@ static void no_decision_while_adapting(void **state)
     n = tu_pass(s, 12, &a);
     assert_int_equal(n, 1);
     check(&a[0], SCHED_OP_EXPAND, 12, 16);
+    sched_destroy(s);
+}
+
+/* A job whose application cannot take part in a resize is left alone. */
+static void not_adaptive_left_alone(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(12, "fpsma-pwma");
+    tu_running(s, 1, 0, 0, 2, 1, 12, SCHED_CONS_NONE, INF_WALL);
+    assert_int_equal(sched_set_adaptive(s, 1, false), 0);
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 1, &a), 0);
+    assert_int_equal(sched_set_adaptive(s, 1, true), 0);
+    size_t n = tu_pass(s, 2, &a);
+    assert_int_equal(n, 1);
+    check(&a[0], SCHED_OP_EXPAND, 2, 12);
+    assert_int_equal(sched_set_adaptive(s, 99, true), -ENOENT);
+    sched_destroy(s);
+    /* a job submitted with wait_adaptive starts, but is not grown in that pass */
+    s = tu_engine(4, "fpsma-pwma");
+    sched_jobspec_t spec = {.id = 5, .type = SCHED_MALLEABLE, .nodes = 1, .min_nodes = 1,
+                            .max_nodes = 4, .wait_adaptive = true};
+    char err[256];
+    assert_int_equal(sched_submit(s, &spec, err, sizeof(err)), 0);
+    n = tu_pass(s, 1, &a);
+    assert_int_equal(n, 1);
+    check(&a[0], SCHED_OP_START, 0, 1);
+    sched_set_adaptive(s, 5, true);
+    n = tu_pass(s, 2, &a);
+    check(&a[0], SCHED_OP_EXPAND, 1, 4);
     sched_destroy(s);
 }
 
@@ -418,6 +449,7 @@ int main(void)
         cmocka_unit_test(fpsma_partial),
         cmocka_unit_test(fpsma_guard),
         cmocka_unit_test(no_decision_while_adapting),
+        cmocka_unit_test(not_adaptive_left_alone),
         cmocka_unit_test(prma_never_shrinks),
         cmocka_unit_test(prma_expansion_cap),
         cmocka_unit_test(egs_grow_equal),

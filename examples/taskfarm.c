@@ -1,0 +1,270 @@
+/* taskfarm: a malleable task farm without MPI (libductile's process layer).
+ *
+ *   taskfarm [--items N] [--ms M]          the leader (the job's batch script runs it)
+ *   taskfarm --worker HOST PORT            a worker (started by the leader)
+ *
+ * The leader hands out work items to one worker per node of the job and sums their
+ * results. When the scheduler offers nodes, it starts workers there and commits; when
+ * it takes nodes back, the workers there finish their item and stop, then it commits.
+ * The checksum does not depend on how often the job was resized: a test compares it
+ * with a fixed-size run. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ductile.h"
+
+#define MAXW 256
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The work: a fixed function of the item, taking about ms milliseconds. */
+static uint64_t work(long item, int ms)
+{
+    uint64_t x = (uint64_t)item * 0x9e3779b97f4a7c15ULL + 1;
+    double end = now() + ms / 1000.0;
+    long rounds = 0;
+    do {
+        for (int k = 0; k < 1000; k++)
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        rounds++;
+    } while (now() < end || rounds < 1);
+    /* the result must not depend on timing: recompute a fixed number of rounds */
+    uint64_t y = (uint64_t)item * 0x9e3779b97f4a7c15ULL + 1;
+    for (int k = 0; k < 1000; k++)
+        y ^= y << 13, y ^= y >> 7, y ^= y << 17;
+    return y;
+}
+
+static int worker(const char *host, int port, int ms)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, host, &sa.sin_addr);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        perror("taskfarm worker: connect");
+        return 1;
+    }
+    FILE *in = fdopen(fd, "r");
+    const char *node = getenv("DUCTILE_NODENAME");
+    dprintf(fd, "HELLO %s\n", node ? node : "?");
+    char line[128];
+    while (fgets(line, sizeof(line), in)) {
+        long item;
+        if (sscanf(line, "ITEM %ld", &item) == 1)
+            dprintf(fd, "DONE %ld %llu\n", item, (unsigned long long)work(item, ms));
+        else
+            break; /* STOP, or the leader went away */
+    }
+    return 0;
+}
+
+typedef struct wk {
+    int fd;
+    char node[DT_NAME_MAX];
+    long item;          /* in progress, -1 none */
+    int stopping;       /* its node leaves: no new items */
+    char buf[256];
+    size_t len;
+} wk_t;
+
+static wk_t w[MAXW];
+static int nw;
+static long next_item, done_items, nitems;
+static uint64_t checksum;
+static int ms_per_item;
+static char *self;
+static int port;
+
+/* `ductile run [--node NODE] taskfarm --worker 127.0.0.1 PORT`, in the background. */
+static void spawn(const char *node)
+{
+    char ps[16], mss[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    snprintf(mss, sizeof(mss), "%d", ms_per_item);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (node)
+            execlp("ductile", "ductile", "run", "--node", node, self, "--ms", mss, "--worker",
+                   "127.0.0.1", ps, (char *)NULL);
+        else
+            execlp("ductile", "ductile", "run", self, "--ms", mss, "--worker", "127.0.0.1", ps,
+                   (char *)NULL);
+        perror("taskfarm: ductile run");
+        _exit(127);
+    }
+}
+
+static void assign(wk_t *x)
+{
+    if (x->item >= 0 || x->stopping)
+        return;
+    if (next_item < nitems) {
+        x->item = next_item++;
+        dprintf(x->fd, "ITEM %ld\n", x->item);
+    }
+}
+
+static void drop(int i)
+{
+    if (w[i].item >= 0) { /* its item goes back to the pile (never happens on a clean stop) */
+        fprintf(stderr, "taskfarm: worker on %s lost item %ld\n", w[i].node, w[i].item);
+    }
+    close(w[i].fd);
+    w[i] = w[--nw];
+}
+
+/* One round of I/O: new workers, results, departures. */
+static void serve(int lfd, int wait_ms)
+{
+    struct pollfd p[MAXW + 1];
+    p[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
+    for (int i = 0; i < nw; i++)
+        p[i + 1] = (struct pollfd){.fd = w[i].fd, .events = POLLIN};
+    if (poll(p, (nfds_t)nw + 1, wait_ms) <= 0)
+        return;
+    int n = nw;
+    for (int i = n - 1; i >= 0; i--) {
+        if (!(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        wk_t *x = &w[i];
+        ssize_t r = read(x->fd, x->buf + x->len, sizeof(x->buf) - 1 - x->len);
+        if (r <= 0) {
+            drop(i);
+            continue;
+        }
+        x->len += (size_t)r;
+        x->buf[x->len] = '\0';
+        char *nl;
+        while ((nl = strchr(x->buf, '\n'))) {
+            *nl = '\0';
+            long item;
+            unsigned long long v;
+            if (sscanf(x->buf, "DONE %ld %llu", &item, &v) == 2 && item == x->item) {
+                checksum += v;
+                done_items++;
+                x->item = -1;
+            } else if (!strncmp(x->buf, "HELLO ", 6)) {
+                snprintf(x->node, sizeof(x->node), "%s", x->buf + 6);
+            }
+            memmove(x->buf, nl + 1, strlen(nl + 1) + 1);
+            x->len = strlen(x->buf);
+        }
+        if (x->stopping && x->item < 0)
+            dprintf(x->fd, "STOP\n"); /* it leaves once its connection closes */
+        else
+            assign(x);
+    }
+    if (p[0].revents & POLLIN && nw < MAXW) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd >= 0) {
+            w[nw] = (wk_t){.fd = fd, .item = -1};
+            assign(&w[nw]);
+            nw++;
+        }
+    }
+}
+
+static int count_on(const dt_offer_t *o, int (*pred)(const wk_t *))
+{
+    int c = 0;
+    for (int i = 0; i < nw; i++)
+        for (int k = 0; k < o->nnodes; k++)
+            if (!strcmp(w[i].node, o->nodes[k]) && pred(&w[i]))
+                c++;
+    return c;
+}
+
+static int any(const wk_t *x) { (void)x; return 1; }
+
+int main(int argc, char **argv)
+{
+    self = argv[0];
+    ms_per_item = 20;
+    nitems = 400;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--items") && i + 1 < argc)
+            nitems = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--ms") && i + 1 < argc)
+            ms_per_item = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--worker") && i + 2 < argc)
+            return worker(argv[i + 1], atoi(argv[i + 2]), ms_per_item);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof(sa);
+    bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
+    listen(lfd, 64);
+    getsockname(lfd, (struct sockaddr *)&sa, &sl);
+    port = ntohs(sa.sin_port);
+    int malleable = dt_attach(1) == 0;
+    if (!malleable)
+        fprintf(stderr, "taskfarm: running at a fixed size (%s)\n", dt_strerror());
+    spawn(NULL); /* one worker on every node of the job */
+    int expansions = 0, shrinks = 0;
+    while (done_items < nitems) {
+        serve(lfd, 10);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        dt_offer_t o;
+        if (!malleable || dt_poll_offer(&o) != 1 || o.op == DT_WITHDRAWN)
+            continue;
+        double deadline = now() + (o.timeout > 1 ? o.timeout - 1 : 1);
+        int ok = 1;
+        if (o.op == DT_EXPAND) {
+            for (int k = 0; k < o.nnodes; k++)
+                spawn(o.nodes[k]);
+            /* commit once a worker said hello from every new node */
+            while (count_on(&o, any) < o.nnodes && (ok = now() < deadline))
+                serve(lfd, 10);
+        } else {
+            for (int i = 0; i < nw; i++)
+                for (int k = 0; k < o.nnodes; k++)
+                    if (!strcmp(w[i].node, o.nodes[k])) {
+                        w[i].stopping = 1;
+                        if (w[i].item < 0)
+                            dprintf(w[i].fd, "STOP\n");
+                    }
+            /* commit once every worker of a leaving node has finished and gone */
+            while (count_on(&o, any) > 0 && (ok = now() < deadline))
+                serve(lfd, 10);
+        }
+        if (ok && dt_offer_commit(&o) == 0) {
+            expansions += o.op == DT_EXPAND;
+            shrinks += o.op == DT_SHRINK;
+            printf("resize %s to %d nodes (%s) at item %ld\n", o.op == DT_EXPAND ? "expand" : "shrink",
+                   o.after, o.nodelist, done_items);
+            fflush(stdout);
+        } else if (!ok) {
+            dt_offer_decline(&o);
+        }
+    }
+    for (int i = 0; i < nw; i++)
+        dprintf(w[i].fd, "STOP\n");
+    double end = now() + 10;
+    while (nw > 0 && now() < end)
+        serve(lfd, 10);
+    while (wait(NULL) > 0)
+        ;
+    printf("checksum %016llx items %ld expansions %d shrinks %d\n", (unsigned long long)checksum,
+           done_items, expansions, shrinks);
+    dt_detach();
+    return 0;
+}

@@ -1,0 +1,169 @@
+/* libductile's process layer: the connection to the node daemon and the offers. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "ductile.h"
+
+static client_t *conn;
+static long long job_id;
+static char last_error[512];
+/* Replies to requests and offers share one connection: offers that arrive while we
+ * wait for a reply are kept here, in order. */
+static json_t *pending;
+
+static int fail(int rc, const char *msg)
+{
+    snprintf(last_error, sizeof(last_error), "%s", msg);
+    return rc;
+}
+
+const char *dt_strerror(void) { return last_error; }
+
+static bool is_offer(const json_t *m)
+{
+    const char *t = json_string_value(json_object_get(m, "type"));
+    return t && (!strcmp(t, "resize_offer") || !strcmp(t, "resize_withdraw"));
+}
+
+/* Sends a request and waits for its reply; offers meanwhile are queued. */
+static int request(json_t *req)
+{
+    char err[512];
+    if (!conn) {
+        json_decref(req);
+        return fail(-ENOTCONN, "not attached (dt_attach first)");
+    }
+    int rc = client_send(conn, req, err, sizeof(err));
+    json_decref(req);
+    if (rc < 0)
+        return fail(rc, err);
+    for (;;) {
+        json_t *m;
+        rc = client_recv(conn, &m, 30, err, sizeof(err));
+        if (rc < 0)
+            return fail(rc, err);
+        if (is_offer(m)) {
+            json_array_append_new(pending, m);
+            continue;
+        }
+        bool ok = json_is_true(json_object_get(m, "ok"));
+        if (!ok)
+            fail(-EREMOTE, json_string_value(json_object_get(m, "error"))
+                               ? json_string_value(json_object_get(m, "error"))
+                               : "refused");
+        json_decref(m);
+        return ok ? 0 : -EREMOTE;
+    }
+}
+
+int dt_attach(int leader)
+{
+    if (conn)
+        return 0;
+    const char *sock = getenv("DUCTILE_NODED_SOCKET"), *id = getenv("DUCTILE_JOB_ID");
+    if (!sock || !id)
+        return fail(-ENOENT, "not inside a Ductile job (DUCTILE_NODED_SOCKET, DUCTILE_JOB_ID)");
+    job_id = atoll(id);
+    char err[512];
+    int rc = client_open_unix(sock, &conn, err, sizeof(err));
+    if (rc < 0)
+        return fail(rc, err);
+    pending = json_array();
+    rc = request(json_pack("{s:s,s:I,s:s}", "type", "attach", "job", (json_int_t)job_id, "role",
+                           leader ? "leader" : "member"));
+    if (rc < 0) {
+        client_close(conn);
+        conn = NULL;
+    }
+    return rc;
+}
+
+void dt_detach(void)
+{
+    client_close(conn);
+    conn = NULL;
+    json_decref(pending);
+    pending = NULL;
+}
+
+static void fill(dt_offer_t *o, const json_t *m)
+{
+    memset(o, 0, sizeof(*o));
+    const char *type = json_string_value(json_object_get(m, "type"));
+    const char *op = json_string_value(json_object_get(m, "op"));
+    o->id = (long)json_integer_value(json_object_get(m, "offer"));
+    o->op = !strcmp(type, "resize_withdraw") ? DT_WITHDRAWN
+            : op && !strcmp(op, "expand")    ? DT_EXPAND
+                                             : DT_SHRINK;
+    o->before = (int)json_integer_value(json_object_get(m, "before"));
+    o->after = (int)json_integer_value(json_object_get(m, "after"));
+    o->timeout = json_number_value(json_object_get(m, "timeout"));
+    const json_t *nodes = json_object_get(m, "nodes");
+    o->nnodes = json_is_array(nodes) ? (int)json_array_size(nodes) : 0;
+    for (int i = 0; i < o->nnodes && i < 64; i++)
+        snprintf(o->nodes[i], DT_NAME_MAX, "%s", json_string_value(json_array_get(nodes, (size_t)i)));
+    const char *nl = json_string_value(json_object_get(m, "nodelist"));
+    snprintf(o->nodelist, sizeof(o->nodelist), "%s", nl ? nl : "");
+}
+
+int dt_wait_offer(dt_offer_t *offer, double timeout)
+{
+    if (!conn)
+        return fail(-ENOTCONN, "not attached (dt_attach first)");
+    if (json_array_size(pending)) {
+        fill(offer, json_array_get(pending, 0));
+        json_array_remove(pending, 0);
+        return 1;
+    }
+    char err[512];
+    json_t *m;
+    int rc = client_recv(conn, &m, timeout, err, sizeof(err));
+    if (rc == -ETIMEDOUT)
+        return 0;
+    if (rc < 0)
+        return fail(rc, err);
+    if (!is_offer(m)) {
+        json_decref(m); /* a stray reply: nothing to do with it */
+        return 0;
+    }
+    fill(offer, m);
+    json_decref(m);
+    return 1;
+}
+
+int dt_poll_offer(dt_offer_t *offer) { return dt_wait_offer(offer, 0); }
+
+static int answer(const dt_offer_t *o, const char *what)
+{
+    return request(json_pack("{s:s,s:I,s:I,s:s}", "type", "resize_answer", "job",
+                             (json_int_t)job_id, "offer", (json_int_t)o->id, "answer", what));
+}
+
+int dt_offer_accept(const dt_offer_t *o) { return answer(o, "accept"); }
+int dt_offer_decline(const dt_offer_t *o) { return answer(o, "decline"); }
+
+int dt_offer_commit(const dt_offer_t *o)
+{
+    return request(json_pack("{s:s,s:I,s:I}", "type", "resize_commit", "job", (json_int_t)job_id,
+                             "offer", (json_int_t)o->id));
+}
+
+int dt_set_inhibit(int on)
+{
+    return request(json_pack("{s:s,s:I,s:b}", "type", "inhibit", "job", (json_int_t)job_id, "on", on));
+}
+
+int dt_report_mtct(double mtct)
+{
+    return request(json_pack("{s:s,s:I,s:f}", "type", "mtct", "job", (json_int_t)job_id, "value", mtct));
+}
+
+int dt_request_nodes(int nodes)
+{
+    return request(json_pack("{s:s,s:I,s:i}", "type", "request", "job", (json_int_t)job_id, "nodes",
+                             nodes));
+}

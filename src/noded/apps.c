@@ -1,0 +1,210 @@
+/* The node daemon's local socket for the processes of jobs (libductile). A process
+ * attaches to its job (the kernel tells us its uid: it must own the job); the job's
+ * leader, on the batch node, receives the controller's resize offers and answers
+ * them; any process may report its MTCT ratio or, for an evolving job, ask for nodes.
+ * Everything is relayed to the controller, which decides. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "noded.h"
+
+typedef struct app {
+    int64_t job;
+    bool leader;
+} app_t;
+
+static void reply(conn_t *c, json_t *m) { conn_send_new(c, m); }
+
+static void fail(conn_t *c, const char *why)
+{
+    reply(c, json_pack("{s:b,s:s}", "ok", 0, "error", why));
+}
+
+static void forward(noded_t *d, const char *type, int64_t job, const json_t *extra)
+{
+    json_t *m = extra ? json_deep_copy(extra) : json_object();
+    json_object_set_new(m, "type", json_string(type));
+    json_object_set_new(m, "job", json_integer(job));
+    noded_send(d, m);
+}
+
+static void on_attach(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
+{
+    char err[128];
+    int64_t id;
+    const char *role;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_str_opt(msg, "role", 16, "member", &role, err, sizeof(err)) < 0) {
+        fail(c, err);
+        return;
+    }
+    njob_t *j = idmap_get(d->jobs, id);
+    if (!j) {
+        fail(c, "the job does not run on this node");
+        return;
+    }
+    if (conn_uid(c) != j->uid && conn_uid(c) != 0) {
+        fail(c, "permission denied: not your job");
+        return;
+    }
+    a->job = id;
+    if (!strcmp(role, "leader")) {
+        if (!j->batch) {
+            fail(c, "the leader runs on the job's first node");
+            return;
+        }
+        if (j->leader && j->leader != c)
+            conn_close(j->leader); /* a restarted leader replaces the old one */
+        j->leader = c;
+        a->leader = true;
+        forward(d, "app_attached", id, NULL);
+    }
+    reply(c, json_pack("{s:b,s:s,s:s}", "ok", 1, "node", d->name, "role", role));
+}
+
+static void on_message(conn_t *c, json_t *msg, void *arg)
+{
+    noded_t *d = arg;
+    app_t *a = conn_data(c);
+    const char *type;
+    char err[128];
+    if (!a || proto_type(msg, &type, err, sizeof(err)) < 0) {
+        fail(c, err);
+        return;
+    }
+    if (!strcmp(type, "attach")) {
+        on_attach(d, c, a, msg);
+        return;
+    }
+    if (!a->job) {
+        fail(c, "attach first");
+        return;
+    }
+    /* Answers to offers only from the leader; reports from any process of the job. */
+    bool leader_only = !strcmp(type, "resize_answer") || !strcmp(type, "resize_commit") ||
+                       !strcmp(type, "inhibit") || !strcmp(type, "request");
+    if (leader_only && !a->leader) {
+        fail(c, "only the job's leader may do that");
+        return;
+    }
+    int64_t offer, nodes;
+    double value;
+    bool on;
+    const char *answer;
+    if (!strcmp(type, "resize_answer")) {
+        if (proto_int(msg, "offer", 1, INT64_MAX, &offer, err, sizeof(err)) < 0 ||
+            proto_str(msg, "answer", 16, &answer, err, sizeof(err)) < 0 ||
+            (strcmp(answer, "accept") && strcmp(answer, "decline"))) {
+            fail(c, "resize_answer: offer and answer (accept or decline) required");
+            return;
+        }
+        json_t *x = json_pack("{s:I,s:s}", "offer", (json_int_t)offer, "answer", answer);
+        forward(d, "app_answer", a->job, x);
+        json_decref(x);
+    } else if (!strcmp(type, "resize_commit")) {
+        if (proto_int(msg, "offer", 1, INT64_MAX, &offer, err, sizeof(err)) < 0) {
+            fail(c, err);
+            return;
+        }
+        json_t *x = json_pack("{s:I}", "offer", (json_int_t)offer);
+        forward(d, "app_commit", a->job, x);
+        json_decref(x);
+    } else if (!strcmp(type, "inhibit")) {
+        if (proto_bool_opt(msg, "on", true, &on, err, sizeof(err)) < 0) {
+            fail(c, err);
+            return;
+        }
+        json_t *x = json_pack("{s:b}", "on", on);
+        forward(d, "app_inhibit", a->job, x);
+        json_decref(x);
+    } else if (!strcmp(type, "mtct")) {
+        if (proto_num_opt(msg, "value", 0, 1e6, 0, &value, err, sizeof(err)) < 0) {
+            fail(c, err);
+            return;
+        }
+        json_t *x = json_pack("{s:f}", "value", value);
+        forward(d, "app_mtct", a->job, x);
+        json_decref(x);
+    } else if (!strcmp(type, "request")) {
+        if (proto_int(msg, "nodes", 1, 1 << 24, &nodes, err, sizeof(err)) < 0) {
+            fail(c, err);
+            return;
+        }
+        json_t *x = json_pack("{s:I}", "nodes", (json_int_t)nodes);
+        forward(d, "app_request", a->job, x);
+        json_decref(x);
+    } else {
+        fail(c, "unknown request");
+        return;
+    }
+    reply(c, json_pack("{s:b}", "ok", 1));
+}
+
+static void on_close(conn_t *c, void *arg)
+{
+    noded_t *d = arg;
+    app_t *a = conn_data(c);
+    if (a && a->leader) {
+        njob_t *j = idmap_get(d->jobs, a->job);
+        if (j && j->leader == c) {
+            j->leader = NULL;
+            forward(d, "app_detached", a->job, NULL);
+        }
+    }
+    free(a);
+}
+
+static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    noded_t *d = server->data;
+    if (status < 0)
+        return;
+    conn_cfg_t cc = {.auth = PROTO_AUTH_NONE, .max_payload = 1 << 20};
+    conn_t *c = conn_accept(server, &cc, &ops, d);
+    if (c) {
+        app_t *a = calloc(1, sizeof(*a));
+        if (!a) {
+            conn_close(c);
+            return;
+        }
+        conn_set_data(c, a);
+    }
+}
+
+int apps_init(noded_t *d, char *err, size_t errlen)
+{
+    snprintf(d->app_socket, sizeof(d->app_socket), "%s/noded.sock", d->spool);
+    unlink(d->app_socket);
+    uv_pipe_init(d->loop, &d->apps, 0);
+    d->apps.data = d;
+    int rc = uv_pipe_bind(&d->apps, d->app_socket);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&d->apps, 128, on_connection);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", d->app_socket, uv_strerror(rc));
+        return rc;
+    }
+    chmod(d->app_socket, 0666); /* jobs of every user; the kernel says who connects */
+    return 0;
+}
+
+/* The controller's offer or withdrawal, for the job's leader. */
+void apps_relay(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t id;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)
+        return;
+    njob_t *j = idmap_get(d->jobs, id);
+    if (j && j->leader)
+        conn_send(j->leader, msg);
+    else if (!strcmp(json_string_value(json_object_get(msg, "type")), "resize_offer"))
+        /* nobody to ask: the offer is declined at once */
+        noded_send(d, json_pack("{s:s,s:I,s:O,s:s}", "type", "app_answer", "job", (json_int_t)id,
+                                "offer", json_object_get(msg, "offer"), "answer", "decline"));
+}
