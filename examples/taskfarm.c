@@ -198,8 +198,11 @@ int main(int argc, char **argv)
     self = argv[0];
     ms_per_item = 20;
     nitems = 400;
+    int ignore_offers = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--items") && i + 1 < argc)
+        if (!strcmp(argv[i], "--ignore-offers")) /* for tests: attach, never answer */
+            ignore_offers = 1;
+        else if (!strcmp(argv[i], "--items") && i + 1 < argc)
             nitems = atol(argv[++i]);
         else if (!strcmp(argv[i], "--ms") && i + 1 < argc)
             ms_per_item = atoi(argv[++i]);
@@ -224,7 +227,7 @@ int main(int argc, char **argv)
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         dt_offer_t o;
-        if (!malleable || dt_poll_offer(&o) != 1 || o.op == DT_WITHDRAWN)
+        if (!malleable || ignore_offers || dt_poll_offer(&o) != 1 || o.op == DT_WITHDRAWN)
             continue;
         double deadline = now() + (o.timeout > 1 ? o.timeout - 1 : 1);
         int ok = 1;

@@ -90,12 +90,13 @@ static int cluster_up(int argc, char **argv)
                                           {"tick", required_argument, 0, 't'},
                                           {"node-timeout", required_argument, 0, 'T'},
                                           {"auth", required_argument, 0, 'a'},
+                                          {"resize-timeout", required_argument, 0, 'R'},
                                           {"munge-socket", required_argument, 0, 'm'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     long nodes = 0;
     const char *dir = NULL, *policy = "easy", *tick = "10", *timeout = "30";
-    const char *auth = "key", *munge_socket = "";
+    const char *auth = "key", *munge_socket = "", *rtimeout = "60";
     int o;
     opterr = 0;
     optind = 1;
@@ -118,9 +119,11 @@ static int cluster_up(int argc, char **argv)
             auth = optarg;
             break;
         case 'm': munge_socket = optarg; break;
+        case 'R': rtimeout = optarg; break;
         case 'h':
             printf("usage: ductile cluster up --nodes N [--dir DIR] [--policy P]\n"
-                   "  [--tick SECONDS] [--node-timeout SECONDS] [--auth key|munge]\n"
+                   "  [--tick SECONDS] [--node-timeout SECONDS] [--resize-timeout SECONDS]\n"
+                   "  [--auth key|munge]\n"
                    "  [--munge-socket PATH]\n");
             return 0;
         default:
@@ -172,11 +175,12 @@ static int cluster_up(int argc, char **argv)
                "Policy = %s\n"
                "SchedulerTick = %s\n"
                "NodeTimeout = %s\n"
+               "ResizeTimeout = %s\n"
                "AuthType = %s\n"
                "AuthKeyFile = %s/cluster.key\n"
                "MungeSocket = \"%s\"\n",
             port, adir, nodes >= 10 ? "0" : "", nodes, ncpu / nodes > 0 ? ncpu / nodes : 1, adir,
-            adir, policy, tick, timeout, auth, adir, munge_socket);
+            adir, policy, tick, timeout, rtimeout, auth, adir, munge_socket);
     fclose(f);
     /* Check it before starting anything: a bad --policy is an error here, not in a log. */
     config_t cfg = {0};
