@@ -280,7 +280,7 @@ static void resize_commit(ctld_t *c, job_t *j)
     j->state = JS_RUNNING;
     j->offer_out = j->committing = false;
     char detail[64];
-    snprintf(detail, sizeof(detail), "%.3f s", now - j->resize_started);
+    snprintf(detail, sizeof(detail), "%.6f s", now - j->resize_started);
     db_job_save(c, j);
     db_job_event(c, j->id, now, event, before, j->nalloc, j->alloc, j->nalloc, detail);
     jobs_want_schedule(c);

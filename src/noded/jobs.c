@@ -165,7 +165,7 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
         if (s && strchr(s, '='))
             base[k++] = (char *)s;
     }
-    char extra[9][4200];
+    char extra[10][4200];
     const char *nl = json_string_value(json_object_get(msg, "nodelist"));
     const char *cwd = json_string_value(json_object_get(msg, "cwd"));
     const char *name = json_string_value(json_object_get(msg, "name"));
@@ -179,7 +179,8 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_NODENAME=%s", d->name);
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CLUSTER=%s", d->cfg.cluster_name);
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
-    const char *ptr[9];
+    snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CONF=%s", d->conf_path);
+    const char *ptr[10];
     for (int q = 0; q < i; q++)
         ptr[q] = extra[q];
     char **out = launch_env_build(base, ptr, (size_t)i);

@@ -163,6 +163,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductile-noded: %s\n", err);
         return 1;
     }
+    if (!realpath(conf, d.conf_path))
+        snprintf(d.conf_path, sizeof(d.conf_path), "%s", conf);
     d.index = config_node_index(&d.cfg, name);
     if (d.index < 0) {
         fprintf(stderr, "ductile-noded: node '%s' is not in Nodes of %s\n", name, conf);

@@ -55,6 +55,7 @@ struct noded {
     uv_signal_t sigchld, sigterm, sigint;
     uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
     char app_socket[4200];
+    char conf_path[4096]; /* absolute: exported to jobs as DUCTILE_CONF */
     idmap_t *jobs;
     struct task *tasks;         /* tasks of `ductile run` (steps.c) */
     char spool[4096];

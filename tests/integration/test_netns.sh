@@ -11,6 +11,10 @@ if [ "$(id -u)" -ne 0 ] || ! command -v ip > /dev/null || ! ip netns add "$ns_a"
 fi
 extra_cleanup() {
   for p in "$T"/noded-*.pid; do [ -f "$p" ] && kill -9 "$(cat "$p")" 2> /dev/null; done
+  # the jobs of a daemon killed outright live on in its namespace
+  for ns in "$ns_a" "$ns_b"; do
+    ip netns pids "$ns" 2> /dev/null | xargs -r kill -9 2> /dev/null
+  done
   ip netns del "$ns_a" 2> /dev/null || true
   ip netns del "$ns_b" 2> /dev/null || true
   ip link del "$br" 2> /dev/null || true
