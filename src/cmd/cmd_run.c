@@ -134,10 +134,15 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
     return st;
 }
 
-static long long job_from_env(void)
+long long cmd_job_from_env(void)
 {
     const char *s = getenv("DUCTILE_JOB_ID");
     return s ? atoll(s) : 0;
+}
+
+int cmd_run_words(long long job, const char *node, char **words, int nwords)
+{
+    return run(NULL, job, 0, node, false, words, nwords, false);
 }
 
 int cmd_run(int argc, char **argv)
@@ -149,7 +154,7 @@ int cmd_run(int argc, char **argv)
                                           {"conf", required_argument, 0, 'c'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
-    long long job = job_from_env();
+    long long job = cmd_job_from_env();
     long nodes = 0;
     const char *node = NULL, *conf = NULL;
     bool label = false;
@@ -193,7 +198,7 @@ int cmd_rsh(int argc, char **argv)
     }
     if (argc - i < 2)
         return cmd_fail("usage: ductile rsh HOST COMMAND...");
-    long long job = job_from_env();
+    long long job = cmd_job_from_env();
     if (job <= 0)
         return cmd_fail("rsh: DUCTILE_JOB_ID is not set: run it inside a job");
     return run(NULL, job, 0, argv[i], false, argv + i + 1, argc - i - 1, true);

@@ -19,6 +19,7 @@ static const struct subcmd subcmds[] = {
     {"show", cmd_show, "show one job in detail, with its resizes"},
     {"cancel", cmd_cancel, "cancel jobs"},
     {"run", cmd_run, "run a command on the nodes of a job (inside a job: its own)"},
+    {"mpirun", cmd_mpirun, "start a malleable MPI application (one group per node)"},
     {"rsh", cmd_rsh, "run a command on one node of the job (an MPI launcher's rsh agent)"},
     {"history", cmd_history, "list finished jobs"},
     {"nodes", cmd_nodes, "list nodes and their states"},

@@ -65,6 +65,61 @@ int dt_request_nodes(int nodes);
 void dt_detach(void);
 const char *dt_strerror(void);
 
+/* ---- The MPI layer (Open MPI). Declared when <mpi.h> is included before this file.
+ *
+ * The job is started with `ductile mpirun [--ppn P] PROGRAM ARGS` inside a batch script:
+ * one group of P processes per node, each group its own mpirun, joined into one
+ * communicator. Never use MPI_COMM_WORLD after dt_init_adapt: use dt_comm().
+ *
+ *   int status, pending, role;
+ *   dt_init_adapt(&argc, &argv, &status);          // DT_STATUS_NEW or DT_STATUS_JOINING
+ *   for (;;) {
+ *       dt_probe_adapt(&pending, &role);           // collective over dt_comm()
+ *       if (pending) {
+ *           MPI_Comm inter, next;
+ *           dt_adapt_begin(&inter, &next);         // the adaptation window opens
+ *           ... move data (dt_redistribute_block, or by hand) ...
+ *           dt_adapt_commit();                     // leaving processes exit here
+ *       }
+ *       ... one iteration on dt_comm() ...
+ *   }
+ *   dt_finalize();
+ */
+#ifdef MPI_VERSION
+enum { DT_STATUS_NEW = 1, DT_STATUS_JOINING = 2 };
+enum { DT_ROLE_STAYING = 1, DT_ROLE_LEAVING = 2, DT_ROLE_JOINING = 3 };
+
+/* MPI_Init, then joins this process's group to the job's communicator. A program
+ * started outside `ductile mpirun` runs as a plain MPI program that never resizes. */
+int dt_init_adapt(int *argc, char ***argv, int *status);
+/* The job's communicator: all processes, in node order. Changes at dt_adapt_commit. */
+MPI_Comm dt_comm(void);
+/* Collective over dt_comm() (joining processes call it too, and get pending = 1, role
+ * JOINING). pending = 1 when an adaptation starts; role says what this process does. */
+int dt_probe_adapt(int *pending, int *role);
+/* Opens the adaptation window. new_comm: the communicator after the adaptation
+ * (MPI_COMM_NULL on leaving processes). intercomm joins the processes that were there
+ * before and stay (local group) with those joining or leaving (remote group). Both stay
+ * valid until dt_adapt_commit, which frees them. -EAGAIN on every process when the
+ * new groups could not start: the offer is declined and nothing changes. */
+int dt_adapt_begin(MPI_Comm *intercomm, MPI_Comm *new_comm);
+/* Closes the window: new_comm becomes dt_comm(), the controller records the new size.
+ * On leaving processes it finalizes MPI and exits the process (status 0). */
+int dt_adapt_commit(void);
+/* Inside the window: move a block-distributed array (total elements of elem_size
+ * bytes, split in contiguous blocks by rank as dt_block_range does) from its
+ * distribution before the adaptation to the one after. old_buf is ignored on joining
+ * processes and new_buf on leaving ones. */
+int dt_redistribute_block(const void *old_buf, void *new_buf, long total, int elem_size);
+/* The block [*lo, *hi) of rank among size processes for total elements. */
+void dt_block_range(long total, int rank, int size, long *lo, long *hi);
+/* This process's rank and size in the communicator after the adaptation (inside the
+ * window) or now (outside it); rank -1 on a leaving process. */
+int dt_next_rank(void);
+int dt_next_size(void);
+int dt_finalize(void);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

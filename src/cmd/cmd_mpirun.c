@@ -1,0 +1,227 @@
+/* ductile mpirun: start a malleable MPI application inside a job.
+ *
+ *   ductile mpirun [--ppn P] PROGRAM [ARGS...]
+ *
+ * Every node of the job runs its own group of P processes (its own `mpirun`, started
+ * with `ductile run`); libductile's dt_init_adapt joins the groups into one
+ * communicator through MPI_Comm_connect/accept, rendezvousing at an `ompi-server` this
+ * command runs for the job. A group is the unit that joins and leaves: when the job
+ * grows, the leader starts one group per new node with
+ *
+ *   ductile mpirun --join I --tag T --node NODE PROGRAM [ARGS...]     (internal)
+ *
+ * and when it shrinks, the groups of the leaving nodes finish. Why groups and not
+ * MPI_Comm_spawn: see docs/malleable-apps.md ("How the MPI layer is built"). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+extern char **environ;
+
+/* mpirun for one group, then the program: words[0..] (caller frees the array only). */
+static char **group_words(const char *dir, const char *ppn, char **prog, int nprog, int *n)
+{
+    static char server[PATH_MAX + 16];
+    snprintf(server, sizeof(server), "file:%s/uri", dir);
+    const char *head[] = {"mpirun", "--ompi-server", server, "--oversubscribe",
+                          "--bind-to", "none", "-np", ppn};
+    int nh = (int)(sizeof(head) / sizeof(head[0]));
+    char **w = calloc((size_t)(nh + nprog + 1), sizeof(char *));
+    if (!w)
+        return NULL;
+    for (int i = 0; i < nh; i++)
+        w[i] = (char *)head[i];
+    for (int i = 0; i < nprog; i++)
+        w[nh + i] = prog[i];
+    *n = nh + nprog;
+    return w;
+}
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Starts ompi-server for the job; returns its pid once its URI file is written. */
+static pid_t start_server(const char *dir)
+{
+    char uri[PATH_MAX + 8];
+    snprintf(uri, sizeof(uri), "%s/uri", dir);
+    char *argv[] = {"ompi-server", "--no-daemonize", "--report-uri", uri, NULL};
+    /* (no posix_spawn here: src/sched/sched.h hides <sched.h> from the CLI) */
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    for (double end = mono() + 30; mono() < end;) {
+        struct stat st;
+        if (stat(uri, &st) == 0 && st.st_size > 0)
+            return pid;
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return -1;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+/* The launcher's environment, for the groups started later (NUL-separated). */
+static int save_env(const char *dir)
+{
+    char path[PATH_MAX + 8];
+    snprintf(path, sizeof(path), "%s/env", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    for (char **e = environ; *e; e++)
+        fwrite(*e, 1, strlen(*e) + 1, f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int load_env(const char *dir)
+{
+    char path[PATH_MAX + 8];
+    snprintf(path, sizeof(path), "%s/env", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    clearenv();
+    while ((len = getdelim(&line, &cap, '\0', f)) > 0) {
+        char *eq = strchr(line, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        setenv(line, eq + 1, 1);
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "ductile: mpirun: could not remove %s\n", dir);
+}
+
+int cmd_mpirun(int argc, char **argv)
+{
+    static const struct option lopts[] = {{"ppn", required_argument, 0, 'p'},
+                                          {"join", required_argument, 0, 'J'},
+                                          {"node", required_argument, 0, 'w'},
+                                          {"tag", required_argument, 0, 't'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    long ppn = 1;
+    const char *join = NULL, *node = NULL, *tag = "";
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "+p:", lopts, NULL)) != -1) {
+        switch (o) {
+        case 'p': ppn = strtol(optarg, NULL, 10); break;
+        case 'J': join = optarg; break;
+        case 'w': node = optarg; break;
+        case 't': tag = optarg; break;
+        case 'h':
+            printf("usage: ductile mpirun [--ppn P] PROGRAM [ARGS...]\n"
+                   "Runs P processes of PROGRAM on every node of the job, as one malleable MPI\n"
+                   "application (libductile's dt_init_adapt joins them); the job can then\n"
+                   "grow and shrink by whole nodes.\n");
+            return 0;
+        default:
+            return cmd_fail("mpirun: bad option '%s' (try --help)", argv[optind - 1]);
+        }
+    }
+    long long job = cmd_job_from_env();
+    if (job <= 0)
+        return cmd_fail("mpirun: DUCTILE_JOB_ID is not set: run it inside a job");
+    if (optind >= argc)
+        return cmd_fail("mpirun: no program given");
+    if (ppn < 1 || ppn > 4096)
+        return cmd_fail("mpirun: --ppn must be between 1 and 4096");
+    char **prog = argv + optind;
+    int nprog = argc - optind, nw;
+
+    if (join) {
+        /* a group joining a running application: its leader set up the environment */
+        const char *d = getenv("DT_MPI_DIR"), *pp = getenv("DT_MPI_PPN");
+        if (!d || !pp || !node)
+            return cmd_fail("mpirun: --join is for libductile (DT_MPI_DIR, DT_MPI_PPN, --node)");
+        char dir[PATH_MAX], p[32];
+        snprintf(dir, sizeof(dir), "%s", d);
+        snprintf(p, sizeof(p), "%s", pp);
+        /* the caller is an MPI process: its environment is full of its own mpirun's
+         * settings; a new group starts from the launcher's */
+        if (load_env(dir) < 0)
+            return cmd_fail("mpirun: cannot read %s/env", dir);
+        setenv("DT_MPI_JOIN", "1", 1);
+        setenv("DT_MPI_GROUP", join, 1);
+        setenv("DT_MPI_TAG", tag, 1);
+        char **w = group_words(dir, p, prog, nprog, &nw);
+        int rc = w ? cmd_run_words(job, node, w, nw) : cmd_fail("mpirun: out of memory");
+        free(w);
+        return rc;
+    }
+    if (getenv("DT_MPI_DIR"))
+        return cmd_fail("mpirun: already inside a malleable MPI application");
+
+    char cwd[PATH_MAX], dir[PATH_MAX], self[PATH_MAX], ppns[32];
+    if (!getcwd(cwd, sizeof(cwd)))
+        return cmd_fail("mpirun: getcwd: %s", strerror(errno));
+    /* shared by every node: on a real cluster the submission directory is */
+    snprintf(dir, sizeof(dir), "%s/.ductile-mpi.%lld.%d", cwd, job, (int)getpid());
+    if (mkdir(dir, 0700) < 0)
+        return cmd_fail("mpirun: %s: %s", dir, strerror(errno));
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[sl > 0 ? sl : 0] = '\0';
+    snprintf(ppns, sizeof(ppns), "%ld", ppn);
+    pid_t server = start_server(dir);
+    if (server < 0) {
+        remove_dir(dir);
+        return cmd_fail("mpirun: ompi-server did not start (is Open MPI installed?)");
+    }
+    setenv("DT_MPI_DIR", dir, 1);
+    setenv("DT_MPI_PPN", ppns, 1);
+    setenv("DT_MPI_NGROUPS", getenv("DUCTILE_JOB_NUM_NODES") ? getenv("DUCTILE_JOB_NUM_NODES") : "1", 1);
+    setenv("DT_MPI_DUCTILE", self, 1);
+    /* orted's topology sharing crashes in processes started by a node daemon: off */
+    setenv("OMPI_MCA_rtc_hwloc_vmhole", "none", 0);
+    if (save_env(dir) < 0) {
+        kill(server, SIGTERM);
+        waitpid(server, NULL, 0);
+        remove_dir(dir);
+        return cmd_fail("mpirun: cannot write %s/env", dir);
+    }
+    char **w = group_words(dir, ppns, prog, nprog, &nw);
+    int rc = w ? cmd_run_words(job, NULL, w, nw) : cmd_fail("mpirun: out of memory");
+    free(w);
+    kill(server, SIGTERM);
+    waitpid(server, NULL, 0);
+    remove_dir(dir);
+    return rc;
+}

@@ -1,0 +1,628 @@
+/* libductile's MPI layer: one communicator over groups of processes, one group per
+ * node, that grows and shrinks by whole groups.
+ *
+ * Each group is its own mpirun (started by `ductile mpirun`). Groups join through
+ * MPI_Comm_accept / MPI_Comm_connect on a port the leader (rank 0, on the job's first
+ * node) opens at start-up; every join merges one group into the communicator, and the
+ * groups already in take part in the following accepts. A group leaves by freeing its
+ * communicators and finalizing: it is connected to nobody once they are freed. The
+ * leader answers the controller's offers through the process layer (dt_core.c). */
+#define _GNU_SOURCE
+#include <mpi.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ductile.h"
+
+extern char **environ;
+
+#define NEW_KEY (1 << 30) /* split keys of joining processes: after everyone there */
+#define TAG 4711
+
+static MPI_Comm comm = MPI_COMM_NULL;        /* dt_comm() */
+static int status_;                          /* DT_STATUS_NEW or DT_STATUS_JOINING */
+static int joined = 1;                       /* 0 for a joining process until it has */
+static int malleable;                        /* offers can come (same on every rank) */
+static int leader;                           /* rank 0: answers offers, owns the port */
+static char dir[PATH_MAX];                   /* DT_MPI_DIR: port, markers */
+static char node[DT_NAME_MAX];               /* this process's node */
+static int group, ppn;
+static char exe[PATH_MAX], **app_args;       /* how to start another group */
+static int napp_args;
+static pid_t kids[DT_MAX_NODES];             /* leader: `ductile mpirun --join` children */
+static int nkids;
+static pid_t started[64];                    /* ... of the expansion under way */
+static int nstarted;
+
+/* The adaptation in progress (op 0: none). */
+static struct {
+    int op, n;
+    char nodes[64][DT_NAME_MAX];
+    dt_offer_t offer;
+    int role, window;
+    MPI_Comm inter, next;
+    int old_size, next_rank, next_size;
+    int *new_of_old; /* shrink: new rank of each old rank, -1 leaving */
+} ad;
+
+static int mpi_fail(const char *what, int rc)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    fprintf(stderr, "libductile: %s: %s\n", what, msg);
+    return -EIO;
+}
+
+#define MPI_TRY(what, call)                                                                \
+    do {                                                                                   \
+        int rc_ = (call);                                                                  \
+        if (rc_ != MPI_SUCCESS)                                                            \
+            return mpi_fail(what, rc_);                                                    \
+    } while (0)
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+}
+
+static int env_int(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    return s && *s ? atoi(s) : dflt;
+}
+
+/* Groups join one at a time, each through a port of its own: the k-th group of a join
+ * `tag` connects to the port the leader publishes in DIR/port.<tag>.<k>. (Open MPI 4.1
+ * mixes up several groups connecting to one port at once.) */
+static void port_path(char *buf, size_t len, const char *tag, int k)
+{
+    snprintf(buf, len, "%s/port.%s.%d", dir, tag, k);
+}
+
+/* The members of cur (rank 0: the leader) take in groups first..count-1 of `tag`, in
+ * order; each group that arrives takes part in the following accepts. cur is the
+ * caller's; the result is a new communicator (or cur itself when nothing joins). */
+static int take_in(MPI_Comm cur, const char *tag, int first, int count, MPI_Comm *out)
+{
+    MPI_Comm c = cur;
+    for (int k = first; k < count; k++) {
+        char port[MPI_MAX_PORT_NAME] = "", path[PATH_MAX + 64], tmp[PATH_MAX + 80];
+        if (leader) {
+            MPI_TRY("MPI_Open_port", MPI_Open_port(MPI_INFO_NULL, port));
+            port_path(path, sizeof(path), tag, k);
+            snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+            FILE *f = fopen(tmp, "w");
+            if (!f || fputs(port, f) < 0 || fclose(f) != 0 || rename(tmp, path) < 0) {
+                fprintf(stderr, "libductile: cannot write %s: %s\n", path, strerror(errno));
+                MPI_Abort(c, 1);
+            }
+        }
+        MPI_Comm inter, merged;
+        MPI_TRY("accept", MPI_Comm_accept(port, MPI_INFO_NULL, 0, c, &inter));
+        if (leader) {
+            MPI_Close_port(port);
+            unlink(path);
+        }
+        MPI_TRY("merge", MPI_Intercomm_merge(inter, 0, &merged));
+        MPI_Comm_free(&inter);
+        MPI_Bcast(&count, 1, MPI_INT, 0, merged);
+        if (c != cur)
+            MPI_Comm_free(&c);
+        c = merged;
+    }
+    *out = c;
+    return 0;
+}
+
+/* A new group (all of its MPI_COMM_WORLD), the k-th of join `tag`, connects to the
+ * application, then helps to take in the groups after it. */
+static int connect_group(const char *tag, int k, MPI_Comm *out)
+{
+    char port[MPI_MAX_PORT_NAME] = "", path[PATH_MAX + 64];
+    port_path(path, sizeof(path), tag, k);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        FILE *f = NULL;
+        for (double end = mono() + 120; !(f = fopen(path, "r")) && mono() < end;)
+            nap();
+        if (!f || !fgets(port, sizeof(port), f)) {
+            fprintf(stderr, "libductile: no port to join at %s\n", path);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        fclose(f);
+    }
+    MPI_Comm inter, merged;
+    MPI_TRY("connect", MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    MPI_TRY("merge", MPI_Intercomm_merge(inter, 1, &merged));
+    MPI_Comm_free(&inter);
+    int count;
+    MPI_Bcast(&count, 1, MPI_INT, 0, merged);
+    int rc = take_in(merged, tag, k + 1, count, out);
+    if (*out != merged)
+        MPI_Comm_free(&merged);
+    return rc;
+}
+
+static void save_args(int argc, char **argv)
+{
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    napp_args = argc > 1 ? argc - 1 : 0;
+    app_args = calloc((size_t)napp_args + 1, sizeof(char *));
+    for (int i = 0; app_args && i < napp_args; i++)
+        app_args[i] = strdup(argv[i + 1]);
+}
+
+int dt_init_adapt(int *argc, char ***argv, int *status)
+{
+    int provided;
+    MPI_TRY("MPI_Init", MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided));
+    *status = status_ = DT_STATUS_NEW;
+    const char *d = getenv("DT_MPI_DIR");
+    if (!d) {
+        /* a plain MPI run: the world, for ever */
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        return 0;
+    }
+    snprintf(dir, sizeof(dir), "%s", d);
+    snprintf(node, sizeof(node), "%s", getenv("DUCTILE_NODENAME") ? getenv("DUCTILE_NODENAME") : "");
+    ppn = env_int("DT_MPI_PPN", 1);
+    group = env_int("DT_MPI_GROUP", env_int("DUCTILE_PROCID", 0));
+    save_args(*argc, *argv);
+    int grank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &grank);
+    if (getenv("DT_MPI_JOIN")) {
+        *status = status_ = DT_STATUS_JOINING;
+        joined = 0;
+        malleable = 1;
+        if (grank == 0) { /* tell the leader this group is up */
+            char path[PATH_MAX + 128];
+            snprintf(path, sizeof(path), "%s/ready.%s", dir, node);
+            int fd = open(path, O_CREAT | O_WRONLY, 0600);
+            if (fd >= 0)
+                close(fd);
+        }
+        return 0;
+    }
+    MPI_Comm merged;
+    int rc;
+    leader = group == 0 && grank == 0;
+    if (group == 0)
+        rc = take_in(MPI_COMM_WORLD, "init", 1, env_int("DT_MPI_NGROUPS", 1), &merged);
+    else
+        rc = connect_group("init", group, &merged);
+    if (rc < 0)
+        return rc;
+    MPI_TRY("split", MPI_Comm_split(merged, 0, group * 65536 + grank, &comm));
+    if (merged != MPI_COMM_WORLD)
+        MPI_Comm_free(&merged);
+    if (leader) {
+        malleable = dt_attach(1) == 0;
+        if (!malleable)
+            fprintf(stderr, "libductile: this run will not resize: %s\n", dt_strerror());
+    }
+    MPI_Bcast(&malleable, 1, MPI_INT, 0, comm);
+    return 0;
+}
+
+MPI_Comm dt_comm(void) { return comm; }
+
+static void reap(int block)
+{
+    for (int i = 0; i < nkids;) {
+        if (waitpid(kids[i], NULL, block ? 0 : WNOHANG) == kids[i])
+            kids[i] = kids[--nkids];
+        else
+            i++;
+    }
+}
+
+int dt_probe_adapt(int *pending, int *role)
+{
+    *pending = 0;
+    *role = DT_ROLE_STAYING;
+    if (!joined) {
+        *pending = 1;
+        *role = ad.role = DT_ROLE_JOINING;
+        return 0;
+    }
+    if (!malleable || ad.op)
+        return 0;
+    int msg[2] = {0, 0};
+    if (leader) {
+        reap(0);
+        dt_offer_t *o = &ad.offer;
+        if (dt_poll_offer(o) == 1 && (o->op == DT_EXPAND || o->op == DT_SHRINK)) {
+            if (o->nnodes > 64 || o->nnodes < 1) {
+                dt_offer_decline(o);
+            } else {
+                msg[0] = o->op;
+                msg[1] = o->nnodes;
+                for (int i = 0; i < o->nnodes; i++)
+                    snprintf(ad.nodes[i], DT_NAME_MAX, "%s", o->nodes[i]);
+            }
+        }
+    }
+    MPI_TRY("probe", MPI_Bcast(msg, 2, MPI_INT, 0, comm));
+    if (!msg[0])
+        return 0;
+    ad.op = msg[0];
+    ad.n = msg[1];
+    ad.role = DT_ROLE_STAYING;
+    if (ad.op == DT_SHRINK) {
+        MPI_Bcast(ad.nodes, ad.n * DT_NAME_MAX, MPI_CHAR, 0, comm);
+        for (int i = 0; i < ad.n; i++)
+            if (!strcmp(ad.nodes[i], node))
+                ad.role = DT_ROLE_LEAVING;
+    }
+    *pending = 1;
+    *role = ad.role;
+    return 0;
+}
+
+/* The leader starts one group on each joining node. */
+static int start_groups(void)
+{
+    const char *ductile = getenv("DT_MPI_DUCTILE");
+    for (int i = 0; i < ad.n; i++) {
+        char ready[PATH_MAX + 128];
+        snprintf(ready, sizeof(ready), "%s/ready.%s", dir, ad.nodes[i]);
+        unlink(ready);
+    }
+    nstarted = 0;
+    char tag[32];
+    snprintf(tag, sizeof(tag), "%ld", ad.offer.id);
+    for (int i = 0; i < ad.n; i++) {
+        char gs[16];
+        snprintf(gs, sizeof(gs), "%d", i);
+        int na = 0;
+        char **argv = calloc((size_t)napp_args + 10, sizeof(char *));
+        if (!argv)
+            return -ENOMEM;
+        argv[na++] = (char *)(ductile ? ductile : "ductile");
+        argv[na++] = "mpirun";
+        argv[na++] = "--join";
+        argv[na++] = gs;
+        argv[na++] = "--node";
+        argv[na++] = ad.nodes[i];
+        argv[na++] = "--tag";
+        argv[na++] = tag;
+        argv[na++] = exe;
+        for (int k = 0; k < napp_args; k++)
+            argv[na++] = app_args[k];
+        pid_t pid;
+        int rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+        free(argv);
+        if (rc != 0) {
+            fprintf(stderr, "libductile: cannot start a group on %s: %s\n", ad.nodes[i], strerror(rc));
+            return -rc;
+        }
+        started[nstarted++] = pid;
+    }
+    /* every group up (its MPI_Init done), or give up before anyone waits in accept */
+    double end = mono() + (ad.offer.timeout > 1 ? ad.offer.timeout - 0.5 : 60);
+    for (;;) {
+        int up = 0;
+        for (int i = 0; i < ad.n; i++) {
+            char ready[PATH_MAX + 128];
+            snprintf(ready, sizeof(ready), "%s/ready.%s", dir, ad.nodes[i]);
+            up += access(ready, F_OK) == 0;
+        }
+        if (up == ad.n)
+            break;
+        for (int i = 0; i < nstarted; i++)
+            if (waitpid(started[i], NULL, WNOHANG) == started[i]) {
+                fprintf(stderr, "libductile: the group for %s ended before joining\n", ad.nodes[i]);
+                started[i] = 0;
+                return -ECHILD;
+            }
+        if (mono() > end) {
+            fprintf(stderr, "libductile: new groups did not start in time\n");
+            return -ETIMEDOUT;
+        }
+        nap();
+    }
+    for (int i = 0; i < nstarted; i++)
+        if (nkids < DT_MAX_NODES)
+            kids[nkids++] = started[i];
+    nstarted = 0;
+    return 0;
+}
+
+static void end_adaptation(void);
+
+/* The expansion failed: stop what started and refuse the offer. */
+static void abandon_groups(void)
+{
+    for (int i = 0; i < nstarted; i++)
+        if (started[i] > 0) {
+            kill(started[i], SIGTERM);
+            waitpid(started[i], NULL, 0);
+        }
+    nstarted = 0;
+    dt_offer_decline(&ad.offer);
+}
+
+/* Expand: everyone ends in one communicator, those who were there first. */
+static int begin_expand(void)
+{
+    MPI_Comm merged;
+    int key, rc;
+    if (ad.role == DT_ROLE_JOINING) {
+        int grank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &grank);
+        rc = connect_group(getenv("DT_MPI_TAG") ? getenv("DT_MPI_TAG") : "", group, &merged);
+        key = NEW_KEY + group * 65536 + grank;
+    } else {
+        int ok = 1;
+        if (leader && start_groups() < 0) {
+            abandon_groups();
+            ok = 0;
+        }
+        MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+        if (!ok) {
+            end_adaptation();
+            return -EAGAIN;
+        }
+        MPI_Comm_rank(comm, &key);
+        MPI_Comm_size(comm, &ad.old_size);
+        char tag[32];
+        snprintf(tag, sizeof(tag), "%ld", ad.offer.id);
+        MPI_Bcast(tag, sizeof(tag), MPI_CHAR, 0, comm);
+        rc = take_in(comm, tag, 0, ad.n, &merged);
+    }
+    if (rc < 0)
+        return rc;
+    MPI_TRY("split", MPI_Comm_split(merged, 0, key, &ad.next));
+    if (merged != comm)
+        MPI_Comm_free(&merged);
+    MPI_Bcast(&ad.old_size, 1, MPI_INT, 0, ad.next);
+    ad.op = DT_EXPAND;
+    int is_new = ad.role == DT_ROLE_JOINING, r;
+    MPI_Comm_rank(ad.next, &r);
+    MPI_Comm local;
+    MPI_Comm_split(ad.next, is_new, r, &local);
+    MPI_TRY("intercomm", MPI_Intercomm_create(local, 0, ad.next, is_new ? 0 : ad.old_size, TAG,
+                                              &ad.inter));
+    MPI_Comm_free(&local);
+    MPI_Comm_rank(ad.next, &ad.next_rank);
+    MPI_Comm_size(ad.next, &ad.next_size);
+    return 0;
+}
+
+/* Shrink: the stayers' communicator, and where each old rank goes. */
+static int begin_shrink(void)
+{
+    int leaving = ad.role == DT_ROLE_LEAVING, r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    ad.old_size = n;
+    int *flags = calloc((size_t)n, sizeof(int));
+    ad.new_of_old = calloc((size_t)n, sizeof(int));
+    if (!flags || !ad.new_of_old) {
+        free(flags);
+        return -ENOMEM;
+    }
+    MPI_Allgather(&leaving, 1, MPI_INT, flags, 1, MPI_INT, comm);
+    int next = 0, other = -1;
+    for (int i = 0; i < n; i++) {
+        ad.new_of_old[i] = flags[i] ? -1 : next++;
+        if (other < 0 && flags[i] != leaving)
+            other = i;
+    }
+    free(flags);
+    MPI_TRY("split", MPI_Comm_split(comm, leaving ? MPI_UNDEFINED : 0, r, &ad.next));
+    ad.next_rank = ad.new_of_old[r];
+    ad.next_size = next;
+    MPI_Comm local;
+    MPI_Comm_split(comm, leaving, r, &local);
+    MPI_TRY("intercomm", MPI_Intercomm_create(local, 0, comm, other, TAG, &ad.inter));
+    MPI_Comm_free(&local);
+    return 0;
+}
+
+int dt_adapt_begin(MPI_Comm *intercomm, MPI_Comm *new_comm)
+{
+    if (!ad.op && ad.role != DT_ROLE_JOINING) {
+        fprintf(stderr, "libductile: dt_adapt_begin without a pending adaptation\n");
+        return -EINVAL;
+    }
+    int rc = ad.role == DT_ROLE_JOINING || ad.op == DT_EXPAND ? begin_expand() : begin_shrink();
+    if (rc < 0)
+        return rc;
+    ad.window = 1;
+    *intercomm = ad.inter;
+    *new_comm = ad.next;
+    return 0;
+}
+
+void dt_block_range(long total, int rank, int size, long *lo, long *hi)
+{
+    long base = total / size, extra = total % size;
+    *lo = rank * base + (rank < extra ? rank : extra);
+    *hi = *lo + base + (rank < extra ? 1 : 0);
+}
+
+int dt_next_rank(void)
+{
+    if (ad.window)
+        return ad.next_rank;
+    int r = -1;
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_rank(comm, &r);
+    return r;
+}
+
+int dt_next_size(void)
+{
+    if (ad.window)
+        return ad.next_size;
+    int n = 0;
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_size(comm, &n);
+    return n;
+}
+
+int dt_redistribute_block(const void *old_buf, void *new_buf, long total, int elem_size)
+{
+    if (!ad.window)
+        return -EINVAL;
+    /* every process of the covering communicator: its block before and after */
+    MPI_Comm cover = ad.op == DT_EXPAND ? ad.next : comm;
+    int me, n;
+    MPI_Comm_rank(cover, &me);
+    MPI_Comm_size(cover, &n);
+    int *sc = calloc((size_t)n, sizeof(int)), *sd = calloc((size_t)n, sizeof(int));
+    int *rc = calloc((size_t)n, sizeof(int)), *rd = calloc((size_t)n, sizeof(int));
+    if (!sc || !sd || !rc || !rd) {
+        free(sc), free(sd), free(rc), free(rd);
+        return -ENOMEM;
+    }
+    int old_size = ad.old_size, new_size = ad.next_size;
+    /* old rank and new rank of process p of the covering communicator */
+#define OLD_OF(p) (ad.op == DT_EXPAND ? ((p) < old_size ? (p) : -1) : (p))
+#define NEW_OF(p) (ad.op == DT_EXPAND ? (p) : ad.new_of_old[p])
+    long olo = 0, ohi = 0, nlo = 0, nhi = 0;
+    if (OLD_OF(me) >= 0)
+        dt_block_range(total, OLD_OF(me), old_size, &olo, &ohi);
+    if (NEW_OF(me) >= 0)
+        dt_block_range(total, NEW_OF(me), new_size, &nlo, &nhi);
+    int bad = 0;
+    for (int p = 0; p < n; p++) {
+        long lo, hi, a, b;
+        if (OLD_OF(me) >= 0 && NEW_OF(p) >= 0) { /* what I send to p */
+            dt_block_range(total, NEW_OF(p), new_size, &lo, &hi);
+            a = lo > olo ? lo : olo;
+            b = hi < ohi ? hi : ohi;
+            if (b > a) {
+                bad |= (b - a) * elem_size > INT32_MAX || (a - olo) * elem_size > INT32_MAX;
+                sc[p] = (int)((b - a) * elem_size);
+                sd[p] = (int)((a - olo) * elem_size);
+            }
+        }
+        if (NEW_OF(me) >= 0 && OLD_OF(p) >= 0) { /* what p sends me */
+            dt_block_range(total, OLD_OF(p), old_size, &lo, &hi);
+            a = lo > nlo ? lo : nlo;
+            b = hi < nhi ? hi : nhi;
+            if (b > a) {
+                bad |= (b - a) * elem_size > INT32_MAX || (a - nlo) * elem_size > INT32_MAX;
+                rc[p] = (int)((b - a) * elem_size);
+                rd[p] = (int)((a - nlo) * elem_size);
+            }
+        }
+    }
+#undef OLD_OF
+#undef NEW_OF
+    int any_bad;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, cover);
+    int ret = 0;
+    if (any_bad) {
+        fprintf(stderr, "libductile: dt_redistribute_block: a block exceeds 2 GiB\n");
+        ret = -EOVERFLOW;
+    } else {
+        int e = MPI_Alltoallv(old_buf, sc, sd, MPI_BYTE, new_buf, rc, rd, MPI_BYTE, cover);
+        if (e != MPI_SUCCESS)
+            ret = mpi_fail("redistribute", e);
+    }
+    free(sc), free(sd), free(rc), free(rd);
+    return ret;
+}
+
+/* The leader: wait until the processes of the leaving nodes have finalized (they
+ * leave a marker each), so that the node daemons find nothing left to kill. */
+static void wait_leavers(void)
+{
+    for (double end = mono() + 30; mono() < end;) {
+        int done = 0;
+        for (int i = 0; i < ad.n; i++)
+            for (int r = 0; r < ppn; r++) {
+                char path[PATH_MAX + 128];
+                snprintf(path, sizeof(path), "%s/left.%s.%d", dir, ad.nodes[i], r);
+                done += access(path, F_OK) == 0;
+            }
+        if (done >= ad.n * ppn)
+            return;
+        nap();
+    }
+    fprintf(stderr, "libductile: leaving processes did not finish within 30 s\n");
+}
+
+static void end_adaptation(void)
+{
+    free(ad.new_of_old);
+    memset(&ad, 0, sizeof(ad));
+    ad.inter = ad.next = MPI_COMM_NULL;
+}
+
+int dt_adapt_commit(void)
+{
+    if (!ad.window)
+        return -EINVAL;
+    MPI_Comm before = ad.op == DT_EXPAND ? ad.next : comm;
+    MPI_Barrier(before);
+    MPI_Comm_free(&ad.inter);
+    if (ad.role == DT_ROLE_LEAVING) {
+        int grank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &grank);
+        MPI_Comm_free(&comm);
+        MPI_Finalize();
+        char path[PATH_MAX + 128];
+        snprintf(path, sizeof(path), "%s/left.%s.%d", dir, node, grank);
+        int fd = open(path, O_CREAT | O_WRONLY, 0600);
+        if (fd >= 0)
+            close(fd);
+        exit(0);
+    }
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
+    comm = ad.next;
+    ad.next = MPI_COMM_NULL;
+    joined = 1;
+    int rc = 0;
+    if (leader) {
+        if (ad.op == DT_SHRINK)
+            wait_leavers();
+        rc = dt_offer_commit(&ad.offer);
+        if (rc < 0)
+            fprintf(stderr, "libductile: commit: %s\n", dt_strerror());
+    }
+    end_adaptation();
+    return rc;
+}
+
+int dt_finalize(void)
+{
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
+    MPI_Finalize();
+    if (leader) {
+        reap(1);
+        dt_detach();
+    }
+    for (int i = 0; i < napp_args; i++)
+        free(app_args[i]);
+    free(app_args);
+    return 0;
+}
