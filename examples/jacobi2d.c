@@ -176,6 +176,10 @@ int main(int argc, char **argv)
         dt_block_range(n, dt_next_rank(), dt_next_size(), &lo, &hi);
         allocate();
         initial();
+        if (dt_next_rank() == 0) {
+            printf("jacobi2d: started on %d processes\n", dt_next_size());
+            fflush(stdout);
+        }
     }
     for (;;) {
         int pending, role;

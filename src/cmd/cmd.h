@@ -19,9 +19,9 @@ int cmd_mpirun(int argc, char **argv);
 
 /* $DUCTILE_JOB_ID, 0 outside a job. */
 long long cmd_job_from_env(void);
-/* `ductile run [--node NODE] WORDS...` inside job: one task per node (or on NODE only);
- * returns the largest exit status. */
-int cmd_run_words(long long job, const char *node, char **words, int nwords);
+/* `ductile run [-N NODES] [--node NODE] WORDS...` inside job: one task per node of the
+ * first NODES (0: all), or on NODE only; returns the largest exit status. */
+int cmd_run_words(long long job, long nodes, const char *node, char **words, int nwords);
 
 /* Prints "ductile: <message>" on stderr; returns the exit code to use (1). */
 int cmd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

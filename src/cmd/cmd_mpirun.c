@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "util.h"
 
 extern char **environ;
 
@@ -120,6 +121,19 @@ static int load_env(const char *dir)
     return 0;
 }
 
+/* The job's size now (it may have changed since the script started). */
+static int job_size(long long job)
+{
+    config_t cfg = {0};
+    if (cu_load_conf(NULL, &cfg))
+        return -1;
+    json_t *rep = cu_call(&cfg, json_pack("{s:s,s:I}", "type", "show", "job", (json_int_t)job));
+    config_free(&cfg);
+    int n = rep ? (int)json_integer_value(json_object_get(json_object_get(rep, "job"), "nodes")) : -1;
+    json_decref(rep);
+    return n > 0 ? n : -1;
+}
+
 static void remove_dir(const char *dir)
 {
     char cmd[PATH_MAX + 32];
@@ -183,7 +197,7 @@ int cmd_mpirun(int argc, char **argv)
         setenv("DT_MPI_GROUP", join, 1);
         setenv("DT_MPI_TAG", tag, 1);
         char **w = group_words(dir, p, prog, nprog, &nw);
-        int rc = w ? cmd_run_words(job, node, w, nw) : cmd_fail("mpirun: out of memory");
+        int rc = w ? cmd_run_words(job, 0, node, w, nw) : cmd_fail("mpirun: out of memory");
         free(w);
         return rc;
     }
@@ -207,7 +221,16 @@ int cmd_mpirun(int argc, char **argv)
     }
     setenv("DT_MPI_DIR", dir, 1);
     setenv("DT_MPI_PPN", ppns, 1);
-    setenv("DT_MPI_NGROUPS", getenv("DUCTILE_JOB_NUM_NODES") ? getenv("DUCTILE_JOB_NUM_NODES") : "1", 1);
+    int groups = job_size(job);
+    if (groups < 0) {
+        kill(server, SIGTERM);
+        waitpid(server, NULL, 0);
+        remove_dir(dir);
+        return 1;
+    }
+    char gs[16];
+    snprintf(gs, sizeof(gs), "%d", groups);
+    setenv("DT_MPI_NGROUPS", gs, 1);
     setenv("DT_MPI_DUCTILE", self, 1);
     /* orted's topology sharing crashes in processes started by a node daemon: off */
     setenv("OMPI_MCA_rtc_hwloc_vmhole", "none", 0);
@@ -218,7 +241,7 @@ int cmd_mpirun(int argc, char **argv)
         return cmd_fail("mpirun: cannot write %s/env", dir);
     }
     char **w = group_words(dir, ppns, prog, nprog, &nw);
-    int rc = w ? cmd_run_words(job, NULL, w, nw) : cmd_fail("mpirun: out of memory");
+    int rc = w ? cmd_run_words(job, groups, NULL, w, nw) : cmd_fail("mpirun: out of memory");
     free(w);
     kill(server, SIGTERM);
     waitpid(server, NULL, 0);

@@ -140,9 +140,9 @@ long long cmd_job_from_env(void)
     return s ? atoll(s) : 0;
 }
 
-int cmd_run_words(long long job, const char *node, char **words, int nwords)
+int cmd_run_words(long long job, long nodes, const char *node, char **words, int nwords)
 {
-    return run(NULL, job, 0, node, false, words, nwords, false);
+    return run(NULL, job, nodes, node, false, words, nwords, false);
 }
 
 int cmd_run(int argc, char **argv)
