@@ -215,6 +215,8 @@ int cmd_show(int argc, char **argv)
            (long long)json_integer_value(json_object_get(j, "min_nodes")),
            (long long)json_integer_value(json_object_get(j, "max_nodes")), cu_str(j, "constraint"));
     printf("%-14s %s\n", "NodeList", cu_str(j, "nodelist"));
+    if (json_object_get(j, "mtct"))
+        printf("%-14s %.3f (MPI time / wall time, reported by the job)\n", "MTCT", cu_num(j, "mtct"));
     cu_fmt_duration(cu_num(j, "time_limit"), t, sizeof(t));
     printf("%-14s %s\n", "TimeLimit", cu_num(j, "time_limit") > 0 ? t : "none");
     print_time("SubmitTime", cu_num(j, "submit"));

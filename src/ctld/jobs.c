@@ -203,9 +203,11 @@ void jobs_launched(ctld_t *c, job_t *j)
     db_job_save(c, j);
 }
 
-static json_t *cleanup_msg(const job_t *j)
+/* grace: seconds the node daemon lets the job's processes end on their own first. */
+static json_t *cleanup_msg(const job_t *j, double grace)
 {
-    return json_pack("{s:s,s:I}", "type", "job_cleanup", "job", (json_int_t)j->id);
+    return json_pack("{s:s,s:I,s:f}", "type", "job_cleanup", "job", (json_int_t)j->id, "grace",
+                     grace);
 }
 
 /* Ask every node of the job that is up to kill what is left and confirm. */
@@ -222,7 +224,7 @@ static void start_cleanup(ctld_t *c, job_t *j, jstate_t final)
         node_t *n = &c->nodes[j->alloc[i]];
         if (i == 0 && j->batch_clean)
             continue; /* the batch node said so with the end: nothing is left there */
-        if (n->state == NS_UP && nodes_send(c, n->index, cleanup_msg(j)) == 0)
+        if (n->state == NS_UP && nodes_send(c, n->index, cleanup_msg(j, 0)) == 0)
             j->cleanup_left++;
     }
     db_job_save(c, j);
@@ -286,7 +288,7 @@ static void resize_commit(ctld_t *c, job_t *j)
     jobs_want_schedule(c);
 }
 
-static json_t *cleanup_msg(const job_t *j);
+static json_t *cleanup_msg(const job_t *j, double grace);
 
 /* Tell the application, through its batch node: these nodes join, or leave. */
 static void send_offer(ctld_t *c, job_t *j)
@@ -308,13 +310,19 @@ static void send_offer(ctld_t *c, job_t *j)
     free(nl);
 }
 
+/* How long the processes of an application's leaving nodes may take to end on their
+ * own after it committed a shrink, before they are signalled. */
+#define SHRINK_GRACE 5.0
+
 /* Release a shrink's leaving nodes: their processes go first, the nodes after. */
 static void shrink_cleanup(ctld_t *c, job_t *j)
 {
     j->committing = true;
     j->resize_left = j->nresize;
+    /* an application that committed a shrink is ending its processes there itself */
+    double grace = j->attached ? SHRINK_GRACE : 0;
     for (int i = 0; i < j->nresize; i++)
-        if (nodes_send(c, j->resize_nodes[i], cleanup_msg(j)) < 0)
+        if (nodes_send(c, j->resize_nodes[i], cleanup_msg(j, grace)) < 0)
             j->resize_left--; /* an unreachable node has nothing to clean */
     if (j->resize_left == 0)
         resize_commit(c, j);
@@ -349,7 +357,7 @@ static void withdraw(ctld_t *c, job_t *j, const char *why)
                                              "reason", why));
     if (j->resize_target > j->nalloc)
         for (int i = 0; i < j->nresize; i++)
-            nodes_send(c, j->resize_nodes[i], cleanup_msg(j));
+            nodes_send(c, j->resize_nodes[i], cleanup_msg(j, 0));
     sched_resize_done(c->sched, j->id, false);
     j->state = JS_RUNNING;
     j->offer_out = j->committing = false;
@@ -648,6 +656,10 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "min_nodes", json_integer(j->min_nodes));
         json_object_set_new(o, "max_nodes", json_integer(j->max_nodes));
         json_object_set_new(o, "requested_nodes", json_integer(j->nodes));
+        sched_jobinfo_t info;
+        if (j->type == SCHED_MALLEABLE && c->sched && sched_job_info(c->sched, j->id, &info) == 0 &&
+            info.mtct >= 0)
+            json_object_set_new(o, "mtct", json_real(info.mtct));
         json_object_set_new(o, "constraint", json_string(sched_constraint_name(j->constraint)));
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
         json_object_set_new(o, "restarts", json_integer(j->restarts));

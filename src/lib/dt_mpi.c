@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ductile.h"
+#include "dt_internal.h"
 
 extern char **environ;
 
@@ -43,6 +44,7 @@ static char exe[PATH_MAX], **app_args;       /* how to start another group */
 static int napp_args;
 static pid_t kids[DT_MAX_NODES];             /* leader: `ductile mpirun --join` children */
 static int nkids;
+static double mtct_period = 1.0, last_report; /* leader: MTCT reports */
 static pid_t started[64];                    /* ... of the expansion under way */
 static int nstarted;
 
@@ -224,6 +226,12 @@ int dt_init_adapt(int *argc, char ***argv, int *status)
             fprintf(stderr, "libductile: this run will not resize: %s\n", dt_strerror());
     }
     MPI_Bcast(&malleable, 1, MPI_INT, 0, comm);
+    const char *period = getenv("DT_MTCT_PERIOD");
+    if (period && atof(period) > 0)
+        mtct_period = atof(period);
+    last_report = mono();
+    double ignored;
+    dt_pmpi_window(&ignored);
     return 0;
 }
 
@@ -239,6 +247,17 @@ static void reap(int block)
     }
 }
 
+/* Every process's MPI share of its recent wall time; the leader reports the mean. */
+static void report_mtct(void)
+{
+    double mpi, wall = dt_pmpi_window(&mpi), ratio = wall > 0 ? mpi / wall : 0, sum = 0;
+    int n;
+    MPI_Comm_size(comm, &n);
+    PMPI_Reduce(&ratio, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+    if (leader && dt_report_mtct(sum / n) < 0)
+        fprintf(stderr, "libductile: MTCT report: %s\n", dt_strerror());
+}
+
 int dt_probe_adapt(int *pending, int *role)
 {
     *pending = 0;
@@ -250,9 +269,13 @@ int dt_probe_adapt(int *pending, int *role)
     }
     if (!malleable || ad.op)
         return 0;
-    int msg[2] = {0, 0};
+    int msg[3] = {0, 0, 0};
     if (leader) {
         reap(0);
+        if (mono() - last_report >= mtct_period) {
+            msg[2] = 1;
+            last_report = mono();
+        }
         dt_offer_t *o = &ad.offer;
         if (dt_poll_offer(o) == 1 && (o->op == DT_EXPAND || o->op == DT_SHRINK)) {
             if (o->nnodes > 64 || o->nnodes < 1) {
@@ -265,7 +288,9 @@ int dt_probe_adapt(int *pending, int *role)
             }
         }
     }
-    MPI_TRY("probe", MPI_Bcast(msg, 2, MPI_INT, 0, comm));
+    MPI_TRY("probe", MPI_Bcast(msg, 3, MPI_INT, 0, comm));
+    if (msg[2])
+        report_mtct();
     if (!msg[0])
         return 0;
     ad.op = msg[0];

@@ -67,17 +67,26 @@ static void report_end(noded_t *d, njob_t *j)
 
 static void on_kill(uv_timer_t *t);
 
-/* SIGTERM now, SIGKILL after KillWait (seconds) if anything is left; meanwhile check
- * every 50 ms whether the job is gone. */
-static void terminate(noded_t *d, njob_t *j)
+static void send_term(noded_t *d, njob_t *j)
+{
+    j->termed = true;
+    if (j->proc)
+        launch_signal(j->proc, SIGTERM);
+    steps_signal(d, j->id, 0, SIGTERM);
+}
+
+/* After `grace` seconds (processes leaving on their own, e.g. the groups of a
+ * shrinking MPI job, finish undisturbed), SIGTERM; SIGKILL KillWait seconds later if
+ * anything is left; meanwhile check every 50 ms whether the job is gone. */
+static void terminate(noded_t *d, njob_t *j, double grace)
 {
     if (j->killing)
         return;
     j->killing = true;
-    j->kill_at = uv_now(d->loop) + (uint64_t)(d->cfg.kill_wait * 1000);
-    if (j->proc)
-        launch_signal(j->proc, SIGTERM);
-    steps_signal(d, j->id, 0, SIGTERM);
+    j->term_at = uv_now(d->loop) + (uint64_t)(grace * 1000);
+    j->kill_at = j->term_at + (uint64_t)(d->cfg.kill_wait * 1000);
+    if (grace <= 0)
+        send_term(d, j);
     uv_timer_start(&j->kill, on_kill, 50, 50);
 }
 
@@ -110,6 +119,8 @@ static void on_kill(uv_timer_t *t)
     }
     steps_reap(d);
     if (!job_gone(d, j)) {
+        if (!j->termed && uv_now(d->loop) >= j->term_at)
+            send_term(d, j);
         if (uv_now(d->loop) >= j->kill_at) {
             if (j->proc)
                 launch_signal(j->proc, SIGKILL);
@@ -127,7 +138,7 @@ static void on_walltime(uv_timer_t *t)
     j->timed_out = true;
     fprintf(stderr, "ductile-noded %s: job %lld reached its time limit\n", j->d->name,
             (long long)j->id);
-    terminate(j->d, j);
+    terminate(j->d, j, 0);
 }
 
 static char *write_script(noded_t *d, int64_t id, const char *script, uid_t uid, gid_t gid,
@@ -269,7 +280,9 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg)
 {
     char err[128];
     int64_t id;
-    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)
+    double grace;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_num_opt(msg, "grace", 0, 600, 0, &grace, err, sizeof(err)) < 0)
         return;
     njob_t *j = idmap_get(d->jobs, id);
     if (!j) {
@@ -284,7 +297,7 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg)
         finish_cleanup(d, j);
         return;
     }
-    terminate(d, j);
+    terminate(d, j, grace);
 }
 
 void jobs_on_ended_ack(noded_t *d, const json_t *msg)

@@ -28,7 +28,9 @@ typedef struct njob {
     bool acked;              /* the controller has the result on disk */
     bool cleaning;           /* the controller asked us to clean up */
     bool cleaned;
-    bool killing;            /* SIGTERM sent, SIGKILL due at kill_at */
+    bool killing;            /* ending: SIGTERM at term_at, SIGKILL at kill_at */
+    bool termed;             /* SIGTERM sent */
+    uint64_t term_at;        /* uv_now() when SIGTERM is due (after a grace period) */
     uint64_t kill_at;        /* uv_now() when SIGKILL is due */
     uv_timer_t wall;         /* walltime */
     uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone */

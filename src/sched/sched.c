@@ -509,6 +509,7 @@ int sched_job_info(const sched_t *s, int64_t id, sched_jobinfo_t *out)
     out->nalloc = j->nalloc;
     out->expansions = j->expansions;
     out->shrinks = j->shrinks;
+    out->mtct = j->mtct;
     return 0;
 }
 

@@ -123,6 +123,7 @@ typedef struct sched_jobinfo {
     const int *nodes;          /* running: all allocated nodes in rank order */
     int nalloc;                /* length of nodes (committed + reserved for an expand) */
     int expansions, shrinks;
+    double mtct;               /* the last MTCT reported for it, -1 if none */
 } sched_jobinfo_t;
 
 /* Create an engine for a cluster of nnodes nodes (all available) running the policy
