@@ -66,8 +66,8 @@ static int app(const char *out)
             }
         double b = now();
         dt_offer_commit(&o);
-        fprintf(f, "%s %d %d %.6f %.6f\n", o.op == DT_EXPAND ? "expand" : "shrink", o.before,
-                o.after, b - a, now() - b);
+        fprintf(f, "%s %d %d %.6f\n", o.op == DT_EXPAND ? "expand" : "shrink", o.before,
+                o.after, b - a);
         fflush(f);
     }
     fclose(f);
@@ -105,6 +105,105 @@ static int job_nodes(long long id, char *state, json_t **events)
     return n;
 }
 
+/* One series on a fresh cluster: the job runs `body` (a shell command line whose
+ * application writes its figures to OUT); prints the table. */
+static int series(const char *title, const char *body)
+{
+    snprintf(dir, sizeof(dir), "/tmp/ductile-bench-resize-%d", (int)getpid());
+    snprintf(sock, sizeof(sock), "%s/ctld.sock", dir);
+    char cmd[16384];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s && %s/ductile cluster up --nodes 8 --dir %s --policy fcfs "
+                               "--resize-timeout 60 > /dev/null", dir, build, dir);
+    if (system(cmd) != 0)
+        return 1;
+    char out[4400], errf[4400], script[16384];
+    snprintf(out, sizeof(out), "%s/app.out", dir);
+    snprintf(errf, sizeof(errf), "%s/app.err", dir);
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\nexport PATH=%s:$PATH\n"
+             "[ \"$(id -u)\" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
+             "OUT=%s\n%s\n", build, out, body);
+    json_t *rep = call(json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:s,s:s}", "type", "submit", "script",
+                                 script, "cwd", dir, "job_type", "malleable", "nodes", 1,
+                                 "min_nodes", 1, "max_nodes", 8, "name", "bench", "stderr", errf, "stdout",
+                                 "/dev/null"));
+    long long id = rep ? (long long)json_integer_value(json_object_get(rep, "job")) : 0;
+    json_decref(rep);
+    /* wait for the probe figure (the app is attached then) */
+    double deadline = now() + 60;
+    FILE *f = NULL;
+    double probe = -1, pmpi = -1;
+    char line[256];
+    while (now() < deadline && probe < 0) {
+        if ((f = fopen(out, "r"))) {
+            while (fgets(line, sizeof(line), f)) {
+                sscanf(line, "probe %lf", &probe);
+                sscanf(line, "pmpi %lf", &pmpi);
+            }
+            fclose(f);
+        }
+        usleep(20000);
+    }
+    printf("\n%s\nprobe when nothing is pending: %.3f us\n", title, probe);
+    if (pmpi >= 0)
+        printf("profiling wrapper, cost per MPI call: %.3f us\n", pmpi);
+    int targets[14], nt = 0;
+    for (int k = 2; k <= 8; k++)
+        targets[nt++] = k;
+    for (int k = 7; k >= 1; k--)
+        targets[nt++] = k;
+    printf("%-8s %-8s %12s %18s %14s\n", "resize", "nodes", "total [ms]", "processes [ms]",
+           "overhead [ms]");
+    for (int t = 0; t < nt; t++) {
+        json_decref(call(json_pack("{s:s,s:I,s:i}", "type", "resize", "job", (json_int_t)id,
+                                   "nodes", targets[t])));
+        char st[8] = "";
+        deadline = now() + 60;
+        while (now() < deadline && !(job_nodes(id, st, NULL) == targets[t] && !strcmp(st, "R")))
+            usleep(2000);
+        json_t *ev;
+        job_nodes(id, st, &ev);
+        const json_t *last = json_array_get(ev, json_array_size(ev) - 1);
+        const char *detail = json_string_value(json_object_get(last, "detail"));
+        double total = detail ? atof(detail) : -1;
+        json_decref(ev);
+        /* the app's line for this resize: the time it spent on processes */
+        double app_s = 0;
+        f = fopen(out, "r");
+        char op[16];
+        int b, a;
+        double x;
+        while (f && fgets(line, sizeof(line), f))
+            if (sscanf(line, "%15s %d %d %lf", op, &b, &a, &x) == 4 && a == targets[t])
+                app_s = x;
+        if (f)
+            fclose(f);
+        int from = t ? targets[t - 1] : 1;
+        printf("%-8s %d->%-5d %12.1f %18.1f %14.1f\n", targets[t] > from ? "expand" : "shrink",
+               from, targets[t], total * 1e3, app_s * 1e3, (total - app_s) * 1e3);
+    }
+    int failed = 0;
+    if ((f = fopen(out, "r"))) {
+        while (fgets(line, sizeof(line), f))
+            failed += !strncmp(line, "error", 5);
+        fclose(f);
+    }
+    if (failed)
+        fprintf(stderr, "bench_resize: %d step launches on new nodes failed (see %s/app.err)\n",
+                failed, dir);
+    /* the stop file ends the application; wait for the job before stopping the cluster */
+    snprintf(cmd, sizeof(cmd), "touch %s.stop", out);
+    if (system(cmd) != 0)
+        failed++;
+    char st[8] = "";
+    deadline = now() + 30;
+    while (now() < deadline && job_nodes(id, st, NULL) > 0 && strcmp(st, "CD") && strcmp(st, "F"))
+        usleep(20000);
+    snprintf(cmd, sizeof(cmd), "%s/ductile cluster down --dir %s > /dev/null%s%s", build, dir,
+             failed ? "" : "; rm -rf ", failed ? "" : dir);
+    return system(cmd) == 0 && !failed ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "app"))
@@ -119,85 +218,14 @@ int main(int argc, char **argv)
         return 2;
     }
     build = build_abs;
-    char self[4096];
+    char self[4096], body[16384];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
     self[sl > 0 ? sl : 0] = '\0';
-    snprintf(dir, sizeof(dir), "/tmp/ductile-bench-resize-%d", (int)getpid());
-    snprintf(sock, sizeof(sock), "%s/ctld.sock", dir);
-    char cmd[16384];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s && %s/ductile cluster up --nodes 8 --dir %s --policy fcfs "
-                               "--resize-timeout 30 > /dev/null", dir, build, dir);
-    if (system(cmd) != 0)
-        return 1;
-    char out[4400], errf[4400], script[4400];
-    snprintf(out, sizeof(out), "%s/app.out", dir);
-    snprintf(errf, sizeof(errf), "%s/app.err", dir);
-    snprintf(script, sizeof(script), "#!/bin/sh\nexport PATH=%s:$PATH\nexec %s app %s\n", build,
-             self, out);
-    json_t *rep = call(json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:s,s:s}", "type", "submit", "script",
-                                 script, "cwd", dir, "job_type", "malleable", "nodes", 1,
-                                 "min_nodes", 1, "max_nodes", 8, "name", "bench", "stderr", errf, "stdout",
-                                 "/dev/null"));
-    long long id = rep ? (long long)json_integer_value(json_object_get(rep, "job")) : 0;
-    json_decref(rep);
-    /* wait for the probe figure (the app is attached then) */
-    double deadline = now() + 30;
-    FILE *f = NULL;
-    double probe = -1;
-    while (now() < deadline && probe < 0) {
-        f = fopen(out, "r");
-        if (f && fscanf(f, "probe %lf", &probe) != 1)
-            probe = -1;
-        if (f)
-            fclose(f);
-        usleep(20000);
-    }
-    printf("probe when nothing is pending: %.3f us\n", probe);
-    int targets[14], nt = 0;
-    for (int k = 2; k <= 8; k++)
-        targets[nt++] = k;
-    for (int k = 7; k >= 1; k--)
-        targets[nt++] = k;
-    printf("%-8s %-8s %12s %14s %14s\n", "resize", "nodes", "total [ms]", "app [ms]",
-           "overhead [ms]");
-    for (int t = 0; t < nt; t++) {
-        json_decref(call(json_pack("{s:s,s:I,s:i}", "type", "resize", "job", (json_int_t)id,
-                                   "nodes", targets[t])));
-        char st[8] = "";
-        deadline = now() + 30;
-        while (now() < deadline && !(job_nodes(id, st, NULL) == targets[t] && !strcmp(st, "R")))
-            usleep(2000);
-        json_t *ev;
-        job_nodes(id, st, &ev);
-        const json_t *last = json_array_get(ev, json_array_size(ev) - 1);
-        double total = atof(json_string_value(json_object_get(last, "detail")));
-        json_decref(ev);
-        /* the app's line for this resize */
-        double app_s = 0, commit_s = 0;
-        f = fopen(out, "r");
-        char line[256], op[16];
-        int b, a;
-        double x, y;
-        while (f && fgets(line, sizeof(line), f))
-            if (sscanf(line, "%15s %d %d %lf %lf", op, &b, &a, &x, &y) == 5 && a == targets[t])
-                app_s = x, commit_s = y;
-        if (f)
-            fclose(f);
-        (void)commit_s;
-        printf("%-8s %d->%-5d %12.1f %14.1f %14.1f\n", targets[t] > (t ? targets[t - 1] : 1) ? "expand" : "shrink",
-               t ? targets[t - 1] : 1, targets[t], total * 1e3, app_s * 1e3, (total - app_s) * 1e3);
-    }
-    int failed = 0;
-    char line[256];
-    if ((f = fopen(out, "r"))) {
-        while (fgets(line, sizeof(line), f))
-            failed += !strncmp(line, "error", 5);
-        fclose(f);
-    }
-    if (failed)
-        fprintf(stderr, "bench_resize: %d step launches on new nodes failed (see %s/app.err)\n",
-                failed, dir);
-    snprintf(cmd, sizeof(cmd), "touch %s.stop; sleep 0.5; %s/ductile cluster down --dir %s > /dev/null%s%s",
-             out, build, dir, failed ? "" : "; rm -rf ", failed ? "" : dir);
-    return system(cmd) == 0 && !failed ? 0 : 1;
+    snprintf(body, sizeof(body), "exec %s app $OUT", self);
+    int rc = series("Process layer (dt_attach; the leader starts one process per new node "
+                    "with `ductile run`)", body);
+    snprintf(body, sizeof(body), "exec ductile mpirun %s/bench/bench_resize_mpi $OUT", build);
+    rc |= series("MPI layer (ductile mpirun: one Open MPI group per node, joined by "
+                 "connect/accept)", body);
+    return rc;
 }

@@ -234,6 +234,8 @@ int cmd_mpirun(int argc, char **argv)
     setenv("DT_MPI_DUCTILE", self, 1);
     /* orted's topology sharing crashes in processes started by a node daemon: off */
     setenv("OMPI_MCA_rtc_hwloc_vmhole", "none", 0);
+    /* processes waiting in MPI give the CPU away: nodes may be oversubscribed */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     if (save_env(dir) < 0) {
         kill(server, SIGTERM);
         waitpid(server, NULL, 0);

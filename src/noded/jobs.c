@@ -369,6 +369,14 @@ static void match_pid(int64_t id, void *val, void *arg)
         f->found = true;
 }
 
+/* A clean-up under way ends as soon as the last process has: no need to wait for the
+ * next tick of its timer. */
+static void cleanup_if_gone(noded_t *d, njob_t *j)
+{
+    if (j->cleaning && !j->cleaned && job_gone(d, j))
+        finish_cleanup(d, j);
+}
+
 void jobs_reap(noded_t *d)
 {
     each_job(d, reap_one);
@@ -391,6 +399,7 @@ void jobs_reap(noded_t *d)
         else
             waitpid(si.si_pid, NULL, WNOHANG);
     }
+    each_job(d, cleanup_if_gone);
 }
 
 static void report_one(int64_t id, void *val, void *arg)
