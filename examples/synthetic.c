@@ -6,8 +6,10 @@
  * Each iteration computes for C ms (floating-point work, timed by the clock) and then
  * communicates for M ms (allreduces over dt_comm() until M ms have passed): the MTCT
  * ratio is about M / (C + M). It runs N iterations, or with --until until FILE exists.
- * A block-distributed state vector follows every resize (dt_redistribute_block), and
- * its checksum is printed at the end: it must not change. */
+ * It is also the example of the DMR-style layer (seed 004): three registered variables,
+ * one per predefined redistribution (block, block-cyclic, replicated), a callback that
+ * announces each resize, and one dt_reconfigure() per iteration. At the end every
+ * process checks that each value sits where its distribution says. */
 #include <mpi.h>
 
 #include <errno.h>
@@ -20,6 +22,8 @@
 #include "ductile.h"
 
 #define STATE 4096
+#define CYC 1000
+#define CYC_B 7
 
 static double now(void)
 {
@@ -52,6 +56,20 @@ static void communicate(double ms)
     }
 }
 
+/* The callback of the DMR-style layer: runs inside each adaptation window. */
+static void announce(int role, MPI_Comm inter, MPI_Comm next, void *arg)
+{
+    (void)inter;
+    int *was = arg, now_size;
+    if (next == MPI_COMM_NULL || role == DT_ROLE_JOINING)
+        return;
+    MPI_Comm_size(next, &now_size);
+    if (dt_next_rank() == 0) {
+        printf("synthetic: %d -> %d processes\n", *was, now_size);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int status;
@@ -74,63 +92,70 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    long lo = 0, hi = 0;
-    double *state = NULL;
+    /* three registered variables, one per predefined redistribution */
+    double *state = NULL;      /* block: STATE values 0 .. STATE-1 */
+    long *cyclic = NULL;       /* block-cyclic, blocks of CYC_B: CYC values 0 .. CYC-1 */
+    long *iter = NULL;         /* replicated: the iteration, for the newcomers */
+    long nstate = 0, ncyclic = 0, niter = 0;
+    int rank = dt_next_rank(), size = dt_next_size();
     if (status == DT_STATUS_NEW) {
-        dt_block_range(STATE, dt_next_rank(), dt_next_size(), &lo, &hi);
-        state = malloc((size_t)(hi - lo + 1) * sizeof(double));
+        long lo, hi;
+        dt_block_range(STATE, rank, size, &lo, &hi);
+        nstate = hi - lo;
+        state = malloc((size_t)(nstate + 1) * sizeof(double));
         for (long i = lo; i < hi; i++)
             state[i - lo] = (double)i;
-        if (dt_next_rank() == 0) {
-            printf("synthetic: started on %d processes\n", dt_next_size());
+        cyclic = malloc((CYC / CYC_B + 1) * CYC_B * sizeof(long));
+        for (long k = rank; k * CYC_B < CYC; k += size)
+            for (long i = k * CYC_B; i < CYC && i < (k + 1) * CYC_B; i++)
+                cyclic[ncyclic++] = i;
+        iter = calloc(1, sizeof(long));
+        niter = 1;
+        if (rank == 0) {
+            printf("synthetic: started on %d processes\n", size);
             fflush(stdout);
         }
     }
-    for (long it = 0;; it++) {
-        int pending, role;
-        dt_probe_adapt(&pending, &role);
-        if (pending) {
-            MPI_Comm inter, next;
-            int was = dt_next_size(), rc = dt_adapt_begin(&inter, &next);
-            if (rc == 0) {
-                long nlo = 0, nhi = 0;
-                if (dt_next_rank() >= 0)
-                    dt_block_range(STATE, dt_next_rank(), dt_next_size(), &nlo, &nhi);
-                double *fresh = malloc((size_t)(nhi - nlo + 1) * sizeof(double));
-                dt_redistribute_block(state, fresh, STATE, sizeof(double));
-                if (next != MPI_COMM_NULL) {
-                    MPI_Bcast(&it, 1, MPI_LONG, 0, next);
-                    if (dt_next_rank() == 0) {
-                        printf("synthetic: %d -> %d processes at iteration %ld\n", was,
-                               dt_next_size(), it);
-                        fflush(stdout);
-                    }
-                }
-                free(state);
-                state = fresh;
-                lo = nlo;
-                hi = nhi;
-                dt_adapt_commit();
-            } else if (rc != -EAGAIN) {
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-        }
+    dt_register((void **)&state, &nstate, MPI_DOUBLE, DT_DIST_BLOCK, 0);
+    dt_register((void **)&cyclic, &ncyclic, MPI_LONG, DT_DIST_BLOCK_CYCLIC, CYC_B);
+    dt_register((void **)&iter, &niter, MPI_LONG, DT_DIST_REPLICATED, 0);
+    int was = size;
+    dt_on_adapt(announce, &was);
+    dt_set_limits(1, 64, 0);
+    for (;;) {
+        was = dt_next_size();
+        if (dt_reconfigure() < 0)
+            MPI_Abort(MPI_COMM_WORLD, 1);
         int stop = 0;
         if (dt_next_rank() == 0)
-            stop = until ? access(until, F_OK) == 0 : it >= iters;
+            stop = until ? access(until, F_OK) == 0 : iter[0] >= iters;
         MPI_Bcast(&stop, 1, MPI_INT, 0, dt_comm());
         if (stop)
             break;
         compute(compute_ms);
         communicate(comm_ms);
+        iter[0]++;
     }
-    double mine = 0, sum = 0;
-    for (long i = lo; i < hi; i++)
-        mine += state[i - lo];
-    MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, dt_comm());
-    if (dt_next_rank() == 0)
-        printf("synthetic: done on %d processes, state checksum %.1f\n", dt_next_size(), sum);
+    /* every value where the distributions say it must be */
+    rank = dt_next_rank();
+    size = dt_next_size();
+    long lo, hi, bad = 0, all_bad = 0;
+    dt_block_range(STATE, rank, size, &lo, &hi);
+    bad += nstate != hi - lo;
+    for (long i = 0; i < nstate && !bad; i++)
+        bad += state[i] != (double)(lo + i);
+    long j = 0;
+    for (long k = rank; k * CYC_B < CYC; k += size)
+        for (long i = k * CYC_B; i < CYC && i < (k + 1) * CYC_B; i++, j++)
+            bad += j >= ncyclic || cyclic[j] != i;
+    bad += j != ncyclic;
+    MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, dt_comm());
+    if (rank == 0)
+        printf("synthetic: done on %d processes after %ld iterations, data %s\n", size, iter[0],
+               all_bad ? "MISPLACED" : "in place");
     free(state);
+    free(cyclic);
+    free(iter);
     dt_finalize();
     return 0;
 }

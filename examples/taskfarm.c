@@ -161,7 +161,9 @@ static void serve(int lfd, int wait_ms)
                 done_items++;
                 x->item = -1;
             } else if (!strncmp(x->buf, "HELLO ", 6)) {
-                snprintf(x->node, sizeof(x->node), "%s", x->buf + 6);
+                size_t len = strnlen(x->buf + 6, sizeof(x->node) - 1);
+                memcpy(x->node, x->buf + 6, len);
+                x->node[len] = '\0';
             }
             memmove(x->buf, nl + 1, strlen(nl + 1) + 1);
             x->len = strlen(x->buf);

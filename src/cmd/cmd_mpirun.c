@@ -204,7 +204,7 @@ int cmd_mpirun(int argc, char **argv)
     if (getenv("DT_MPI_DIR"))
         return cmd_fail("mpirun: already inside a malleable MPI application");
 
-    char cwd[PATH_MAX], dir[PATH_MAX], self[PATH_MAX], ppns[32];
+    char cwd[PATH_MAX], dir[PATH_MAX + 64], self[PATH_MAX], ppns[32];
     if (!getcwd(cwd, sizeof(cwd)))
         return cmd_fail("mpirun: getcwd: %s", strerror(errno));
     /* shared by every node: on a real cluster the submission directory is */

@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ductile.h"
 #include "dt_internal.h"
 
 extern char **environ;
@@ -45,6 +44,7 @@ static int napp_args;
 static pid_t kids[DT_MAX_NODES];             /* leader: `ductile mpirun --join` children */
 static int nkids;
 static double mtct_period = 1.0, last_report; /* leader: MTCT reports */
+static int poll_offers = 1;                  /* leader: look at offers (inhibitor) */
 static pid_t started[64];                    /* ... of the expansion under way */
 static int nstarted;
 
@@ -277,8 +277,8 @@ int dt_probe_adapt(int *pending, int *role)
             last_report = mono();
         }
         dt_offer_t *o = &ad.offer;
-        if (dt_poll_offer(o) == 1 && (o->op == DT_EXPAND || o->op == DT_SHRINK)) {
-            if (o->nnodes > 64 || o->nnodes < 1) {
+        if (poll_offers && dt_poll_offer(o) == 1 && (o->op == DT_EXPAND || o->op == DT_SHRINK)) {
+            if (o->nnodes > 64 || o->nnodes < 1 || !dt_dmr_offer_ok(o)) {
                 dt_offer_decline(o);
             } else {
                 msg[0] = o->op;
@@ -510,35 +510,65 @@ int dt_next_size(void)
     return n;
 }
 
-int dt_redistribute_block(const void *old_buf, void *new_buf, long total, int elem_size)
+void dt_mpi_set_poll(int on) { poll_offers = on; }
+
+int dt_mpi_window(dt_window_t *w)
 {
+    memset(w, 0, sizeof(*w));
     if (!ad.window)
         return -EINVAL;
-    /* every process of the covering communicator: its block before and after */
-    MPI_Comm cover = ad.op == DT_EXPAND ? ad.next : comm;
-    int me, n;
-    MPI_Comm_rank(cover, &me);
-    MPI_Comm_size(cover, &n);
+    w->cover = ad.op == DT_EXPAND ? ad.next : comm;
+    w->next = ad.next;
+    w->role = ad.role;
+    w->old_size = ad.old_size;
+    w->new_size = ad.next_size;
+    MPI_Comm_rank(w->cover, &w->cover_rank);
+    MPI_Comm_size(w->cover, &w->cover_size);
+    w->old_of = calloc((size_t)w->cover_size, sizeof(int));
+    w->new_of = calloc((size_t)w->cover_size, sizeof(int));
+    if (!w->old_of || !w->new_of) {
+        dt_mpi_window_free(w);
+        return -ENOMEM;
+    }
+    for (int p = 0; p < w->cover_size; p++) {
+        /* an expand appends the new processes; a shrink takes some out */
+        w->old_of[p] = ad.op == DT_EXPAND ? (p < ad.old_size ? p : -1) : p;
+        w->new_of[p] = ad.op == DT_EXPAND ? p : ad.new_of_old[p];
+    }
+    return 0;
+}
+
+void dt_mpi_window_free(dt_window_t *w)
+{
+    free(w->old_of);
+    free(w->new_of);
+    w->old_of = w->new_of = NULL;
+}
+
+int dt_redistribute_block(const void *old_buf, void *new_buf, long total, int elem_size)
+{
+    dt_window_t w;
+    int ret = dt_mpi_window(&w);
+    if (ret < 0)
+        return ret;
+    int n = w.cover_size, me = w.cover_rank;
     int *sc = calloc((size_t)n, sizeof(int)), *sd = calloc((size_t)n, sizeof(int));
     int *rc = calloc((size_t)n, sizeof(int)), *rd = calloc((size_t)n, sizeof(int));
     if (!sc || !sd || !rc || !rd) {
-        free(sc), free(sd), free(rc), free(rd);
-        return -ENOMEM;
+        ret = -ENOMEM;
+        goto done;
     }
-    int old_size = ad.old_size, new_size = ad.next_size;
-    /* old rank and new rank of process p of the covering communicator */
-#define OLD_OF(p) (ad.op == DT_EXPAND ? ((p) < old_size ? (p) : -1) : (p))
-#define NEW_OF(p) (ad.op == DT_EXPAND ? (p) : ad.new_of_old[p])
+    /* my block before and after; then what overlaps each other process's */
     long olo = 0, ohi = 0, nlo = 0, nhi = 0;
-    if (OLD_OF(me) >= 0)
-        dt_block_range(total, OLD_OF(me), old_size, &olo, &ohi);
-    if (NEW_OF(me) >= 0)
-        dt_block_range(total, NEW_OF(me), new_size, &nlo, &nhi);
+    if (w.old_of[me] >= 0)
+        dt_block_range(total, w.old_of[me], w.old_size, &olo, &ohi);
+    if (w.new_of[me] >= 0)
+        dt_block_range(total, w.new_of[me], w.new_size, &nlo, &nhi);
     int bad = 0;
     for (int p = 0; p < n; p++) {
         long lo, hi, a, b;
-        if (OLD_OF(me) >= 0 && NEW_OF(p) >= 0) { /* what I send to p */
-            dt_block_range(total, NEW_OF(p), new_size, &lo, &hi);
+        if (w.old_of[me] >= 0 && w.new_of[p] >= 0) { /* what I send to p */
+            dt_block_range(total, w.new_of[p], w.new_size, &lo, &hi);
             a = lo > olo ? lo : olo;
             b = hi < ohi ? hi : ohi;
             if (b > a) {
@@ -547,8 +577,8 @@ int dt_redistribute_block(const void *old_buf, void *new_buf, long total, int el
                 sd[p] = (int)((a - olo) * elem_size);
             }
         }
-        if (NEW_OF(me) >= 0 && OLD_OF(p) >= 0) { /* what p sends me */
-            dt_block_range(total, OLD_OF(p), old_size, &lo, &hi);
+        if (w.new_of[me] >= 0 && w.old_of[p] >= 0) { /* what p sends me */
+            dt_block_range(total, w.old_of[p], w.old_size, &lo, &hi);
             a = lo > nlo ? lo : nlo;
             b = hi < nhi ? hi : nhi;
             if (b > a) {
@@ -558,20 +588,19 @@ int dt_redistribute_block(const void *old_buf, void *new_buf, long total, int el
             }
         }
     }
-#undef OLD_OF
-#undef NEW_OF
     int any_bad;
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, cover);
-    int ret = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, w.cover);
     if (any_bad) {
         fprintf(stderr, "libductile: dt_redistribute_block: a block exceeds 2 GiB\n");
         ret = -EOVERFLOW;
     } else {
-        int e = MPI_Alltoallv(old_buf, sc, sd, MPI_BYTE, new_buf, rc, rd, MPI_BYTE, cover);
+        int e = MPI_Alltoallv(old_buf, sc, sd, MPI_BYTE, new_buf, rc, rd, MPI_BYTE, w.cover);
         if (e != MPI_SUCCESS)
             ret = mpi_fail("redistribute", e);
     }
+done:
     free(sc), free(sd), free(rc), free(rd);
+    dt_mpi_window_free(&w);
     return ret;
 }
 

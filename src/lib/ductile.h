@@ -118,6 +118,32 @@ void dt_block_range(long total, int rank, int size, long *lo, long *hi);
 int dt_next_rank(void);
 int dt_next_size(void);
 int dt_finalize(void);
+
+/* The DMR-style layer (seed 004): register the data, set the limits, and call
+ * dt_reconfigure() at the top of every iteration; it probes, moves the registered data,
+ * runs the callback, and commits. Every process registers the same variables in the
+ * same order (joining processes with NULL data and count 0). */
+typedef enum dt_dist {
+    DT_DIST_BLOCK = 1,        /* contiguous blocks by rank (dt_block_range) */
+    DT_DIST_BLOCK_CYCLIC = 2, /* blocks of `block` elements dealt round-robin */
+    DT_DIST_REPLICATED = 3    /* every process holds all of it */
+} dt_dist_t;
+typedef void dt_adapt_fn(int role, MPI_Comm intercomm, MPI_Comm new_comm, void *arg);
+/* Offers that would take the job outside [min, max] nodes are declined. preferred
+ * (0: none) is kept for policies that use one. */
+int dt_set_limits(int min_nodes, int max_nodes, int preferred);
+/* Inhibitors: look at offers at most once per `seconds` (an offer waits meanwhile, up
+ * to ResizeTimeout) / probe only every n-th call of dt_reconfigure. */
+int dt_set_sched_period(double seconds);
+int dt_set_sched_iterations(long n);
+/* *data: malloc'ed array of *count local elements of type (an array of extent-sized
+ * elements); the library replaces both when the data moves. */
+int dt_register(void **data, long *count, MPI_Datatype type, dt_dist_t dist, long block);
+/* Called inside every adaptation window after the registered data moved. */
+void dt_on_adapt(dt_adapt_fn *fn, void *arg);
+/* 1 when the job was resized (leaving processes do not return), 0 when not, < 0 on
+ * error. */
+int dt_reconfigure(void);
 #endif
 
 #ifdef __cplusplus

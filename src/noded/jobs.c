@@ -176,7 +176,7 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
         if (s && strchr(s, '='))
             base[k++] = (char *)s;
     }
-    char extra[10][4200];
+    char extra[10][4400];
     const char *nl = json_string_value(json_object_get(msg, "nodelist"));
     const char *cwd = json_string_value(json_object_get(msg, "cwd"));
     const char *name = json_string_value(json_object_get(msg, "name"));

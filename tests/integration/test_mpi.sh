@@ -6,6 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Under AddressSanitizer, Open MPI's memory at exit sits in components it has already
+# unloaded, which LeakSanitizer can neither attribute nor suppress: no leak check for
+# the MPI processes (everything else keeps it).
+mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
 up 8 --resize-timeout 60
 cd "$T"
 export PATH="$BINDIR:$PATH"
@@ -14,7 +18,7 @@ jac="$BINDIR/jacobi2d"
 args="--n 96 --iters 300"
 
 # the reference: a plain MPI run on a fixed number of processes
-mpirun --oversubscribe -np 2 "$jac" $args > ref.out 2>&1 || fail "reference run: $(cat ref.out)"
+env "$mpi_env" mpirun --oversubscribe -np 2 "$jac" $args > ref.out 2>&1 || fail "reference run: $(cat ref.out)"
 ref=$(grep -o 'checksum=.*' ref.out)
 [ -n "$ref" ] || fail "no reference checksum: $(cat ref.out)"
 
@@ -26,7 +30,7 @@ no_leftovers() { # PATTERN: no live process whose command line matches
 all_idle() { [ "$(d nodes | awk '$2 == "idle"' | wc -l)" -eq 8 ]; }
 
 s=$(script jac.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=8
-ductile mpirun --ppn 2 $jac $args --delay-us 2000 --wait-for $T/go")
+env $mpi_env ductile mpirun --ppn 2 $jac $args --delay-us 2000 --wait-for $T/go")
 j=$(submit "$s")
 expect_state "$j" R
 # resized once the application runs (before, the controller would resize the bare job)
@@ -48,7 +52,7 @@ wait_for 20 no_leftovers "$T/go" || fail "processes left: $(pgrep -fa "$T/go")"
 
 # cancelled while its new groups start: nothing survives
 s=$(script jac2.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=8
-ductile mpirun $jac $args --wait-for $T/never")
+env $mpi_env ductile mpirun $jac $args --wait-for $T/never")
 j2=$(submit "$s")
 expect_state "$j2" R
 wait_for 60 grep -q "started on 2 processes" "ductile-$j2.out" || fail "no start: $(cat "ductile-$j2.out")"

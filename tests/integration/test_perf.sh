@@ -7,6 +7,10 @@
 . "$(dirname "$0")/lib.sh"
 command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Under AddressSanitizer, Open MPI's memory at exit sits in components it has already
+# unloaded, which LeakSanitizer can neither attribute nor suppress: no leak check for
+# the MPI processes (everything else keeps it).
+mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
 up 8 --policy perf:lower=0.3:upper=0.6 --resize-timeout 60
 cd "$T"
 export PATH="$BINDIR:$PATH"
@@ -19,12 +23,12 @@ above() { awk -v x="$1" -v y="$2" 'BEGIN {exit !(x > y)}'; }
 
 # B first, so that it has its ratio before A can be grown (A would otherwise take it all)
 s=$(script b.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=4
-ductile mpirun $syn --compute-ms 4 --comm-ms 16 --until $T/stop")
+env $mpi_env ductile mpirun $syn --compute-ms 4 --comm-ms 16 --until $T/stop")
 jb=$(submit "$s")
 wait_for 60 has_mtct "$jb" || fail "no MTCT from B: $(d show "$jb"; cat "ductile-$jb.out")"
 above "$(mtct "$jb")" 0.6 || fail "B's MTCT $(mtct "$jb") should be above 0.6"
 s=$(script a.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=4
-ductile mpirun $syn --compute-ms 20 --comm-ms 0 --until $T/stop")
+env $mpi_env ductile mpirun $syn --compute-ms 20 --comm-ms 0 --until $T/stop")
 ja=$(submit "$s")
 wait_for 60 sh -c "\"$BIN\" show $ja | grep -Eq 'expand +2 -> 4'" || fail "A not grown: $(d show "$ja"; cat "ductile-$ja.out")"
 above 0.3 "$(mtct "$ja")" || fail "A's MTCT $(mtct "$ja") should be below 0.3"
@@ -44,7 +48,7 @@ touch "$T/stop"
 expect_state "$ja" CD 60
 expect_state "$jb" CD 60
 for j in "$ja" "$jb"; do
-  grep -q "state checksum 8386560.0" "ductile-$j.out" || fail "job $j lost state: $(cat "ductile-$j.out")"
+  grep -q "data in place" "ductile-$j.out" || fail "job $j misplaced data: $(cat "ductile-$j.out")"
 done
 wait_for 20 sh -c "[ \$(\"$BIN\" nodes | awk '\$2 == \"idle\"' | wc -l) -eq 8 ]" || fail "nodes not released: $(d nodes)"
 d history | grep -E "^ *$ja " > /dev/null || fail "A not in history: $(d history)"
