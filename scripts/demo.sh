@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `make demo` shows a newcomer: the ESP benchmark on the simulator (rigid and
-# malleable scheduling side by side), then a real emulated cluster running a small mix.
+# malleable scheduling side by side), then a real emulated cluster running a small mix,
+# then a malleable MPI job that the scheduler grows and shrinks around a rigid one.
 set -euo pipefail
 build=${1:-build}
 bin="$(cd "$build" && pwd)/ductile"
@@ -21,7 +22,7 @@ echo
 echo "== 2. A local emulated cluster: a controller and 4 node daemons on loopback"
 dir="$out/cluster"
 rm -rf "$dir"
-"$bin" cluster up --nodes 4 --dir "$dir" --tick 1
+"$bin" cluster up --nodes 4 --dir "$dir" --tick 1 --policy fpsma-pwma --resize-timeout 30
 export DUCTILE_CONF="$dir/ductile.conf"
 trap '"$bin" cluster down --dir "$dir" >/dev/null 2>&1 || true' EXIT
 work="$out/work"
@@ -68,6 +69,41 @@ echo "\$ ductile history"
 echo
 echo "\$ cat ductile-1.out"
 cat ductile-1.out
+
+echo
+echo "== 3. A malleable MPI job: jacobi2d (heat equation) under the fpsma-pwma policy"
+[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export PATH="$(dirname "$bin"):$PATH"
+cat > heat.sh <<'S'
+#!/bin/sh
+#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
+ductile mpirun jacobi2d --n 256 --iters 3000 --delay-us 2000
+S
+cat > rigid.sh <<'S'
+#!/bin/sh
+#DUCTILE --nodes=2
+sleep 2
+S
+echo "\$ cat heat.sh"
+cat heat.sh
+echo "\$ ductile submit heat.sh    # starts on 1 node; idle nodes are offered to it"
+heat=$("$bin" submit heat.sh | awk '{print $3}')
+for _ in $(seq 300); do
+  grep -q "processes at iteration" "ductile-$heat.out" 2>/dev/null && break
+  sleep 0.1
+done
+echo "\$ ductile submit rigid.sh   # needs 2 nodes: the malleable job gives some back"
+"$bin" submit rigid.sh
+for _ in $(seq 600); do
+  [ "$("$bin" queue | wc -l)" -le 1 ] && break
+  sleep 0.1
+done
+echo
+echo "\$ cat ductile-$heat.out"
+cat "ductile-$heat.out"
+echo
+echo "\$ ductile show $heat   (its resizes, as the controller recorded them)"
+"$bin" show "$heat" | sed -n '/^Events/,$p'
 echo
 "$bin" cluster down --dir "$dir"
 trap - EXIT

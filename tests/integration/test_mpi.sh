@@ -6,6 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# the emulated nodes share loopback; other tests add and remove interfaces meanwhile
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 # Under AddressSanitizer, Open MPI's memory at exit sits in components it has already
 # unloaded, which LeakSanitizer can neither attribute nor suppress: no leak check for
 # the MPI processes (everything else keeps it).
