@@ -177,7 +177,8 @@ int main(int argc, char **argv)
         allocate();
         initial();
         if (dt_next_rank() == 0) {
-            printf("jacobi2d: started on %d processes\n", dt_next_size());
+            printf("jacobi2d: started on %d process%s\n", dt_next_size(),
+                   dt_next_size() == 1 ? "" : "es");
             fflush(stdout);
         }
     }

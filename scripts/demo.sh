@@ -105,5 +105,8 @@ echo
 echo "\$ ductile show $heat   (its resizes, as the controller recorded them)"
 "$bin" show "$heat" | sed -n '/^Events/,$p'
 echo
+echo "\$ mpirun -np 2 jacobi2d --n 256 --iters 3000   # the same plate at a fixed size"
+mpirun --oversubscribe -np 2 "$(dirname "$bin")/jacobi2d" --n 256 --iters 3000 | grep checksum
+echo
 "$bin" cluster down --dir "$dir"
 trap - EXIT
