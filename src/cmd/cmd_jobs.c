@@ -385,7 +385,7 @@ int cmd_history(int argc, char **argv)
         return 0;
     }
     static const char *hdr[] = {"JOBID", "NAME", "USER", "STATE", "ELAPSED", "NODES", "NODESECS",
-                                "EXIT"};
+                                "EXIT", "SIZES"};
     int n = (int)json_array_size(jobs);
     char ***rows = calloc((size_t)n + 1, sizeof(char **));
     size_t k;
@@ -395,7 +395,7 @@ int cmd_history(int argc, char **argv)
         char t[32];
         cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
         long long sig = (long long)json_integer_value(json_object_get(j, "signal"));
-        rows[k] = calloc(8, sizeof(char *));
+        rows[k] = calloc(9, sizeof(char *));
         rows[k][0] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
         rows[k][1] = fmt("%.20s", cu_str(j, "name"));
         rows[k][2] = fmt("%s", cu_str(j, "user"));
@@ -405,9 +405,10 @@ int cmd_history(int argc, char **argv)
         rows[k][6] = fmt("%.0f", cu_num(j, "node_seconds"));
         rows[k][7] = sig ? fmt("%lld:%lld", (long long)json_integer_value(json_object_get(j, "exit_code")), sig)
                          : fmt("%lld", (long long)json_integer_value(json_object_get(j, "exit_code")));
+        rows[k][8] = fmt("%.40s", cu_str(j, "sizes")[0] ? cu_str(j, "sizes") : "-");
     }
-    cu_table(hdr, rows, n, 8);
-    free_rows(rows, n, 8);
+    cu_table(hdr, rows, n, 9);
+    free_rows(rows, n, 9);
     json_decref(rep);
     return 0;
 }

@@ -321,7 +321,10 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, int
                json_t *out, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    const char *q = "SELECT * FROM jobs WHERE state IN ('CD','F','CA','TO','NF')"
+    /* the last column: the job's sizes in order, "1>4>2" (start, then each resize) */
+    const char *q = "SELECT *, (SELECT group_concat(nodes_after, '>') FROM job_events e"
+                    " WHERE e.job = jobs.id AND e.event IN ('start','expand','shrink'))"
+                    " FROM jobs WHERE state IN ('CD','F','CA','TO','NF')"
                     " AND (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR state = ?2)"
                     " AND end_ >= ?3 ORDER BY end_ DESC, id DESC LIMIT ?4";
     if (sqlite3_prepare_v2(c->db, q, -1, &st, NULL))
@@ -334,7 +337,10 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, int
         job_t *j = row_job(st);
         if (!j)
             continue;
-        json_array_append_new(out, job_to_json(c, j, false));
+        json_t *o = job_to_json(c, j, false);
+        const char *sizes = (const char *)sqlite3_column_text(st, sqlite3_column_count(st) - 1);
+        json_object_set_new(o, "sizes", json_string(sizes ? sizes : ""));
+        json_array_append_new(out, o);
         job_free(j);
     }
     sqlite3_finalize(st);

@@ -52,6 +52,14 @@ wait_for 20 all_idle || fail "nodes not released: $(d nodes)"
 wait_for 20 no_leftovers "$T/go" || fail "processes left: $(pgrep -fa "$T/go")"
 [ -z "$(ls -A "$T" | grep '^\.ductile-mpi')" ] || fail "the launcher's directory was left behind"
 
+# pi on 3 nodes: the groups join at start, the value is right
+s=$(script pi.sh "#DUCTILE --nodes=3
+env $mpi_env ductile mpirun --ppn 2 $BINDIR/pi --intervals 3000000 --chunks 30")
+jp=$(submit "$s")
+expect_state "$jp" CD 60
+grep -Eq "^pi: 3\.1415926535[0-9]+ \(error [0-9.]+e-1[2-9]\) on 6 processes" "ductile-$jp.out" ||
+  fail "pi: $(cat "ductile-$jp.out")"
+
 # cancelled while its new groups start: nothing survives
 s=$(script jac2.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=8
 env $mpi_env ductile mpirun $jac $args --wait-for $T/never")

@@ -53,5 +53,6 @@ for j in "$ja" "$jb"; do
   grep -q "data in place" "ductile-$j.out" || fail "job $j misplaced data: $(cat "ductile-$j.out")"
 done
 wait_for 20 sh -c "[ \$(\"$BIN\" nodes | awk '\$2 == \"idle\"' | wc -l) -eq 8 ]" || fail "nodes not released: $(d nodes)"
-d history | grep -E "^ *$ja " > /dev/null || fail "A not in history: $(d history)"
+d history | grep -E "^ *$ja .* 2>4 *$" > /dev/null || fail "A's sizes in history: $(d history)"
+d history | grep -E "^ *$jb .* 2>1 *$" > /dev/null || fail "B's sizes in history: $(d history)"
 echo ok
