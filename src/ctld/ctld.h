@@ -74,6 +74,7 @@ typedef struct job {
     int64_t offer;           /* the current offer's number */
     bool offer_out;          /* the application has it and has not committed yet */
     bool committing;         /* shrink: committed by the application, nodes cleaning */
+    bool resize_lost;        /* restored from RS: the restart withdrew its resize */
     double node_seconds;     /* accounting: integral of allocated nodes */
     double alloc_since;      /* time of the last allocation change */
     char reason[48];         /* why it waits or how it ended */
@@ -181,6 +182,8 @@ int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen);
 /* A node went down: its jobs end NODE_FAIL or are requeued. */
 void jobs_node_failed(ctld_t *c, node_t *n);
 void jobs_restore(ctld_t *c, job_t *j);
+/* After every job is restored: record what the restart changed. */
+void jobs_after_restore(ctld_t *c);
 json_t *job_to_json(const ctld_t *c, const job_t *j, bool full);
 char *nodes_format(const ctld_t *c, const int *idx, int n);
 

@@ -606,8 +606,13 @@ void jobs_restore(ctld_t *c, job_t *j)
     if (j->state == JS_PENDING) {
         rc = sched_submit(c->sched, &spec, err, sizeof(err));
     } else {
-        if (j->state == JS_RESIZING)
-            j->state = JS_RUNNING; /* an interrupted resize is withdrawn */
+        if (j->state == JS_RESIZING) {
+            /* An interrupted resize is withdrawn: the job keeps its committed nodes; the
+             * node daemons of an expand's reserved nodes, when they register, are told
+             * to clean up the job (nodes.c, reconcile). */
+            j->state = JS_RUNNING;
+            j->resize_lost = true; /* recorded by jobs_after_restore */
+        }
         rc = sched_restore_running(c->sched, &spec, j->start, j->alloc, j->nalloc, err, sizeof(err));
     }
     if (rc < 0) {
@@ -625,6 +630,21 @@ void jobs_restore(ctld_t *c, job_t *j)
     idmap_put(c->jobs, j->id, j);
     c->njobs_live++;
 }
+
+static void record_lost_resize(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    job_t *j = val;
+    ctld_t *c = arg;
+    if (!j->resize_lost)
+        return;
+    j->resize_lost = false;
+    db_job_save(c, j);
+    db_job_event(c, j->id, ctld_now(), "resize_withdrawn", j->nalloc, j->nalloc, NULL, 0,
+                 "controller restarted");
+}
+
+void jobs_after_restore(ctld_t *c) { idmap_foreach(c->jobs, record_lost_resize, c); }
 
 json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
 {

@@ -298,6 +298,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;
     }
+    jobs_after_restore(&c);
     /* Running jobs keep the nodes they were restored on; no node takes new work until
      * its daemon has registered (and told us what it still runs). */
     for (int i = 0; i < c.nnodes; i++)

@@ -44,6 +44,26 @@ d show "$j" | grep -E "^NodeList +n1$" > /dev/null || fail "allocation after wit
 expect_state "$j" CD 60
 wait_for 10 sh -c "\"$BIN\" nodes | grep -q '4 idle'" || fail "reserved nodes not returned: $(d nodes)"
 
+# the controller killed while an expand waits for the application: after the restart
+# the resize is withdrawn and the job runs on its committed node; the reserved nodes
+# are cleaned and free again once it ends
+s=$(script restart.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
+$farm --items 100000 --ms 50 --ignore-offers")
+j=$(submit "$s")
+wait_for 20 is_state "$j" RS || fail "no resize in progress: $(d show "$j")"
+kill -9 "$(cat "$T/c/ctld.pid")"
+wait_for 10 sh -c "! kill -0 $(cat "$T/c/ctld.pid") 2>/dev/null" || fail "controller did not die"
+setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
+echo $! > "$T/c/ctld.pid"
+wait_for 20 sh -c "\"$BIN\" cluster status | grep -q '4 of 4 nodes up'" || fail "nodes did not come back"
+d show "$j" | grep -q "resize_withdrawn.*controller restarted" || fail "no withdrawal: $(d show "$j")"
+# (it runs on; the policy offers it the free nodes again, and it ignores them again)
+is_state "$j" R || is_state "$j" RS || fail "not running after the restart: $(d show "$j")"
+[ "$(field "$j" NodeList)" = n1 ] || fail "allocation after the restart: $(d show "$j")"
+d cancel "$j"
+expect_state "$j" CA 20
+wait_for 10 sh -c "\"$BIN\" nodes | grep -q '4 idle'" || fail "nodes held after the restart: $(d nodes)"
+
 # a job cancelled while its expand waits for the application
 s=$(script slow.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
 $farm --items 100000 --ms 50 --ignore-offers")
