@@ -53,6 +53,7 @@ for j in "$ja" "$jb"; do
   grep -q "data in place" "ductile-$j.out" || fail "job $j misplaced data: $(cat "ductile-$j.out")"
 done
 wait_for 20 sh -c "[ \$(\"$BIN\" nodes | awk '\$2 == \"idle\"' | wc -l) -eq 8 ]" || fail "nodes not released: $(d nodes)"
+# (B, alone on one process, no longer communicates: perf may grow it once r.sh is done)
 d history | grep -E "^ *$ja .* 2>4 *$" > /dev/null || fail "A's sizes in history: $(d history)"
-d history | grep -E "^ *$jb .* 2>1 *$" > /dev/null || fail "B's sizes in history: $(d history)"
+d history | grep -E "^ *$jb .* 2>1(>[0-9]+)* *$" > /dev/null || fail "B's sizes in history: $(d history)"
 echo ok
