@@ -14,6 +14,9 @@ cleanup() {
   fi
   # a controller started by hand (restart tests)
   [ -f "$T/ctld2.pid" ] && kill -9 "$(cat "$T/ctld2.pid")" 2>/dev/null || true
+  # node daemons leave their jobs running when they stop (as on a real node): a test
+  # that failed mid-job must not leave them behind
+  pkill -9 -f "$T/" 2>/dev/null || true
   if [ $rc -ne 0 ] && [ -d "$T/c/log" ]; then
     for f in "$T"/c/log/*.log; do echo "--- $f"; tail -n 30 "$f"; done >&2
   fi
