@@ -154,6 +154,8 @@ job_t *db_job_find_finished(ctld_t *c, int64_t id);
 /* Replies and node commands that must wait until the current batch is durable. */
 void ctld_defer_send(ctld_t *c, conn_t *to, json_t *msg);
 void ctld_flush_deferred(ctld_t *c);
+/* A connection closed: drop the replies still waiting for it. */
+void ctld_forget_conn(ctld_t *c, conn_t *conn);
 
 /* --- jobs.c --- */
 job_t *job_new(void);

@@ -12,67 +12,6 @@
 
 #include "ctld.h"
 
-struct reply {
-    conn_t *conn;
-    json_t *msg;
-    reply_t *next;
-};
-
-double ctld_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-double ctld_mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-void ctld_defer_send(ctld_t *c, conn_t *to, json_t *msg)
-{
-    if (!msg)
-        return;
-    if (!c->in_batch && !c->deferred) {
-        conn_send_new(to, msg);
-        return;
-    }
-    reply_t *r = malloc(sizeof(*r));
-    if (!r) {
-        json_decref(msg);
-        return;
-    }
-    *r = (reply_t){.conn = to, .msg = msg};
-    if (c->deferred_tail)
-        c->deferred_tail->next = r;
-    else
-        c->deferred = r;
-    c->deferred_tail = r;
-}
-
-void ctld_flush_deferred(ctld_t *c)
-{
-    reply_t *r = c->deferred;
-    c->deferred = c->deferred_tail = NULL;
-    while (r) {
-        reply_t *next = r->next;
-        if (r->conn)
-            conn_send(r->conn, r->msg);
-        json_decref(r->msg);
-        free(r);
-        r = next;
-    }
-}
-
-static void forget_conn(ctld_t *c, conn_t *conn)
-{
-    for (reply_t *r = c->deferred; r; r = r->next)
-        if (r->conn == conn)
-            r->conn = NULL;
-}
 
 /* --- connections --- */
 
@@ -110,7 +49,7 @@ static void on_message(conn_t *conn, json_t *msg, void *arg)
 static void on_close(conn_t *conn, void *arg)
 {
     ctld_t *c = arg;
-    forget_conn(c, conn);
+    ctld_forget_conn(c, conn);
     nodes_conn_closed(c, conn);
     steps_conn_closed(c, conn);
 }

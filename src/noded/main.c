@@ -14,15 +14,6 @@
 static void connect_ctl(noded_t *d);
 static void on_reconnect(uv_timer_t *t);
 
-int noded_send(noded_t *d, json_t *msg)
-{
-    if (!msg)
-        return -ENOMEM;
-    int rc = d->ctl && d->registered ? conn_send(d->ctl, msg) : -ENOTCONN;
-    json_decref(msg);
-    return rc;
-}
-
 static void on_message(conn_t *c, json_t *msg, void *arg)
 {
     (void)c;
