@@ -56,6 +56,10 @@ typedef struct job {
     int exit_code;           /* -1 unknown */
     int signal;              /* 0 none */
     int restarts;
+    int run;                 /* the current run (restarts + 1 once started): every node
+                              * message about the job names its run, and a message about
+                              * another run is stale (jobs_msg_current) */
+    double node_end;         /* wall clock at which the batch node saw the script end */
     bool launched;           /* the batch node confirmed that the script started */
     bool batch_clean;        /* the batch node reported the end with nothing left */
     int nsteps;              /* steps (`ductile run`) started so far */
@@ -96,6 +100,10 @@ typedef struct node {
     double last_seen;        /* monotonic seconds */
     int cpus;
     long memory_mb;
+    /* Runs of jobs the node still had that are not ours to run there (a run the
+     * controller ended while the node was away, a leftover of an earlier incarnation):
+     * job id -> run. The node takes no new work until it confirms each one is gone. */
+    idmap_t *stale;
 } node_t;
 
 typedef struct reply reply_t;
@@ -166,7 +174,7 @@ void jobs_want_schedule(ctld_t *c);
 void jobs_schedule(ctld_t *c);
 /* The batch script ended on the job's first node. */
 void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool timed_out,
-                       const char *error, bool clean);
+                       const char *error, bool clean, double node_end);
 /* A node daemon confirmed that every process of the job is gone from it. */
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
 /* The batch node confirmed the script started. */
@@ -181,6 +189,12 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg);
 void jobs_check_resize_timeouts(ctld_t *c);
 /* An operator asks for a new size. */
 int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen);
+/* Is a node's message about job `id` of run `run` about what the controller runs there
+ * now? Returns the job, or NULL for a stale message (no such job, another run, or a
+ * node that is not the job's). */
+job_t *jobs_msg_current(ctld_t *c, int64_t id, int64_t run, const node_t *n);
+/* Does the job hold node `idx` (its committed nodes, and an expand's joining ones)? */
+bool job_has_node(const job_t *j, int idx);
 /* A node went down: its jobs end NODE_FAIL or are requeued. */
 void jobs_node_failed(ctld_t *c, node_t *n);
 void jobs_restore(ctld_t *c, job_t *j);
@@ -196,6 +210,9 @@ void nodes_conn_closed(ctld_t *c, conn_t *conn);
 void nodes_check_timeouts(ctld_t *c);
 int nodes_send(ctld_t *c, int node, json_t *msg); /* takes msg */
 bool node_usable(const node_t *n);
+/* Ask node n to end what it has of run `run` of job `id` (not ours to run there); the
+ * node takes no new work until it confirms. */
+void nodes_end_stale(ctld_t *c, node_t *n, int64_t id, int64_t run);
 const char *node_state_name(const node_t *n, const ctld_t *c);
 int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason);
 

@@ -75,6 +75,27 @@ char *nodes_format(const ctld_t *c, const int *idx, int n)
     return buf;
 }
 
+bool job_has_node(const job_t *j, int idx)
+{
+    /* An expand in flight keeps its joining nodes after the committed ones; a shrink's
+     * leaving nodes are among the committed ones. */
+    int n = j->nalloc;
+    if (j->state == JS_RESIZING && j->resize_target > j->nalloc)
+        n += j->nresize;
+    for (int k = 0; k < n && j->alloc; k++)
+        if (j->alloc[k] == idx)
+            return true;
+    return false;
+}
+
+job_t *jobs_msg_current(ctld_t *c, int64_t id, int64_t run, const node_t *n)
+{
+    job_t *j = idmap_get(c->jobs, id);
+    if (!j || j->state == JS_PENDING || run != j->run || !job_has_node(j, n->index))
+        return NULL;
+    return j;
+}
+
 static sched_jobspec_t spec_of(const job_t *j)
 {
     return (sched_jobspec_t){
@@ -151,6 +172,10 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
 static void finish(ctld_t *c, job_t *j)
 {
     double now = ctld_now();
+    /* The batch node's clock says when the script ended: the controller may have heard
+     * of it much later (it was down, or the node was away). */
+    if (j->node_end > j->start && j->node_end < now)
+        now = j->node_end;
     account(j, now);
     j->state = j->final;
     j->end = now;
@@ -206,8 +231,11 @@ void jobs_launched(ctld_t *c, job_t *j)
 /* grace: seconds the node daemon lets the job's processes end on their own first. */
 static json_t *cleanup_msg(const job_t *j, double grace)
 {
-    return json_pack("{s:s,s:I,s:f}", "type", "job_cleanup", "job", (json_int_t)j->id, "grace",
-                     grace);
+    return json_pack("{s:s,s:I,s:i,s:f}",
+                     "type", "job_cleanup",
+                     "job", (json_int_t)j->id,
+                     "run", j->run,
+                     "grace", grace);
 }
 
 /* Ask every node of the job that is up to kill what is left and confirm. */
@@ -215,10 +243,14 @@ static void start_cleanup(ctld_t *c, job_t *j, jstate_t final)
 {
     j->final = final;
     j->cleanup_left = 0;
-    /* An expand in flight: its new nodes hold the job too. */
+    /* An expand in flight: its new nodes hold the job too, and are cleaned with the
+     * others (from now on they count as the job's: their messages are about it). */
     int count = j->nalloc;
-    if (j->state == JS_RESIZING && j->resize_target > j->nalloc)
+    if (j->state == JS_RESIZING && j->resize_target > j->nalloc) {
+        account(j, ctld_now());
         count += j->nresize;
+        j->nalloc = count;
+    }
     j->state = JS_COMPLETING;
     for (int i = 0; i < count; i++) {
         node_t *n = &c->nodes[j->alloc[i]];
@@ -247,16 +279,21 @@ int jobs_cancel(ctld_t *c, job_t *j, const char *why)
 }
 
 void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out,
-                       const char *error, bool clean)
+                       const char *error, bool clean, double node_end)
 {
     if (j->state != JS_RUNNING && j->state != JS_RESIZING)
         return; /* already ending (cancel, node failure) */
     j->batch_clean = clean;
+    j->node_end = node_end;
     jstate_t final;
     if (kind == 1) { /* killed by a signal */
         j->signal = code;
         j->exit_code = 128 + code;
         final = timed_out ? JS_TIMEOUT : JS_FAILED;
+    } else if (kind == 3) { /* ended while its node daemon was away: status unknown */
+        j->exit_code = -1;
+        final = JS_FAILED;
+        snprintf(j->reason, sizeof(j->reason), "EndedWhileNodeDaemonDown");
     } else if (kind == 2) { /* could not start */
         j->exit_code = 127;
         final = JS_FAILED;
@@ -302,8 +339,8 @@ static void send_offer(ctld_t *c, job_t *j)
     j->offer++;
     j->offer_out = true;
     nodes_send(c, j->alloc[0],
-               json_pack("{s:s,s:I,s:I,s:s,s:i,s:i,s:o,s:s,s:f}", "type", "resize_offer", "job",
-                         (json_int_t)j->id, "offer", (json_int_t)j->offer, "op",
+               json_pack("{s:s,s:I,s:i,s:I,s:s,s:i,s:i,s:o,s:s,s:f}", "type", "resize_offer",
+                         "job", (json_int_t)j->id, "run", j->run, "offer", (json_int_t)j->offer, "op",
                          expand ? "expand" : "shrink", "before", j->nalloc, "after",
                          j->resize_target, "nodes", moving, "nodelist", nl ? nl : "",
                          "timeout", j->resize_deadline - ctld_mono()));
@@ -352,8 +389,11 @@ static void resize_node_done(ctld_t *c, job_t *j, node_t *n, const char *event)
 static void withdraw(ctld_t *c, job_t *j, const char *why)
 {
     if (j->offer_out)
-        nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:I,s:s}", "type", "resize_withdraw", "job",
-                                             (json_int_t)j->id, "offer", (json_int_t)j->offer,
+        nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:i,s:I,s:s}",
+                                             "type", "resize_withdraw",
+                                             "job", (json_int_t)j->id,
+                                             "run", j->run,
+                                             "offer", (json_int_t)j->offer,
                                              "reason", why));
     if (j->resize_target > j->nalloc)
         for (int i = 0; i < j->nresize; i++)
@@ -437,8 +477,8 @@ void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n)
 static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
 {
     char *nl = nodes_format(c, j->alloc, j->nalloc);
-    json_t *m = json_pack("{s:s,s:I,s:b,s:s,s:s,s:I,s:I,s:f,s:i,s:s*}", "type", "job_start", "job",
-                          (json_int_t)j->id, "batch", batch, "user", j->user, "nodelist",
+    json_t *m = json_pack("{s:s,s:I,s:i,s:b,s:s,s:s,s:I,s:I,s:f,s:i,s:s*}", "type", "job_start",
+                          "job", (json_int_t)j->id, "run", j->run, "batch", batch, "user", j->user, "nodelist",
                           nl ? nl : "", "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
                           "time_limit", j->time_limit, "num_nodes", j->nalloc, "name", j->name);
     free(nl);
@@ -464,6 +504,8 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     j->start = now;
     j->alloc_since = now;
     j->launched = false;
+    j->run = j->restarts + 1;
+    j->node_end = 0;
     j->attached = j->inhibit = false;
     snprintf(j->reason, sizeof(j->reason), "%s", sched_reason_name(a->reason));
     db_job_save(c, j);
@@ -606,6 +648,7 @@ void jobs_restore(ctld_t *c, job_t *j)
     if (j->state == JS_PENDING) {
         rc = sched_submit(c->sched, &spec, err, sizeof(err));
     } else {
+        j->run = j->restarts + 1;
         if (j->state == JS_RESIZING) {
             /* An interrupted resize is withdrawn: the job keeps its committed nodes; the
              * node daemons of an expand's reserved nodes, when they register, are told

@@ -17,10 +17,14 @@ void nodes_init(ctld_t *c)
         c->nodes[i].name = c->cfg.nodes[i];
         c->nodes[i].state = NS_UNKNOWN;
         c->nodes[i].last_seen = ctld_mono(); /* a node that never comes back times out */
+        c->nodes[i].stale = idmap_create();
     }
 }
 
-bool node_usable(const node_t *n) { return n->state == NS_UP && !n->drain; }
+bool node_usable(const node_t *n)
+{
+    return n->state == NS_UP && !n->drain && (!n->stale || idmap_count(n->stale) == 0);
+}
 
 static bool node_allocated(const ctld_t *c, const node_t *n)
 {
@@ -69,7 +73,35 @@ int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason)
 
 static node_t *node_of(ctld_t *c, conn_t *conn)
 {
+    (void)c;
     return conn_data(conn);
+}
+
+void nodes_end_stale(ctld_t *c, node_t *n, int64_t id, int64_t run)
+{
+    fprintf(stderr, "ductiled: node %s still has run %lld of job %lld: ending it\n", n->name,
+            (long long)run, (long long)id);
+    if (n->stale)
+        idmap_put(n->stale, id, (void *)(intptr_t)(run + 1));
+    set_available(c, n);
+    nodes_send(c, n->index, json_pack("{s:s,s:I,s:I,s:f}",
+                                      "type", "job_cleanup",
+                                      "job", (json_int_t)id,
+                                      "run", (json_int_t)run,
+                                      "grace", 0.0));
+}
+
+/* The node confirmed that a run we asked it to end is gone: is that a stale one? */
+static bool stale_done(ctld_t *c, node_t *n, int64_t id, int64_t run)
+{
+    intptr_t v = n->stale ? (intptr_t)idmap_get(n->stale, id) : 0;
+    if (!v || v - 1 != run)
+        return false;
+    idmap_del(n->stale, id);
+    set_available(c, n);
+    if (idmap_count(n->stale) == 0)
+        jobs_want_schedule(c);
+    return true;
 }
 
 static void node_down(ctld_t *c, node_t *n, const char *why)
@@ -80,6 +112,10 @@ static void node_down(ctld_t *c, node_t *n, const char *why)
     n->state = NS_DOWN;
     if (!n->drain)
         snprintf(n->reason, sizeof(n->reason), "%s", why);
+    if (n->stale) {
+        idmap_destroy(n->stale); /* it reports what it has when it registers again */
+        n->stale = idmap_create();
+    }
     set_available(c, n);
     if (n->conn) {
         conn_set_data(n->conn, NULL);
@@ -126,12 +162,13 @@ static void settle_unreported(ctld_t *c, node_t *n, idmap_t *reported)
         else if (j->alloc[0] == n->index && !j->launched)
             jobs_requeue(c, j, "LaunchLost"); /* the start never reached the node */
         else if (j->alloc[0] == n->index)
-            jobs_script_ended(c, j, 2, 0, false, "the node no longer had the job", true);
+            jobs_script_ended(c, j, 2, 0, false, "the node no longer had the job", true, 0);
     }
     free(u.v);
 }
 
-/* What the node says it runs, against what we believe. */
+/* What the node says it runs, against what we believe: a run we still assign to this
+ * node is adopted, anything else is ended before the node takes new work. */
 static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
 {
     idmap_t *reported = idmap_create();
@@ -140,24 +177,22 @@ static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
     json_array_foreach(jobs, i, e)
     {
         char err[128];
-        int64_t id, code;
+        int64_t id, run, code;
         const char *st;
         bool timed_out;
+        double t_end;
         if (proto_int(e, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+            proto_int_opt(e, "run", 0, INT32_MAX, 0, &run, err, sizeof(err)) < 0 ||
             proto_str(e, "state", 16, &st, err, sizeof(err)) < 0)
             continue;
-        if (reported)
-            idmap_put(reported, id, (void *)1);
-        job_t *j = idmap_get(c->jobs, id);
-        bool ours = false;
-        for (int k = 0; j && k < j->nalloc + (j->state == JS_RESIZING ? j->nresize : 0); k++)
-            ours |= j->alloc[k] == n->index;
-        if (!ours) {
-            /* A job that ended (or never was) while the node kept it: clean it up. */
-            nodes_send(c, n->index, json_pack("{s:s,s:I}", "type", "job_cleanup", "job",
-                                             (json_int_t)id));
+        job_t *j = jobs_msg_current(c, id, run, n);
+        if (!j) {
+            /* A run that ended (or never was ours) while the node kept it. */
+            nodes_end_stale(c, n, id, run);
             continue;
         }
+        if (reported)
+            idmap_put(reported, id, (void *)1);
         if (j->alloc[0] == n->index) {
             bool attached;
             jobs_launched(c, j); /* the batch node has it: it started */
@@ -167,14 +202,20 @@ static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
         }
         if (!strcmp(st, "ended")) {
             int64_t kind;
-            proto_int_opt(e, "kind", 0, 2, 0, &kind, err, sizeof(err));
+            proto_int_opt(e, "kind", 0, 3, 0, &kind, err, sizeof(err));
             proto_int_opt(e, "code", -1000, 1000, 0, &code, err, sizeof(err));
             proto_bool_opt(e, "timed_out", false, &timed_out, err, sizeof(err));
-            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, NULL, false);
+            proto_num_opt(e, "end", 0, 1e12, 0, &t_end, err, sizeof(err));
+            const char *why = NULL;
+            proto_str_opt(e, "error", 255, NULL, &why, err, sizeof(err));
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, why, false, t_end);
         }
         if (j->state == JS_COMPLETING)
-            nodes_send(c, n->index, json_pack("{s:s,s:I}", "type", "job_cleanup", "job",
-                                             (json_int_t)id));
+            nodes_send(c, n->index, json_pack("{s:s,s:I,s:i,s:f}",
+                                             "type", "job_cleanup",
+                                             "job", (json_int_t)id,
+                                             "run", j->run,
+                                             "grace", 0.0));
     }
     if (reported)
         settle_unreported(c, n, reported);
@@ -239,39 +280,49 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
         return;
     }
     char err[128];
-    int64_t id;
-    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)
+    int64_t id, run;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "run", 0, INT32_MAX, 0, &run, err, sizeof(err)) < 0)
         return;
-    job_t *j = idmap_get(c->jobs, id);
+    /* Every message about a job names its run: one about another run, or from a node
+     * that is not the job's, must not touch the current run. */
+    job_t *j = jobs_msg_current(c, id, run, n);
     if (!strcmp(type, "job_ended")) {
         int64_t kind, code;
         bool timed_out;
-        if (proto_int_opt(msg, "kind", 0, 2, 0, &kind, err, sizeof(err)) < 0 ||
+        double t_end;
+        if (proto_int_opt(msg, "kind", 0, 3, 0, &kind, err, sizeof(err)) < 0 ||
             proto_int_opt(msg, "code", -1000, 1000, 0, &code, err, sizeof(err)) < 0 ||
-            proto_bool_opt(msg, "timed_out", false, &timed_out, err, sizeof(err)) < 0)
+            proto_bool_opt(msg, "timed_out", false, &timed_out, err, sizeof(err)) < 0 ||
+            proto_num_opt(msg, "end", 0, 1e12, 0, &t_end, err, sizeof(err)) < 0)
             return;
         const char *error = NULL;
         bool clean;
         proto_str_opt(msg, "error", 255, NULL, &error, err, sizeof(err));
         proto_bool_opt(msg, "clean", false, &clean, err, sizeof(err));
-        if (j)
-            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, error,
-                              clean && j->alloc && j->alloc[0] == n->index);
+        if (j && j->alloc[0] == n->index)
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, error, clean, t_end);
+        else if (!j && !clean)
+            nodes_end_stale(c, n, id, run); /* what is left of an old run must go */
         /* The node keeps the result until it knows we have it on disk. */
-        ctld_defer_send(c, conn, json_pack("{s:s,s:I}", "type", "job_ended_ack", "job",
-                                           (json_int_t)id));
+        ctld_defer_send(c, conn, json_pack("{s:s,s:I,s:I}",
+                                           "type", "job_ended_ack",
+                                           "job", (json_int_t)id,
+                                           "run", (json_int_t)run));
     } else if (!strcmp(type, "cleanup_done")) {
-        if (j)
+        if (!stale_done(c, n, id, run) && j)
             jobs_cleanup_done(c, j, n);
+    } else if (!j) {
+        /* job_started, job_ready, app_*: the node runs something we do not. */
+        if (!strcmp(type, "job_started") || !strcmp(type, "job_ready"))
+            nodes_end_stale(c, n, id, run);
     } else if (!strncmp(type, "app_", 4)) {
-        if (j && j->alloc && j->alloc[0] == n->index) /* only the batch node speaks for it */
+        if (j->alloc[0] == n->index) /* only the batch node speaks for it */
             jobs_app_message(c, j, type, msg);
     } else if (!strcmp(type, "job_started")) {
-        if (j)
-            jobs_launched(c, j);
+        jobs_launched(c, j);
     } else if (!strcmp(type, "job_ready")) {
-        if (j)
-            jobs_node_ready(c, j, n);
+        jobs_node_ready(c, j, n);
     }
 }
 

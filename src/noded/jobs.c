@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "noded.h"
@@ -27,6 +28,7 @@ static void job_free_cb(uv_handle_t *h)
 static void job_drop(noded_t *d, njob_t *j)
 {
     idmap_del(d->jobs, j->id);
+    runs_forget(d, j->id);
     if (j->leader)
         conn_close(j->leader);
     uv_close((uv_handle_t *)&j->wall, job_free_cb);
@@ -55,11 +57,34 @@ static njob_t *job_new(noded_t *d, int64_t id)
     return j;
 }
 
+static double wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The script ended (kind: 0 exit code, 1 signal, 2 could not start, 3 ended while an
+ * earlier incarnation of this daemon was gone: status unknown). */
+static void set_ended(njob_t *j, int kind, int code)
+{
+    j->ended = true;
+    j->kind = kind;
+    j->code = code;
+    j->end_time = wall_now();
+}
+
 static void report_end(noded_t *d, njob_t *j)
 {
-    json_t *m = json_pack("{s:s,s:I,s:i,s:i,s:b,s:b}", "type", "job_ended", "job",
-                          (json_int_t)j->id, "kind", j->kind, "code", j->code, "timed_out",
-                          j->timed_out, "clean", j->cleaned);
+    json_t *m = json_pack("{s:s,s:I,s:i,s:i,s:i,s:b,s:b,s:f}",
+                          "type", "job_ended",
+                          "job", (json_int_t)j->id,
+                          "run", j->run,
+                          "kind", j->kind,
+                          "code", j->code,
+                          "timed_out", j->timed_out,
+                          "clean", j->cleaned,
+                          "end", j->end_time);
     if (m && j->error[0])
         json_object_set_new(m, "error", json_string(j->error));
     noded_send(d, m);
@@ -96,11 +121,19 @@ static bool job_gone(noded_t *d, njob_t *j)
     return (!j->proc || launch_all_gone(j->proc)) && steps_job_gone(d, j->id);
 }
 
+static void send_cleanup_done(noded_t *d, int64_t id, int run)
+{
+    noded_send(d, json_pack("{s:s,s:I,s:i}",
+                            "type", "cleanup_done",
+                            "job", (json_int_t)id,
+                            "run", run));
+}
+
 static void finish_cleanup(noded_t *d, njob_t *j)
 {
     j->cleaned = true;
     uv_timer_stop(&j->kill);
-    noded_send(d, json_pack("{s:s,s:I}", "type", "cleanup_done", "job", (json_int_t)j->id));
+    send_cleanup_done(d, j->id, j->cleanup_run ? j->cleanup_run : j->run);
     maybe_drop(d, j);
 }
 
@@ -110,10 +143,9 @@ static void on_kill(uv_timer_t *t)
     njob_t *j = t->data;
     noded_t *d = j->d;
     int status;
-    if (j->proc && launch_reap(j->proc, &status) == 1 && !j->ended) {
-        j->ended = true;
-        j->kind = WIFSIGNALED(status) ? 1 : 0;
-        j->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+    if (j->proc && !j->adopted && launch_reap(j->proc, &status) == 1 && !j->ended) {
+        set_ended(j, WIFSIGNALED(status) ? 1 : 0,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
         if (j->batch)
             report_end(d, j);
     }
@@ -202,26 +234,48 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
 void jobs_on_start(noded_t *d, const json_t *msg)
 {
     char err[LAUNCH_ERRLEN];
-    int64_t id, uid, gid;
+    int64_t id, uid, gid, run;
     bool batch;
     double limit;
     if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
         proto_bool_opt(msg, "batch", false, &batch, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "uid", 0, UINT32_MAX - 1, 0, &uid, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0 ||
-        proto_num_opt(msg, "time_limit", 0, 1e9, 0, &limit, err, sizeof(err)) < 0) {
+        proto_num_opt(msg, "time_limit", 0, 1e9, 0, &limit, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "run", 0, INT32_MAX, 0, &run, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductile-noded %s: bad job_start: %s\n", d->name, err);
         return;
     }
-    if (idmap_get(d->jobs, id))
+    njob_t *old = idmap_get(d->jobs, id);
+    if (old && old->run == run)
         return; /* a repeat after a reconnection */
+    if (old) {
+        /* The controller ends an old run on a node before it gives the node new work,
+         * so this is not expected; never let two runs of a job share a node. */
+        fprintf(stderr, "ductile-noded %s: job %lld run %lld refused: run %d is still here\n",
+                d->name, (long long)id, (long long)run, old->run);
+        noded_send(d, json_pack("{s:s,s:I,s:I,s:i,s:i,s:b,s:b,s:f,s:s}",
+                                "type", "job_ended",
+                                "job", (json_int_t)id,
+                                "run", (json_int_t)run,
+                                "kind", 2,
+                                "code", EBUSY,
+                                "timed_out", 0,
+                                "clean", 1,
+                                "end", wall_now(),
+                                "error", "an earlier run of the job is still on the node"));
+        return;
+    }
     njob_t *j = job_new(d, id);
     if (!j)
         return;
+    j->run = (int)run;
     j->batch = batch;
     j->uid = geteuid() == 0 ? (uid_t)uid : geteuid();
     if (!batch) {
-        noded_send(d, json_pack("{s:s,s:I}", "type", "job_ready", "job", (json_int_t)id));
+        runs_record(d, j);
+        noded_send(d, json_pack("{s:s,s:I,s:i}", "type", "job_ready", "job", (json_int_t)id,
+                                "run", j->run));
         return;
     }
     const char *script, *cwd, *out, *errp;
@@ -229,8 +283,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         proto_str(msg, "cwd", 4096, &cwd, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "stdout", 4096, "ductile-%j.out", &out, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "stderr", 4096, NULL, &errp, err, sizeof(err)) < 0) {
-        j->ended = true;
-        j->kind = 2;
+        set_ended(j, 2, 0);
         snprintf(j->error, sizeof(j->error), "%s", err);
         report_end(d, j);
         return;
@@ -264,32 +317,35 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     if (rc < 0) {
         fprintf(stderr, "ductile-noded %s: job %lld could not start: %s\n", d->name,
                 (long long)id, err);
-        j->ended = true;
-        j->kind = 2;
-        j->code = -rc;
+        set_ended(j, 2, -rc);
         snprintf(j->error, sizeof(j->error), "%s", err);
         report_end(d, j);
         return;
     }
+    j->deadline = limit > 0 ? wall_now() + limit : 0;
+    runs_record(d, j);
     if (limit > 0)
         uv_timer_start(&j->wall, on_walltime, (uint64_t)(limit * 1000), 0);
-    noded_send(d, json_pack("{s:s,s:I}", "type", "job_started", "job", (json_int_t)id));
+    noded_send(d, json_pack("{s:s,s:I,s:i}", "type", "job_started", "job", (json_int_t)id,
+                            "run", j->run));
 }
 
 void jobs_on_cleanup(noded_t *d, const json_t *msg)
 {
     char err[128];
-    int64_t id;
+    int64_t id, run;
     double grace;
     if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "run", 0, INT32_MAX, 0, &run, err, sizeof(err)) < 0 ||
         proto_num_opt(msg, "grace", 0, 600, 0, &grace, err, sizeof(err)) < 0)
         return;
     njob_t *j = idmap_get(d->jobs, id);
-    if (!j) {
-        /* Nothing of it here (any more): say so, so the controller can go on. */
-        noded_send(d, json_pack("{s:s,s:I}", "type", "cleanup_done", "job", (json_int_t)id));
+    if (!j || j->run > run) {
+        /* Nothing of that run here (any more): say so, so the controller can go on. */
+        send_cleanup_done(d, id, (int)run);
         return;
     }
+    j->cleanup_run = (int)run; /* this run or an earlier one: it goes */
     j->cleaning = true;
     j->acked = true; /* the controller is past the end: it has the result */
     uv_timer_stop(&j->wall);
@@ -303,11 +359,12 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg)
 void jobs_on_ended_ack(noded_t *d, const json_t *msg)
 {
     char err[128];
-    int64_t id;
-    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)
+    int64_t id, run;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "run", 0, INT32_MAX, 0, &run, err, sizeof(err)) < 0)
         return;
     njob_t *j = idmap_get(d->jobs, id);
-    if (j) {
+    if (j && j->run == run) {
         j->acked = true;
         maybe_drop(d, j);
     }
@@ -340,11 +397,10 @@ static void each_job(noded_t *d, void (*fn)(noded_t *, njob_t *))
 static void reap_one(noded_t *d, njob_t *j)
 {
     int status;
-    if (!j->proc || j->ended || launch_reap(j->proc, &status) != 1)
+    if (!j->proc || j->ended || j->adopted || launch_reap(j->proc, &status) != 1)
         return;
-    j->ended = true;
-    j->kind = WIFSIGNALED(status) ? 1 : 0;
-    j->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+    set_ended(j, WIFSIGNALED(status) ? 1 : 0,
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     uv_timer_stop(&j->wall);
     /* Nothing left of the job here: say so with the end and save a round trip (unless
      * a clean-up is under way: it answers for itself). */
@@ -408,12 +464,20 @@ static void report_one(int64_t id, void *val, void *arg)
     njob_t *j = val;
     json_t *arr = arg;
     if (j->ended && j->batch && !j->acked)
-        json_array_append_new(arr, json_pack("{s:I,s:s,s:i,s:i,s:b}", "job", (json_int_t)j->id,
-                                             "state", "ended", "kind", j->kind, "code", j->code,
-                                             "timed_out", j->timed_out));
+        json_array_append_new(arr, json_pack("{s:I,s:i,s:s,s:i,s:i,s:b,s:f}",
+                                             "job", (json_int_t)j->id,
+                                             "run", j->run,
+                                             "state", "ended",
+                                             "kind", j->kind,
+                                             "code", j->code,
+                                             "timed_out", j->timed_out,
+                                             "end", j->end_time));
     else if (!j->cleaned)
-        json_array_append_new(arr, json_pack("{s:I,s:s,s:b}", "job", (json_int_t)j->id, "state",
-                                             "running", "attached", j->leader != NULL));
+        json_array_append_new(arr, json_pack("{s:I,s:i,s:s,s:b}",
+                                             "job", (json_int_t)j->id,
+                                             "run", j->run,
+                                             "state", "running",
+                                             "attached", j->leader != NULL));
 }
 
 json_t *jobs_report(noded_t *d)
@@ -431,3 +495,47 @@ static void kill_one(noded_t *d, njob_t *j)
 }
 
 void jobs_kill_all(noded_t *d) { each_job(d, kill_one); }
+
+njob_t *jobs_find(noded_t *d, int64_t id) { return idmap_get(d->jobs, id); }
+
+/* An adopted batch script is not our child: no SIGCHLD tells us it ended, so its
+ * timer looks (cgroup.procs or its session) until nothing of it is left. */
+static void on_adopted_poll(uv_timer_t *t)
+{
+    njob_t *j = t->data;
+    noded_t *d = j->d;
+    if (j->killing || j->ended || !launch_all_gone(j->proc))
+        return;
+    uv_timer_stop(&j->kill);
+    set_ended(j, 3, 0);
+    if (!j->cleaning && steps_job_gone(d, j->id))
+        j->cleaned = true;
+    report_end(d, j);
+    maybe_drop(d, j);
+}
+
+void jobs_adopt(noded_t *d, int64_t id, int run, bool batch, uid_t uid, double deadline,
+                launch_proc_t *proc)
+{
+    njob_t *j = job_new(d, id);
+    if (!j) {
+        launch_cleanup(proc);
+        return;
+    }
+    j->run = run;
+    j->batch = batch;
+    j->uid = uid;
+    j->adopted = true;
+    j->proc = proc;
+    if (batch && !proc) {
+        set_ended(j, 3, 0); /* it ended while no daemon watched: how is not known */
+        j->cleaned = true;
+    } else if (proc) {
+        uv_timer_start(&j->kill, on_adopted_poll, 250, 250);
+        j->deadline = deadline;
+        if (deadline > 0) {
+            double left = deadline - wall_now();
+            uv_timer_start(&j->wall, on_walltime, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
+        }
+    }
+}

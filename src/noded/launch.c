@@ -923,6 +923,63 @@ void launch_cleanup(launch_proc_t *p)
     free(p);
 }
 
+launch_proc_t *launch_adopt(const char *cgroup, pid_t pid, pid_t pgid)
+{
+    launch_proc_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->pid = pid;
+    p->pgid = pgid;
+    /* Not our child: nobody will tell us its status, and "reaped" lets
+     * launch_all_gone look at what is left of the job instead. */
+    p->reaped = true;
+    if (cgroup) {
+        p->cgroup = strdup(cgroup);
+        if (!p->cgroup) {
+            free(p);
+            return NULL;
+        }
+        char kill_path[PATH_MAX + 16];
+        snprintf(kill_path, sizeof(kill_path), "%s/cgroup.kill", cgroup);
+        p->has_kill = access(kill_path, F_OK) == 0;
+    }
+    return p;
+}
+
+int launch_cgroup_prune(const char *cgroup_parent, bool self)
+{
+    char root[PATH_MAX], dir[PATH_MAX * 2];
+    if (!cgroup_parent || launch_cgroup_root(root, sizeof(root)) < 0)
+        return 0;
+    snprintf(dir, sizeof(dir), "%s/%s", root, cgroup_parent);
+    DIR *dp = opendir(dir);
+    int left = 0;
+    if (dp) {
+        struct dirent *e;
+        while ((e = readdir(dp))) {
+            if (e->d_type != DT_DIR || e->d_name[0] == '.')
+                continue;
+            char sub[PATH_MAX * 3];
+            snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+            if (cg_foreach_pid(sub, NULL, NULL) == 0)
+                cg_remove(sub);
+            else
+                left++;
+        }
+        closedir(dp);
+    }
+    if (!self || left)
+        return left;
+    /* The node's directory, then the cluster's above it if that is empty too (never
+     * the top one, shared by every cluster on the host). */
+    if (rmdir(dir) == 0 && strchr(cgroup_parent, '/')) {
+        char *slash = strrchr(dir, '/');
+        *slash = '\0';
+        rmdir(dir);
+    }
+    return 0;
+}
+
 /* ---- environment ------------------------------------------------------------------ */
 
 static size_t env_keylen(const char *kv)

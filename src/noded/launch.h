@@ -78,6 +78,17 @@ int launch_wait_gone(launch_proc_t *p, double timeout_s);
  * gone yet, it is SIGKILLed and waited for (up to about a second). NULL is fine. */
 void launch_cleanup(launch_proc_t *p);
 
+/* Takes charge of a job started by an earlier incarnation of the daemon (its cgroup
+ * directory, or NULL to track it by session `pgid`): signal, launch_all_gone and
+ * launch_cleanup work as for a job we started; its status is not ours to learn
+ * (launch_reap says -ECHILD). NULL when out of memory. */
+launch_proc_t *launch_adopt(const char *cgroup, pid_t pid, pid_t pgid);
+
+/* Removes the empty cgroups under cgroup_parent (relative to the cgroup2 mount) and,
+ * with self and nothing left, cgroup_parent and its empty parents below "ductile".
+ * Returns how many cgroups still hold processes. */
+int launch_cgroup_prune(const char *cgroup_parent, bool self);
+
 /* Expands %j, %n and %% in an output path template; other % sequences stay as they
  * are. 0, or -ENAMETOOLONG when out is too small. */
 int launch_expand_path(const char *tmpl, int64_t job_id, const char *node_name, char *out,

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -174,17 +176,29 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductile-noded: cannot create %s: %s\n", d.spool, strerror(errno));
         return 1;
     }
-    /* One cgroup subtree per daemon instance: emulated clusters on one host (all named
-     * alike), or a cluster restarted in the same directory (job ids start again at 1),
-     * must never share a job's cgroup, where one instance's clean-up would kill the
-     * other's job. */
+    /* One daemon per node: a second one would take the first one's jobs for leftovers
+     * of its own. The lock goes with the process, however it ends. */
+    char lock[4200];
+    snprintf(lock, sizeof(lock), "%s/noded.lock", d.spool);
+    int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+        fprintf(stderr, "ductile-noded: another ductile-noded runs for node %s (%s is locked)\n",
+                d.name, lock);
+        return 1;
+    }
+    /* One cgroup subtree per node of a cluster (emulated clusters on one host name
+     * their nodes alike: the state directory tells them apart). It is the same for
+     * every start of the daemon, so a restarted daemon finds what its earlier
+     * incarnation left there (runs.c). */
     char root[256];
     if (launch_cgroup_root(root, sizeof(root)) == 0) {
         uint32_t h = 2166136261u;
         for (const char *p = d.cfg.state_dir; *p; p++)
             h = (h ^ (uint8_t)*p) * 16777619u;
-        snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s-%08x/%s-%d",
-                 d.cfg.cluster_name, h, d.name, (int)getpid());
+        snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s-%08x/%s",
+                 d.cfg.cluster_name, h, d.name);
+        fprintf(stderr, "ductile-noded %s: jobs' cgroups under %s/%s\n", d.name, root,
+                d.cgroup_parent);
     }
     /* Orphans of jobs come to us, not to init: we reap them, and no process of a job
      * escapes to a parent that might never reap it. */
@@ -210,10 +224,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductile-noded: %s\n", err);
         return 1;
     }
+    runs_recover(&d); /* before registering: the report names what we found */
     connect_ctl(&d);
     fprintf(stderr, "ductile-noded %s: started (controller %s:%d)\n", d.name,
             d.cfg.control_addr, d.cfg.control_port);
     uv_run(d.loop, UV_RUN_DEFAULT);
+    /* Our cgroups go with us once nothing is left in them (a job that outlives the
+     * daemon keeps its own, found again at the next start). */
+    launch_cgroup_prune(d.cgroup_parent[0] ? d.cgroup_parent : NULL, true);
     fprintf(stderr, "ductile-noded %s: stopped\n", d.name);
     return 0;
 }

@@ -20,7 +20,12 @@ typedef struct noded noded_t;
 typedef struct njob {
     noded_t *d;
     int64_t id;
+    int run;                 /* the controller's run of the job: on every message */
+    int cleanup_run;         /* the run a clean-up was asked for (answered with it) */
     bool batch;              /* the batch script runs here (first node) */
+    bool adopted;            /* started by an earlier incarnation of this daemon */
+    double end_time;         /* wall clock when the script ended */
+    double deadline;         /* wall clock of its time limit, 0 = none (kept on adoption) */
     launch_proc_t *proc;     /* the batch script, NULL elsewhere or once cleaned */
     bool ended;              /* the script ended (result below) */
     int kind, code;          /* 0 exit code, 1 signal, 2 could not start */
@@ -33,7 +38,8 @@ typedef struct njob {
     uint64_t term_at;        /* uv_now() when SIGTERM is due (after a grace period) */
     uint64_t kill_at;        /* uv_now() when SIGKILL is due */
     uv_timer_t wall;         /* walltime */
-    uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone */
+    uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone;
+                              * for an adopted job, polling for its end */
     int timers_open;
     char *script_path;       /* kept until the job goes: the shell opens it after exec */
     uid_t uid;               /* the job's owner: only its processes may attach */
@@ -73,6 +79,18 @@ void jobs_reap(noded_t *d);
 json_t *jobs_report(noded_t *d);
 void jobs_kill_all(noded_t *d);
 int noded_send(noded_t *d, json_t *msg); /* takes msg */
+
+/* runs.c: a durable record of each run on this node, so that a restarted daemon
+ * finds what its earlier incarnation left (spool/run.<job>) */
+int runs_record(noded_t *d, const njob_t *j);
+void runs_forget(noded_t *d, int64_t id);
+/* At start-up, before registering: take charge of what the records name and is still
+ * alive (jobs_adopt), end every other process left in our cgroups. */
+void runs_recover(noded_t *d);
+/* jobs.c: a run found alive (proc) or ended (proc NULL) by runs_recover */
+void jobs_adopt(noded_t *d, int64_t id, int run, bool batch, uid_t uid, double deadline,
+                launch_proc_t *proc);
+njob_t *jobs_find(noded_t *d, int64_t id);
 
 /* apps.c: the local socket for jobs (libductile) */
 int apps_init(noded_t *d, char *err, size_t errlen);

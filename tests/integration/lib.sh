@@ -59,3 +59,29 @@ script() { # NAME BODY...: writes an executable script in $T
   echo "$f"
 }
 alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
+# restart_noded NODE: start a node daemon by hand (after a kill), as its host's init would
+restart_noded() {
+  setsid "$BINDIR/ductile-noded" --conf "$DUCTILE_CONF" --node "$1" \
+    >> "$T/c/log/noded-$1.log" 2>&1 < /dev/null &
+  echo $! > "$T/c/noded-$1.pid"
+}
+# restart_ctld: start the controller by hand (after a kill)
+restart_ctld() {
+  setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
+  echo $! > "$T/c/ctld.pid"
+}
+# runs_script NAME SECONDS_FIRST SECONDS_LATER: a job that records each run's start and
+# end in $T/runs.<job> (pid, time) and writes OVERLAP there if an earlier run of the same
+# job is still alive when a run starts; the first run lasts longer than the later ones.
+runs_script() {
+  script "$1" 'f="'"$T"'/runs.$DUCTILE_JOB_ID"
+for p in $(awk "/^start/ {print \$2}" "$f" 2>/dev/null); do
+  kill -0 "$p" 2>/dev/null && ! grep -q "^State:.*Z" /proc/$p/status && echo "OVERLAP $p" >> "$f"
+done
+n=$(grep -c "^start" "$f" 2>/dev/null || true)
+echo "start $$ $(date +%s.%N)" >> "$f"
+if [ "${n:-0}" -eq 0 ]; then s='"$2"'; else s='"$3"'; fi
+i=0; while [ $i -lt $s ]; do sleep 1; i=$((i + 1)); done
+echo "end $$ $(date +%s.%N)" >> "$f"'
+}

@@ -1,0 +1,141 @@
+/* A durable record of the runs on this node (one small file per job in the spool),
+ * so that a node daemon killed -9 or restarted finds what its earlier incarnation
+ * left: it reports those runs when it registers and the controller decides (adopt a
+ * run it still assigns to this node, end anything else) before the node takes new
+ * work. Processes in our cgroups that no record names are ended at start-up. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "noded.h"
+
+static void record_path(const noded_t *d, int64_t id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/run.%lld", d->spool, (long long)id);
+}
+
+int runs_record(noded_t *d, const njob_t *j)
+{
+    char path[4300], tmp[4400];
+    record_path(d, j->id, path, sizeof(path));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    const char *cg = j->proc ? launch_cgroup(j->proc) : NULL;
+    json_t *r = json_pack("{s:I,s:i,s:b,s:I,s:I,s:I,s:f,s:s?}",
+                          "job", (json_int_t)j->id,
+                          "run", j->run,
+                          "batch", j->batch,
+                          "uid", (json_int_t)j->uid,
+                          "pid", (json_int_t)(j->proc ? launch_pid(j->proc) : 0),
+                          "pgid", (json_int_t)(j->proc ? launch_pgid(j->proc) : 0),
+                          "deadline", j->deadline,
+                          "cgroup", cg);
+    /* Written whole then renamed: a daemon killed mid-write leaves the old record or
+     * the new one, never half of one. */
+    int rc = r && json_dump_file(r, tmp, JSON_COMPACT) == 0 && rename(tmp, path) == 0 ? 0 : -EIO;
+    if (rc < 0) {
+        fprintf(stderr, "ductile-noded %s: cannot record job %lld in %s: %s\n", d->name,
+                (long long)j->id, path, strerror(errno));
+        unlink(tmp);
+    }
+    json_decref(r);
+    return rc;
+}
+
+void runs_forget(noded_t *d, int64_t id)
+{
+    char path[4300];
+    record_path(d, id, path, sizeof(path));
+    unlink(path);
+}
+
+/* Is anything of the run still alive? Its cgroup's processes, or its session's. */
+static launch_proc_t *still_alive(const char *cgroup, pid_t pid, pid_t pgid)
+{
+    if (!cgroup && pgid <= 0)
+        return NULL;
+    launch_proc_t *p = launch_adopt(cgroup, pid, pgid);
+    if (p && launch_all_gone(p)) {
+        launch_cleanup(p); /* removes the empty cgroup */
+        return NULL;
+    }
+    return p;
+}
+
+static void recover_one(noded_t *d, const char *path)
+{
+    json_error_t jerr;
+    json_t *r = json_load_file(path, 0, &jerr);
+    json_int_t id = 0, uid = 0, pid = 0, pgid = 0;
+    int run = 0, batch = 0;
+    double deadline = 0;
+    const char *cg = NULL;
+    if (!r || json_unpack(r, "{s:I,s:i,s:b,s:I,s:I,s:I,s?F,s?s}", "job", &id, "run", &run,
+                          "batch", &batch, "uid", &uid, "pid", &pid, "pgid", &pgid, "deadline",
+                          &deadline, "cgroup", &cg) < 0 ||
+        id <= 0) {
+        fprintf(stderr, "ductile-noded %s: ignoring unreadable run record %s\n", d->name, path);
+        json_decref(r);
+        unlink(path);
+        return;
+    }
+    launch_proc_t *p = still_alive(cg, (pid_t)pid, (pid_t)pgid);
+    fprintf(stderr, "ductile-noded %s: found run %d of job %lld from an earlier start: %s\n",
+            d->name, run, (long long)id, p ? "still running" : "ended meanwhile");
+    /* A job's other node has no process of its own between steps: it is adopted as
+     * it is, and the controller says whether the job still holds the node. */
+    jobs_adopt(d, id, run, batch, (uid_t)uid, deadline, p);
+    json_decref(r);
+}
+
+/* Processes in a cgroup of ours that no record names (a daemon killed between the
+ * start of a job and its record, the tasks of steps whose streams died with it). */
+static void end_unrecorded(noded_t *d)
+{
+    char root[256], dir[4400];
+    if (!d->cgroup_parent[0] || launch_cgroup_root(root, sizeof(root)) < 0)
+        return;
+    snprintf(dir, sizeof(dir), "%s/%s", root, d->cgroup_parent);
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        long long id;
+        char tag[64] = "";
+        if (sscanf(e->d_name, "job_%lld_%63s", &id, tag) < 1)
+            continue;
+        njob_t *j = jobs_find(d, id);
+        if (j && j->proc && launch_cgroup(j->proc) &&
+            !strcmp(strrchr(launch_cgroup(j->proc), '/') + 1, e->d_name))
+            continue; /* an adopted run's own cgroup */
+        char cg[4700];
+        snprintf(cg, sizeof(cg), "%s/%s", dir, e->d_name);
+        launch_proc_t *p = launch_adopt(cg, 0, 0);
+        if (p && !launch_all_gone(p))
+            fprintf(stderr, "ductile-noded %s: ending leftover processes in %s\n", d->name, cg);
+        launch_cleanup(p); /* SIGKILL what is left, remove the cgroup */
+    }
+    closedir(dp);
+}
+
+void runs_recover(noded_t *d)
+{
+    DIR *dp = opendir(d->spool);
+    if (dp) {
+        struct dirent *e;
+        while ((e = readdir(dp))) {
+            size_t n = strlen(e->d_name);
+            if (strncmp(e->d_name, "run.", 4) || (n > 4 && !strcmp(e->d_name + n - 4, ".tmp")))
+                continue;
+            char path[4400];
+            snprintf(path, sizeof(path), "%s/%s", d->spool, e->d_name);
+            recover_one(d, path);
+        }
+        closedir(dp);
+    }
+    end_unrecorded(d);
+}
