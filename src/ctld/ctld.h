@@ -30,6 +30,14 @@ typedef enum jstate {
     JS__COUNT
 } jstate_t;
 
+/* Where a resize (RS) stands. */
+typedef enum rphase {
+    RZ_NONE = 0,  /* no resize */
+    RZ_JOINING,   /* expand: the new nodes are being given the job (job_ready each) */
+    RZ_OFFERED,   /* the application has the offer and has not answered */
+    RZ_RELEASING, /* shrink committed: the leaving nodes are being cleaned */
+} rphase_t;
+
 const char *jstate_code(jstate_t s);
 const char *jstate_name(jstate_t s);
 int jstate_parse(const char *code, jstate_t *out);
@@ -76,8 +84,7 @@ typedef struct job {
     bool attached;           /* the application's leader (libductile) is there */
     bool inhibit;            /* the application declines offers for now */
     int64_t offer;           /* the current offer's number */
-    bool offer_out;          /* the application has it and has not committed yet */
-    bool committing;         /* shrink: committed by the application, nodes cleaning */
+    rphase_t phase;          /* RS: where the resize stands */
     bool resize_lost;        /* restored from RS: the restart withdrew its resize */
     double node_seconds;     /* accounting: integral of allocated nodes */
     double alloc_since;      /* time of the last allocation change */

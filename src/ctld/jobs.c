@@ -32,6 +32,47 @@ int jstate_parse(const char *code, jstate_t *out)
     return -EINVAL;
 }
 
+/* The job lifecycle. Every change of a job's state goes through job_to(), which
+ * refuses what this table does not allow (and says so in the log): most faults that
+ * run a job twice are transitions nobody wrote down.
+ *
+ *   PD -> R           started
+ *   PD -> CA          cancelled while pending
+ *   R  -> RS          a resize begins          RS -> R   committed or withdrawn
+ *   R, RS -> CG       ended, cancelled, node failure: the nodes are being cleaned
+ *   R  -> PD          its start never reached the node (LaunchLost)
+ *   CG -> PD          requeued after a node failure
+ *   CG -> CD|F|CA|TO|NF   every node is clean
+ *   R, RS, CG -> F    cannot be restored after a restart (NotRestorable) */
+static bool allowed(jstate_t from, jstate_t to)
+{
+    switch (from) {
+    case JS_PENDING:
+        return to == JS_RUNNING || to == JS_CANCELLED || to == JS_FAILED;
+    case JS_RUNNING:
+        return to == JS_RESIZING || to == JS_COMPLETING || to == JS_PENDING || to == JS_FAILED;
+    case JS_RESIZING:
+        return to == JS_RUNNING || to == JS_COMPLETING || to == JS_FAILED;
+    case JS_COMPLETING:
+        return to == JS_PENDING || jstate_final(to);
+    default:
+        return false; /* final states are final */
+    }
+}
+
+static int job_to(job_t *j, jstate_t to, const char *why)
+{
+    if (!allowed(j->state, to)) {
+        fprintf(stderr, "ductiled: job %lld: refused transition %s -> %s (%s)\n",
+                (long long)j->id, jstate_code(j->state), jstate_code(to), why);
+        return -EINVAL;
+    }
+    j->state = to;
+    if (to != JS_RESIZING)
+        j->phase = RZ_NONE;
+    return 0;
+}
+
 job_t *job_new(void)
 {
     job_t *j = calloc(1, sizeof(*j));
@@ -151,7 +192,7 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
             memmove(err, colon + 2, strlen(colon + 2) + 1);
         return rc;
     }
-    j->state = JS_PENDING;
+    j->state = JS_PENDING; /* a new job: where every lifecycle begins */
     snprintf(j->reason, sizeof(j->reason), "Priority");
     if (db_job_insert(c, j) < 0 ||
         db_job_event(c, j->id, j->submit, "submit", 0, 0, NULL, 0, NULL) < 0) {
@@ -177,7 +218,7 @@ static void finish(ctld_t *c, job_t *j)
     if (j->node_end > j->start && j->node_end < now)
         now = j->node_end;
     account(j, now);
-    j->state = j->final;
+    job_to(j, j->final, "every node is clean");
     j->end = now;
     if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12))
         snprintf(j->reason, sizeof(j->reason), "%s", jstate_name(j->state));
@@ -197,7 +238,7 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
     free(j->alloc);
     j->alloc = NULL;
     j->nalloc = 0;
-    j->state = JS_PENDING;
+    job_to(j, JS_PENDING, why);
     j->launched = false;
     j->restarts++;
     snprintf(j->reason, sizeof(j->reason), "%s", why);
@@ -251,7 +292,7 @@ static void start_cleanup(ctld_t *c, job_t *j, jstate_t final)
         count += j->nresize;
         j->nalloc = count;
     }
-    j->state = JS_COMPLETING;
+    job_to(j, JS_COMPLETING, jstate_name(final));
     for (int i = 0; i < count; i++) {
         node_t *n = &c->nodes[j->alloc[i]];
         if (i == 0 && j->batch_clean)
@@ -316,8 +357,7 @@ static void resize_commit(ctld_t *c, job_t *j)
     const char *event = j->resize_target > before ? "expand" : "shrink";
     j->nalloc = j->resize_target;
     sched_resize_done(c->sched, j->id, true);
-    j->state = JS_RUNNING;
-    j->offer_out = j->committing = false;
+    job_to(j, JS_RUNNING, event);
     char detail[64];
     snprintf(detail, sizeof(detail), "%.6f s", now - j->resize_started);
     db_job_save(c, j);
@@ -337,7 +377,7 @@ static void send_offer(ctld_t *c, job_t *j)
     int nafter = expand ? j->nalloc + j->nresize : j->resize_target;
     char *nl = nodes_format(c, j->alloc, nafter);
     j->offer++;
-    j->offer_out = true;
+    j->phase = RZ_OFFERED;
     nodes_send(c, j->alloc[0],
                json_pack("{s:s,s:I,s:i,s:I,s:s,s:i,s:i,s:o,s:s,s:f}", "type", "resize_offer",
                          "job", (json_int_t)j->id, "run", j->run, "offer", (json_int_t)j->offer, "op",
@@ -354,7 +394,7 @@ static void send_offer(ctld_t *c, job_t *j)
 /* Release a shrink's leaving nodes: their processes go first, the nodes after. */
 static void shrink_cleanup(ctld_t *c, job_t *j)
 {
-    j->committing = true;
+    j->phase = RZ_RELEASING;
     j->resize_left = j->nresize;
     /* an application that committed a shrink is ending its processes there itself */
     double grace = j->attached ? SHRINK_GRACE : 0;
@@ -388,7 +428,7 @@ static void resize_node_done(ctld_t *c, job_t *j, node_t *n, const char *event)
  * its committed nodes, an expand's reserved nodes are cleaned and returned. */
 static void withdraw(ctld_t *c, job_t *j, const char *why)
 {
-    if (j->offer_out)
+    if (j->phase == RZ_OFFERED)
         nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:i,s:I,s:s}",
                                              "type", "resize_withdraw",
                                              "job", (json_int_t)j->id,
@@ -399,8 +439,7 @@ static void withdraw(ctld_t *c, job_t *j, const char *why)
         for (int i = 0; i < j->nresize; i++)
             nodes_send(c, j->resize_nodes[i], cleanup_msg(j, 0));
     sched_resize_done(c->sched, j->id, false);
-    j->state = JS_RUNNING;
-    j->offer_out = j->committing = false;
+    job_to(j, JS_RUNNING, why);
     db_job_save(c, j);
     db_job_event(c, j->id, ctld_now(), "resize_withdrawn", j->nalloc, j->resize_target, NULL, 0,
                  why);
@@ -420,7 +459,7 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
     if (!strcmp(type, "app_attached") || !strcmp(type, "app_detached")) {
         j->attached = !strcmp(type, "app_attached");
         set_adaptive(c, j);
-        if (!j->attached && j->state == JS_RESIZING && j->offer_out && !j->committing)
+        if (!j->attached && j->state == JS_RESIZING && j->phase == RZ_OFFERED)
             withdraw(c, j, "the application went away");
         jobs_want_schedule(c);
     } else if (!strcmp(type, "app_inhibit")) {
@@ -448,7 +487,7 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
             (!strcmp(type, "app_answer") &&
              proto_str(msg, "answer", 16, &answer, err, sizeof(err)) < 0))
             return;
-        if (j->state != JS_RESIZING || !j->offer_out || offer != j->offer || j->committing)
+        if (j->state != JS_RESIZING || j->phase != RZ_OFFERED || offer != j->offer)
             return; /* an old offer: it was withdrawn */
         if (!strcmp(answer, "decline"))
             withdraw(c, j, "declined by the application");
@@ -464,7 +503,7 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n)
 {
     if (j->state == JS_RESIZING && j->resize_target < j->nalloc) {
-        if (j->committing)
+        if (j->phase == RZ_RELEASING)
             resize_node_done(c, j, n, "shrink"); /* one of the leaving nodes is clean */
         return;
     }
@@ -500,7 +539,7 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     j->alloc = malloc((size_t)a->nnodes * sizeof(int));
     memcpy(j->alloc, a->nodes, (size_t)a->nnodes * sizeof(int));
     j->nalloc = a->nnodes;
-    j->state = JS_RUNNING;
+    job_to(j, JS_RUNNING, "started");
     j->start = now;
     j->alloc_since = now;
     j->launched = false;
@@ -526,8 +565,8 @@ static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
     j->resize_target = a->nodes_after;
     j->resize_deadline = ctld_mono() + c->cfg.resize_timeout;
     j->resize_started = ctld_now();
-    j->state = JS_RESIZING;
-    j->offer_out = j->committing = false;
+    job_to(j, JS_RESIZING, a->op == SCHED_OP_EXPAND ? "expand" : "shrink");
+    j->phase = a->op == SCHED_OP_EXPAND ? RZ_JOINING : RZ_NONE;
     db_job_save(c, j);
     if (a->op == SCHED_OP_EXPAND) {
         /* The new nodes join at the end of the rank order. */
@@ -560,7 +599,7 @@ static void check_one(int64_t id, void *val, void *arg)
     (void)id;
     ctld_t *c = arg;
     job_t *j = val;
-    if (j->state != JS_RESIZING || j->committing || ctld_mono() < j->resize_deadline)
+    if (j->state != JS_RESIZING || j->phase == RZ_RELEASING || ctld_mono() < j->resize_deadline)
         return;
     withdraw(c, j, "no answer within ResizeTimeout");
 }
@@ -653,7 +692,7 @@ void jobs_restore(ctld_t *c, job_t *j)
             /* An interrupted resize is withdrawn: the job keeps its committed nodes; the
              * node daemons of an expand's reserved nodes, when they register, are told
              * to clean up the job (nodes.c, reconcile). */
-            j->state = JS_RUNNING;
+            job_to(j, JS_RUNNING, "restart withdrew its resize");
             j->resize_lost = true; /* recorded by jobs_after_restore */
         }
         rc = sched_restore_running(c->sched, &spec, j->start, j->alloc, j->nalloc, err, sizeof(err));
@@ -661,7 +700,7 @@ void jobs_restore(ctld_t *c, job_t *j)
     if (rc < 0) {
         fprintf(stderr, "ductiled: job %lld cannot be restored (%s): marked failed\n",
                 (long long)j->id, err);
-        j->state = JS_FAILED;
+        job_to(j, JS_FAILED, "not restorable");
         j->end = ctld_now();
         snprintf(j->reason, sizeof(j->reason), "NotRestorable");
         db_job_save(c, j);
