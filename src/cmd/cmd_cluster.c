@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "proto.h"
 #include "sched.h"
+#include "strparse.h"
 #include "util.h"
 
 static double mono(void)
@@ -101,12 +102,9 @@ static int cluster_up(int argc, char **argv)
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, "N:d:p:", lopts, NULL)) != -1) {
-        char *end;
         switch (o) {
         case 'N':
-            errno = 0;
-            nodes = strtol(optarg, &end, 10);
-            if (errno || *end || nodes < 1 || nodes > 4096)
+            if (strparse_long(optarg, 1, 4096, &nodes) < 0)
                 return cmd_fail("cluster up: --nodes must be 1..4096");
             break;
         case 'd': dir = optarg; break;
