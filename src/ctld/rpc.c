@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctld.h"
 #include "hostlist.h"
@@ -163,6 +164,15 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     if (key && db_submit_key_put(c, conn_uid(conn), key, j->id, ctld_now()) < 0)
         fprintf(stderr, "ductiled: job %lld: cannot record its submission key\n",
                 (long long)j->id);
+    /* A test hook (test_cli_submit_key): the controller dies between the commit of a
+     * submission and its reply, the case a client cannot tell from a lost request. */
+    const char *crash = getenv("DUCTILE_TEST_CRASH_AFTER_SUBMIT");
+    if (crash && !strcmp(crash, "1")) {
+        db_commit(c);
+        fprintf(stderr, "ductiled: test: exiting after the commit of job %lld\n",
+                (long long)j->id);
+        _exit(99);
+    }
     reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)j->id));
 }
 

@@ -27,4 +27,26 @@ grep -q "^Submitted job" o.txt || fail "retry: $(cat o.txt)"
 wait_for 10 test "$(jobs_named dropped)" = 1 || true
 [ "$(jobs_named dropped)" = 1 ] || fail "a retried submission made $(jobs_named dropped) jobs"
 
+
+# the controller dies after committing a job and before replying: the CLI retries
+# with its key until a new controller answers, and gets the first job's id
+ctld="$BINDIR/ductiled"
+kill "$(cat "$T/c/ctld.pid")"
+wait_for 10 sh -c "! kill -0 $(cat "$T/c/ctld.pid") 2>/dev/null" || fail "the controller did not stop"
+DUCTILE_TEST_CRASH_AFTER_SUBMIT=1 setsid "$ctld" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
+crashing=$!
+echo $crashing > "$T/c/ctld.pid"
+wait_for 10 test -S "$T/c/ctld.sock" || fail "the controller did not start"
+DUCTILE_SUBMIT_RETRY_SECONDS=60 d submit -J across plain.sh > across.out 2> across.err &
+client=$!
+wait "$crashing" || true   # it exits after its commit, before its reply
+grep -q "exiting after the commit of job" "$T/c/log/ductiled.log" || fail "the test hook did not run"
+setsid "$ctld" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
+echo $! > "$T/c/ctld.pid"
+wait "$client" || fail "the submission failed: $(cat across.err)"
+grep -q "trying again" across.err || fail "the CLI did not retry: $(cat across.err)"
+ja=$(awk '/^Submitted job/ {print $3}' across.out)
+[ -n "$ja" ] || fail "no job id: $(cat across.out)"
+wait_for 10 test "$(jobs_named across)" = 1 || fail "the retry made $(jobs_named across) jobs"
+[ "$(field "$ja" Name)" = across ] || fail "the CLI was given job $ja, not the job it made"
 echo ok
