@@ -194,7 +194,8 @@ int cmd_submit(int argc, char **argv)
         if (o == O_HELP) {
             printf("usage: ductile submit [options] SCRIPT\n"
                    "  -N, --nodes N             nodes (the start size)\n"
-                   "  -t, --time T              time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS\n"
+                   "  -t, --time T              time limit: minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]],\n"
+                   "                            or 90s, 30m, 2h, 1d\n"
                    "  -J, --job-name NAME\n"
                    "  -o, --output FILE         stdout (%%j = job id), default ductile-%%j.out\n"
                    "  -e, --error FILE          stderr, default: with stdout\n"

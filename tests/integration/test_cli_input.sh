@@ -13,6 +13,19 @@ j=$(submit -o bytes.out bytes.sh 2> e.txt) || true
 [ -n "$j" ] || fail "a script with invalid UTF-8 was refused: $(cat e.txt)"
 expect_state "$j" CD
 cmp bytes.sh bytes.out || fail "the script's bytes changed on their way to the node"
+# ... also when it waited in the database across a controller restart
+printf '#!/bin/sh\nsleep 60\n' > block.sh
+jb=$(submit -N 2 block.sh)
+expect_state "$jb" R
+j=$(submit -o bytes2.out bytes.sh)
+expect_state "$j" PD
+kill -9 "$(cat "$T/c/ctld.pid")"
+setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
+echo $! > "$T/c/ctld.pid"
+wait_for 10 d queue || fail "the controller did not come back"
+d cancel "$jb"
+expect_state "$j" CD 30
+cmp bytes.sh bytes2.out || fail "the script's bytes changed in the database"
 
 # numbers are parsed strictly: on the command line and in #DUCTILE lines
 for t in inf nan 0x10 1e3 -5 ' 5' 5x 1.5.2 '' 10:99 1:2:3:4 99999999999999999999; do
