@@ -545,7 +545,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
                                                                       : "no such job", NULL));
                 job_free(done);
             } else if (!may_modify(c, conn, j)) {
-                snprintf(why, sizeof(why), "job %lld belongs to %s", (long long)id, j->user);
+                snprintf(why, sizeof(why), "permission denied: it belongs to %s", j->user);
                 json_array_append_new(results, cancel_result(id, "not yours", why));
             } else if (j->state == JS_COMPLETING) {
                 json_array_append_new(results, cancel_result(id, "already ended", "ending"));

@@ -19,7 +19,9 @@ jb=$(submit -N 2 block.sh)
 expect_state "$jb" R
 j=$(submit -o bytes2.out bytes.sh)
 expect_state "$j" PD
-kill -9 "$(cat "$T/c/ctld.pid")"
+old=$(cat "$T/c/ctld.pid")
+kill -9 "$old"
+wait_for 10 sh -c "! kill -0 $old 2>/dev/null" || fail "the controller did not die"
 setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
 echo $! > "$T/c/ctld.pid"
 wait_for 10 d queue || fail "the controller did not come back"
