@@ -128,6 +128,8 @@ static int cluster_up(int argc, char **argv)
             return cmd_fail("cluster up: bad option '%s'", argv[optind - 1]);
         }
     }
+    if (optind < argc)
+        return cmd_fail("cluster up: unexpected argument '%s'", argv[optind]);
     if (!nodes)
         return cmd_fail("cluster up: --nodes N is required");
     char dbuf[PATH_MAX];
@@ -318,9 +320,13 @@ static int cluster_down(int argc, char **argv)
 static int cluster_status(int argc, char **argv)
 {
     const char *conf = NULL;
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--conf") && i + 1 < argc)
             conf = argv[++i];
+        else
+            return cmd_fail("cluster status: unexpected argument '%s' (usage: ductile cluster "
+                            "status [--conf FILE])", argv[i]);
+    }
     config_t cfg = {0};
     if (cu_load_conf(conf, &cfg))
         return 1;

@@ -24,6 +24,10 @@ grep -q "unexpected argument '31'" e.txt || fail "queue 31: $(cat e.txt)"
 ! d resize 1 --user root 2> e.txt || fail "resize --user accepted"
 ! d cancel --limit 3 1 2> e.txt || fail "cancel --limit accepted"
 ! d cancel 2> e.txt || fail "cancel without ids nor filters accepted"
+! d cluster status extra 2> e.txt || fail "cluster status extra accepted"
+! d cluster up --nodes 1 --dir "$T/c2" extra 2> e.txt || fail "cluster up ... extra accepted"
+[ ! -e "$T/c2" ] || fail "cluster up ... extra started a cluster"
+! d version extra 2> e.txt || fail "version extra accepted"
 # ... or use them as filters
 d nodes n1 > n.txt
 [ "$(grep -c '^n[0-9]' n.txt)" = 1 ] && grep -q '^n1 ' n.txt || fail "nodes n1: $(cat n.txt)"
