@@ -87,7 +87,10 @@ static double mono_now(void)
 
 json_t *cu_call_retry(const config_t *cfg, json_t *req)
 {
-    double limit = 30;
+    /* 60 s in all, as a single call waited before; an attempt waits at most 20 s for
+     * its reply (a group commit takes milliseconds, seconds on a slow disk), so a
+     * controller that stopped answering is tried again through a new connection */
+    double limit = 60;
     const char *e = getenv("DUCTILE_SUBMIT_RETRY_SECONDS");
     long v;
     if (e && strparse_long(e, 0, 86400, &v) == 0)
@@ -112,7 +115,8 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
             }
         } else if (rc == 0) {
             double left = deadline - mono_now();
-            rc = client_call(c, req, &reply, left > 60 ? left : 60, err, sizeof(err));
+            rc = client_call(c, req, &reply, left > 20 ? 20 : left < 1 ? 1 : left, err,
+                             sizeof(err));
         }
         client_close(c);
         if (rc == 0) {
