@@ -95,6 +95,10 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
     long v;
     if (e && strparse_long(e, 0, 86400, &v) == 0)
         limit = (double)v;
+    double attempt = 20;
+    e = getenv("DUCTILE_SUBMIT_ATTEMPT_SECONDS");
+    if (e && strparse_long(e, 1, 3600, &v) == 0)
+        attempt = (double)v;
     /* a test hook: the first attempt sends its request and hangs up without reading
      * the reply, as a client whose connection broke after the controller committed */
     const char *drop = getenv("DUCTILE_TEST_DROP_REPLY");
@@ -115,8 +119,8 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
             }
         } else if (rc == 0) {
             double left = deadline - mono_now();
-            rc = client_call(c, req, &reply, left > 20 ? 20 : left < 1 ? 1 : left, err,
-                             sizeof(err));
+            rc = client_call(c, req, &reply, left > attempt ? attempt : left < 1 ? 1 : left,
+                             err, sizeof(err));
         }
         client_close(c);
         if (rc == 0) {

@@ -18,7 +18,7 @@ int cu_submit_key(char *key, size_t len);
 /* cu_call for a request that is safe to repeat (a submission with its key): on a
  * broken connection, a refused one (the controller restarting) or a timeout, tries
  * again with backoff until $DUCTILE_SUBMIT_RETRY_SECONDS (default 60) have passed;
- * one attempt waits at most 20 s for its reply. */
+ * one attempt waits at most $DUCTILE_SUBMIT_ATTEMPT_SECONDS (default 20) for its reply. */
 json_t *cu_call_retry(const config_t *cfg, json_t *req);
 /* "12:34" style durations: [D-]HH:MM:SS, MM:SS. */
 void cu_fmt_duration(double secs, char *buf, size_t len);

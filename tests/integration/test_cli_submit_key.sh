@@ -49,4 +49,16 @@ ja=$(awk '/^Submitted job/ {print $3}' across.out)
 [ -n "$ja" ] || fail "no job id: $(cat across.out)"
 wait_for 10 test "$(jobs_named across)" = 1 || fail "the retry made $(jobs_named across) jobs"
 [ "$(field "$ja" Name)" = across ] || fail "the CLI was given job $ja, not the job it made"
+
+# the controller stops answering (SIGSTOP): after an attempt's timeout the CLI sends
+# again on a new connection; both reach the controller when it resumes: one job
+wait_for 10 d queue || fail "the controller is not answering"
+stopped=$(cat "$T/c/ctld.pid")
+kill -STOP "$stopped"
+DUCTILE_SUBMIT_ATTEMPT_SECONDS=1 d submit -J stalled plain.sh > stalled.out 2> stalled.err &
+client=$!
+wait_for 20 grep -q "no answer within" stalled.err || { kill -CONT "$stopped"; fail "no retry after a timeout: $(cat stalled.err)"; }
+kill -CONT "$stopped"
+wait "$client" || fail "the stalled submission failed: $(cat stalled.err)"
+wait_for 10 test "$(jobs_named stalled)" = 1 || fail "a retry after a timeout made $(jobs_named stalled) jobs"
 echo ok
