@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "proto.h"
 #include "sched.h"
+#include "strparse.h"
 #include "util.h"
 
 static double mono(void)
@@ -101,12 +102,9 @@ static int cluster_up(int argc, char **argv)
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, "N:d:p:", lopts, NULL)) != -1) {
-        char *end;
         switch (o) {
         case 'N':
-            errno = 0;
-            nodes = strtol(optarg, &end, 10);
-            if (errno || *end || nodes < 1 || nodes > 4096)
+            if (strparse_long(optarg, 1, 4096, &nodes) < 0)
                 return cmd_fail("cluster up: --nodes must be 1..4096");
             break;
         case 'd': dir = optarg; break;
@@ -130,6 +128,8 @@ static int cluster_up(int argc, char **argv)
             return cmd_fail("cluster up: bad option '%s'", argv[optind - 1]);
         }
     }
+    if (optind < argc)
+        return cmd_fail("cluster up: unexpected argument '%s'", argv[optind]);
     if (!nodes)
         return cmd_fail("cluster up: --nodes N is required");
     char dbuf[PATH_MAX];
@@ -320,9 +320,13 @@ static int cluster_down(int argc, char **argv)
 static int cluster_status(int argc, char **argv)
 {
     const char *conf = NULL;
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--conf") && i + 1 < argc)
             conf = argv[++i];
+        else
+            return cmd_fail("cluster status: unexpected argument '%s' (usage: ductile cluster "
+                            "status [--conf FILE])", argv[i]);
+    }
     config_t cfg = {0};
     if (cu_load_conf(conf, &cfg))
         return 1;

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* vasprintf */
 /* ductile queue | show | cancel | nodes | history | drain | resume | resize */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,79 +10,171 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "hostlist.h"
+#include "strparse.h"
 #include "util.h"
 
 typedef struct common {
     const char *conf;
     bool json;
-    const char *user, *state, *reason;
+    const char *user, *state, *reason, *name, *jobs;
     const char *since;
     long nodes;
     long limit;
 } common_t;
 
-enum { O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_HELP };
+/* Every option any of these commands knows; each command declares which of them it
+ * takes (a mask of O_* bits), and getopt refuses the rest: `cancel --limit 3` or
+ * `show 1 --state R` is an error, not an option silently ignored. */
+enum {
+    O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
+    O_JOBS, O_HELP
+};
+#define OPT(o) (1u << ((o) - O_CONF))
 
-/* Parses the options every listing shares; returns the first positional index or -1. */
-static int parse(int argc, char **argv, common_t *c, const char *usage)
+static const struct option all_opts[] = {
+    {"conf", required_argument, 0, O_CONF},   {"json", no_argument, 0, O_JSON},
+    {"user", required_argument, 0, O_USER},   {"state", required_argument, 0, O_STATE},
+    {"since", required_argument, 0, O_SINCE}, {"reason", required_argument, 0, O_REASON},
+    {"nodes", required_argument, 0, O_NODES}, {"limit", required_argument, 0, O_LIMIT},
+    {"name", required_argument, 0, O_NAME},   {"jobs", required_argument, 0, O_JOBS},
+    {"help", no_argument, 0, O_HELP},
+};
+/* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE */
+static const struct { char c; int o; } shorts[] = {
+    {'u', O_USER}, {'N', O_NODES}, {'n', O_NAME}, {'j', O_JOBS}, {'t', O_STATE},
+};
+
+typedef struct spec {
+    const char *cmd;
+    unsigned opts;    /* OPT(O_...) bits; --help always */
+    int min_args, max_args; /* positional arguments; max -1: any number */
+    const char *usage;
+} spec_t;
+
+/* Parses the options of one command; returns the first positional index or -1 once
+ * the error is printed. Positional arguments are gathered after the options. */
+static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
 {
-    static const struct option lopts[] = {
-        {"conf", required_argument, 0, O_CONF},     {"json", no_argument, 0, O_JSON},
-        {"user", required_argument, 0, O_USER},     {"state", required_argument, 0, O_STATE},
-        {"since", required_argument, 0, O_SINCE},   {"reason", required_argument, 0, O_REASON},
-        {"nodes", required_argument, 0, O_NODES},   {"limit", required_argument, 0, O_LIMIT},
-        {"help", no_argument, 0, O_HELP},           {0, 0, 0, 0},
-    };
+    struct option lopts[sizeof(all_opts) / sizeof(all_opts[0]) + 1];
+    size_t nl = 0;
+    for (size_t k = 0; k < sizeof(all_opts) / sizeof(all_opts[0]); k++)
+        if (all_opts[k].val == O_HELP || (sp->opts & OPT(all_opts[k].val)))
+            lopts[nl++] = all_opts[k];
+    memset(&lopts[nl], 0, sizeof(lopts[nl]));
+    char sopts[32] = ":";
+    size_t ns = 1;
+    for (size_t k = 0; k < sizeof(shorts) / sizeof(shorts[0]); k++)
+        if (sp->opts & OPT(shorts[k].o)) {
+            sopts[ns++] = shorts[k].c;
+            sopts[ns++] = ':';
+        }
+    sopts[ns] = '\0';
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "u:N:", lopts, NULL)) != -1) {
-        char *end;
+    while ((o = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
+        for (size_t k = 0; k < sizeof(shorts) / sizeof(shorts[0]); k++)
+            if (o == shorts[k].c)
+                o = shorts[k].o;
+        long v;
         switch (o) {
         case O_CONF: c->conf = optarg; break;
         case O_JSON: c->json = true; break;
-        case 'u':
         case O_USER: c->user = optarg; break;
         case O_STATE: c->state = optarg; break;
         case O_SINCE: c->since = optarg; break;
         case O_REASON: c->reason = optarg; break;
-        case 'N':
+        case O_NAME: c->name = optarg; break;
+        case O_JOBS: c->jobs = optarg; break;
         case O_NODES:
-            errno = 0;
-            c->nodes = strtol(optarg, &end, 10);
-            if (errno || *end || c->nodes < 1) {
-                cmd_fail("--nodes: '%s' is not a node count", optarg);
+            if (strparse_long(optarg, 1, 1L << 24, &v) < 0) {
+                cmd_fail("%s: --nodes: '%s' is not a node count", sp->cmd, optarg);
                 return -1;
             }
+            c->nodes = v;
             break;
         case O_LIMIT:
-            errno = 0;
-            c->limit = strtol(optarg, &end, 10);
-            if (errno || *end || c->limit < 1) {
-                cmd_fail("--limit: '%s' is not a positive number", optarg);
+            if (strparse_long(optarg, 1, 1000000, &v) < 0) {
+                cmd_fail("%s: --limit: '%s' is not a number from 1 to 1000000", sp->cmd, optarg);
                 return -1;
             }
+            c->limit = v;
             break;
         case O_HELP:
-            printf("usage: %s\n", usage);
+            printf("usage: %s\n", sp->usage);
             exit(0);
+        case ':':
+            cmd_fail("%s: option '%s' needs a value (usage: %s)", sp->cmd, argv[optind - 1],
+                     sp->usage);
+            return -1;
         default:
-            cmd_fail("bad option '%s' (usage: %s)", argv[optind - 1], usage);
+            if (optopt && optopt < O_CONF)
+                cmd_fail("%s: unknown option '-%c' (usage: %s)", sp->cmd, optopt, sp->usage);
+            else
+                cmd_fail("%s: unknown option '%s' (usage: %s)", sp->cmd, argv[optind - 1],
+                         sp->usage);
             return -1;
         }
+    }
+    int npos = argc - optind;
+    if (npos < sp->min_args) {
+        cmd_fail("%s: missing argument (usage: %s)", sp->cmd, sp->usage);
+        return -1;
+    }
+    if (sp->max_args >= 0 && npos > sp->max_args) {
+        cmd_fail("%s: unexpected argument '%s' (usage: %s)", sp->cmd, argv[optind + sp->max_args],
+                 sp->usage);
+        return -1;
     }
     return optind;
 }
 
 static int parse_job(const char *s, long long *id)
 {
-    char *end;
-    errno = 0;
-    *id = strtoll(s, &end, 10);
-    if (errno || end == s || *end || *id < 1)
+    long v;
+    if (strparse_long(s, 1, LONG_MAX, &v) < 0)
         return cmd_fail("'%s' is not a job id", s);
+    *id = v;
     return 0;
 }
+
+/* Job ids from positional arguments and from "1,2,3" lists; NULL once the error is
+ * printed. */
+static json_t *job_ids(char **args, int n, const char *list)
+{
+    json_t *ids = json_array();
+    long long id;
+    for (int k = 0; k < n; k++) {
+        if (parse_job(args[k], &id)) {
+            json_decref(ids);
+            return NULL;
+        }
+        json_array_append_new(ids, json_integer(id));
+    }
+    if (list) {
+        char *copy = strdup(list), *save = NULL;
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+            if (parse_job(t, &id)) {
+                free(copy);
+                json_decref(ids);
+                return NULL;
+            }
+            json_array_append_new(ids, json_integer(id));
+        }
+        free(copy);
+        if (!json_array_size(ids)) {
+            json_decref(ids);
+            cmd_fail("--jobs: '%s' is not a list of job ids", list);
+            return NULL;
+        }
+    }
+    return ids;
+}
+
+/* A text field of a reply, escaped for the terminal (user text is never printed raw:
+ * a name with an escape sequence must not reach other users' terminals). */
+static char *esc(const json_t *o, const char *key) { return strparse_escape(cu_str(o, key)); }
 
 static json_t *call(const char *conf, json_t *req)
 {
@@ -120,10 +213,22 @@ static void free_rows(char ***rows, int n, int ncols)
 int cmd_queue(int argc, char **argv)
 {
     common_t o = {0};
-    int i = parse(argc, argv, &o, "ductile queue [--user U] [--state ST] [--json]");
+    static const spec_t sp = {"queue", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
+                                           OPT(O_JOBS), 0, 0,
+                              "ductile queue [-j|--jobs ID[,ID...]] [-u|--user U] [-t|--state ST] "
+                              "[--json]"};
+    int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
     json_t *req = json_pack("{s:s,s:s}", "type", "queue", "format", o.json ? "json" : "table");
+    if (o.jobs) {
+        json_t *ids = job_ids(NULL, 0, o.jobs);
+        if (!ids) {
+            json_decref(req);
+            return 1;
+        }
+        json_object_set_new(req, "jobs", ids);
+    }
     if (o.user)
         json_object_set_new(req, "user", json_string(o.user));
     if (o.state)
@@ -155,12 +260,15 @@ int cmd_queue(int argc, char **argv)
         bool pending = !strcmp(cu_str(j, "state"), "PD");
         rows[k] = calloc(7, sizeof(char *));
         rows[k][0] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
-        rows[k][1] = fmt("%.20s", cu_str(j, "name"));
-        rows[k][2] = fmt("%s", cu_str(j, "user"));
-        rows[k][3] = fmt("%s", cu_str(j, "state"));
+        char *name = esc(j, "name"), *reason = esc(j, "reason");
+        rows[k][1] = fmt("%.20s", name ? name : "");
+        rows[k][2] = esc(j, "user");
+        rows[k][3] = esc(j, "state");
         rows[k][4] = fmt("%s", t);
         rows[k][5] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
-        rows[k][6] = pending ? fmt("(%s)", cu_str(j, "reason")) : fmt("%s", cu_str(j, "nodelist"));
+        rows[k][6] = pending ? fmt("(%s)", reason ? reason : "") : esc(j, "nodelist");
+        free(name);
+        free(reason);
     }
     cu_table(hdr, rows, n, 7);
     free_rows(rows, n, 7);
@@ -182,14 +290,20 @@ static void print_time(const char *label, double t)
     printf("%-14s %s\n", label, buf);
 }
 
+static void print_text(const char *label, const json_t *o, const char *key)
+{
+    char *v = esc(o, key);
+    printf("%-14s %s\n", label, v ? v : "");
+    free(v);
+}
+
 int cmd_show(int argc, char **argv)
 {
     common_t o = {0};
-    int i = parse(argc, argv, &o, "ductile show JOB [--json]");
+    static const spec_t sp = {"show", OPT(O_CONF) | OPT(O_JSON), 1, 1, "ductile show JOB [--json]"};
+    int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
-    if (i + 1 != argc)
-        return cmd_fail("show: give exactly one job id");
     long long id;
     if (parse_job(argv[i], &id))
         return 1;
@@ -204,17 +318,17 @@ int cmd_show(int argc, char **argv)
     }
     char t[32];
     printf("%-14s %lld\n", "JobId", (long long)json_integer_value(json_object_get(j, "id")));
-    printf("%-14s %s\n", "Name", cu_str(j, "name"));
-    printf("%-14s %s\n", "User", cu_str(j, "user"));
+    print_text("Name", j, "name");
+    print_text("User", j, "user");
     printf("%-14s %s (%s)\n", "State", cu_str(j, "state_name"), cu_str(j, "state"));
-    printf("%-14s %s\n", "Reason", cu_str(j, "reason"));
+    print_text("Reason", j, "reason");
     printf("%-14s %s\n", "Type", cu_str(j, "type"));
     printf("%-14s %lld (requested %lld, min %lld, max %lld, constraint %s)\n", "Nodes",
            (long long)json_integer_value(json_object_get(j, "nodes")),
            (long long)json_integer_value(json_object_get(j, "requested_nodes")),
            (long long)json_integer_value(json_object_get(j, "min_nodes")),
            (long long)json_integer_value(json_object_get(j, "max_nodes")), cu_str(j, "constraint"));
-    printf("%-14s %s\n", "NodeList", cu_str(j, "nodelist"));
+    print_text("NodeList", j, "nodelist");
     if (json_object_get(j, "mtct"))
         printf("%-14s %.3f (MPI time / wall time, reported by the job)\n", "MTCT", cu_num(j, "mtct"));
     cu_fmt_duration(cu_num(j, "time_limit"), t, sizeof(t));
@@ -230,8 +344,8 @@ int cmd_show(int argc, char **argv)
     if (ec >= 0)
         printf("%-14s %lld%s%s\n", "ExitCode", ec, sig ? " signal " : "",
                sig ? (sig == 9 ? "KILL" : sig == 15 ? "TERM" : "other") : "");
-    printf("%-14s %s\n", "WorkDir", cu_str(j, "cwd"));
-    printf("%-14s %s\n", "StdOut", cu_str(j, "stdout"));
+    print_text("WorkDir", j, "cwd");
+    print_text("StdOut", j, "stdout");
     printf("%-14s %s\n", "Requeue", json_is_true(json_object_get(j, "requeue")) ? "yes" : "no");
     json_t *ev = json_object_get(j, "events");
     size_t k;
@@ -244,45 +358,80 @@ int cmd_show(int argc, char **argv)
         char buf[32];
         localtime_r(&s, &tm);
         strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+        char *detail = esc(e, "detail");
         printf("  %s  %-8s %lld -> %lld %s\n", buf, cu_str(e, "event"),
                (long long)json_integer_value(json_object_get(e, "before")),
-               (long long)json_integer_value(json_object_get(e, "after")), cu_str(e, "detail"));
+               (long long)json_integer_value(json_object_get(e, "after")), detail ? detail : "");
+        free(detail);
     }
     json_decref(rep);
     return 0;
 }
 
+/* One request for every job named and every filter: the controller applies it at once
+ * (no scheduling pass between two ids) and answers with a result per job. */
 int cmd_cancel(int argc, char **argv)
 {
     common_t o = {0};
-    int i = parse(argc, argv, &o, "ductile cancel JOB...");
+    static const spec_t sp = {"cancel", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
+                                            OPT(O_NAME), 0, -1,
+                              "ductile cancel [JOB...] [-t|--state ST] [-u|--user U] "
+                              "[-n|--name NAME] [--json]"};
+    int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
-    if (i >= argc)
-        return cmd_fail("cancel: give at least one job id");
-    int status = 0;
-    for (; i < argc; i++) {
-        long long id;
-        if (parse_job(argv[i], &id)) {
-            status = 1;
-            continue;
-        }
-        json_t *rep = call(o.conf, json_pack("{s:s,s:I}", "type", "cancel", "job", (json_int_t)id));
-        if (!rep)
-            status = 1;
+    if (i >= argc && !o.state && !o.user && !o.name)
+        return cmd_fail("cancel: give job ids, or a filter (--state, --user, --name) to cancel "
+                        "all your matching jobs");
+    json_t *ids = job_ids(argv + i, argc - i, NULL);
+    if (!ids)
+        return 1;
+    json_t *req = json_pack("{s:s,s:o}", "type", "cancel", "jobs", ids);
+    if (o.user)
+        json_object_set_new(req, "user", json_string(o.user));
+    if (o.state)
+        json_object_set_new(req, "state", json_string(o.state));
+    if (o.name)
+        json_object_set_new(req, "name", json_string(o.name));
+    json_t *rep = call(o.conf, req);
+    if (!rep)
+        return 1;
+    json_t *res = json_object_get(rep, "results");
+    if (o.json) {
+        cu_print_json(res);
         json_decref(rep);
+        return 0;
     }
+    int status = 0;
+    size_t k;
+    json_t *r;
+    json_array_foreach(res, k, r)
+    {
+        const char *what = cu_str(r, "result");
+        long long id = (long long)json_integer_value(json_object_get(r, "job"));
+        if (!strcmp(what, "cancelled"))
+            continue;
+        char *detail = esc(r, "detail");
+        fprintf(stderr, "ductile: job %lld: %s%s%s\n", id, what, detail && *detail ? ": " : "",
+                detail ? detail : "");
+        free(detail);
+        if (!strcmp(what, "no such job") || !strcmp(what, "not yours"))
+            status = 1;
+    }
+    json_decref(rep);
     return status;
 }
 
 int cmd_resize(int argc, char **argv)
 {
     common_t o = {0};
-    int i = parse(argc, argv, &o, "ductile resize JOB --nodes N");
+    static const spec_t sp = {"resize", OPT(O_CONF) | OPT(O_NODES), 1, 1,
+                              "ductile resize JOB -N|--nodes N"};
+    int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
-    if (i + 1 != argc || !o.nodes)
-        return cmd_fail("resize: usage: ductile resize JOB --nodes N");
+    if (!o.nodes)
+        return cmd_fail("resize: give the new size (usage: %s)", sp.usage);
     long long id;
     if (parse_job(argv[i], &id))
         return 1;
@@ -297,13 +446,45 @@ int cmd_resize(int argc, char **argv)
 int cmd_nodes(int argc, char **argv)
 {
     common_t o = {0};
-    int i = parse(argc, argv, &o, "ductile nodes [--json]");
+    static const spec_t sp = {"nodes", OPT(O_CONF) | OPT(O_JSON), 0, 1,
+                              "ductile nodes [NODE|HOSTLIST] [--json]"};
+    int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
+    char **want = NULL;
+    int nwant = 0;
+    if (i < argc) {
+        char err[256];
+        if (hostlist_expand(argv[i], &want, &nwant, err, sizeof(err)) < 0)
+            return cmd_fail("nodes: %s", err);
+        if (!nwant)
+            return cmd_fail("nodes: '%s' names no node", argv[i]);
+    }
     json_t *rep = call(o.conf, json_pack("{s:s}", "type", "nodes"));
-    if (!rep)
+    if (!rep) {
+        hostlist_free(want, nwant);
         return 1;
+    }
     json_t *nodes = json_object_get(rep, "nodes");
+    if (want) { /* only the nodes asked for, in the order asked */
+        json_t *sel = json_array();
+        for (int w = 0; w < nwant; w++) {
+            size_t k;
+            json_t *x, *found = NULL;
+            json_array_foreach(nodes, k, x) if (!strcmp(cu_str(x, "name"), want[w])) found = x;
+            if (!found) {
+                cmd_fail("nodes: no node '%s' in this cluster", want[w]);
+                json_decref(sel);
+                json_decref(rep);
+                hostlist_free(want, nwant);
+                return 1;
+            }
+            json_array_append(sel, found);
+        }
+        hostlist_free(want, nwant);
+        json_object_set_new(rep, "nodes", sel);
+        nodes = sel;
+    }
     if (o.json) {
         cu_print_json(nodes);
         json_decref(rep);
@@ -319,11 +500,11 @@ int cmd_nodes(int argc, char **argv)
     json_array_foreach(nodes, k, x)
     {
         rows[k] = calloc(5, sizeof(char *));
-        rows[k][0] = fmt("%s", cu_str(x, "name"));
+        rows[k][0] = esc(x, "name");
         rows[k][1] = fmt("%s", cu_str(x, "state"));
         rows[k][2] = fmt("%lld", (long long)json_integer_value(json_object_get(x, "cpus")));
         rows[k][3] = fmt("%lldM", (long long)json_integer_value(json_object_get(x, "memory_mb")));
-        rows[k][4] = fmt("%s", cu_str(x, "reason"));
+        rows[k][4] = esc(x, "reason");
         for (int s = 0; s < 6; s++)
             if (!strncmp(cu_str(x, "state"), states[s], strlen(states[s])))
                 count[s]++;
@@ -340,14 +521,12 @@ int cmd_nodes(int argc, char **argv)
 static int parse_since(const char *s, double *out)
 {
     double d;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!errno && end != s && !*end && v >= 0) {
-        *out = v;
+    long v;
+    if (strparse_long(s, 0, LONG_MAX, &v) == 0) {
+        *out = (double)v;
         return 0;
     }
-    if (cu_parse_duration(s, &d) < 0)
+    if (strparse_duration(s, &d) < 0)
         return -1;
     *out = (double)time(NULL) - d;
     return 0;
@@ -356,11 +535,22 @@ static int parse_since(const char *s, double *out)
 int cmd_history(int argc, char **argv)
 {
     common_t o = {0};
-    int i = parse(argc, argv, &o, "ductile history [--user U] [--state CD|F|CA|TO|NF] "
-                                  "[--since 1h|UNIXTIME] [--limit N] [--json]");
+    static const spec_t sp = {"history", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
+                                             OPT(O_SINCE) | OPT(O_LIMIT), 0, -1,
+                              "ductile history [JOB...] [-u|--user U] [-t|--state CD|F|CA|TO|NF] "
+                              "[--since 1h|UNIXTIME] [--limit N] [--json]"};
+    int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
     json_t *req = json_pack("{s:s}", "type", "history");
+    if (i < argc) {
+        json_t *ids = job_ids(argv + i, argc - i, NULL);
+        if (!ids) {
+            json_decref(req);
+            return 1;
+        }
+        json_object_set_new(req, "jobs", ids);
+    }
     if (o.user)
         json_object_set_new(req, "user", json_string(o.user));
     if (o.state)
@@ -397,9 +587,11 @@ int cmd_history(int argc, char **argv)
         long long sig = (long long)json_integer_value(json_object_get(j, "signal"));
         rows[k] = calloc(9, sizeof(char *));
         rows[k][0] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
-        rows[k][1] = fmt("%.20s", cu_str(j, "name"));
-        rows[k][2] = fmt("%s", cu_str(j, "user"));
-        rows[k][3] = fmt("%s", cu_str(j, "state_name"));
+        char *name = esc(j, "name");
+        rows[k][1] = fmt("%.20s", name ? name : "");
+        free(name);
+        rows[k][2] = esc(j, "user");
+        rows[k][3] = esc(j, "state_name");
         rows[k][4] = fmt("%s", t);
         rows[k][5] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
         rows[k][6] = fmt("%.0f", cu_num(j, "node_seconds"));
@@ -416,12 +608,12 @@ int cmd_history(int argc, char **argv)
 static int drain_resume(int argc, char **argv, bool drain)
 {
     common_t o = {0};
-    int i = parse(argc, argv, &o, drain ? "ductile drain NODES [--reason TEXT]"
-                                        : "ductile resume NODES");
+    static const spec_t sd = {"drain", OPT(O_CONF) | OPT(O_REASON), 1, 1,
+                              "ductile drain NODES [--reason TEXT]"};
+    static const spec_t sr = {"resume", OPT(O_CONF), 1, 1, "ductile resume NODES"};
+    int i = parse(argc, argv, &o, drain ? &sd : &sr);
     if (i < 0)
         return 1;
-    if (i + 1 != argc)
-        return cmd_fail("%s: give one node list, e.g. n[01-04]", drain ? "drain" : "resume");
     json_t *req = json_pack("{s:s,s:s}", "type", drain ? "drain" : "resume", "nodes", argv[i]);
     if (o.reason)
         json_object_set_new(req, "reason", json_string(o.reason));

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "strparse.h"
 #include "util.h"
 
 extern char **environ;
@@ -157,7 +158,10 @@ int cmd_mpirun(int argc, char **argv)
     optind = 1;
     while ((o = getopt_long(argc, argv, "+p:", lopts, NULL)) != -1) {
         switch (o) {
-        case 'p': ppn = strtol(optarg, NULL, 10); break;
+        case 'p':
+            if (strparse_long(optarg, 1, 4096, &ppn) < 0)
+                return cmd_fail("mpirun: --ppn: '%s' is not a process count (1..4096)", optarg);
+            break;
         case 'J': join = optarg; break;
         case 'w': node = optarg; break;
         case 't': tag = optarg; break;

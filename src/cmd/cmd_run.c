@@ -13,6 +13,7 @@
 
 #include "b64.h"
 #include "cmd.h"
+#include "strparse.h"
 #include "util.h"
 
 extern char **environ;
@@ -163,8 +164,17 @@ int cmd_run(int argc, char **argv)
     optind = 1;
     while ((o = getopt_long(argc, argv, "+j:N:w:l", lopts, NULL)) != -1) {
         switch (o) {
-        case 'j': job = atoll(optarg); break;
-        case 'N': nodes = atol(optarg); break;
+        case 'j': {
+            long v;
+            if (strparse_long(optarg, 1, LONG_MAX, &v) < 0)
+                return cmd_fail("run: --job: '%s' is not a job id", optarg);
+            job = v;
+            break;
+        }
+        case 'N':
+            if (strparse_long(optarg, 1, 1L << 24, &nodes) < 0)
+                return cmd_fail("run: --nodes: '%s' is not a node count", optarg);
+            break;
         case 'w': node = optarg; break;
         case 'l': label = true; break;
         case 'c': conf = optarg; break;

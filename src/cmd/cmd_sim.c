@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "report.h"
 #include "sim.h"
 #include "workload.h"
+#include "strparse.h"
 
 #define MAXPOL 16
 
@@ -76,21 +78,15 @@ static int parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end)
-        return -1;
+    if (errno || end == s || *end || !isfinite(v) || strpbrk(s, "xX"))
+        return -1; /* no inf, nan or hexadecimal */
     *out = v;
     return 0;
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
+    return strparse_long(s, lo, hi, out) < 0 ? -1 : 0;
 }
 
 static int parse_args(int argc, char **argv, opts_t *o)

@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "directives.h"
 #include "sched.h"
+#include "strparse.h"
 #include "util.h"
 
 extern char **environ;
@@ -35,14 +36,11 @@ static const struct option lopts[] = {
     {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
 };
 
-static int parse_count(const char *opt, const char *v, long *out)
+/* Strict: "0x2", "+2", "2.0" and " 2" are not node counts (strparse). */
+static int parse_count(const char *where, const char *opt, const char *v, long *out)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < 1 || x > (1L << 24))
-        return cmd_fail("%s: '%s' is not a node count", opt, v);
-    *out = x;
+    if (strparse_long(v, 1, 1L << 24, out) < 0)
+        return cmd_fail("%s%s: '%s' is not a node count (1 to 16777216)", where, opt, v);
     return 0;
 }
 
@@ -52,18 +50,15 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
     switch (o) {
     case 'N':
         s->set_nodes = true;
-        return parse_count("--nodes", arg, &s->nodes);
+        return parse_count(where, "--nodes", arg, &s->nodes);
     case 't':
         s->set_time = true;
-        if (cu_parse_duration(arg, &s->time) < 0)
+        if (strparse_duration(arg, &s->time) < 0)
             return cmd_fail("%s--time: '%s' is not a duration (minutes, MM:SS, HH:MM:SS, "
-                            "D-HH:MM:SS)", where, arg);
+                            "D-HH[:MM[:SS]], or 90s, 30m, 2h, 1d; at most 100 years)", where, arg);
         return 0;
-    case 'J': s->name = arg; return 0;
-    case 'o': s->out = arg; return 0;
-    case 'e': s->err = arg; return 0;
-    case O_MIN: return parse_count("--min-nodes", arg, &s->minn);
-    case O_MAX: return parse_count("--max-nodes", arg, &s->maxn);
+    case O_MIN: return parse_count(where, "--min-nodes", arg, &s->minn);
+    case O_MAX: return parse_count(where, "--max-nodes", arg, &s->maxn);
     case O_CONS: {
         sched_constraint_t c;
         if (sched_constraint_parse(arg, &c) < 0)
@@ -78,8 +73,24 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
     case O_EVOL: s->type = "evolving"; return 0;
     case O_REQ: s->requeue = true; return 0;
     case O_CONF: *conf = arg; return 0;
+    case 'J':
+    case 'o':
+    case 'e':
+        break;
     default: return cmd_fail("%sunknown option", where);
     }
+    /* names and paths: checked here for a clear message, and by the controller */
+    if (strparse_has_control(arg))
+        return cmd_fail("%s--%s: the %s contains a control character (newline, tab, "
+                        "escape...): not allowed", where,
+                        o == 'J' ? "job-name" : o == 'o' ? "output" : "error",
+                        o == 'J' ? "job name" : o == 'o' ? "output path" : "error path");
+    switch (o) {
+    case 'J': s->name = arg; break;
+    case 'o': s->out = arg; break;
+    default: s->err = arg; break;
+    }
+    return 0;
 }
 
 static char *read_file(const char *path, size_t max, size_t *len)
@@ -163,6 +174,13 @@ static int scan_directives(sub_t *s, const char *script, const char *path, const
     return rc;
 }
 
+static bool utf8_ok(const char *s)
+{
+    json_t *t = json_string(s); /* NULL unless valid UTF-8 */
+    json_decref(t);
+    return t != NULL;
+}
+
 int cmd_submit(int argc, char **argv)
 {
     sub_t s = {.nodes = 1};
@@ -176,7 +194,8 @@ int cmd_submit(int argc, char **argv)
         if (o == O_HELP) {
             printf("usage: ductile submit [options] SCRIPT\n"
                    "  -N, --nodes N             nodes (the start size)\n"
-                   "  -t, --time T              time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS\n"
+                   "  -t, --time T              time limit: minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]],\n"
+                   "                            or 90s, 30m, 2h, 1d\n"
                    "  -J, --job-name NAME\n"
                    "  -o, --output FILE         stdout (%%j = job id), default ductile-%%j.out\n"
                    "  -e, --error FILE          stderr, default: with stdout\n"
@@ -205,33 +224,65 @@ int cmd_submit(int argc, char **argv)
         return 1;
     size_t len;
     char *script = read_file(script_path, (size_t)cfg.max_script_size, &len);
-    if (!script)
-        return cmd_fail("cannot read %s: %s", script_path, strerror(errno));
-    if (len > (size_t)cfg.max_script_size)
-        return cmd_fail("%s is larger than MaxScriptSize (%d bytes)", script_path,
-                        cfg.max_script_size);
-    if (strlen(script) != len)
-        return cmd_fail("%s contains a NUL byte: not a script", script_path);
-    if (scan_directives(&s, script, script_path, &conf))
-        return 1;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "+N:t:J:o:e:", lopts, NULL)) != -1)
-        if (apply(&s, o, optarg, "", &conf))
-            return 1;
+    if (!script) {
+        int e = errno;
+        config_free(&cfg);
+        return cmd_fail("cannot read %s: %s", script_path, strerror(e));
+    }
     char cwd[4096];
-    if (!getcwd(cwd, sizeof(cwd)))
-        return cmd_fail("cannot read the current directory: %s", strerror(errno));
+    int bad = 0;
+    if (len > (size_t)cfg.max_script_size)
+        bad = cmd_fail("%s is larger than MaxScriptSize (%d bytes)", script_path,
+                       cfg.max_script_size);
+    else if (strlen(script) != len)
+        bad = cmd_fail("%s contains a NUL byte: not a script", script_path);
+    else if (scan_directives(&s, script, script_path, &conf))
+        bad = 1;
+    optind = 1;
+    while (!bad && (o = getopt_long(argc, argv, "+N:t:J:o:e:", lopts, NULL)) != -1)
+        bad = apply(&s, o, optarg, "", &conf);
+    if (!bad && !getcwd(cwd, sizeof(cwd)))
+        bad = cmd_fail("cannot read the current directory: %s", strerror(errno));
+    if (bad) {
+        free(script);
+        config_free(&cfg);
+        return 1;
+    }
     const char *base = strrchr(script_path, '/');
+    const char *name = s.name ? s.name : (base ? base + 1 : script_path);
+    const struct { const char *what, *v; } texts[] = {
+        {"job name", name}, {"working directory", cwd}, {"output path", s.out},
+        {"error path", s.err},
+    };
+    for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++)
+        if (texts[t].v && !utf8_ok(texts[t].v)) {
+            free(script);
+            config_free(&cfg);
+            return cmd_fail("the %s is not valid UTF-8", texts[t].what);
+        }
     json_t *env = json_array();
     for (char **e = environ; *e; e++)
         json_array_append_new(env, json_string(*e));
+    char key[72];
+    if (cu_submit_key(key, sizeof(key)) < 0) {
+        free(script);
+        json_decref(env);
+        config_free(&cfg);
+        return 1;
+    }
     json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:b,s:o,s:s,s:s}", "type", "submit",
-                            "script", script, "cwd", cwd, "name",
-                            s.name ? s.name : (base ? base + 1 : script_path), "nodes",
+                            "key", key, "cwd", cwd, "name", name, "nodes",
                             (json_int_t)s.nodes, "time", s.time, "requeue", s.requeue, "env", env,
                             "job_type", s.type ? s.type : "rigid", "constraint",
                             s.cons ? s.cons : "none");
+    /* the script's exact bytes: a string when it is UTF-8, base64 when not */
+    int prc = req ? proto_set_bytes(req, "script", script) : -ENOMEM;
     free(script);
+    if (prc < 0) {
+        json_decref(req);
+        config_free(&cfg);
+        return cmd_fail("out of memory");
+    }
     if (s.minn)
         json_object_set_new(req, "min_nodes", json_integer(s.minn));
     if (s.maxn)
@@ -240,7 +291,7 @@ int cmd_submit(int argc, char **argv)
         json_object_set_new(req, "stdout", json_string(s.out));
     if (s.err)
         json_object_set_new(req, "stderr", json_string(s.err));
-    json_t *rep = cu_call(&cfg, req);
+    json_t *rep = cu_call_retry(&cfg, req);
     config_free(&cfg);
     if (!rep)
         return 1;

@@ -58,6 +58,8 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        if (argc > 2)
+            return cmd_fail("version: unexpected argument '%s'", argv[2]) + 1;
         printf("ductile %s\n", VERSION);
         return 0;
     }

@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "cmd.h"
+#include "strparse.h"
 
 int cu_load_conf(const char *conf, config_t *cfg)
 {
@@ -21,14 +24,20 @@ int cu_load_conf(const char *conf, config_t *cfg)
     return 0;
 }
 
+static int open_client(const config_t *cfg, client_t **c, char *err, size_t errlen)
+{
+    int rc = client_open_unix(cfg->control_socket, c, err, errlen);
+    if (rc < 0 && cfg->auth_type == CONFIG_AUTH_MUNGE)
+        rc = client_open_tcp(cfg->control_addr, cfg->control_port, NULL, cfg->munge_socket, c,
+                             err, errlen);
+    return rc;
+}
+
 json_t *cu_call(const config_t *cfg, json_t *req)
 {
     char err[1024];
     client_t *c = NULL;
-    int rc = client_open_unix(cfg->control_socket, &c, err, sizeof(err));
-    if (rc < 0 && cfg->auth_type == CONFIG_AUTH_MUNGE)
-        rc = client_open_tcp(cfg->control_addr, cfg->control_port, NULL, cfg->munge_socket, &c,
-                             err, sizeof(err));
+    int rc = open_client(cfg, &c, err, sizeof(err));
     json_t *reply = NULL;
     if (rc == 0)
         rc = client_call(c, req, &reply, 60, err, sizeof(err));
@@ -41,6 +50,98 @@ json_t *cu_call(const config_t *cfg, json_t *req)
     return reply;
 }
 
+int cu_submit_key(char *key, size_t len)
+{
+    const char *k = getenv("DUCTILE_SUBMIT_KEY");
+    if (k) {
+        size_t n = strlen(k);
+        if (n < 1 || n > 64 || n >= len ||
+            strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n)
+            return cmd_fail("DUCTILE_SUBMIT_KEY must be 1 to 64 letters, digits, '.', '_' or '-'");
+        memcpy(key, k, n + 1);
+        return 0;
+    }
+    unsigned char r[16];
+    size_t got = 0;
+    while (got < sizeof(r)) {
+        ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return cmd_fail("cannot make a submission key: %s", strerror(errno));
+        got += (size_t)n;
+    }
+    if (len < 2 * sizeof(r) + 1)
+        return cmd_fail("cannot make a submission key: buffer too small");
+    for (size_t i = 0; i < sizeof(r); i++)
+        snprintf(key + 2 * i, 3, "%02x", r[i]);
+    return 0;
+}
+
+static double mono_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+json_t *cu_call_retry(const config_t *cfg, json_t *req)
+{
+    /* 60 s in all, as a single call waited before; an attempt waits at most 20 s for
+     * its reply (a group commit takes milliseconds, seconds on a slow disk), so a
+     * controller that stopped answering is tried again through a new connection */
+    double limit = 60;
+    const char *e = getenv("DUCTILE_SUBMIT_RETRY_SECONDS");
+    long v;
+    if (e && strparse_long(e, 0, 86400, &v) == 0)
+        limit = (double)v;
+    double attempt = 20;
+    e = getenv("DUCTILE_SUBMIT_ATTEMPT_SECONDS");
+    if (e && strparse_long(e, 1, 3600, &v) == 0)
+        attempt = (double)v;
+    /* a test hook: the first attempt sends its request and hangs up without reading
+     * the reply, as a client whose connection broke after the controller committed */
+    const char *drop = getenv("DUCTILE_TEST_DROP_REPLY");
+    bool dropped = !(drop && !strcmp(drop, "1"));
+    double deadline = mono_now() + limit, pause = 0.1;
+    bool told = false;
+    char err[1024];
+    for (;;) {
+        client_t *c = NULL;
+        json_t *reply = NULL;
+        int rc = open_client(cfg, &c, err, sizeof(err));
+        if (rc == 0 && !dropped) {
+            dropped = true;
+            rc = client_send(c, req, err, sizeof(err));
+            if (rc == 0) {
+                rc = -ECONNRESET;
+                snprintf(err, sizeof(err), "the connection was closed (test: reply dropped)");
+            }
+        } else if (rc == 0) {
+            double left = deadline - mono_now();
+            rc = client_call(c, req, &reply, left > attempt ? attempt : left < 1 ? 1 : left,
+                             err, sizeof(err));
+        }
+        client_close(c);
+        if (rc == 0) {
+            json_decref(req);
+            return reply;
+        }
+        if (!client_retryable(rc) || mono_now() + pause > deadline) {
+            json_decref(req);
+            cmd_fail("%s", err);
+            return NULL;
+        }
+        if (!told)
+            fprintf(stderr, "ductile: %s; trying again for up to %.0f s (the submission has a "
+                            "key: it makes one job at most)\n", err, limit);
+        told = true;
+        struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
+        nanosleep(&ts, NULL);
+        pause = pause * 2 > 2 ? 2 : pause * 2;
+    }
+}
+
 void cu_fmt_duration(double secs, char *buf, size_t len)
 {
     long s = secs > 0 ? (long)floor(secs + 0.5) : 0;
@@ -51,38 +152,6 @@ void cu_fmt_duration(double secs, char *buf, size_t len)
         snprintf(buf, len, "%ld:%02ld:%02ld", h, m, x);
     else
         snprintf(buf, len, "%ld:%02ld", m, x);
-}
-
-int cu_parse_duration(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end != s && !errno && v >= 0) {
-        if (!*end) {
-            *out = v * 60; /* plain number: minutes, as in Slurm */
-            return 0;
-        }
-        if (end[1] == '\0') {
-            double mul = end[0] == 's' ? 1 : end[0] == 'm' ? 60 : end[0] == 'h' ? 3600
-                       : end[0] == 'd' ? 86400 : -1;
-            if (mul > 0) {
-                *out = v * mul;
-                return 0;
-            }
-        }
-    }
-    long d = 0, h = 0, m = 0, x = 0;
-    char tail;
-    if (sscanf(s, "%ld-%ld:%ld:%ld%c", &d, &h, &m, &x, &tail) == 4 ||
-        (d = 0, sscanf(s, "%ld:%ld:%ld%c", &h, &m, &x, &tail) == 3) ||
-        (h = 0, sscanf(s, "%ld:%ld%c", &m, &x, &tail) == 2)) {
-        if (d < 0 || h < 0 || m < 0 || x < 0 || m > 59 || x > 59)
-            return -1;
-        *out = (double)(((d * 24 + h) * 60 + m) * 60 + x);
-        return 0;
-    }
-    return -1;
 }
 
 void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols)

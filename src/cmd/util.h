@@ -12,10 +12,16 @@
 int cu_load_conf(const char *conf, config_t *cfg);
 /* One request, one reply; prints the error and returns NULL on failure. */
 json_t *cu_call(const config_t *cfg, json_t *req);
+/* A submission's idempotency key: $DUCTILE_SUBMIT_KEY if set (checked), else 32
+ * random hex digits; one per `ductile submit` invocation. 0, or 1 once told. */
+int cu_submit_key(char *key, size_t len);
+/* cu_call for a request that is safe to repeat (a submission with its key): on a
+ * broken connection, a refused one (the controller restarting) or a timeout, tries
+ * again with backoff until $DUCTILE_SUBMIT_RETRY_SECONDS (default 60) have passed;
+ * one attempt waits at most $DUCTILE_SUBMIT_ATTEMPT_SECONDS (default 20) for its reply. */
+json_t *cu_call_retry(const config_t *cfg, json_t *req);
 /* "12:34" style durations: [D-]HH:MM:SS, MM:SS. */
 void cu_fmt_duration(double secs, char *buf, size_t len);
-/* Parses a time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS, or N[smhd]. */
-int cu_parse_duration(const char *s, double *out);
 /* Prints rows as aligned columns; every row has ncols strings. */
 void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols);
 /* A common --conf / --json option scan: returns the index of the first other arg. */

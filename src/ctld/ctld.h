@@ -165,6 +165,11 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, int
 /* Allocation changes of one job (resizes), oldest first. */
 int db_job_events(ctld_t *c, int64_t job, json_t *out);
 job_t *db_job_find_finished(ctld_t *c, int64_t id);
+/* Submission keys (idempotent submit): the job a user's key made, kept in the table
+ * submit_keys. find: 1 and *job when the key is known, 0 when not, -EIO. put: records
+ * key -> job inside the open batch, so it commits with the job or not at all. */
+int db_submit_key_find(ctld_t *c, uid_t uid, const char *key, int64_t *job);
+int db_submit_key_put(ctld_t *c, uid_t uid, const char *key, int64_t job, double now);
 
 /* Replies and node commands that must wait until the current batch is durable. */
 void ctld_defer_send(ctld_t *c, conn_t *to, json_t *msg);

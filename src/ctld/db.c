@@ -365,3 +365,74 @@ int db_job_events(ctld_t *c, int64_t job, json_t *out)
     sqlite3_finalize(st);
     return 0;
 }
+
+/* --- Submission keys ---------------------------------------------------------------
+ * A client whose connection broke after its job was committed cannot tell whether it
+ * was; it retries with the same key, and the key's row, committed in the same
+ * transaction as the job, gives back the first job's id. Keys are per user (uid is
+ * part of the primary key): guessing another user's key makes a new job, never
+ * reveals theirs. The table is created on first use, so these functions need nothing
+ * from db_open; rows older than a week are pruned as new ones come (a retry comes
+ * within seconds or minutes). */
+#define KEY_TTL (7 * 86400.0)
+
+static int key_table(ctld_t *c)
+{
+    return sqlite3_exec(c->db,
+                        "CREATE TABLE IF NOT EXISTS submit_keys (uid INTEGER NOT NULL,"
+                        " key TEXT NOT NULL, job INTEGER NOT NULL, time REAL NOT NULL,"
+                        " PRIMARY KEY (uid, key));"
+                        "CREATE INDEX IF NOT EXISTS submit_keys_time ON submit_keys(time);",
+                        NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int db_submit_key_find(ctld_t *c, uid_t uid, const char *key, int64_t *job)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(c->db, "SELECT job FROM submit_keys WHERE uid = ?1 AND key = ?2",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        /* no table yet: no key was ever stored */
+        if (strstr(sqlite3_errmsg(c->db), "no such table"))
+            return 0;
+        fprintf(stderr, "ductiled: database: %s\n", sqlite3_errmsg(c->db));
+        return -EIO;
+    }
+    sqlite3_bind_int64(st, 1, uid);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    int found = rc == SQLITE_ROW;
+    if (found)
+        *job = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (!found && rc != SQLITE_DONE)
+        return -EIO;
+    return found;
+}
+
+int db_submit_key_put(ctld_t *c, uid_t uid, const char *key, int64_t job, double now)
+{
+    if (db_write_begin(c) < 0 || key_table(c) < 0)
+        return -EIO;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "INSERT INTO submit_keys VALUES (?1, ?2, ?3, ?4)", -1, &st,
+                           NULL) != SQLITE_OK) {
+        fprintf(stderr, "ductiled: database: %s\n", sqlite3_errmsg(c->db));
+        return -EIO;
+    }
+    sqlite3_bind_int64(st, 1, uid);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, job);
+    sqlite3_bind_double(st, 4, now);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+    if (rc < 0)
+        fprintf(stderr, "ductiled: database: %s\n", sqlite3_errmsg(c->db));
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_prepare_v2(c->db, "DELETE FROM submit_keys WHERE time < ?1", -1, &st,
+                                      NULL) == SQLITE_OK) {
+        sqlite3_bind_double(st, 1, now - KEY_TTL);
+        sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    return rc;
+}

@@ -522,7 +522,7 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
                           "time_limit", j->time_limit, "num_nodes", j->nalloc, "name", j->name);
     free(nl);
     if (m && batch) {
-        json_object_set_new(m, "script", json_string(j->script));
+        proto_set_bytes(m, "script", j->script); /* any bytes: base64 unless UTF-8 */
         json_object_set_new(m, "cwd", json_string(j->cwd));
         json_object_set(m, "env", j->env);
         if (j->out_path)

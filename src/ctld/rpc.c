@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctld.h"
 #include "hostlist.h"
+#include "strparse.h"
 
 #define MAX_ENV 4096
 #define MAX_ENV_LEN 131072
@@ -49,15 +51,36 @@ static void fail(ctld_t *c, conn_t *conn, const char *err)
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
+/* A submission key: 1 to 64 of [A-Za-z0-9._-] (the CLI makes 32 hex digits). */
+static bool key_ok(const char *k)
+{
+    size_t n = strlen(k);
+    return n >= 1 && n <= 64 &&
+           strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+/* User text that other users will see (queue, history) or that names files: no
+ * control characters, so a name cannot carry a newline or a terminal escape. */
+static int check_text(const char *what, const char *v, char *err, size_t errlen)
+{
+    if (v && strparse_has_control(v)) {
+        snprintf(err, errlen, "the %s contains a control character (newline, tab, escape...): "
+                 "not allowed", what);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[512];
-    const char *script, *name, *cwd, *out, *errp, *type, *cons;
+    const char *name, *cwd, *out, *errp, *type, *cons, *key;
+    char *script = NULL;
     int64_t nodes, minn, maxn;
     double tlimit;
     bool requeue;
     const json_t *env;
-    if (proto_str(m, "script", (size_t)c->cfg.max_script_size, &script, err, sizeof(err)) < 0 ||
+    if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, "script", &name, err, sizeof(err)) < 0 ||
         proto_str(m, "cwd", MAX_PATH, &cwd, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "stdout", MAX_PATH, NULL, &out, err, sizeof(err)) < 0 ||
@@ -69,21 +92,49 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_int_opt(m, "max_nodes", 0, 1 << 24, 0, &maxn, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "time", 0, 1e9, 0, &tlimit, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "requeue", false, &requeue, err, sizeof(err)) < 0 ||
-        proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0) {
+        proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
+        check_text("job name", name, err, sizeof(err)) < 0 ||
+        check_text("working directory", cwd, err, sizeof(err)) < 0 ||
+        check_text("output path", out, err, sizeof(err)) < 0 ||
+        check_text("error path", errp, err, sizeof(err)) < 0) {
         fail(c, conn, err);
+        return;
+    }
+    if (key && !key_ok(key)) {
+        fail(c, conn, "the submission key must be 1 to 64 letters, digits, '.', '_' or '-'");
         return;
     }
     if (cwd[0] != '/') {
         fail(c, conn, "the working directory must be an absolute path");
         return;
     }
+    /* A repeat of a submission already made (its reply was lost): the first job's id,
+     * with the same reply. Looked up in the open batch too, so a repeat arriving before
+     * the first one's commit waits for that commit like the first. */
+    int64_t first;
+    int found = key ? db_submit_key_find(c, conn_uid(conn), key, &first) : 0;
+    if (found < 0) {
+        fail(c, conn, "cannot read the database");
+        return;
+    }
+    if (found) {
+        reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)first));
+        return;
+    }
+    /* the script last: it may be large, and base64 when it is not UTF-8 */
+    if (proto_bytes(m, "script", (size_t)c->cfg.max_script_size, &script, err, sizeof(err)) < 0) {
+        fail(c, conn, err);
+        return;
+    }
     job_t *j = job_new();
     if (!j) {
+        free(script);
         fail(c, conn, "out of memory");
         return;
     }
     if (sched_type_parse(type, &j->type) < 0 ||
         sched_constraint_parse(cons, &j->constraint) < 0) {
+        free(script);
         job_free(j);
         fail(c, conn, "unknown job type or node constraint");
         return;
@@ -99,7 +150,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->max_nodes = (int)maxn;
     j->time_limit = tlimit;
     j->requeue = requeue;
-    j->script = strdup(script);
+    j->script = script; /* the exact bytes, UTF-8 or not */
     j->cwd = strdup(cwd);
     j->env = env ? json_deep_copy(env) : json_array();
     j->out_path = dup_or_null(out);
@@ -109,6 +160,19 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         fail(c, conn, err);
         return;
     }
+    /* in the job's transaction: both are on disk when the reply goes, or neither */
+    if (key && db_submit_key_put(c, conn_uid(conn), key, j->id, ctld_now()) < 0)
+        fprintf(stderr, "ductiled: job %lld: cannot record its submission key\n",
+                (long long)j->id);
+    /* A test hook (test_cli_submit_key): the controller dies between the commit of a
+     * submission and its reply, the case a client cannot tell from a lost request. */
+    const char *crash = getenv("DUCTILE_TEST_CRASH_AFTER_SUBMIT");
+    if (crash && !strcmp(crash, "1")) {
+        db_commit(c);
+        fprintf(stderr, "ductiled: test: exiting after the commit of job %lld\n",
+                (long long)j->id);
+        _exit(99);
+    }
     reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)j->id));
 }
 
@@ -117,17 +181,27 @@ typedef struct collect {
     size_t n;
     const char *user;
     const char *state;
+    const json_t *ids; /* NULL: every job */
 } collect_t;
+
+static bool listed(const json_t *ids, int64_t id)
+{
+    size_t k;
+    json_t *v;
+    json_array_foreach(ids, k, v) if (json_integer_value(v) == id) return true;
+    return false;
+}
 
 static void collect_one(int64_t id, void *val, void *arg)
 {
-    (void)id;
     collect_t *x = arg;
     job_t *j = val;
     if (x->user && strcmp(j->user, x->user))
         return;
     if (x->state && strcasecmp(jstate_code(j->state), x->state) &&
         strcasecmp(jstate_name(j->state), x->state))
+        return;
+    if (x->ids && !listed(x->ids, id))
         return;
     x->v[x->n++] = j;
 }
@@ -143,7 +217,7 @@ static int by_id(const void *a, const void *b)
  * the difference is seconds. */
 typedef struct qrow {
     char id[24], t[24], nodes[16], st[4];
-    const char *name, *user;
+    char *name, *user;  /* escaped */
     char *last; /* nodelist, or (reason) */
 } qrow_t;
 
@@ -165,6 +239,8 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
     qrow_t *rows = calloc(n + 1, sizeof(qrow_t));
     if (!rows)
         return NULL;
+    /* user text is escaped: names stored before submissions were checked may hold a
+     * newline or a terminal escape */
     int w[6];
     for (int k = 0; k < 6; k++)
         w[k] = (int)strlen(hdr[k]);
@@ -174,8 +250,17 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
         job_t *j = v[i];
         qrow_t *r = &rows[i];
         snprintf(r->id, sizeof(r->id), "%lld", (long long)j->id);
-        r->name = j->name ? j->name : "";
-        r->user = j->user ? j->user : "";
+        r->name = strparse_escape(j->name);
+        r->user = strparse_escape(j->user);
+        if (!r->name || !r->user) {
+            for (size_t k = 0; k <= i; k++) {
+                free(rows[k].name);
+                free(rows[k].user);
+                free(rows[k].last);
+            }
+            free(rows);
+            return NULL;
+        }
         snprintf(r->st, sizeof(r->st), "%s", jstate_code(j->state));
         fmt_elapsed(j->start > 0 ? now - j->start : 0, r->t, sizeof(r->t));
         snprintf(r->nodes, sizeof(r->nodes), "%d", j->nalloc ? j->nalloc : j->nodes);
@@ -183,10 +268,12 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
             sched_jobinfo_t info;
             const char *why = sched_job_info(c->sched, j->id, &info) == 0
                                   ? sched_reason_name(info.reason) : j->reason;
-            size_t l = strlen(why) + 3;
+            char *e = strparse_escape(why);
+            size_t l = (e ? strlen(e) : 0) + 3;
             r->last = malloc(l);
             if (r->last)
-                snprintf(r->last, l, "(%s)", why);
+                snprintf(r->last, l, "(%s)", e ? e : "");
+            free(e);
         } else {
             r->last = nodes_format(c, j->alloc, j->nalloc);
         }
@@ -216,8 +303,11 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
                                     r->last ? r->last : "");
         }
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].name);
+        free(rows[i].user);
         free(rows[i].last);
+    }
     free(rows);
     *len = pos;
     return buf;
@@ -232,6 +322,11 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
         proto_str_opt(m, "state", 16, NULL, &x.state, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "format", 16, "json", &format, err, sizeof(err)) < 0) {
         fail(c, conn, err);
+        return;
+    }
+    x.ids = json_object_get(m, "jobs");
+    if (x.ids && (!json_is_array(x.ids) || json_array_size(x.ids) > 10000)) {
+        fail(c, conn, "field 'jobs' must be an array of at most 10000 job ids");
         return;
     }
     x.v = malloc((idmap_count(c->jobs) + 1) * sizeof(job_t *));
@@ -324,14 +419,161 @@ static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m)
     return j;
 }
 
+/* The filters of a cancel (scancel's --state, --user, --name): NULL matches all. */
+typedef struct cfilter {
+    const char *user, *name;
+    bool has_state;
+    jstate_t state;
+} cfilter_t;
+
+/* NULL when j matches every filter, else why not (into buf). "R" also matches a job
+ * being resized: it is running. */
+static const char *filter_miss(const cfilter_t *f, const job_t *j, char *buf, size_t len)
+{
+    if (f->has_state && j->state != f->state &&
+        !(f->state == JS_RUNNING && j->state == JS_RESIZING)) {
+        snprintf(buf, len, "its state is %s, not %s", jstate_code(j->state), jstate_code(f->state));
+        return buf;
+    }
+    if (f->user && strcmp(j->user, f->user)) {
+        snprintf(buf, len, "it belongs to %s, not %s", j->user, f->user);
+        return buf;
+    }
+    if (f->name && strcmp(j->name ? j->name : "", f->name)) {
+        snprintf(buf, len, "its name is not %s", f->name);
+        return buf;
+    }
+    return NULL;
+}
+
+typedef struct cmatch {
+    const cfilter_t *f;
+    uid_t uid;       /* without --user: the caller's own jobs */
+    bool by_uid;
+    job_t **v;
+    size_t n;
+} cmatch_t;
+
+static void match_one(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    cmatch_t *x = arg;
+    job_t *j = val;
+    char why[160];
+    if (x->by_uid && j->uid != x->uid)
+        return;
+    if (j->state == JS_COMPLETING || filter_miss(x->f, j, why, sizeof(why)))
+        return;
+    x->v[x->n++] = j;
+}
+
+static json_t *cancel_result(int64_t id, const char *result, const char *detail)
+{
+    json_t *r = json_pack("{s:I,s:s}", "job", (json_int_t)id, "result", result);
+    if (detail)
+        json_object_set_new(r, "detail", json_string(detail));
+    return r;
+}
+
+/* One cancel request for a list of jobs and/or filters, applied at once: no scheduling
+ * pass runs between two of its jobs (a pass runs from the loop's idle handle, after
+ * this handler), so cancelling a queue never starts part of it first. The reply has a
+ * result per job: "cancelled", "already ended", "not yours", "no such job", or
+ * "skipped" (a filter did not match; the detail says which). With ids: only the
+ * listed jobs that match every filter; without: every matching job of the caller, or
+ * of --user (operators only for others). The older form {"job": ID} still works. */
 static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
 {
-    job_t *j = lookup_modifiable(c, conn, m);
-    if (!j)
+    if (!json_object_get(m, "jobs")) { /* a client before the list form */
+        job_t *j = lookup_modifiable(c, conn, m);
+        if (!j)
+            return;
+        int64_t id = j->id;
+        jobs_cancel(c, j, "Cancelled");
+        reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)id));
         return;
-    int64_t id = j->id;
-    jobs_cancel(c, j, "Cancelled");
-    reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)id));
+    }
+    char err[256];
+    const char *state;
+    cfilter_t f = {0};
+    const json_t *ids = json_object_get(m, "jobs");
+    if (proto_str_opt(m, "user", 255, NULL, &f.user, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "name", 128, NULL, &f.name, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "state", 16, NULL, &state, err, sizeof(err)) < 0) {
+        fail(c, conn, err);
+        return;
+    }
+    if (!json_is_array(ids) || json_array_size(ids) > 100000) {
+        fail(c, conn, "field 'jobs' must be an array of at most 100000 job ids");
+        return;
+    }
+    size_t k;
+    json_t *v;
+    json_array_foreach(ids, k, v) if (!json_is_integer(v) || json_integer_value(v) < 1)
+    {
+        fail(c, conn, "field 'jobs' must hold job ids (positive integers)");
+        return;
+    }
+    if (state) {
+        if (jstate_parse(state, &f.state) < 0) {
+            fail(c, conn, "unknown state (use PD, R, RS or CG, or PENDING, RUNNING...)");
+            return;
+        }
+        f.has_state = true;
+    }
+    if (!json_array_size(ids) && !state && !f.user && !f.name) {
+        fail(c, conn, "give job ids or a filter (state, user, name)");
+        return;
+    }
+    char me[256];
+    user_name(conn_uid(conn), me, sizeof(me));
+    bool op = is_operator(c, conn);
+    if (f.user && strcmp(f.user, me) && !op) {
+        fail(c, conn, "permission denied: only operators may cancel other users' jobs");
+        return;
+    }
+    json_t *results = json_array();
+    char why[160];
+    if (json_array_size(ids)) {
+        json_array_foreach(ids, k, v)
+        {
+            int64_t id = json_integer_value(v);
+            job_t *j = idmap_get(c->jobs, id);
+            if (!j) {
+                job_t *done = db_job_find_finished(c, id);
+                json_array_append_new(results, cancel_result(id, done ? "already ended"
+                                                                      : "no such job", NULL));
+                job_free(done);
+            } else if (!may_modify(c, conn, j)) {
+                snprintf(why, sizeof(why), "permission denied: it belongs to %s", j->user);
+                json_array_append_new(results, cancel_result(id, "not yours", why));
+            } else if (j->state == JS_COMPLETING) {
+                json_array_append_new(results, cancel_result(id, "already ended", "ending"));
+            } else if (filter_miss(&f, j, why, sizeof(why))) {
+                json_array_append_new(results, cancel_result(id, "skipped", why));
+            } else {
+                jobs_cancel(c, j, "Cancelled"); /* j may be freed */
+                json_array_append_new(results, cancel_result(id, "cancelled", NULL));
+            }
+        }
+    } else {
+        cmatch_t x = {.f = &f, .uid = conn_uid(conn), .by_uid = !f.user};
+        x.v = malloc((idmap_count(c->jobs) + 1) * sizeof(job_t *));
+        if (!x.v) {
+            json_decref(results);
+            fail(c, conn, "out of memory");
+            return;
+        }
+        idmap_foreach(c->jobs, match_one, &x);
+        qsort(x.v, x.n, sizeof(job_t *), by_id);
+        for (size_t i = 0; i < x.n; i++) {
+            int64_t id = x.v[i]->id;
+            jobs_cancel(c, x.v[i], "Cancelled");
+            json_array_append_new(results, cancel_result(id, "cancelled", NULL));
+        }
+        free(x.v);
+    }
+    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
 }
 
 static void do_resize(ctld_t *c, conn_t *conn, const json_t *m)
@@ -396,6 +638,28 @@ static void do_drain(ctld_t *c, conn_t *conn, const json_t *m, bool drain)
     reply(c, conn, json_pack("{s:b}", "ok", 1));
 }
 
+/* A finished job as db_history gives it: with its sizes in order ("1>4>2": the start,
+ * then each resize), from its events. */
+static json_t *history_json(ctld_t *c, const job_t *j)
+{
+    json_t *o = job_to_json(c, j, false), *ev = json_array();
+    db_job_events(c, j->id, ev);
+    char sizes[256] = "";
+    size_t pos = 0, k;
+    json_t *e;
+    json_array_foreach(ev, k, e)
+    {
+        const char *what = json_string_value(json_object_get(e, "event"));
+        if (what && (!strcmp(what, "start") || !strcmp(what, "expand") || !strcmp(what, "shrink")) &&
+            pos + 16 < sizeof(sizes))
+            pos += (size_t)snprintf(sizes + pos, sizeof(sizes) - pos, "%s%lld", pos ? ">" : "",
+                                    (long long)json_integer_value(json_object_get(e, "after")));
+    }
+    json_decref(ev);
+    json_object_set_new(o, "sizes", json_string(sizes));
+    return o;
+}
+
 static void do_history(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[256];
@@ -414,7 +678,26 @@ static void do_history(ctld_t *c, conn_t *conn, const json_t *m)
         fail(c, conn, "unknown state (use CD, F, CA, TO or NF)");
         return;
     }
+    const json_t *ids = json_object_get(m, "jobs");
+    if (ids && (!json_is_array(ids) || json_array_size(ids) > 10000)) {
+        fail(c, conn, "field 'jobs' must be an array of at most 10000 job ids");
+        return;
+    }
     json_t *arr = json_array();
+    if (ids) { /* those jobs (the finished ones among them), with the same filters */
+        size_t k;
+        json_t *v;
+        json_array_foreach(ids, k, v)
+        {
+            job_t *j = json_is_integer(v) ? db_job_find_finished(c, json_integer_value(v)) : NULL;
+            if (j && jstate_final(j->state) && (!user || !strcmp(j->user, user)) &&
+                (!state || j->state == st) && j->end >= since)
+                json_array_append_new(arr, history_json(c, j));
+            job_free(j);
+        }
+        reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
+        return;
+    }
     if (db_history(c, user, state ? jstate_code(st) : NULL, since, (int)limit, arr, err,
                    sizeof(err)) < 0) {
         json_decref(arr);

@@ -278,11 +278,13 @@ void jobs_on_start(noded_t *d, const json_t *msg)
                                 "run", j->run));
         return;
     }
-    const char *script, *cwd, *out, *errp;
-    if (proto_str(msg, "script", (size_t)d->cfg.max_script_size, &script, err, sizeof(err)) < 0 ||
+    const char *cwd, *out, *errp;
+    char *script = NULL; /* the exact bytes, UTF-8 or not */
+    if (proto_bytes(msg, "script", (size_t)d->cfg.max_script_size, &script, err, sizeof(err)) < 0 ||
         proto_str(msg, "cwd", 4096, &cwd, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "stdout", 4096, "ductile-%j.out", &out, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "stderr", 4096, NULL, &errp, err, sizeof(err)) < 0) {
+        free(script);
         set_ended(j, 2, 0);
         snprintf(j->error, sizeof(j->error), "%s", err);
         report_end(d, j);
@@ -313,6 +315,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         rc = launch_start(&spec, &j->proc, err, sizeof(err));
     }
     launch_env_free(env);
+    free(script);
     j->script_path = path;
     if (rc < 0) {
         fprintf(stderr, "ductile-noded %s: job %lld could not start: %s\n", d->name,

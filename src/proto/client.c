@@ -210,6 +210,22 @@ int client_call(client_t *c, const json_t *req, json_t **reply, double timeout, 
     return 0;
 }
 
+bool client_retryable(int rc)
+{
+    switch (-rc) {
+    case ECONNRESET:   /* the controller died or closed the connection mid-request */
+    case ECONNREFUSED: /* restarting: nobody listens yet */
+    case ENOENT:       /* restarting: its socket is not there yet */
+    case EPIPE:
+    case ETIMEDOUT:    /* no answer in time: it may still come, the key makes it safe */
+    case ECONNABORTED:
+    case EAGAIN:       /* a full listen queue */
+        return true;
+    default:
+        return false;
+    }
+}
+
 int client_fd(const client_t *c) { return c->fd; }
 
 void client_close(client_t *c)

@@ -4,6 +4,7 @@
 #define DUCTILE_CLIENT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto.h"
@@ -21,6 +22,10 @@ int client_recv(client_t *c, json_t **msg, double timeout, char *err, size_t err
  * -EREMOTE with the controller's message in err. */
 int client_call(client_t *c, const json_t *req, json_t **reply, double timeout, char *err,
                 size_t errlen);
+/* True for the failures after which a request may have been lost on the way, or the
+ * controller is restarting: the connection broke, was refused or timed out. Only a
+ * request that is safe to repeat (a submission with its key) may be retried on them. */
+bool client_retryable(int rc);
 int client_fd(const client_t *c);
 void client_close(client_t *c);
 

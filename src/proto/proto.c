@@ -1,5 +1,7 @@
 #include "proto.h"
 
+#include "b64.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
@@ -299,6 +301,56 @@ int proto_str(const json_t *msg, const char *key, size_t maxlen, const char **ou
     if (rc == 0 && (!*out || !**out))
         return FAIL(-EINVAL, "field '%s' is required", key);
     return rc;
+}
+
+int proto_set_bytes(json_t *msg, const char *key, const char *bytes)
+{
+    json_t *v = json_string(bytes); /* NULL when not valid UTF-8 */
+    if (v)
+        return json_object_set_new(msg, key, v) < 0 ? -ENOMEM : 0;
+    size_t n = strlen(bytes);
+    char *enc = malloc(b64_encoded_len(n) + 1), k[128];
+    if (!enc)
+        return -ENOMEM;
+    b64_encode(bytes, n, enc);
+    snprintf(k, sizeof(k), "%s_b64", key);
+    int rc = json_object_set_new(msg, k, json_string(enc)) < 0 ? -ENOMEM : 0;
+    free(enc);
+    return rc;
+}
+
+int proto_bytes(const json_t *msg, const char *key, size_t maxlen, char **out, char *err,
+                size_t errlen)
+{
+    char k[128];
+    snprintf(k, sizeof(k), "%s_b64", key);
+    const char *text;
+    *out = NULL;
+    if (!json_object_get(msg, k)) {
+        int rc = proto_str(msg, key, maxlen, &text, err, errlen);
+        if (rc < 0)
+            return rc;
+        return (*out = strdup(text)) ? 0 : FAIL(-ENOMEM, "out of memory");
+    }
+    int rc = proto_str(msg, k, b64_encoded_len(maxlen), &text, err, errlen);
+    if (rc < 0)
+        return rc;
+    char *buf = malloc(strlen(text) / 4 * 3 + 1);
+    if (!buf)
+        return FAIL(-ENOMEM, "out of memory");
+    long n = b64_decode(text, buf);
+    if (n < 0) {
+        free(buf);
+        return FAIL(-EINVAL, "field '%s' is not base64", k);
+    }
+    if (n == 0 || (size_t)n > maxlen || memchr(buf, 0, (size_t)n)) {
+        free(buf);
+        return FAIL(-EINVAL, "field '%s': %s", k,
+                    n == 0 ? "empty" : (size_t)n > maxlen ? "too long" : "contains a NUL byte");
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
 }
 
 int proto_int_opt(const json_t *msg, const char *key, int64_t lo, int64_t hi, int64_t def,

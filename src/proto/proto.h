@@ -96,6 +96,13 @@ int proto_bool_opt(const json_t *msg, const char *key, bool def, bool *out, char
 /* Array of at most maxn strings of at most maxlen bytes each (optional: NULL, 0). */
 int proto_strarray_opt(const json_t *msg, const char *key, size_t maxn, size_t maxlen,
                        const json_t **out, char *err, size_t errlen);
+/* Bytes that may not be UTF-8 (a batch script): set as the string `key` when they are
+ * valid UTF-8 (what older peers read), else as base64 in `key`_b64. -ENOMEM on failure. */
+int proto_set_bytes(json_t *msg, const char *key, const char *bytes);
+/* Reads what proto_set_bytes wrote: `key` or `key`_b64, 1..maxlen bytes without NUL.
+ * *out is a new NUL-terminated copy the caller frees. */
+int proto_bytes(const json_t *msg, const char *key, size_t maxlen, char **out, char *err,
+                size_t errlen);
 /* The message type ("type" field). */
 int proto_type(const json_t *msg, const char **type, char *err, size_t errlen);
 

@@ -38,6 +38,10 @@ for id in $(awk '{print $3}' "$T"/acked.*); do
 done
 # ids are unique
 [ "$(awk '{print $3}' "$T"/acked.* | sort -u | wc -l)" -eq 320 ] || fail "duplicate job ids"
+# and no job beyond them: a client whose reply was lost in the kill retried with its
+# submission key, which gave back its first job instead of a duplicate (issue 7, 12)
+made=$(d history --limit 1000000 --json | grep -c '"name": "quick.sh"')
+[ "$made" -eq 320 ] || fail "$made jobs made for 320 acknowledged submissions"
 # the job that ran across the restart finished normally
 expect_state "$jl" CD 30
 grep -qx done "ductile-$jl.out" || fail "long job output: $(cat "ductile-$jl.out")"

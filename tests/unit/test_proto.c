@@ -196,6 +196,48 @@ static void field_checks(void **state)
     json_decref(m);
 }
 
+/* Batch scripts are bytes: UTF-8 goes as a string (what older peers read), anything
+ * else as base64, and both come back exactly (issue 7, defect 11). */
+static void script_bytes(void **state)
+{
+    (void)state;
+    const char *scripts[] = {"#!/bin/sh\necho caf\xc3\xa9\n", "#!/bin/sh\n# \xff\xfe\xc3\x28\n",
+                             "\x80", "ab\xe2\x82"};
+    for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+        json_t *m = json_object();
+        assert_int_equal(proto_set_bytes(m, "script", scripts[i]), 0);
+        assert_true((json_object_get(m, "script") != NULL) == (i == 0));
+        /* through the encoder's text form, as on the wire */
+        char *text = json_dumps(m, JSON_COMPACT);
+        assert_non_null(text);
+        json_t *back = json_loads(text, 0, NULL);
+        assert_non_null(back);
+        char *out = NULL, err[128];
+        assert_int_equal(proto_bytes(back, "script", 1024, &out, err, sizeof(err)), 0);
+        assert_string_equal(out, scripts[i]);
+        free(out);
+        size_t n = strlen(scripts[i]);
+        if (n > 1) { /* one byte above the limit */
+            assert_true(proto_bytes(back, "script", n - 1, &out, err, sizeof(err)) < 0);
+            assert_null(out);
+        }
+        free(text);
+        json_decref(back);
+        json_decref(m);
+    }
+    char *out = NULL, err[128];
+    json_t *m = json_pack("{s:s}", "script_b64", "AGE="); /* "\0a": a NUL byte */
+    assert_true(proto_bytes(m, "script", 1024, &out, err, sizeof(err)) < 0);
+    assert_non_null(strstr(err, "NUL"));
+    json_decref(m);
+    m = json_pack("{s:s}", "script_b64", "not base64!");
+    assert_true(proto_bytes(m, "script", 1024, &out, err, sizeof(err)) < 0);
+    json_decref(m);
+    m = json_object();
+    assert_true(proto_bytes(m, "script", 1024, &out, err, sizeof(err)) < 0); /* missing */
+    json_decref(m);
+}
+
 static void key_files(void **state)
 {
     (void)state;
@@ -219,6 +261,7 @@ int main(void)
         cmocka_unit_test(rejects_malformed),
         cmocka_unit_test(field_checks),
         cmocka_unit_test(key_files),
+        cmocka_unit_test(script_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

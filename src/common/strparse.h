@@ -1,0 +1,36 @@
+/* strparse: strict parsers for what users type (counts, ids, durations), and the
+ * checking and escaping of user text (job names, paths) that other users will see.
+ *
+ * Strict means: the whole string, decimal digits only. No leading space or sign, no
+ * hex ("0x10"), no exponent ("1e3"), no "inf" or "nan", no trailing garbage, no
+ * overflow. strtol and strtod accept all of these, which is how "--time=0x10" became
+ * 16 minutes and "--time=inf" a request that could not be encoded. */
+#ifndef DUCTILE_STRPARSE_H
+#define DUCTILE_STRPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A decimal integer in [min, max]: 0, -EINVAL (not a number) or -ERANGE (out of range). */
+int strparse_long(const char *s, long min, long max, long *out);
+
+/* The longest time limit accepted (seconds): 100 years. */
+#define STRPARSE_DURATION_MAX (100.0 * 365 * 86400)
+
+/* A time limit in seconds, as Slurm writes them: MIN, MIN:SEC, H:MIN:SEC, D-H,
+ * D-H:MIN, D-H:MIN:SEC, or a number with a unit (90s, 30m, 2h, 1d; a plain number
+ * is minutes; these may have a decimal fraction: 1.5h). Minutes and seconds after a
+ * colon are below 60. 0, -EINVAL or -ERANGE (above STRPARSE_DURATION_MAX). */
+int strparse_duration(const char *s, double *out);
+
+/* True when s has a control character (below 0x20, or 0x7f): a newline or escape
+ * sequence in a job name would be printed into other users' terminals. */
+bool strparse_has_control(const char *s);
+
+/* s with control characters, backslashes and bytes that are not valid UTF-8 written
+ * as C escapes ("\n", "\t", "\\", "\x1b"), so that any stored text prints as one
+ * line and no byte of it is a terminal command. Returns a new string (NULL: out of
+ * memory) the caller frees; NULL s gives "". */
+char *strparse_escape(const char *s);
+
+#endif

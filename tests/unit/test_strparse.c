@@ -1,0 +1,104 @@
+/* strparse: the strict parsers every `ductile` option and #DUCTILE directive uses,
+ * and the escaping of user text (issue 7, defect 11). */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strparse.h"
+
+static void long_strict(void **state)
+{
+    (void)state;
+    long v = -1;
+    assert_int_equal(strparse_long("42", 1, 100, &v), 0);
+    assert_int_equal(v, 42);
+    assert_int_equal(strparse_long("007", 1, 100, &v), 0); /* decimal, not octal */
+    assert_int_equal(v, 7);
+    assert_int_equal(strparse_long("-3", -10, 10, &v), 0);
+    assert_int_equal(v, -3);
+    const char *bad[] = {"", " 1", "1 ", "+1", "0x10", "1e3", "1.0", "inf", "nan", "1x", "--1", "-"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = 99;
+        assert_int_equal(strparse_long(bad[i], -10, 100, &v), -EINVAL);
+        assert_int_equal(v, 99); /* untouched on error */
+    }
+    assert_int_equal(strparse_long("-1", 1, 100, &v), -EINVAL); /* no sign when min >= 0 */
+    assert_int_equal(strparse_long("0", 1, 100, &v), -ERANGE);
+    assert_int_equal(strparse_long("101", 1, 100, &v), -ERANGE);
+    assert_int_equal(strparse_long("99999999999999999999", 1, 100, &v), -ERANGE);
+    assert_int_equal(strparse_long(NULL, 1, 100, &v), -EINVAL);
+}
+
+static void duration_forms(void **state)
+{
+    (void)state;
+    struct { const char *s; double v; } ok[] = {
+        {"10", 600},       {"0", 0},         {"1.5", 90},        {"90s", 90},
+        {"30m", 1800},     {"2h", 7200},     {"1d", 86400},      {"1.5h", 5400},
+        {"1:30", 90},      {"90:00", 5400},  {"1:02:03", 3723},  {"1-0", 86400},
+        {"1-2", 93600},    {"1-2:03", 93780}, {"1-02:03:04", 93784},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        double v = -1;
+        assert_int_equal(strparse_duration(ok[i].s, &v), 0);
+        assert_true(v == ok[i].v);
+    }
+    const char *bad[] = {"", "inf", "nan", "infinity", "0x10", "1e3", "-5", " 5", "5 ",
+                         "5x", "1.5.2", ".5", "5.", "10:99", "1:60:00", "1:2:3:4", "1-24",
+                         "1-", "-1-2", "a:b", ":", "1::2", "5ms", "+5", "1-2-3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        double v = -1;
+        int rc = strparse_duration(bad[i], &v);
+        if (rc != -EINVAL)
+            fail_msg("'%s' gave %d", bad[i], rc);
+        assert_true(v == -1);
+    }
+    double v;
+    assert_int_equal(strparse_duration("99999999999999999999", &v), -ERANGE);
+    assert_int_equal(strparse_duration("999999999d", &v), -ERANGE);
+    assert_int_equal(strparse_duration("36500d", &v), 0);
+}
+
+static void control_and_escape(void **state)
+{
+    (void)state;
+    assert_false(strparse_has_control("job-1 é"));
+    assert_false(strparse_has_control(""));
+    assert_true(strparse_has_control("a\nb"));
+    assert_true(strparse_has_control("x\033[2J"));
+    assert_true(strparse_has_control("del\x7f"));
+    assert_true(strparse_has_control("\t"));
+    struct { const char *in, *out; } e[] = {
+        {"plain", "plain"},
+        {"a\nb\tc\r", "a\\nb\\tc\\r"},
+        {"x\033[2Jy", "x\\x1b[2Jy"},
+        {"back\\slash", "back\\\\slash"},
+        {"caf\xc3\xa9", "caf\xc3\xa9"},          /* valid UTF-8 stays */
+        {"bad\xff\xfe", "bad\\xff\\xfe"},        /* invalid bytes are escaped */
+        {"half\xc3", "half\\xc3"},               /* truncated sequence */
+        {"c1\xc2\x9b" "31m", "c1\\xc2\\x9b31m"}, /* a C1 control (CSI) */
+        {"\xed\xa0\x80", "\\xed\\xa0\\x80"},     /* a surrogate */
+    };
+    for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+        char *s = strparse_escape(e[i].in);
+        assert_non_null(s);
+        assert_string_equal(s, e[i].out);
+        assert_false(strparse_has_control(s));
+        free(s);
+    }
+    char *s = strparse_escape(NULL);
+    assert_string_equal(s, "");
+    free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(long_strict),
+        cmocka_unit_test(duration_forms),
+        cmocka_unit_test(control_and_escape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
