@@ -86,7 +86,9 @@ static void on_stop(uv_signal_t *h, int sig)
     (void)sig;
     noded_t *d = h->data;
     d->stopping = true;
-    jobs_kill_all(d); /* a stopped node leaves nothing running */
+    /* Jobs keep running: a daemon restart is not their end (its next incarnation
+     * reconciles them with the controller); `ductile cluster down` ends an emulated
+     * cluster's jobs itself. */
     if (d->ctl)
         conn_close(d->ctl);
     uv_walk(d->loop, close_walk, NULL);
