@@ -3,7 +3,6 @@
  * under one directory (configuration, key, database, logs, sockets, pid files). */
 #include <dirent.h>
 #include <errno.h>
-#include <mntent.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "launch.h"
 #include "proto.h"
 #include "sched.h"
 #include "util.h"
@@ -360,23 +360,15 @@ static int cancel_jobs(const config_t *cfg, double wait)
  * (src/noded/main.c) names it. */
 static int cluster_cgroup(const config_t *cfg, char *out, size_t len)
 {
-    FILE *f = setmntent("/proc/self/mounts", "re");
-    if (!f)
-        return -errno;
-    struct mntent m;
-    char line[4096];
-    int rc = -ENOENT;
+    char root[PATH_MAX];
+    int rc = launch_cgroup_root(root, sizeof(root));
+    if (rc < 0)
+        return rc;
     uint32_t h = 2166136261u;
     for (const char *p = cfg->state_dir; *p; p++)
         h = (h ^ (uint8_t)*p) * 16777619u;
-    while (getmntent_r(f, &m, line, sizeof(line)))
-        if (!strcmp(m.mnt_type, "cgroup2")) {
-            int n = snprintf(out, len, "%s/ductile/%s-%08x", m.mnt_dir, cfg->cluster_name, h);
-            rc = n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
-            break;
-        }
-    endmntent(f);
-    return rc;
+    int n = snprintf(out, len, "%s/ductile/%s-%08x", root, cfg->cluster_name, h);
+    return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
 /* Kills every process in the cgroup tree at dir (depth first), then removes its
