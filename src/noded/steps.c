@@ -167,18 +167,30 @@ static void report_if_done(task_t *t)
         free_task(t);
 }
 
+/* A line for the client's stderr ("ductile run: why"), as the task's own output would
+ * be. The buffer is sized from the line itself: sizing it from `why` alone overflowed
+ * it by the prefix (found by tests/fuzz/fuzz_noded.c). */
+static void send_error_line(noded_t *d, int64_t job, int step, int rank, const char *why)
+{
+    char line[LAUNCH_ERRLEN + 64];
+    snprintf(line, sizeof(line), "ductile run: %s\n", why);
+    char *enc = malloc(b64_encoded_len(strlen(line)) + 1);
+    if (!enc)
+        return;
+    b64_encode(line, strlen(line), enc);
+    noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}",
+                            "type", "step_output",
+                            "job", (json_int_t)job,
+                            "step", step,
+                            "rank", rank,
+                            "stream", 2,
+                            "data", enc));
+    free(enc);
+}
+
 static void fail_start(noded_t *d, int64_t job, int step, int rank, const char *why)
 {
-    char *enc = malloc(b64_encoded_len(strlen(why) + 1) + 1);
-    if (enc) {
-        char line[600];
-        snprintf(line, sizeof(line), "ductile run: %s\n", why);
-        b64_encode(line, strlen(line), enc);
-        noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}", "type", "step_output", "job",
-                                (json_int_t)job, "step", step, "rank", rank, "stream", 2, "data",
-                                enc));
-        free(enc);
-    }
+    send_error_line(d, job, step, rank, why);
     noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
                             (json_int_t)job, "step", step, "rank", rank, "kind", 2, "code", 127));
 }
@@ -298,16 +310,7 @@ void steps_on_start(noded_t *d, const json_t *msg)
         t->reaped = true;
         t->kind = 2;
         t->code = 127;
-        char *enc = malloc(b64_encoded_len(strlen(err) + 16) + 1);
-        if (enc) {
-            char line[LAUNCH_ERRLEN + 16];
-            snprintf(line, sizeof(line), "ductile run: %s\n", err);
-            b64_encode(line, strlen(line), enc);
-            noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}", "type", "step_output", "job",
-                                    (json_int_t)job, "step", t->step, "rank", t->rank, "stream",
-                                    2, "data", enc));
-            free(enc);
-        }
+        send_error_line(d, job, t->step, t->rank, err);
         close_out(&t->out[0]);
         close_out(&t->out[1]);
         report_if_done(t);
