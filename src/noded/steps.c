@@ -45,7 +45,8 @@ struct task {
     int64_t acked;     /* the client wrote out everything before this offset */
     int64_t window;    /* 0: no flow control */
     bool reading;      /* the FIFOs are being read */
-    json_t *held;      /* a chunk read while the controller was away, sent on return */
+    json_t *held;      /* chunks read while the controller was away (an array, at most one
+                          per stream: reading stops at the first), sent on its return */
 };
 
 static void report_if_done(task_t *t);
@@ -135,12 +136,14 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
             free(enc);
         }
         t->sent += n;
-        if (m && !t->held && t->d->registered && t->d->ctl && conn_send(t->d->ctl, m) == 0)
+        if (m && !t->held && t->d->registered && t->d->ctl && conn_send(t->d->ctl, m) == 0) {
             json_decref(m);
-        else if (m && !t->held)
-            t->held = m; /* the controller is away: keep it for its return */
-        else
-            json_decref(m);
+        } else if (m) {
+            /* the controller is away: keep it, in order, for its return */
+            if (!t->held)
+                t->held = json_array();
+            json_array_append_new(t->held, m);
+        }
     }
     free(buf->base);
     if (n < 0) {
@@ -362,7 +365,10 @@ void steps_on_registered(noded_t *d)
     task_t *next;
     for (task_t *t = d->tasks; t; t = next) {
         next = t->next;
-        if (t->held && noded_send(d, json_incref(t->held)) == 0) {
+        while (t->held && json_array_size(t->held) > 0 &&
+               noded_send(d, json_incref(json_array_get(t->held, 0))) == 0)
+            json_array_remove(t->held, 0);
+        if (t->held && json_array_size(t->held) == 0) {
             json_decref(t->held);
             t->held = NULL;
         }
