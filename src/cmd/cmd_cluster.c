@@ -434,8 +434,10 @@ static int kill_by_environment(const config_t *cfg)
             continue;
         ssize_t len = read(fd, env, sizeof(env) - 1);
         close(fd);
-        for (ssize_t off = 0; len > 0 && off < len; off += (ssize_t)strlen(env + off) + 1) {
-            env[len] = '\0';
+        if (len <= 0)
+            continue;
+        env[len] = '\0';
+        for (ssize_t off = 0; off < len; off += (ssize_t)strlen(env + off) + 1) {
             if (!strncmp(env + off, want, (size_t)wl)) {
                 if (kill((pid_t)pid, SIGKILL) == 0)
                     n++;
