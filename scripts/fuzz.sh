@@ -10,7 +10,10 @@ flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_D
 clang $flags tests/fuzz/fuzz_proto.c src/proto/proto.c -ljansson -lsodium -o "$out/fuzz_proto"
 clang $flags tests/fuzz/fuzz_config.c src/common/config.c src/common/hostlist.c -o "$out/fuzz_config"
 clang $flags tests/fuzz/fuzz_directives.c src/proto/directives.c -o "$out/fuzz_directives"
-for f in fuzz_proto fuzz_config fuzz_directives; do
+clang $flags -Isrc/proto -Isrc/noded tests/fuzz/fuzz_noded.c src/noded/noded.c src/noded/jobs.c \
+  src/noded/steps.c src/noded/apps.c src/noded/launch.c src/proto/proto.c src/proto/conn.c \
+  src/common/*.c -luv -ljansson -lsodium -lmunge -lm -o "$out/fuzz_noded"
+for f in fuzz_proto fuzz_config fuzz_directives fuzz_noded; do
   mkdir -p "$out/corpus-$f"
   echo "fuzz: $f for ${secs}s"
   if ! "$out/$f" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 \

@@ -1,6 +1,7 @@
 /* ductile cluster up|down|status: a local emulated cluster, the embedded default.
  * One controller and N node daemons on loopback, each node with its own name, all
  * under one directory (configuration, key, database, logs, sockets, pid files). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "launch.h"
 #include "proto.h"
 #include "sched.h"
 #include "strparse.h"
@@ -290,12 +292,199 @@ static const char *dir_of_conf(const char *dir, char *buf, size_t len)
     return dirname(buf);
 }
 
+/* --- ending the cluster's jobs (cluster down) ----------------------------------------
+ * Node daemons leave jobs running when they stop, as they must on a real node (a daemon
+ * restart is not a job's end). An emulated cluster going down is different: nothing of
+ * it may stay behind. So `down` cancels every job through the controller, waits for the
+ * node daemons to end them, then kills whatever is left: the processes of the cluster's
+ * cgroups, and any process a node daemon of this cluster started (found by the socket
+ * path the daemon puts in every job's environment). */
+
+/* One request to the controller without printing anything: NULL if it is not there. */
+static json_t *quiet_call(const config_t *cfg, json_t *req)
+{
+    char err[512];
+    client_t *c;
+    json_t *rep = NULL;
+    if (client_open_unix(cfg->control_socket, &c, err, sizeof(err)) == 0) {
+        if (client_call(c, req, &rep, 10, err, sizeof(err)) < 0)
+            rep = NULL;
+        client_close(c);
+    }
+    json_decref(req);
+    return rep;
+}
+
+static json_t *live_jobs(const config_t *cfg)
+{
+    json_t *rep = quiet_call(cfg, json_pack("{s:s}", "type", "queue"));
+    json_t *jobs = rep ? json_incref(json_object_get(rep, "jobs")) : NULL;
+    json_decref(rep);
+    return json_is_array(jobs) ? jobs : (json_decref(jobs), NULL);
+}
+
+/* Cancels every live job and waits up to `wait` seconds for them to end. Prints each
+ * job it ended; returns how many are still live at the deadline. */
+static int cancel_jobs(const config_t *cfg, double wait)
+{
+    json_t *jobs = live_jobs(cfg);
+    if (!jobs)
+        return 0; /* no controller: the kill below is all we can do */
+    size_t i;
+    json_t *j;
+    json_array_foreach(jobs, i, j)
+    {
+        json_int_t id = json_integer_value(json_object_get(j, "id"));
+        const char *st = json_string_value(json_object_get(j, "state"));
+        const char *name = json_string_value(json_object_get(j, "name"));
+        json_decref(quiet_call(cfg, json_pack("{s:s,s:I}", "type", "cancel", "job", id)));
+        printf("Ended job %lld (%s, was %s)\n", (long long)id, name ? name : "",
+               st ? st : "?");
+    }
+    json_decref(jobs);
+    double deadline = mono() + wait;
+    int left = 0;
+    while (mono() < deadline) {
+        json_t *now = live_jobs(cfg);
+        left = now ? (int)json_array_size(now) : 0;
+        json_decref(now);
+        if (left == 0)
+            break;
+        usleep(50000);
+    }
+    return left;
+}
+
+/* The cgroup subtree the node daemons of this cluster make their jobs' cgroups in:
+ * "<cgroup2 mount>/ductile/<ClusterName>-<FNV-1a of StateDir>", as ductile-noded
+ * (src/noded/main.c) names it. */
+static int cluster_cgroup(const config_t *cfg, char *out, size_t len)
+{
+    char root[PATH_MAX];
+    int rc = launch_cgroup_root(root, sizeof(root));
+    if (rc < 0)
+        return rc;
+    uint32_t h = 2166136261u;
+    for (const char *p = cfg->state_dir; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    int n = snprintf(out, len, "%s/ductile/%s-%08x", root, cfg->cluster_name, h);
+    return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+/* Kills every process in the cgroup tree at dir (depth first), then removes its
+ * directories once empty. Returns the number of processes signalled. */
+static int kill_cgroup_tree(const char *dir, double deadline)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_type != DT_DIR || e->d_name[0] == '.')
+            continue;
+        char sub[PATH_MAX];
+        if (snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) < (int)sizeof(sub))
+            n += kill_cgroup_tree(sub, deadline);
+    }
+    closedir(d);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        int pid, found = 0;
+        while (f && fscanf(f, "%d", &pid) == 1) {
+            if (pid > 0 && kill(pid, SIGKILL) == 0)
+                n++;
+            found++;
+        }
+        if (f)
+            fclose(f);
+        if (!found || mono() > deadline)
+            break;
+        usleep(10000);
+    }
+    rmdir(dir); /* fails harmlessly while a process is still leaving */
+    return n;
+}
+
+/* Processes a node daemon of this cluster started: their environment names the
+ * daemon's socket under our StateDir. */
+static int kill_by_environment(const config_t *cfg)
+{
+    char want[PATH_MAX + 64];
+    int wl = snprintf(want, sizeof(want), "DUCTILE_NODED_SOCKET=%s/spool/", cfg->state_dir);
+    if (wl <= 0 || (size_t)wl >= sizeof(want))
+        return 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    static char env[1 << 16];
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 1 || pid == (long)getpid())
+            continue;
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, env, sizeof(env) - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        env[len] = '\0';
+        for (ssize_t off = 0; off < len; off += (ssize_t)strlen(env + off) + 1) {
+            if (!strncmp(env + off, want, (size_t)wl)) {
+                if (kill((pid_t)pid, SIGKILL) == 0)
+                    n++;
+                break;
+            }
+        }
+    }
+    closedir(d);
+    return n;
+}
+
 static int cluster_down(int argc, char **argv)
 {
+    static const struct option lopts[] = {{"dir", required_argument, 0, 'd'},
+                                          {"keep-jobs", no_argument, 0, 'k'},
+                                          {"wait", required_argument, 0, 'w'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
     const char *dir = NULL;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--dir") && i + 1 < argc)
-            dir = argv[++i];
+    bool keep = false;
+    double wait = 10;
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "d:", lopts, NULL)) != -1) {
+        char *end;
+        switch (o) {
+        case 'd': dir = optarg; break;
+        case 'k': keep = true; break;
+        case 'w':
+            errno = 0;
+            wait = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(wait >= 0 && wait <= 3600))
+                return cmd_fail("cluster down: --wait is a number of seconds, 0..3600");
+            break;
+        case 'h':
+            printf("usage: ductile cluster down [--dir DIR] [--keep-jobs] [--wait SECONDS]\n"
+                   "Cancels the cluster's jobs, waits up to --wait seconds (10) for them to\n"
+                   "end, stops the daemons and kills what is left of the jobs.\n"
+                   "--keep-jobs stops the daemons only: jobs keep running, as on a real node.\n");
+            return 0;
+        default:
+            return cmd_fail("cluster down: bad option '%s' (try --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cmd_fail("cluster down: unexpected argument '%s'", argv[optind]);
     char buf[PATH_MAX];
     dir = dir_of_conf(dir, buf, sizeof(buf));
     if (!dir)
@@ -306,12 +495,25 @@ static int cluster_down(int argc, char **argv)
     char err[1024];
     if (config_load(conf, &cfg, err, sizeof(err)) < 0)
         return cmd_fail("%s", err);
+    int left = keep ? 0 : cancel_jobs(&cfg, wait);
     for (int i = 0; i < cfg.nnodes; i++) {
         snprintf(path, sizeof(path), "%s/noded-%s.pid", dir, cfg.nodes[i]);
         stop_pid(path, 10);
     }
     snprintf(path, sizeof(path), "%s/ctld.pid", dir);
     stop_pid(path, 10);
+    if (keep) {
+        printf("Jobs left running (--keep-jobs)\n");
+    } else {
+        int killed = 0;
+        char cg[PATH_MAX];
+        if (cluster_cgroup(&cfg, cg, sizeof(cg)) == 0)
+            killed += kill_cgroup_tree(cg, mono() + 5);
+        killed += kill_by_environment(&cfg);
+        if (left || killed)
+            printf("Killed %d leftover process%s (%d job%s had not ended after %g s)\n", killed,
+                   killed == 1 ? "" : "es", left, left == 1 ? "" : "s", wait);
+    }
     config_free(&cfg);
     printf("Cluster down: %s\n", dir);
     return 0;

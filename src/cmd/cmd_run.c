@@ -47,7 +47,54 @@ static int resolve(const char *cmd, char *out, size_t len)
     return -ENOENT;
 }
 
-static int stream(client_t *c, bool label)
+static int write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Flow control (docs/reliability-steps.md): we tell the controller how far we have
+ * written out each task's output, half a window at a time; a task whose output we do
+ * not write out stops after a window. */
+typedef struct flow {
+    long long job;
+    int step, ntasks;
+    long long window;     /* 0: the controller does no flow control */
+    long long *written;   /* per rank: end offset of the output written out */
+    long long *acked;     /* per rank: the offset we last acknowledged */
+} flow_t;
+
+static void flow_written(client_t *c, flow_t *f, const json_t *m, size_t n)
+{
+    const json_t *jr = json_object_get(m, "rank"), *jo = json_object_get(m, "offset");
+    long long r = json_integer_value(jr);
+    if (!f->written || !json_is_integer(jo) || r < 0 || r >= f->ntasks)
+        return;
+    f->written[r] = json_integer_value(jo) + (long long)n;
+    if (f->window <= 0 || f->written[r] - f->acked[r] < f->window / 2)
+        return;
+    f->acked[r] = f->written[r];
+    char err[256];
+    json_t *ack = json_pack("{s:s,s:I,s:i,s:I,s:I}",
+                            "type", "step_ack",
+                            "job", (json_int_t)f->job,
+                            "step", f->step,
+                            "rank", (json_int_t)r,
+                            "offset", (json_int_t)f->written[r]);
+    if (ack)
+        client_send(c, ack, err, sizeof(err)); /* a failure shows as the stream's end */
+    json_decref(ack);
+}
+
+static int stream(client_t *c, bool label, flow_t *f)
 {
     char err[512];
     for (;;) {
@@ -63,12 +110,19 @@ static int stream(client_t *c, bool label)
             if (n > 0) {
                 if (label)
                     dprintf(fd, "%lld: ", (long long)json_integer_value(json_object_get(m, "rank")));
-                ssize_t w = write(fd, buf, (size_t)n);
-                (void)w;
+                if (write_all(fd, buf, (size_t)n) < 0 && fd == 1) {
+                    free(buf);
+                    json_decref(m);
+                    return cmd_fail("run: cannot write the output: %s", strerror(errno));
+                }
+                flow_written(c, f, m, (size_t)n);
             }
             free(buf);
         } else if (!strcmp(type, "step_done")) {
             int st = (int)json_integer_value(json_object_get(m, "status"));
+            const char *why = json_string_value(json_object_get(m, "error"));
+            if (why)
+                fprintf(stderr, "ductile run: step %d of job %lld: %s\n", f->step, f->job, why);
             json_decref(m);
             return st > 255 ? 255 : st;
         }
@@ -129,8 +183,25 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
         client_close(c);
         return cmd_fail("%s", err);
     }
+    flow_t f = {
+        .job = job,
+        .step = (int)json_integer_value(json_object_get(rep, "step")),
+        .ntasks = (int)json_integer_value(json_object_get(rep, "tasks")),
+        .window = (long long)json_integer_value(json_object_get(rep, "window")),
+    };
     json_decref(rep);
-    int st = stream(c, label);
+    if (f.ntasks > 0) {
+        f.written = calloc((size_t)f.ntasks, sizeof(long long));
+        f.acked = calloc((size_t)f.ntasks, sizeof(long long));
+        if (!f.written || !f.acked) {
+            free(f.written);
+            free(f.acked);
+            f.written = f.acked = NULL; /* no acknowledgements: the tasks stop after a window */
+        }
+    }
+    int st = stream(c, label, &f);
+    free(f.written);
+    free(f.acked);
     client_close(c);
     return st;
 }

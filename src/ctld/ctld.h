@@ -232,6 +232,13 @@ int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason);
 void steps_run(ctld_t *c, conn_t *conn, const json_t *msg);
 void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type);
 void steps_conn_closed(ctld_t *c, conn_t *conn);
+/* The client acknowledges output it wrote out (flow control): credit for the node. */
+void steps_ack(ctld_t *c, conn_t *conn, const json_t *msg);
+/* A node daemon registered (reg: its register message, whose "steps" lists the tasks it
+ * still holds): every other task we placed there is over ("node nX restarted"). */
+void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg);
+/* A node went down: its tasks are over ("node nX is down"). */
+void steps_node_lost(ctld_t *c, node_t *n);
 
 /* --- rpc.c --- */
 void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg);

@@ -123,6 +123,7 @@ static void node_down(ctld_t *c, node_t *n, const char *why)
         n->conn = NULL;
     }
     jobs_node_failed(c, n);
+    steps_node_lost(c, n);
 }
 
 typedef struct unreported {
@@ -260,6 +261,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     json_t *none = json_array();
     reconcile(c, n, jobs ? jobs : none);
     json_decref(none);
+    steps_node_registered(c, n, msg);
     jobs_want_schedule(c);
 }
 

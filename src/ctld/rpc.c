@@ -756,6 +756,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         do_history(c, conn, msg);
     else if (!strcmp(type, "run"))
         steps_run(c, conn, msg);
+    else if (!strcmp(type, "step_ack"))
+        steps_ack(c, conn, msg);
     else if (!strcmp(type, "status"))
         do_status(c, conn);
     else if (!strcmp(type, "shutdown"))

@@ -1,6 +1,15 @@
 /* Steps (`ductile run`): a command started on nodes of a running job, its output and
  * exit codes relayed to the client that asked. A client that goes away takes its step
- * with it. */
+ * with it.
+ *
+ * Every task ends exactly once: by its node's report (step_exit), or because its node
+ * lost it (the daemon restarted, or the node went down). A node that registers says
+ * which tasks it still holds; the others are over (docs/reliability-steps.md).
+ *
+ * Output is flow-controlled end to end: a node daemon sends at most `window` bytes of a
+ * task's output beyond what the client has acknowledged writing out (step_ack from the
+ * client, relayed to the node as step_credit). A slow reader slows its task; the
+ * controller never holds more than a window per task. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +25,79 @@ typedef struct step {
     int ntasks, left;
     int status;           /* the largest exit status of the tasks */
     int *nodes;
+    char *done;           /* per rank: its end is known */
+    int64_t *acked;       /* per rank: output offset the client has written out */
+    char error[200];      /* the first task lost with its node, for the client */
 } step_t;
 
+/* Output a task may have in flight beyond the client's acknowledgement: enough to keep
+ * a pipe busy, little enough that a step on many nodes stays small in the controller. */
+#define STEP_WINDOW_TOTAL (8 << 20)
+#define STEP_WINDOW_MIN (64 << 10)
+#define STEP_WINDOW_MAX (1 << 20)
+
+static int64_t step_window(int ntasks)
+{
+    int64_t w = STEP_WINDOW_TOTAL / (ntasks > 0 ? ntasks : 1);
+    return w < STEP_WINDOW_MIN ? STEP_WINDOW_MIN : w > STEP_WINDOW_MAX ? STEP_WINDOW_MAX : w;
+}
+
 static int64_t key(int64_t job, int step) { return job * 65536 + step; }
+
+static void step_free(step_t *s)
+{
+    free(s->nodes);
+    free(s->done);
+    free(s->acked);
+    free(s);
+}
+
+/* The last task ended: tell the client (status, and what was lost) and forget it. */
+static void step_finish(ctld_t *c, step_t *s)
+{
+    if (s->client) {
+        json_t *m = json_pack("{s:s,s:i}", "type", "step_done", "status", s->status);
+        if (m && s->error[0])
+            json_object_set_new(m, "error", json_string(s->error));
+        conn_send_new(s->client, m);
+    }
+    idmap_del(c->steps, key(s->job, s->id));
+    step_free(s);
+}
+
+static void step_kill_tasks(ctld_t *c, step_t *s)
+{
+    for (int r = 0; r < s->ntasks; r++)
+        if (!s->done[r])
+            nodes_send(c, s->nodes[r], json_pack("{s:s,s:I,s:i}", "type", "step_kill", "job",
+                                                (json_int_t)s->job, "step", s->id));
+}
+
+/* Rank r ended with status st (why: a printf format taking the node's name, for a task
+ * lost with its node). Returns true when that ended the step, which is then freed. */
+static bool task_end(ctld_t *c, step_t *s, int r, int st, const char *why)
+{
+    if (r < 0 || r >= s->ntasks || s->done[r])
+        return false; /* a duplicate report */
+    s->done[r] = 1;
+    if (st > s->status)
+        s->status = st;
+    if (why && !s->error[0]) {
+        char what[128];
+        int i = s->nodes[r];
+        snprintf(what, sizeof(what), why, i >= 0 && i < c->nnodes ? c->nodes[i].name : "?");
+        snprintf(s->error, sizeof(s->error), "task %d: %s", r, what);
+    }
+    if (--s->left > 0) {
+        /* A step that lost a task is over, as with srun: its other tasks are killed
+         * and report their ends (a node that cannot is lost in turn). */
+        if (why)
+            step_kill_tasks(c, s);
+        return false;
+    }
+    step_finish(c, s);
+    return true;
+}
 
 static void fail(conn_t *conn, const char *msg)
 {
@@ -89,7 +168,16 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
             nodes[k] = j->alloc[k];
     }
     step_t *s = calloc(1, sizeof(*s));
-    if (!s) {
+    if (s) {
+        s->done = calloc((size_t)k, 1);
+        s->acked = calloc((size_t)k, sizeof(int64_t));
+    }
+    if (!s || !s->done || !s->acked) {
+        if (s) {
+            free(s->done);
+            free(s->acked);
+            free(s);
+        }
         free(nodes);
         fail(conn, "out of memory");
         return;
@@ -106,24 +194,30 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
         char buf[64];
         snprintf(buf, sizeof(buf), "DUCTILE_NPROCS=%d", k);
         json_array_append_new(env2, json_string(buf));
-        json_t *msg = json_pack("{s:s,s:I,s:i,s:i,s:I,s:I,s:s,s:O,s:o,s:s}", "type",
-                                "step_start", "job", (json_int_t)id, "step", s->id, "rank", r,
-                                "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid, "cwd", cwd,
-                                "argv", argv, "env", env2, "nodelist", nl ? nl : "");
-        if (nodes_send(c, nodes[r], msg) < 0) {
-            /* the node is unreachable: that task fails at once */
-            s->left--;
-            s->status = 255;
-        }
+        json_t *msg = json_pack("{s:s,s:I,s:i,s:i,s:I,s:I,s:s,s:O,s:o,s:s,s:I}",
+                                "type", "step_start",
+                                "job", (json_int_t)id,
+                                "step", s->id,
+                                "rank", r,
+                                "uid", (json_int_t)j->uid,
+                                "gid", (json_int_t)j->gid,
+                                "cwd", cwd,
+                                "argv", argv,
+                                "env", env2,
+                                "nodelist", nl ? nl : "",
+                                "window", (json_int_t)step_window(k));
+        if (nodes_send(c, nodes[r], msg) < 0)
+            s->done[r] = 2; /* the node is unreachable: that task fails at once */
     }
     free(nl);
-    conn_send_new(conn, json_pack("{s:b,s:i,s:i}", "ok", 1, "step", s->id, "tasks", k));
-    if (s->left == 0) {
-        conn_send_new(conn, json_pack("{s:s,s:i}", "type", "step_done", "status", s->status));
-        idmap_del(c->steps, key(id, s->id));
-        free(s->nodes);
-        free(s);
-    }
+    conn_send_new(conn, json_pack("{s:b,s:i,s:i,s:I}", "ok", 1, "step", s->id, "tasks", k,
+                                  "window", (json_int_t)step_window(k)));
+    for (int r = 0; r < k; r++)
+        if (s->done[r] == 2) {
+            s->done[r] = 0;
+            if (task_end(c, s, r, 255, "node %s is not reachable"))
+                return;
+        }
 }
 
 void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type)
@@ -137,6 +231,8 @@ void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type)
     step_t *s = idmap_get(c->steps, key(job, (int)step));
     if (!s)
         return; /* its client is gone */
+    if (rank >= s->ntasks || s->done[rank])
+        return; /* not a rank of the step, or one that ended already */
     if (!strcmp(type, "step_output")) {
         if (s->client)
             conn_send(s->client, msg);
@@ -146,15 +242,116 @@ void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type)
     proto_int_opt(msg, "kind", 0, 2, 0, &kind, err, sizeof(err));
     proto_int_opt(msg, "code", -1000, 1000, 0, &code, err, sizeof(err));
     int st = kind == 1 ? 128 + (int)code : kind == 2 ? 127 : (int)code;
-    if (st > s->status)
-        s->status = st;
-    if (--s->left > 0)
+    task_end(c, s, (int)rank, st, NULL);
+}
+
+/* The client wrote out a rank's output up to offset: let its node send more. */
+void steps_ack(ctld_t *c, conn_t *conn, const json_t *msg)
+{
+    char err[128];
+    int64_t job, step, rank, offset;
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(msg, "step", 1, 65535, &step, err, sizeof(err)) < 0 ||
+        proto_int(msg, "rank", 0, 1 << 24, &rank, err, sizeof(err)) < 0 ||
+        proto_int(msg, "offset", 0, INT64_MAX, &offset, err, sizeof(err)) < 0)
+        return; /* acknowledgements get no reply: the client is reading its stream */
+    step_t *s = idmap_get(c->steps, key(job, (int)step));
+    if (!s || s->client != conn || rank >= s->ntasks || s->done[rank] ||
+        offset <= s->acked[rank])
         return;
-    if (s->client)
-        conn_send_new(s->client, json_pack("{s:s,s:i}", "type", "step_done", "status", s->status));
-    idmap_del(c->steps, key(job, (int)step));
-    free(s->nodes);
-    free(s);
+    s->acked[rank] = offset;
+    nodes_send(c, s->nodes[rank], json_pack("{s:s,s:I,s:i,s:i,s:I}",
+                                           "type", "step_credit",
+                                           "job", (json_int_t)job,
+                                           "step", (int)step,
+                                           "rank", (int)rank,
+                                           "offset", (json_int_t)offset));
+}
+
+/* --- tasks lost with their node ------------------------------------------------------ */
+
+typedef struct collect {
+    step_t **v;
+    size_t n;
+} collect_t;
+
+static void collect_one(int64_t k, void *val, void *arg)
+{
+    (void)k;
+    collect_t *cl = arg;
+    cl->v[cl->n++] = val;
+}
+
+/* The steps, copied out: ending a task may free its step, and the map must not change
+ * under idmap_foreach. NULL (with *n = 0) when there are none or memory ran out. */
+static step_t **steps_snapshot(ctld_t *c, size_t *n)
+{
+    *n = 0;
+    if (!c->steps || idmap_count(c->steps) == 0)
+        return NULL;
+    collect_t cl = {.v = malloc(idmap_count(c->steps) * sizeof(step_t *))};
+    if (!cl.v)
+        return NULL;
+    idmap_foreach(c->steps, collect_one, &cl);
+    *n = cl.n;
+    return cl.v;
+}
+
+static bool node_reports(const json_t *held, const step_t *s, int rank)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(held, i, e)
+    {
+        if (json_integer_value(json_object_get(e, "job")) == s->job &&
+            json_integer_value(json_object_get(e, "step")) == s->id &&
+            json_integer_value(json_object_get(e, "rank")) == rank)
+            return true;
+    }
+    return false;
+}
+
+void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg)
+{
+    const json_t *held = json_object_get(reg, "steps");
+    bool first = json_is_true(json_object_get(reg, "first"));
+    size_t ns;
+    step_t **v = steps_snapshot(c, &ns);
+    for (size_t k = 0; k < ns; k++) {
+        step_t *s = v[k];
+        for (int r = 0; r < s->ntasks; r++) {
+            if (s->done[r] || s->nodes[r] != n->index)
+                continue;
+            if (json_is_array(held) && node_reports(held, s, r)) {
+                /* Still there: credits sent while it was away may be lost. */
+                if (s->acked[r] > 0)
+                    nodes_send(c, n->index, json_pack("{s:s,s:I,s:i,s:i,s:I}",
+                                                     "type", "step_credit",
+                                                     "job", (json_int_t)s->job,
+                                                     "step", s->id,
+                                                     "rank", r,
+                                                     "offset", (json_int_t)s->acked[r]));
+                continue;
+            }
+            if (task_end(c, s, r, 255,
+                         first ? "node %s restarted" : "node %s no longer has the task"))
+                break; /* the step is gone */
+        }
+    }
+    free(v);
+}
+
+void steps_node_lost(ctld_t *c, node_t *n)
+{
+    size_t ns;
+    step_t **v = steps_snapshot(c, &ns);
+    for (size_t k = 0; k < ns; k++) {
+        step_t *s = v[k];
+        for (int r = 0; r < s->ntasks; r++)
+            if (!s->done[r] && s->nodes[r] == n->index && task_end(c, s, r, 255, "node %s is down"))
+                break;
+    }
+    free(v);
 }
 
 typedef struct gone {
@@ -170,9 +367,7 @@ static void kill_if_client(int64_t k, void *val, void *arg)
     if (s->client != g->conn)
         return;
     s->client = NULL; /* the step's tasks are killed; their reports are dropped */
-    for (int r = 0; r < s->ntasks; r++)
-        nodes_send(g->c, s->nodes[r], json_pack("{s:s,s:I,s:i}", "type", "step_kill", "job",
-                                                (json_int_t)s->job, "step", s->id));
+    step_kill_tasks(g->c, s);
 }
 
 void steps_conn_closed(ctld_t *c, conn_t *conn)

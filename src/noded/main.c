@@ -19,31 +19,7 @@ static void on_reconnect(uv_timer_t *t);
 static void on_message(conn_t *c, json_t *msg, void *arg)
 {
     (void)c;
-    noded_t *d = arg;
-    const char *type;
-    char err[128];
-    if (proto_type(msg, &type, err, sizeof(err)) < 0)
-        return;
-    if (!strcmp(type, "registered")) {
-        d->registered = true;
-        d->registered_once = true;
-        fprintf(stderr, "ductile-noded %s: registered with the controller\n", d->name);
-    } else if (!strcmp(type, "job_start")) {
-        jobs_on_start(d, msg);
-    } else if (!strcmp(type, "job_cleanup")) {
-        jobs_on_cleanup(d, msg);
-    } else if (!strcmp(type, "step_start")) {
-        steps_on_start(d, msg);
-    } else if (!strcmp(type, "step_kill")) {
-        steps_on_kill(d, msg);
-    } else if (!strcmp(type, "resize_offer") || !strcmp(type, "resize_withdraw")) {
-        apps_relay(d, msg);
-    } else if (!strcmp(type, "job_ended_ack")) {
-        jobs_on_ended_ack(d, msg);
-    } else if (json_is_false(json_object_get(msg, "ok"))) {
-        fprintf(stderr, "ductile-noded %s: controller: %s\n", d->name,
-                json_string_value(json_object_get(msg, "error")));
-    }
+    noded_dispatch(arg, msg);
 }
 
 static void on_close(conn_t *c, void *arg)
@@ -79,6 +55,10 @@ static void connect_ctl(noded_t *d)
     json_t *reg = json_pack("{s:s,s:s,s:i,s:I,s:o}", "type", "register", "node", d->name, "cpus",
                             d->cfg.cores_per_node, "memory_mb", (json_int_t)mem, "jobs",
                             jobs_report(d));
+    /* Steps: the tasks we hold, and whether this daemon ever registered (if not, it is
+     * a new incarnation and holds none of its predecessor's tasks). */
+    json_object_set_new(reg, "steps", steps_report(d));
+    json_object_set_new(reg, "first", json_boolean(!d->registered_once));
     conn_send_new(d->ctl, reg);
 }
 
@@ -108,7 +88,9 @@ static void on_stop(uv_signal_t *h, int sig)
     (void)sig;
     noded_t *d = h->data;
     d->stopping = true;
-    jobs_kill_all(d); /* a stopped node leaves nothing running */
+    /* Jobs keep running: a daemon restart is not their end (its next incarnation
+     * reconciles them with the controller); `ductile cluster down` ends an emulated
+     * cluster's jobs itself. */
     if (d->ctl)
         conn_close(d->ctl);
     uv_walk(d->loop, close_walk, NULL);

@@ -1,6 +1,8 @@
 /* ductile-noded's shared plumbing, kept out of main.c so the daemon builds as a library
  * that unit tests link. */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "noded.h"
 
@@ -21,3 +23,34 @@ int noded_send(noded_t *d, json_t *msg)
     return rc;
 }
 
+
+void noded_dispatch(noded_t *d, const json_t *msg)
+{
+    const char *type;
+    char err[128];
+    if (proto_type(msg, &type, err, sizeof(err)) < 0)
+        return;
+    if (!strcmp(type, "registered")) {
+        d->registered = true;
+        d->registered_once = true;
+        fprintf(stderr, "ductile-noded %s: registered with the controller\n", d->name);
+        steps_on_registered(d);
+    } else if (!strcmp(type, "job_start")) {
+        jobs_on_start(d, msg);
+    } else if (!strcmp(type, "job_cleanup")) {
+        jobs_on_cleanup(d, msg);
+    } else if (!strcmp(type, "step_start")) {
+        steps_on_start(d, msg);
+    } else if (!strcmp(type, "step_kill")) {
+        steps_on_kill(d, msg);
+    } else if (!strcmp(type, "step_credit")) {
+        steps_on_credit(d, msg);
+    } else if (!strcmp(type, "resize_offer") || !strcmp(type, "resize_withdraw")) {
+        apps_relay(d, msg);
+    } else if (!strcmp(type, "job_ended_ack")) {
+        jobs_on_ended_ack(d, msg);
+    } else if (json_is_false(json_object_get(msg, "ok"))) {
+        const char *e = json_string_value(json_object_get(msg, "error"));
+        fprintf(stderr, "ductile-noded %s: controller: %s\n", d->name, e ? e : "(no message)");
+    }
+}

@@ -104,5 +104,16 @@ void steps_signal(noded_t *d, int64_t job, int step, int sig);
 bool steps_job_gone(noded_t *d, int64_t job);
 bool steps_owns_pid(noded_t *d, pid_t pid);
 void steps_reap(noded_t *d);
+/* step_credit: the client wrote out a task's output up to an offset (flow control). */
+void steps_on_credit(noded_t *d, const json_t *msg);
+/* The tasks this daemon still holds (running, or ended and not yet reported), for the
+ * register message: the controller ends every other task it placed here. */
+json_t *steps_report(noded_t *d);
+/* Registered again: send what was kept while the controller was away, read again. */
+void steps_on_registered(noded_t *d);
+
+/* noded.c: one message from the controller, dispatched by type. Never trusts it: bad
+ * or unknown messages are logged and dropped. */
+void noded_dispatch(noded_t *d, const json_t *msg);
 
 #endif

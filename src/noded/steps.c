@@ -1,7 +1,13 @@
 #define _GNU_SOURCE
 /* Tasks of `ductile run` on this node: started on the controller's word, their output
  * read from FIFOs and forwarded, their end reported. They belong to a job: the job's
- * clean-up signals them and waits for them like its batch script. */
+ * clean-up signals them and waits for them like its batch script.
+ *
+ * Flow control: each chunk of output carries its offset in the task's output; we send
+ * at most `window` bytes beyond the offset the client acknowledged (step_credit), then
+ * stop reading the FIFOs, so the task blocks in write() instead of the cluster
+ * buffering its output. While the controller is away we stop reading too and keep the
+ * task's end until we are registered again: a reconnection loses neither. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -35,6 +41,12 @@ struct task {
     bool reaped, reported;
     int kind, code;
     int handles_open;
+    int64_t sent;      /* bytes of output read and sent (the next chunk's offset) */
+    int64_t acked;     /* the client wrote out everything before this offset */
+    int64_t window;    /* 0: no flow control */
+    bool reading;      /* the FIFOs are being read */
+    json_t *held;      /* chunks read while the controller was away (an array, at most one
+                          per stream: reading stops at the first), sent on its return */
 };
 
 static void report_if_done(task_t *t);
@@ -51,6 +63,7 @@ static void unlink_task(noded_t *d, task_t *t)
 static void free_task(task_t *t)
 {
     launch_cleanup(t->proc);
+    json_decref(t->held);
     free(t);
 }
 
@@ -79,53 +92,108 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = buf->base ? 32768 : 0;
 }
 
+static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+
+static bool may_read(const task_t *t)
+{
+    return t->d->registered && !t->held && (t->window <= 0 || t->sent - t->acked < t->window);
+}
+
+/* Start or stop reading the task's output as the window and the connection allow. */
+static void update_reading(task_t *t)
+{
+    bool want = may_read(t);
+    if (want == t->reading)
+        return;
+    t->reading = want;
+    for (int k = 0; k < 2; k++) {
+        if (!t->out[k].open)
+            continue;
+        if (want)
+            uv_read_start((uv_stream_t *)&t->out[k].pipe, alloc_cb, read_cb);
+        else
+            uv_read_stop((uv_stream_t *)&t->out[k].pipe);
+    }
+}
+
 static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     outpipe_t *o = s->data;
     task_t *t = o->t;
     if (n > 0) {
         char *enc = malloc(b64_encoded_len((size_t)n) + 1);
+        json_t *m = NULL;
         if (enc) {
             b64_encode(buf->base, (size_t)n, enc);
-            noded_send(t->d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}", "type", "step_output", "job",
-                                       (json_int_t)t->job, "step", t->step, "rank", t->rank,
-                                       "stream", o->stream, "data", enc));
+            m = json_pack("{s:s,s:I,s:i,s:i,s:i,s:I,s:s}",
+                          "type", "step_output",
+                          "job", (json_int_t)t->job,
+                          "step", t->step,
+                          "rank", t->rank,
+                          "stream", o->stream,
+                          "offset", (json_int_t)t->sent,
+                          "data", enc);
             free(enc);
+        }
+        t->sent += n;
+        if (m && !t->held && t->d->registered && t->d->ctl && conn_send(t->d->ctl, m) == 0) {
+            json_decref(m);
+        } else if (m) {
+            /* the controller is away: keep it, in order, for its return */
+            if (!t->held)
+                t->held = json_array();
+            json_array_append_new(t->held, m);
         }
     }
     free(buf->base);
     if (n < 0) {
         close_out(o);
         report_if_done(t);
+    } else if (!t->reported) {
+        update_reading(t);
     }
 }
 
 /* The task is over once its main process is reaped and its output has ended. */
 static void report_if_done(task_t *t)
 {
-    if (t->reported || !t->reaped || t->out[0].open || t->out[1].open)
+    if (t->reported || !t->reaped || t->out[0].open || t->out[1].open || t->held)
+        return;
+    /* Kept until the controller has heard it: it may be away for a moment. */
+    if (noded_send(t->d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
+                                   (json_int_t)t->job, "step", t->step, "rank", t->rank,
+                                   "kind", t->kind, "code", t->code)) < 0)
         return;
     t->reported = true;
-    noded_send(t->d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
-                               (json_int_t)t->job, "step", t->step, "rank", t->rank, "kind",
-                               t->kind, "code", t->code));
     unlink_task(t->d, t);
     if (t->handles_open == 0)
         free_task(t);
 }
 
+/* A line for the client's stderr ("ductile run: why"), as the task's own output would
+ * be. The buffer is sized from the line itself: sizing it from `why` alone overflowed
+ * it by the prefix (found by tests/fuzz/fuzz_noded.c). */
+static void send_error_line(noded_t *d, int64_t job, int step, int rank, const char *why)
+{
+    char line[LAUNCH_ERRLEN + 64];
+    snprintf(line, sizeof(line), "ductile run: %s\n", why);
+    char *enc = malloc(b64_encoded_len(strlen(line)) + 1);
+    if (!enc)
+        return;
+    b64_encode(line, strlen(line), enc);
+    noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}",
+                            "type", "step_output",
+                            "job", (json_int_t)job,
+                            "step", step,
+                            "rank", rank,
+                            "stream", 2,
+                            "data", enc));
+    free(enc);
+}
+
 static void fail_start(noded_t *d, int64_t job, int step, int rank, const char *why)
 {
-    char *enc = malloc(b64_encoded_len(strlen(why) + 1) + 1);
-    if (enc) {
-        char line[600];
-        snprintf(line, sizeof(line), "ductile run: %s\n", why);
-        b64_encode(line, strlen(line), enc);
-        noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}", "type", "step_output", "job",
-                                (json_int_t)job, "step", step, "rank", rank, "stream", 2, "data",
-                                enc));
-        free(enc);
-    }
+    send_error_line(d, job, step, rank, why);
     noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
                             (json_int_t)job, "step", step, "rank", rank, "kind", 2, "code", 127));
 }
@@ -156,7 +224,7 @@ static int open_fifo(noded_t *d, outpipe_t *o, uid_t uid, gid_t gid, int *dummy)
 void steps_on_start(noded_t *d, const json_t *msg)
 {
     char err[LAUNCH_ERRLEN];
-    int64_t job, step, rank, uid, gid;
+    int64_t job, step, rank, uid, gid, window;
     const char *cwd;
     const json_t *argv_j, *env_j;
     if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
@@ -164,6 +232,7 @@ void steps_on_start(noded_t *d, const json_t *msg)
         proto_int(msg, "rank", 0, 1 << 24, &rank, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "uid", 0, UINT32_MAX - 1, 0, &uid, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "window", 0, INT64_MAX, 0, &window, err, sizeof(err)) < 0 ||
         proto_str(msg, "cwd", 4096, &cwd, err, sizeof(err)) < 0 ||
         proto_strarray_opt(msg, "argv", 4096, 131072, &argv_j, err, sizeof(err)) < 0 ||
         proto_strarray_opt(msg, "env", 4096, 131072, &env_j, err, sizeof(err)) < 0 || !argv_j ||
@@ -184,6 +253,7 @@ void steps_on_start(noded_t *d, const json_t *msg)
     t->job = job;
     t->step = (int)step;
     t->rank = (int)rank;
+    t->window = window;
     int dummy[2] = {-1, -1};
     for (int s = 0; s < 2; s++) {
         t->out[s].t = t;
@@ -243,30 +313,84 @@ void steps_on_start(noded_t *d, const json_t *msg)
         t->reaped = true;
         t->kind = 2;
         t->code = 127;
-        char *enc = malloc(b64_encoded_len(strlen(err) + 16) + 1);
-        if (enc) {
-            char line[LAUNCH_ERRLEN + 16];
-            snprintf(line, sizeof(line), "ductile run: %s\n", err);
-            b64_encode(line, strlen(line), enc);
-            noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:s}", "type", "step_output", "job",
-                                    (json_int_t)job, "step", t->step, "rank", t->rank, "stream",
-                                    2, "data", enc));
-            free(enc);
-        }
+        send_error_line(d, job, t->step, t->rank, err);
         close_out(&t->out[0]);
         close_out(&t->out[1]);
         report_if_done(t);
         return;
     }
-    for (int s = 0; s < 2; s++)
-        uv_read_start((uv_stream_t *)&t->out[s].pipe, alloc_cb, read_cb);
+    update_reading(t);
+}
+
+static task_t *find_task(noded_t *d, int64_t job, int step, int rank)
+{
+    for (task_t *t = d->tasks; t; t = t->next)
+        if (t->job == job && t->step == step && t->rank == rank)
+            return t;
+    return NULL;
+}
+
+void steps_on_credit(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t job, step, rank, offset;
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(msg, "step", 1, 65535, &step, err, sizeof(err)) < 0 ||
+        proto_int(msg, "rank", 0, 1 << 24, &rank, err, sizeof(err)) < 0 ||
+        proto_int(msg, "offset", 0, INT64_MAX, &offset, err, sizeof(err)) < 0)
+        return;
+    task_t *t = find_task(d, job, (int)step, (int)rank);
+    if (!t || t->reported)
+        return;
+    if (offset > t->sent)
+        offset = t->sent; /* nobody acknowledges what we never sent */
+    if (offset > t->acked)
+        t->acked = offset;
+    update_reading(t);
+}
+
+json_t *steps_report(noded_t *d)
+{
+    json_t *arr = json_array();
+    for (task_t *t = d->tasks; t && arr; t = t->next)
+        json_array_append_new(arr, json_pack("{s:I,s:i,s:i}",
+                                             "job", (json_int_t)t->job,
+                                             "step", t->step,
+                                             "rank", t->rank));
+    return arr;
+}
+
+void steps_on_registered(noded_t *d)
+{
+    task_t *next;
+    for (task_t *t = d->tasks; t; t = next) {
+        next = t->next;
+        while (t->held && json_array_size(t->held) > 0 &&
+               noded_send(d, json_incref(json_array_get(t->held, 0))) == 0)
+            json_array_remove(t->held, 0);
+        if (t->held && json_array_size(t->held) == 0) {
+            json_decref(t->held);
+            t->held = NULL;
+        }
+        report_if_done(t); /* may free t */
+    }
+    for (task_t *t = d->tasks; t; t = t->next)
+        update_reading(t);
 }
 
 void steps_signal(noded_t *d, int64_t job, int step, int sig)
 {
-    for (task_t *t = d->tasks; t; t = t->next)
-        if (t->job == job && (step == 0 || t->step == step) && t->proc)
+    for (task_t *t = d->tasks; t; t = t->next) {
+        if (t->job != job || (step != 0 && t->step != step))
+            continue;
+        if (t->proc)
             launch_signal(t->proc, sig);
+        if (sig == SIGKILL) {
+            /* Nobody will read its output any more: drain it so the task can end. */
+            t->window = 0;
+            update_reading(t);
+        }
+    }
 }
 
 void steps_on_kill(noded_t *d, const json_t *msg)

@@ -10,7 +10,7 @@ cleanup() {
   local rc=$?
   if declare -F extra_cleanup > /dev/null; then extra_cleanup || true; fi
   if [ -f "$T/c/ctld.pid" ] || ls "$T"/c/noded-*.pid >/dev/null 2>&1; then
-    "$BIN" cluster down --dir "$T/c" >/dev/null 2>&1 || true
+    "$BIN" cluster down --dir "$T/c" --wait 3 >/dev/null 2>&1 || true
   fi
   # a controller started by hand (restart tests)
   [ -f "$T/ctld2.pid" ] && kill -9 "$(cat "$T/ctld2.pid")" 2>/dev/null || true
