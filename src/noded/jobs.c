@@ -118,6 +118,8 @@ static void terminate(noded_t *d, njob_t *j, double grace)
 /* No process of the job is left on this node: batch script and tasks. */
 static bool job_gone(noded_t *d, njob_t *j)
 {
+    if (j->starting)
+        return false; /* not exec'd yet: it ends once it has (started) */
     return (!j->proc || launch_all_gone(j->proc)) && steps_job_gone(d, j->id);
 }
 
@@ -231,6 +233,110 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
     return out;
 }
 
+static void start_failed(noded_t *d, njob_t *j, int rc, const char *err)
+{
+    fprintf(stderr, "ductile-noded %s: job %lld could not start: %s\n", d->name,
+            (long long)j->id, err);
+    set_ended(j, 2, -rc);
+    snprintf(j->error, sizeof(j->error), "%s", err);
+    report_end(d, j);
+}
+
+static void reap_one(noded_t *d, njob_t *j);
+
+/* The script exec'd: it runs under its time limit, on record. */
+static void started(noded_t *d, njob_t *j)
+{
+    j->deadline = j->limit > 0 ? wall_now() + j->limit : 0;
+    runs_record(d, j);
+    if (j->limit > 0)
+        uv_timer_start(&j->wall, on_walltime, (uint64_t)(j->limit * 1000), 0);
+    noded_send(d, json_pack("{s:s,s:I,s:i}", "type", "job_started", "job", (json_int_t)j->id,
+                            "run", j->run));
+    if (j->cleaning)
+        terminate(d, j, 0); /* cancelled while it started */
+    reap_one(d, j);         /* it may have ended already: its SIGCHLD came before */
+}
+
+/* The poll watches its own copy of the report pipe: launch_finish closes the original,
+ * and a descriptor must not be closed while libuv still polls it. */
+typedef struct start_watch {
+    uv_poll_t poll;
+    njob_t *j;
+    int fd;
+} start_watch_t;
+
+static void watch_free_cb(uv_handle_t *h)
+{
+    start_watch_t *w = h->data;
+    close(w->fd);
+    free(w);
+}
+
+static void stop_watching(njob_t *j)
+{
+    uv_timer_stop(&j->wall);
+    if (j->start_watch) {
+        uv_close((uv_handle_t *)&j->start_watch->poll, watch_free_cb);
+        j->start_watch = NULL;
+    }
+}
+
+static void on_start_io(uv_poll_t *h, int status, int events)
+{
+    (void)status;
+    (void)events;
+    start_watch_t *w = h->data;
+    njob_t *j = w->j;
+    char err[LAUNCH_ERRLEN];
+    int rc = launch_finish(j->starting, &j->proc, err, sizeof(err));
+    if (rc == 0)
+        return;
+    j->starting = NULL; /* freed by launch_finish */
+    stop_watching(j);
+    if (rc < 0)
+        start_failed(j->d, j, rc, err);
+    else
+        started(j->d, j);
+}
+
+/* How long a script may take from fork to exec before the start is given up. */
+#define START_TIMEOUT_MS 30000
+
+static void on_start_timeout(uv_timer_t *t)
+{
+    njob_t *j = t->data;
+    stop_watching(j);
+    launch_abandon(j->starting);
+    j->starting = NULL;
+    char err[128];
+    snprintf(err, sizeof(err), "the job's process did not start within %d s",
+             START_TIMEOUT_MS / 1000);
+    start_failed(j->d, j, -ETIMEDOUT, err);
+}
+
+static int watch_start(noded_t *d, njob_t *j, char *err, size_t errlen)
+{
+    start_watch_t *w = calloc(1, sizeof(*w));
+    int fd = w ? fcntl(launch_pending_fd(j->starting), F_DUPFD_CLOEXEC, 3) : -1;
+    if (fd < 0 || uv_poll_init(d->loop, &w->poll, fd) < 0) {
+        if (fd >= 0)
+            close(fd);
+        free(w);
+        launch_abandon(j->starting);
+        j->starting = NULL;
+        snprintf(err, errlen, "cannot watch the job's start");
+        return -ENOMEM;
+    }
+    w->j = j;
+    w->fd = fd;
+    w->poll.data = w;
+    j->start_watch = w;
+    uv_poll_start(&w->poll, UV_READABLE | UV_DISCONNECT, on_start_io);
+    uv_timer_start(&j->wall, on_start_timeout, START_TIMEOUT_MS, 0);
+    return 0;
+}
+
 void jobs_on_start(noded_t *d, const json_t *msg)
 {
     char err[LAUNCH_ERRLEN];
@@ -312,25 +418,16 @@ void jobs_on_start(noded_t *d, const json_t *msg)
             .gid = rgid,
             .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
         };
-        rc = launch_start(&spec, &j->proc, err, sizeof(err));
+        rc = launch_begin(&spec, &j->starting, err, sizeof(err));
     }
     launch_env_free(env);
     free(script);
     j->script_path = path;
-    if (rc < 0) {
-        fprintf(stderr, "ductile-noded %s: job %lld could not start: %s\n", d->name,
-                (long long)id, err);
-        set_ended(j, 2, -rc);
-        snprintf(j->error, sizeof(j->error), "%s", err);
-        report_end(d, j);
-        return;
-    }
-    j->deadline = limit > 0 ? wall_now() + limit : 0;
-    runs_record(d, j);
-    if (limit > 0)
-        uv_timer_start(&j->wall, on_walltime, (uint64_t)(limit * 1000), 0);
-    noded_send(d, json_pack("{s:s,s:I,s:i}", "type", "job_started", "job", (json_int_t)id,
-                            "run", j->run));
+    j->limit = limit;
+    if (rc == 0)
+        rc = watch_start(d, j, err, sizeof(err));
+    if (rc < 0)
+        start_failed(d, j, rc, err);
 }
 
 void jobs_on_cleanup(noded_t *d, const json_t *msg)
@@ -351,6 +448,8 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg)
     j->cleanup_run = (int)run; /* this run or an earlier one: it goes */
     j->cleaning = true;
     j->acked = true; /* the controller is past the end: it has the result */
+    if (j->starting)
+        return; /* ended as soon as it has exec'd (started) */
     uv_timer_stop(&j->wall);
     if (job_gone(d, j)) {
         finish_cleanup(d, j);
@@ -422,8 +521,9 @@ static void match_pid(int64_t id, void *val, void *arg)
     (void)id;
     njob_t *j = val;
     find_pid_t *f = arg;
-    if (j->proc && launch_pid(j->proc) == f->pid)
-        f->found = true;
+    if ((j->proc && launch_pid(j->proc) == f->pid) ||
+        (j->starting && launch_pending_pid(j->starting) == f->pid))
+        f->found = true; /* ours to reap (launch_reap, launch_finish), not the reaper's */
     if (!f->found && steps_owns_pid(j->d, f->pid))
         f->found = true;
 }
@@ -490,14 +590,6 @@ json_t *jobs_report(noded_t *d)
     return arr;
 }
 
-static void kill_one(noded_t *d, njob_t *j)
-{
-    (void)d;
-    if (j->proc)
-        launch_signal(j->proc, SIGKILL);
-}
-
-void jobs_kill_all(noded_t *d) { each_job(d, kill_one); }
 
 njob_t *jobs_find(noded_t *d, int64_t id) { return idmap_get(d->jobs, id); }
 

@@ -279,6 +279,7 @@ struct child_report {
 
 struct child_plan {
     char *const *argv;
+    const char *exec_path;           /* argv[0], for messages */
     char *const *envp;
     const char *cwd;
     const char *out_path, *err_path; /* expanded, never NULL */
@@ -414,6 +415,11 @@ static _Noreturn void child_main(const struct child_plan *pl)
     /* The daemon's sockets and pipes must not leak into the job. */
     child_close_fds(pl->report_fd);
 
+    /* Tests only: a start that takes this long between fork and exec (as one whose
+     * working directory or output file sits on a hung network filesystem would). */
+    const char *delay = getenv("DUCTILE_TEST_EXEC_DELAY_MS");
+    if (delay)
+        usleep((useconds_t)atoi(delay) * 1000);
     sigset_t none;
     sigemptyset(&none);
     /* The raw system call: a libc or sanitizer wrapper may keep its own internal
@@ -490,57 +496,72 @@ static void child_message(const struct child_plan *pl, struct child_report r, ch
     case STEP_STDIN: seterr(err, errlen, "cannot open /dev/null: %s", e); break;
     case STEP_STDOUT: seterr(err, errlen, "cannot open %s: %s", pl->out_path, e); break;
     case STEP_STDERR: seterr(err, errlen, "cannot open %s: %s", pl->err_path, e); break;
-    case STEP_EXEC: seterr(err, errlen, "cannot execute %s: %s", pl->argv[0], e); break;
+    case STEP_EXEC: seterr(err, errlen, "cannot execute %s: %s", pl->exec_path, e); break;
     case STEP_SESSION: seterr(err, errlen, "cannot create a session: %s", e); break;
     case STEP_FDS: seterr(err, errlen, "cannot set up the standard file descriptors: %s", e); break;
     default: seterr(err, errlen, "cannot start the job: %s", e); break;
     }
 }
 
-/* Reads the child's reports until the pipe closes on exec. 0 when the child exec'd
- * (*cg_err set if it could not join its cgroup), else a negative errno. */
-static int wait_exec(const struct child_plan *pl, int fd, int *cg_err, char *err,
-                     size_t errlen)
-{
+/* A start between fork and exec: the child reports on a pipe (closed by exec) each
+ * step that failed; the parent reads it without blocking (launch_finish). */
+struct launch_pending {
+    launch_proc_t *p;
+    pid_t pid;
+    int fd;
     struct child_report rs[4];
-    size_t have = 0;
-    double deadline = now_s() + START_TIMEOUT_MS / 1000.0;
+    size_t have;
+    /* what child_message names, copied: the spec is the caller's */
+    struct child_plan pl;
+    char *argv0, *cwd, *out_path, *err_path;
+};
+
+static void pending_free(launch_pending_t *pd)
+{
+    if (pd->fd >= 0)
+        close(pd->fd);
+    free(pd->argv0);
+    free(pd->cwd);
+    free(pd->out_path);
+    free(pd->err_path);
+    free(pd);
+}
+
+/* Reads what the child reported so far: 1 once the pipe closed (exec or failure),
+ * 0 while it is open, a negative errno on a read error. */
+static int pending_read(launch_pending_t *pd)
+{
     for (;;) {
-        int left = (int)((deadline - now_s()) * 1000);
-        if (left <= 0) {
-            seterr(err, errlen, "the job's process did not start within %d s",
-                   START_TIMEOUT_MS / 1000);
-            return -ETIMEDOUT;
-        }
-        struct pollfd pfd = {fd, POLLIN, 0};
-        int pr = poll(&pfd, 1, left);
-        if (pr < 0 && errno != EINTR) {
-            int e = errno;
-            seterr(err, errlen, "waiting for the job's process: %s", strerror(e));
-            return -e;
-        }
-        if (pr <= 0)
-            continue;
-        if (have == sizeof(rs)) /* cannot happen: the child writes at most two */
-            break;
-        ssize_t n = read(fd, (char *)rs + have, sizeof(rs) - have);
+        if (pd->have == sizeof(pd->rs)) /* cannot happen: the child writes at most two */
+            return 1;
+        ssize_t n = read(pd->fd, (char *)pd->rs + pd->have, sizeof(pd->rs) - pd->have);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            break;
-        have += (size_t)n;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return 1;
+        pd->have += (size_t)n;
     }
-    if (have % sizeof(rs[0]) != 0) {
+}
+
+/* The pipe closed: 0 when the child exec'd (*cg_err set if it could not join its
+ * cgroup), else a negative errno with the failing step in err. */
+static int pending_result(launch_pending_t *pd, int *cg_err, char *err, size_t errlen)
+{
+    if (pd->have % sizeof(pd->rs[0]) != 0) {
         seterr(err, errlen, "garbled report from the job's process");
         return -EIO;
     }
-    for (size_t i = 0; i < have / sizeof(rs[0]); i++) {
-        if (rs[i].step == STEP_CGROUP) {
-            *cg_err = rs[i].err;
+    for (size_t i = 0; i < pd->have / sizeof(pd->rs[0]); i++) {
+        if (pd->rs[i].step == STEP_CGROUP) {
+            *cg_err = pd->rs[i].err;
             continue;
         }
-        child_message(pl, rs[i], err, errlen);
-        return -rs[i].err;
+        child_message(&pd->pl, pd->rs[i], err, errlen);
+        return -pd->rs[i].err;
     }
     return 0;
 }
@@ -669,7 +690,9 @@ static pid_t spawn_child(struct child_plan *pl)
     return fork();
 }
 
-static int spawn(launch_proc_t *p, struct child_plan *pl, char *err, size_t errlen)
+/* Forks the child, which sets itself up and execs; returns the read end of its report
+ * pipe (non-blocking) and its pid. */
+static int spawn(struct child_plan *pl, pid_t *pid_out, char *err, size_t errlen)
 {
     int fds[2], rc = report_pipe(fds);
     if (rc < 0) {
@@ -692,18 +715,41 @@ static int spawn(launch_proc_t *p, struct child_plan *pl, char *err, size_t errl
         seterr(err, errlen, "cannot fork: %s", strerror(fork_errno));
         return -fork_errno;
     }
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    *pid_out = pid;
+    return fds[0];
+}
+
+/* The child never exec'd, so it has no descendant: waiting for it is enough. */
+static void reap_unstarted(pid_t pid, bool kill_it)
+{
+    if (kill_it)
+        kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+int launch_finish(launch_pending_t *pd, launch_proc_t **out, char *err, size_t errlen)
+{
+    int rc = pending_read(pd);
+    if (rc == 0)
+        return 0;
+    launch_proc_t *p = pd->p;
     int cg_err = 0;
-    rc = wait_exec(pl, fds[0], &cg_err, err, errlen);
-    close(fds[0]);
+    if (rc > 0)
+        rc = pending_result(pd, &cg_err, err, errlen);
+    else
+        seterr(err, errlen, "waiting for the job's process: %s", strerror(-rc));
     if (rc < 0) {
-        /* The child never exec'd, so it has no descendant: waiting for it is enough. */
-        if (rc == -ETIMEDOUT)
-            kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+        reap_unstarted(pd->pid, false);
+        if (p->cgroup)
+            cg_remove(p->cgroup);
+        free(p->cgroup);
+        free(p);
+        pending_free(pd);
         return rc;
     }
-    p->pid = p->pgid = pid;
+    p->pid = p->pgid = pd->pid;
     if (cg_err && p->cgroup) {
         seterr(p->warning, sizeof(p->warning),
                "cannot join cgroup %s (%s): tracking by session and process group only",
@@ -712,10 +758,55 @@ static int spawn(launch_proc_t *p, struct child_plan *pl, char *err, size_t errl
         free(p->cgroup);
         p->cgroup = NULL;
     }
-    return 0;
+    pending_free(pd);
+    *out = p;
+    return 1;
 }
 
+void launch_abandon(launch_pending_t *pd)
+{
+    if (!pd)
+        return;
+    reap_unstarted(pd->pid, true);
+    if (pd->p->cgroup)
+        cg_remove(pd->p->cgroup);
+    free(pd->p->cgroup);
+    free(pd->p);
+    pending_free(pd);
+}
+
+int launch_pending_fd(const launch_pending_t *pd) { return pd->fd; }
+pid_t launch_pending_pid(const launch_pending_t *pd) { return pd->pid; }
+
 int launch_start(const launch_spec_t *spec, launch_proc_t **out, char *err, size_t errlen)
+{
+    launch_pending_t *pd;
+    if (!out) {
+        seterr(err, errlen, "no job to start");
+        return -EINVAL;
+    }
+    *out = NULL;
+    int rc = launch_begin(spec, &pd, err, errlen);
+    if (rc < 0)
+        return rc;
+    double deadline = now_s() + START_TIMEOUT_MS / 1000.0;
+    for (;;) {
+        rc = launch_finish(pd, out, err, errlen);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+        int left = (int)((deadline - now_s()) * 1000);
+        if (left <= 0) {
+            launch_abandon(pd);
+            seterr(err, errlen, "the job's process did not start within %d s",
+                   START_TIMEOUT_MS / 1000);
+            return -ETIMEDOUT;
+        }
+        struct pollfd pfd = {launch_pending_fd(pd), POLLIN, 0};
+        poll(&pfd, 1, left);
+    }
+}
+
+int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, size_t errlen)
 {
     if (!spec || !out) {
         seterr(err, errlen, "no job to start");
@@ -742,6 +833,7 @@ int launch_start(const launch_spec_t *spec, launch_proc_t **out, char *err, size
     static char *const empty_env[] = {NULL};
     struct child_plan pl = {
         .argv = spec->argv,
+        .exec_path = spec->argv[0],
         .envp = spec->envp ? spec->envp : empty_env,
         .cwd = spec->cwd ? spec->cwd : "/",
         .out_path = out_path,
@@ -768,17 +860,45 @@ int launch_start(const launch_spec_t *spec, launch_proc_t **out, char *err, size
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", p->cgroup);
         pl.cg_procs = procs;
     }
-    if (rc == 0)
-        rc = spawn(p, &pl, err, errlen);
+    launch_pending_t *pd = rc == 0 ? calloc(1, sizeof(*pd)) : NULL;
+    if (rc == 0 && pd) {
+        pd->fd = -1;
+        pd->p = p;
+        pd->argv0 = strdup(spec->argv[0]);
+        pd->cwd = strdup(pl.cwd);
+        pd->out_path = strdup(out_path);
+        pd->err_path = strdup(err_path);
+        if (!pd->argv0 || !pd->cwd || !pd->out_path || !pd->err_path) {
+            seterr(err, errlen, "out of memory");
+            rc = -ENOMEM;
+        }
+    } else if (rc == 0) {
+        seterr(err, errlen, "out of memory");
+        rc = -ENOMEM;
+    }
+    pid_t pid = 0;
+    int fd = rc == 0 ? spawn(&pl, &pid, err, errlen) : rc;
     free(pl.groups);
-    if (rc < 0) {
+    if (fd < 0) {
+        if (pd)
+            pending_free(pd);
         if (p->cgroup)
             cg_remove(p->cgroup);
         free(p->cgroup);
         free(p);
-        return rc;
+        return fd;
     }
-    *out = p;
+    pd->fd = fd;
+    pd->pid = pid;
+    /* child_message reads these from the plan: point them at our copies */
+    pd->pl = pl;
+    pd->pl.groups = NULL;
+    pd->pl.cwd = pd->cwd;
+    pd->pl.out_path = pd->out_path;
+    pd->pl.err_path = pd->err_path;
+    pd->pl.argv = NULL;
+    pd->pl.exec_path = pd->argv0;
+    *out = pd;
     return 0;
 }
 

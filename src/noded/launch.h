@@ -50,6 +50,19 @@ typedef struct launch_proc launch_proc_t;
  * exec'd or failed (normally well under a millisecond; at most 30 s, then -ETIMEDOUT). */
 int launch_start(const launch_spec_t *spec, launch_proc_t **out, char *err, size_t errlen);
 
+/* The same start without blocking, for an event loop: launch_begin forks and returns
+ * at once; the caller watches launch_pending_fd() for input (or hang-up) and calls
+ * launch_finish, which returns 0 while the child has not exec'd yet, 1 once it has
+ * (*out set, pd freed), or a negative errno with the message (pd freed, nothing left
+ * behind). launch_abandon gives up (a deadline passed): kills the child, frees pd.
+ * Until then the child's pid is launch_pending_pid(): do not reap it elsewhere. */
+typedef struct launch_pending launch_pending_t;
+int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, size_t errlen);
+int launch_finish(launch_pending_t *pd, launch_proc_t **out, char *err, size_t errlen);
+void launch_abandon(launch_pending_t *pd);
+int launch_pending_fd(const launch_pending_t *pd);
+pid_t launch_pending_pid(const launch_pending_t *pd);
+
 pid_t launch_pid(const launch_proc_t *p);
 pid_t launch_pgid(const launch_proc_t *p);
 /* Absolute path of the job's cgroup directory, or NULL when tracking without one. */

@@ -27,6 +27,9 @@ typedef struct njob {
     double end_time;         /* wall clock when the script ended */
     double deadline;         /* wall clock of its time limit, 0 = none (kept on adoption) */
     launch_proc_t *proc;     /* the batch script, NULL elsewhere or once cleaned */
+    launch_pending_t *starting; /* the batch script between fork and exec */
+    struct start_watch *start_watch; /* its report pipe: the loop never waits for exec */
+    double limit;            /* its time limit, armed once it runs */
     bool ended;              /* the script ended (result below) */
     int kind, code;          /* 0 exit code, 1 signal, 2 could not start */
     bool timed_out;
@@ -77,7 +80,6 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg);
 void jobs_on_ended_ack(noded_t *d, const json_t *msg);
 void jobs_reap(noded_t *d);
 json_t *jobs_report(noded_t *d);
-void jobs_kill_all(noded_t *d);
 int noded_send(noded_t *d, json_t *msg); /* takes msg */
 
 /* runs.c: a durable record of each run on this node, so that a restarted daemon

@@ -99,6 +99,23 @@ kill -0 "$(cat "$T/c/ctld.pid")" || fail "the controller died when $n came back 
 d cancel "$j"
 expect_state "$j" CA 20
 
+# A start that takes longer than NodeTimeout between fork and exec (as on a hung
+# network filesystem; DUCTILE_TEST_EXEC_DELAY_MS makes it so) does not stop the node
+# daemon's loop: the node stays up and the job runs once it has started.
+DUCTILE_TEST_EXEC_DELAY_MS=6000 kill_restart_noded n2
+node_idle() { d nodes | grep -Eq "^$1 +idle"; }
+wait_for 10 node_idle n2 || fail "n2 not back: $(d nodes)"
+d drain n1 > /dev/null
+s=$(script hello.sh 'echo hello')
+j=$(submit -N 1 "$s")
+expect_state "$j" R
+d resume n1 > /dev/null
+[ "$(field "$j" NodeList)" = n2 ] || fail "job $j not on n2: $(d show "$j")"
+node_down() { d nodes | grep -Eq "^$1 +down"; }
+! wait_for 5 node_down n2 || fail "n2 went down while a start waited: $(d nodes)"
+expect_state "$j" CD 20
+kill_restart_noded n2 # without the delay, for what follows
+
 # 13. The node daemons' cgroups go with them.
 cg=$(sed -n "s/.*jobs' cgroups under \(.*\)$/\1/p" "$T/c/log/noded-n1.log" | tail -1)
 [ -n "$cg" ] || echo "no cgroup here: not checked"
