@@ -187,6 +187,22 @@ int client_open_tcp(const char *host, int port, const uint8_t *key, const char *
     return 0;
 }
 
+/* The server hung up while we were sending: a server that refuses a connection (too
+ * many connections) says why first, so read that if it is there. */
+static int refused(client_t *c, int e, char *err, size_t errlen)
+{
+    json_t *m = NULL;
+    char ignored[8];
+    const char *why = NULL;
+    if (recv_frame(c, &m, 1, ignored, sizeof(ignored)) == 1 &&
+        !json_is_true(json_object_get(m, "ok")))
+        why = json_string_value(json_object_get(m, "error"));
+    int rc = why ? FAIL(-EREMOTE, "%s", why)
+                 : FAIL(-e, "cannot send to the controller: %s", strerror(e));
+    json_decref(m);
+    return rc;
+}
+
 int client_send(client_t *c, const json_t *msg, char *err, size_t errlen)
 {
     uint8_t *f;
@@ -202,6 +218,8 @@ int client_send(client_t *c, const json_t *msg, char *err, size_t errlen)
         if (n < 0) {
             int e = errno;
             free(f);
+            if (e == EPIPE || e == ECONNRESET)
+                return refused(c, e, err, errlen);
             return FAIL(-e, "cannot send to the controller: %s", strerror(e));
         }
         off += (size_t)n;

@@ -43,6 +43,7 @@ struct conn {
     bool persistent;    /* a node daemon: no idle or frame timeout */
     bool in_reserve;    /* admitted into the reserve before we knew who it was */
     bool refusing;      /* an error is on its way, then the connection closes */
+    bool reading;       /* uv_read_start done */
 };
 
 struct conn_guard {
@@ -171,6 +172,7 @@ int conn_send_new(conn_t *c, json_t *msg)
 }
 
 static void refuse(conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void guard_log(conn_guard_t *g, const conn_t *c, const char *why);
 static void guard_authenticated(conn_t *c);
 
 /* The peer proved who it is: frames up to the full limit from now on. */
@@ -317,8 +319,13 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
             flush_backlog(c);
         }
         if (rc < 0) {
-            fprintf(stderr, "dropping connection from %s: %s%s\n", c->peer,
-                    c->authed ? "" : "before authentication: ", err);
+            if (c->guard && !c->authed) { /* unknown peers may be many: rate-limited */
+                char why[300];
+                snprintf(why, sizeof(why), "dropped before authentication: %s", err);
+                guard_log(c->guard, c, why);
+            } else {
+                fprintf(stderr, "dropping connection from %s: %s\n", c->peer, err);
+            }
             conn_close(c);
             return;
         }
@@ -399,8 +406,11 @@ static void refuse(conn_t *c, const char *fmt, ...)
     va_end(ap);
     if (c->guard)
         guard_log(c->guard, c, why);
+    /* Reading goes on (read_cb drops what comes) so that the peer's request is not left
+     * unread when we close, which on TCP would reset the connection before our reply. */
+    if (!c->refusing && !c->reading && uv_read_start(&c->h.stream, alloc_cb, read_cb) == 0)
+        c->reading = true;
     c->refusing = true;
-    uv_read_stop(&c->h.stream);
     json_t *m = json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "too_many_connections", "error", why);
     int rc = m && (c->ss.auth == PROTO_AUTH_NONE || c->ss.have_nonce) ? send_now(c, m) : -EIO;
     json_decref(m);
@@ -628,6 +638,7 @@ conn_t *conn_accept(uv_stream_t *server, const conn_cfg_t *cfg, const conn_ops_t
         conn_close(c);
         return NULL;
     }
+    c->reading = true;
     return c;
 }
 

@@ -53,16 +53,27 @@ echo "controller descriptors with nobody holding $(cat hold.out): $n"
 release
 
 # 3. A frame that stops half-way is closed after FrameTimeout (2 s here), on TCP and
-#    on the local socket. The controller is restarted with the setting.
+#    on the local socket; with a small MaxConnections and no per-user cap, the
+#    reserve keeps root's way in. The controller is restarted with these settings.
 kill "$(ctld_pid)"
 wait_for 20 sh -c "! kill -0 $(ctld_pid) 2>/dev/null" || fail "controller did not stop"
-printf 'FrameTimeout = 2\nAuthTimeout = 3\n' >> "$DUCTILE_CONF"
+printf 'FrameTimeout = 2\nAuthTimeout = 3\nMaxConnections = 48\nReservedConnections = 8\nMaxConnectionsPerUser = 0\n' >> "$DUCTILE_CONF"
 setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
 echo $! > "$T/c/ctld.pid"
 wait_for 30 sh -c "'$BIN' cluster status | grep -q '1 of 1 nodes up'" || fail "controller did not come back"
 "$GARBAGE" tcp 127.0.0.1 "$port" stall 20 > stall-tcp.out || fail "TCP stall: $(cat stall-tcp.out)"
 "$GARBAGE" unix "$sock" stall 20 > stall-unix.out || fail "unix stall: $(cat stall-unix.out)"
 echo "stalled frames: TCP $(cat stall-tcp.out), unix $(cat stall-unix.out)"
+as_nobody "$GARBAGE" unix "$sock" hold 200 > hold2.out 2>&1 &
+held=$!
+wait_for 60 grep -q '^held' hold2.out || fail "the second local flood did not finish: $(cat hold2.out)"
+d queue > /dev/null || fail "root's queue failed with the ordinary connections all taken"
+! as_nobody "$BIN" queue > /dev/null 2> e.txt || fail "nobody got into the reserve"
+grep -q "reserved for operators" e.txt || fail "reserve message: $(cat e.txt)"
+release
+# and an unauthenticated TCP peer is closed after AuthTimeout (3 s here)
+"$GARBAGE" tcp 127.0.0.1 "$port" silent 20 > silent.out || fail "silent TCP peer: $(cat silent.out)"
+echo "silent unauthenticated TCP peer: $(cat silent.out)"
 # the node daemon's long-lived connection survives the timeouts
 sleep_job=$(script idle.sh 'sleep 6')
 j=$(submit "$sleep_job")

@@ -9,19 +9,20 @@
  *   bigframe N   N connections, each announcing a 2 MiB frame and sending all of it
  *                but its last byte ("sent K": how many got their bytes through)
  *   stall SECS   one connection that sends half a frame, then waits for the daemon to
- *                hang up: prints "closed after S s" (exit 0) or "still open" (exit 1). */
+ *                hang up: prints "closed after S s" (exit 0) or "still open" (exit 1)
+ *   silent SECS  the same without sending anything. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <sys/resource.h>
-#include <time.h>
-#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 static int dial(int argc, char **argv)
@@ -89,13 +90,14 @@ static int hold(int argc, char **argv, const char *mode, int n)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    if (!strcmp(mode, "stall")) {
+    if (!strcmp(mode, "stall") || !strcmp(mode, "silent")) {
         int fd = dial(argc, argv);
         if (fd < 0) {
             perror("connect");
             return 1;
         }
-        frame(fd, "{\"type\":", 100); /* 9 of the 100 bytes announced */
+        if (!strcmp(mode, "stall"))
+            frame(fd, "{\"type\":", 100); /* 9 of the 100 bytes announced */
         double t0 = now_s();
         while (now_s() - t0 < n)
             if (hung_up(fd, 100)) {
@@ -145,7 +147,8 @@ int main(int argc, char **argv)
     }
     const char *mode = argv[argc - 1];
     if (argc >= 5 && (!strcmp(argv[argc - 2], "hold") || !strcmp(argv[argc - 2], "bigframe") ||
-                      !strcmp(argv[argc - 2], "stall")))
+                      !strcmp(argv[argc - 2], "stall") ||
+                      !strcmp(argv[argc - 2], "silent")))
         return hold(argc - 1, argv, argv[argc - 2], atoi(argv[argc - 1]));
     if (!strcmp(mode, "many")) {
         int fds[1000], n = 0;
