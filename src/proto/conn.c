@@ -376,7 +376,7 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 
 static bool privileged(const conn_guard_t *g, uid_t uid)
 {
-    return uid == 0 || (g->lim.privileged && g->lim.privileged(uid, g->lim.arg));
+    return g->lim.privileged && g->lim.privileged(uid, g->lim.arg);
 }
 
 /* A line per second at most: a flood of refusals must not flood the log. */

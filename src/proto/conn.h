@@ -58,8 +58,9 @@ typedef struct conn_limits {
     double auth_timeout;  /* seconds a TCP peer has to authenticate; 0: no limit */
     double frame_timeout; /* seconds a half-received frame may wait for its next byte; 0: none */
     double idle_timeout;  /* seconds a client connection may send nothing; 0: never */
-    /* uid 0 and operators: exempt from per_user, allowed in the reserve. Called only
-     * when a limit is reached (it may look the user up). */
+    /* Root and operators (a holder of the cluster key is uid 0): exempt from per_user,
+     * allowed in the reserve. Called only when a limit is reached (it may look the user
+     * up); NULL: nobody is privileged. */
     bool (*privileged)(uid_t uid, void *arg);
     void *arg;
 } conn_limits_t;
