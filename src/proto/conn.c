@@ -406,9 +406,11 @@ static void refuse(conn_t *c, const char *fmt, ...)
     va_end(ap);
     if (c->guard)
         guard_log(c->guard, c, why);
-    /* Reading goes on (read_cb drops what comes) so that the peer's request is not left
-     * unread when we close, which on TCP would reset the connection before our reply. */
-    if (!c->refusing && !c->reading && uv_read_start(&c->h.stream, alloc_cb, read_cb) == 0)
+    /* On TCP reading goes on (read_cb drops what comes) so that the peer's request is
+     * not left unread when we close, which would reset the connection before our reply
+     * arrives. A Unix socket keeps our reply readable after we close: no buffers then. */
+    if (!c->local && !c->refusing && !c->reading &&
+        uv_read_start(&c->h.stream, alloc_cb, read_cb) == 0)
         c->reading = true;
     c->refusing = true;
     json_t *m = json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "too_many_connections", "error", why);
