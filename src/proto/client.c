@@ -194,6 +194,7 @@ static int refused(client_t *c, int e, char *err, size_t errlen)
     json_t *m = NULL;
     char ignored[8];
     const char *why = NULL;
+    c->last_sent = now_s(); /* no keepalive on a broken connection */
     if (recv_frame(c, &m, 1, ignored, sizeof(ignored)) == 1 &&
         !json_is_true(json_object_get(m, "ok")))
         why = json_string_value(json_object_get(m, "error"));
