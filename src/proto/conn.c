@@ -51,7 +51,8 @@ struct conn_guard {
     conn_limits_t lim;
     uv_timer_t timer;
     conn_t *head;
-    int n;
+    int n;           /* connections linked, refusing ones included */
+    int nrefusing;   /* being told why they are refused: not counted against limits */
     double log_at;   /* refusals are logged at most once a second */
     long unlogged;   /* refusals since the last line */
 };
@@ -79,6 +80,7 @@ static void guard_unlink(conn_t *c)
     c->gprev = c->gnext = NULL;
     c->guard = NULL;
     g->n--;
+    g->nrefusing -= c->refusing;
 }
 
 static void on_closed(uv_handle_t *h)
@@ -412,6 +414,8 @@ static void refuse(conn_t *c, const char *fmt, ...)
     if (!c->local && !c->refusing && !c->reading &&
         uv_read_start(&c->h.stream, alloc_cb, read_cb) == 0)
         c->reading = true;
+    if (c->guard && !c->refusing)
+        c->guard->nrefusing++;
     c->refusing = true;
     json_t *m = json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "too_many_connections", "error", why);
     int rc = m && (c->ss.auth == PROTO_AUTH_NONE || c->ss.have_nonce) ? send_now(c, m) : -EIO;
@@ -424,7 +428,7 @@ static int count_uid(const conn_guard_t *g, const conn_t *self, uid_t uid)
 {
     int n = 0;
     for (const conn_t *o = g->head; o; o = o->gnext)
-        n += o != self && !o->closing && o->authed && o->uid == uid;
+        n += o != self && !o->closing && !o->refusing && o->authed && o->uid == uid;
     return n;
 }
 
@@ -432,7 +436,7 @@ static int count_host(const conn_guard_t *g, const conn_t *self, const char *hos
 {
     int n = 0;
     for (const conn_t *o = g->head; o; o = o->gnext)
-        n += o != self && !o->closing && !o->authed && !strcmp(o->host, host);
+        n += o != self && !o->closing && !o->refusing && !o->authed && !strcmp(o->host, host);
     return n;
 }
 
@@ -449,7 +453,7 @@ static bool guard_admit(conn_guard_t *g, conn_t *c)
         g->head->gprev = c;
     g->head = c;
     g->n++;
-    int others = g->n - 1;
+    int others = g->n - 1 - g->nrefusing; /* a flood's refusals in flight do not count */
     if (l->max_conns && others >= l->max_conns) {
         refuse(c, "too many connections: the controller is at MaxConnections = %d",
                l->max_conns);
@@ -539,7 +543,7 @@ conn_guard_t *conn_guard_create(uv_loop_t *loop, const conn_limits_t *lim)
     return g;
 }
 
-int conn_guard_count(const conn_guard_t *g) { return g ? g->n : 0; }
+int conn_guard_count(const conn_guard_t *g) { return g ? g->n - g->nrefusing : 0; }
 
 void conn_set_persistent(conn_t *c) { c->persistent = true; }
 
