@@ -397,8 +397,11 @@ static void guard_log(conn_guard_t *g, const conn_t *c, const char *why)
     g->unlogged = 0;
 }
 
-/* Tell the peer why, then close: reading stops at once, the connection closes when the
- * error is written (or at once if it cannot be). */
+/* Tell the peer why, then close. The reason is written at once when the socket takes
+ * it (it nearly always does) and the connection closed at once, which releases its
+ * descriptor now rather than an iteration later: libuv accepts a flood thousands at a
+ * time in one iteration, and refusals waiting for their write would exhaust the
+ * descriptors the refusals are there to protect. */
 static void refuse(conn_t *c, const char *fmt, ...)
 {
     char why[256];
@@ -408,18 +411,31 @@ static void refuse(conn_t *c, const char *fmt, ...)
     va_end(ap);
     if (c->guard)
         guard_log(c->guard, c, why);
-    /* On TCP reading goes on (read_cb drops what comes) so that the peer's request is
-     * not left unread when we close, which would reset the connection before our reply
-     * arrives. A Unix socket keeps our reply readable after we close: no buffers then. */
-    if (!c->local && !c->refusing && !c->reading &&
-        uv_read_start(&c->h.stream, alloc_cb, read_cb) == 0)
-        c->reading = true;
     if (c->guard && !c->refusing)
         c->guard->nrefusing++;
     c->refusing = true;
     json_t *m = json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "too_many_connections", "error", why);
-    int rc = m && (c->ss.auth == PROTO_AUTH_NONE || c->ss.have_nonce) ? send_now(c, m) : -EIO;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    bool can = m && (c->ss.auth == PROTO_AUTH_NONE || c->ss.have_nonce);
+    int rc = can ? proto_encode(&c->ss, m, &frame, &len) : -EIO;
     json_decref(m);
+    if (rc == 0) {
+        uv_buf_t b = uv_buf_init((char *)frame, (unsigned)len);
+        if (uv_try_write(&c->h.stream, &b, 1) == UV_EAGAIN) {
+            /* The socket is full: write it later and close then. On TCP reading goes
+             * on meanwhile (read_cb drops what comes), so that the peer's request is not
+             * left unread at the close, which would reset the connection before our
+             * reply arrives. */
+            if (!c->local && !c->reading && uv_read_start(&c->h.stream, alloc_cb, read_cb) == 0)
+                c->reading = true;
+            rc = write_frame(c, frame, len);
+            frame = NULL;
+        } else {
+            rc = -1; /* written (or the peer is gone): close now */
+        }
+    }
+    free(frame);
     if (rc < 0 || c->queued == 0)
         conn_close(c);
 }
