@@ -24,7 +24,9 @@ enum {
     K_CLUSTER_NAME, K_CONTROL_ADDR, K_CONTROL_PORT, K_CONTROL_SOCKET, K_NODES,
     K_CORES, K_MEMORY, K_STATE_DIR, K_LOG_DIR, K_POLICY, K_TICK, K_NODE_TIMEOUT,
     K_HEARTBEAT, K_RESIZE_TIMEOUT, K_KILL_WAIT, K_AUTH_TYPE, K_AUTH_KEY_FILE,
-    K_MUNGE_SOCKET, K_OPERATORS, K_MAX_JOBS, K_MAX_SCRIPT, K_NODE_ADDR, NKEYS
+    K_MUNGE_SOCKET, K_OPERATORS, K_MAX_JOBS, K_MAX_SCRIPT, K_NODE_ADDR,
+    K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
+    K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, NKEYS
 };
 
 typedef enum ktype {
@@ -73,6 +75,13 @@ static const cfgkey_t keys[NKEYS] = {
     [K_MAX_JOBS] = {"MaxJobs", T_INT, F(max_jobs), 1, INT_MAX},
     [K_MAX_SCRIPT] = {"MaxScriptSize", T_INT, F(max_script_size), 1024, 16777216},
     [K_NODE_ADDR] = {"NodeAddr", T_NODE_ADDR, F(node_addr), 0, 0},
+    [K_MAX_CONNS] = {"MaxConnections", T_INT, F(max_connections), 16, 1000000},
+    [K_RESERVED_CONNS] = {"ReservedConnections", T_INT, F(reserved_connections), 0, 1000000},
+    [K_CONNS_PER_USER] = {"MaxConnectionsPerUser", T_INT, F(max_connections_per_user), 0, 1000000},
+    [K_CONNS_PER_HOST] = {"MaxConnectionsPerHost", T_INT, F(max_connections_per_host), 0, 1000000},
+    [K_AUTH_TIMEOUT] = {"AuthTimeout", T_SEC0, F(auth_timeout), 0, 0},
+    [K_FRAME_TIMEOUT] = {"FrameTimeout", T_SEC0, F(frame_timeout), 0, 0},
+    [K_IDLE_TIMEOUT] = {"IdleTimeout", T_SEC0, F(idle_timeout), 0, 0},
 };
 #undef F
 
@@ -524,6 +533,16 @@ static int finish(parse_t *ps)
                     "HeartbeatInterval: %g must be less than NodeTimeout (%g), or a node "
                     "would time out between heartbeats", cfg->heartbeat_interval,
                     cfg->node_timeout);
+    if (cfg->reserved_connections >= cfg->max_connections)
+        return fail(ps, ps->line[K_RESERVED_CONNS] ? ps->line[K_RESERVED_CONNS]
+                                                   : ps->line[K_MAX_CONNS],
+                    "ReservedConnections: %d must be less than MaxConnections (%d), or ordinary "
+                    "users could never connect", cfg->reserved_connections, cfg->max_connections);
+    if (cfg->idle_timeout > 0 && cfg->idle_timeout < 2 * CONFIG_KEEPALIVE_SECONDS)
+        return fail(ps, ps->line[K_IDLE_TIMEOUT],
+                    "IdleTimeout: %g s is too short: waiting clients send a keepalive every %d s; "
+                    "use at least %d s, or 0 to never close idle clients", cfg->idle_timeout,
+                    CONFIG_KEEPALIVE_SECONDS, 2 * CONFIG_KEEPALIVE_SECONDS);
     if ((rc = hostlist_index_create(cfg->nodes, cfg->nnodes, &cfg->node_index, NULL)) < 0)
         return rc;
     if (!(cfg->node_addr = calloc((size_t)cfg->nnodes, sizeof(char *))))
@@ -542,6 +561,9 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         .control_port = 6817, .cores_per_node = 1, .memory_per_node = 1024,
         .scheduler_tick = 10, .node_timeout = 30, .resize_timeout = 60, .kill_wait = 10,
         .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_script_size = 1048576,
+        .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,
+        .max_connections_per_host = 128, .auth_timeout = 10, .frame_timeout = 30,
+        .idle_timeout = 600,
     };
     int rc = 0, line = 0;
     for (const char *p = text, *end = text + len; rc == 0 && p < end;) {

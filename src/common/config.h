@@ -18,6 +18,9 @@
 #define CONFIG_SOCKET_PATH_MAX 107
 /* Longest duration any key accepts: one year, in seconds. */
 #define CONFIG_SECONDS_MAX 31536000.0
+/* Waiting clients send a keepalive this often (PROTO_KEEPALIVE_SECONDS, which the
+ * protocol library checks against it); IdleTimeout must be at least twice it. */
+#define CONFIG_KEEPALIVE_SECONDS 60
 
 typedef enum config_auth {
     CONFIG_AUTH_KEY,   /* a shared secret in AuthKeyFile */
@@ -52,6 +55,14 @@ typedef struct config {
     int noperators;
     int max_jobs;        /* MaxJobs: queued and running jobs at most */
     int max_script_size; /* MaxScriptSize, bytes */
+    /* Connections to the controller (docs/reliability-dos.md) */
+    int max_connections;          /* MaxConnections: all at once */
+    int reserved_connections;     /* ReservedConnections: of those, kept for operators */
+    int max_connections_per_user; /* MaxConnectionsPerUser, 0: no limit */
+    int max_connections_per_host; /* MaxConnectionsPerHost: unauthenticated, 0: no limit */
+    double auth_timeout;          /* AuthTimeout: seconds to authenticate on TCP, 0: none */
+    double frame_timeout;         /* FrameTimeout: seconds a half-sent frame may stall, 0: none */
+    double idle_timeout;          /* IdleTimeout: seconds a client may stay silent, 0: none */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,11 +36,10 @@ static void on_message(conn_t *conn, json_t *msg, void *arg)
     }
     if (node_message(type)) {
         /* Only holders of the cluster key speak for nodes. */
-        if (!conn_is_local(conn) && c->cfg.auth_type == CONFIG_AUTH_KEY)
+        if (!conn_is_local(conn) && (c->cfg.auth_type == CONFIG_AUTH_KEY || conn_uid(conn) == 0)) {
+            conn_set_persistent(conn); /* a node daemon: it heartbeats, never idle-close it */
             nodes_on_message(c, conn, msg, type);
-        else if (!conn_is_local(conn) && conn_uid(conn) == 0)
-            nodes_on_message(c, conn, msg, type);
-        else
+        } else
             conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error",
                                           "permission denied: not a node daemon"));
         return;
@@ -56,6 +57,9 @@ static void on_close(conn_t *conn, void *arg)
 
 static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};
 
+/* Admission control and timeouts shared by both listeners (conn.h). */
+static conn_guard_t *guard;
+
 static conn_cfg_t conn_cfg(ctld_t *c)
 {
     return (conn_cfg_t){
@@ -63,7 +67,59 @@ static conn_cfg_t conn_cfg(ctld_t *c)
         .key = c->key,
         .munge_socket = c->cfg.munge_socket,
         .max_payload = (size_t)c->cfg.max_script_size + (1u << 20),
+        .guard = guard,
     };
+}
+
+/* Root and Operators may use the reserved connections and have no per-user cap. */
+static bool privileged(uid_t uid, void *arg)
+{
+    ctld_t *c = arg;
+    if (uid == 0)
+        return true;
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+    return getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res &&
+           config_is_operator(&c->cfg, pw.pw_name);
+}
+
+/* Every connection is a descriptor: take the hard limit, and keep MaxConnections under
+ * it with room for the database, logs and listeners, so that the limit is ours to
+ * enforce (with the reserve) and never the kernel's EMFILE, which refuses everyone. */
+static int guard_create(ctld_t *c, char *err, size_t errlen)
+{
+    int max = c->cfg.max_connections;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+            getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)max + 64 > rl.rlim_cur) {
+            max = rl.rlim_cur > 64 + 16 ? (int)(rl.rlim_cur - 64) : 16;
+            fprintf(stderr, "ductiled: MaxConnections lowered from %d to %d (open files "
+                            "limit %llu)\n", c->cfg.max_connections, max,
+                    (unsigned long long)rl.rlim_cur);
+        }
+    }
+    int reserve = c->cfg.reserved_connections < max ? c->cfg.reserved_connections : max / 2;
+    conn_limits_t lim = {
+        .max_conns = max,
+        .reserve = reserve,
+        .per_user = c->cfg.max_connections_per_user,
+        .per_host = c->cfg.max_connections_per_host,
+        .auth_timeout = c->cfg.auth_timeout,
+        .frame_timeout = c->cfg.frame_timeout,
+        .idle_timeout = c->cfg.idle_timeout,
+        .privileged = privileged,
+        .arg = c,
+    };
+    if (!(guard = conn_guard_create(c->loop, &lim))) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -242,7 +298,8 @@ int main(int argc, char **argv)
      * its daemon has registered (and told us what it still runs). */
     for (int i = 0; i < c.nnodes; i++)
         sched_set_node_available(c.sched, i, false);
-    if (listen_unix(&c, err, sizeof(err)) < 0 || listen_tcp(&c, err, sizeof(err)) < 0) {
+    if (guard_create(&c, err, sizeof(err)) < 0 || listen_unix(&c, err, sizeof(err)) < 0 ||
+        listen_tcp(&c, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;
     }

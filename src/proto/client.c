@@ -17,9 +17,17 @@ struct client {
     proto_session_t ss;
     proto_decoder_t dec;
     char *munge_socket;
+    double last_sent; /* for keepalives while waiting */
 };
 
 #define FAIL(code, ...) (snprintf(err, errlen, __VA_ARGS__), (code))
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 static client_t *client_new(int fd, proto_auth_t auth, const uint8_t *key)
 {
@@ -28,6 +36,7 @@ static client_t *client_new(int fd, proto_auth_t auth, const uint8_t *key)
         return NULL;
     c->fd = fd;
     proto_session_init(&c->ss, auth, PROTO_ROLE_CLIENT, key);
+    c->last_sent = now_s();
     return c;
 }
 
@@ -53,15 +62,10 @@ int client_open_unix(const char *path, client_t **out, char *err, size_t errlen)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* Reads until the decoder yields a message (the hello is consumed inside). A timeout
- * of 0 reads what is there without waiting: a probe costs one poll(). */
+ * of 0 reads what is there without waiting: a probe costs one poll(). While it waits
+ * it sends a keepalive every PROTO_KEEPALIVE_SECONDS, so that a controller's IdleTimeout
+ * never closes a client waiting for a long reply (`ductile run` of a silent step). */
 static int recv_frame(client_t *c, json_t **msg, double timeout, char *err, size_t errlen)
 {
     double deadline = timeout < 0 ? -1 : now_s() + timeout;
@@ -70,10 +74,24 @@ static int recv_frame(client_t *c, json_t **msg, double timeout, char *err, size
         int rc = proto_decoder_next(&c->dec, &c->ss, msg, err, errlen);
         if (rc != 0 || (!had && c->ss.have_nonce))
             return rc < 0 ? rc : (rc == 1 ? 1 : 2); /* 2: the hello arrived */
+        bool can_send = c->ss.auth == PROTO_AUTH_NONE || c->ss.have_nonce;
+        if (can_send && now_s() - c->last_sent >= PROTO_KEEPALIVE_SECONDS) {
+            json_t *k = json_pack("{s:s}", "type", "keepalive");
+            rc = k ? client_send(c, k, err, errlen) : FAIL(-ENOMEM, "out of memory");
+            json_decref(k);
+            if (rc < 0)
+                return rc;
+        }
         int wait = -1;
         if (deadline >= 0) {
             double left = deadline - now_s();
             wait = left > 0 ? (int)(left * 1000) + 1 : 0;
+        }
+        if (can_send) {
+            double k = c->last_sent + PROTO_KEEPALIVE_SECONDS - now_s();
+            int kw = k > 0 ? (int)(k * 1000) + 1 : 0;
+            if (wait < 0 || kw < wait)
+                wait = kw;
         }
         struct pollfd p = {.fd = c->fd, .events = POLLIN};
         int pr = poll(&p, 1, wait);
@@ -82,7 +100,7 @@ static int recv_frame(client_t *c, json_t **msg, double timeout, char *err, size
         if (pr <= 0) {
             if (deadline >= 0 && now_s() >= deadline)
                 return FAIL(-ETIMEDOUT, "no answer within %.0f s", timeout);
-            continue;
+            continue; /* or time for a keepalive */
         }
         char buf[65536];
         ssize_t n = read(c->fd, buf, sizeof(buf));
@@ -132,7 +150,17 @@ int client_open_tcp(const char *host, int port, const uint8_t *key, const char *
         client_close(c);
         return rc < 0 ? rc : FAIL(-EPROTO, "the controller did not greet");
     }
-    if (!key) {
+    if (key) {
+        /* A small first frame proves the key: the controller accepts only small frames
+         * from a peer it does not know yet, and our first request may be large. */
+        json_t *m = json_pack("{s:s}", "type", "auth");
+        rc = m ? client_send(c, m, err, errlen) : FAIL(-ENOMEM, "out of memory");
+        json_decref(m);
+        if (rc < 0) {
+            client_close(c);
+            return rc;
+        }
+    } else {
         char hex[2 * PROTO_NONCE_LEN + 1];
         for (int i = 0; i < PROTO_NONCE_LEN; i++)
             sprintf(hex + 2 * i, "%02x", c->ss.nonce[i]);
@@ -159,6 +187,23 @@ int client_open_tcp(const char *host, int port, const uint8_t *key, const char *
     return 0;
 }
 
+/* The server hung up while we were sending: a server that refuses a connection (too
+ * many connections) says why first, so read that if it is there. */
+static int refused(client_t *c, int e, char *err, size_t errlen)
+{
+    json_t *m = NULL;
+    char ignored[8];
+    const char *why = NULL;
+    c->last_sent = now_s(); /* no keepalive on a broken connection */
+    if (recv_frame(c, &m, 1, ignored, sizeof(ignored)) == 1 &&
+        !json_is_true(json_object_get(m, "ok")))
+        why = json_string_value(json_object_get(m, "error"));
+    int rc = why ? FAIL(-EREMOTE, "%s", why)
+                 : FAIL(-e, "cannot send to the controller: %s", strerror(e));
+    json_decref(m);
+    return rc;
+}
+
 int client_send(client_t *c, const json_t *msg, char *err, size_t errlen)
 {
     uint8_t *f;
@@ -174,11 +219,14 @@ int client_send(client_t *c, const json_t *msg, char *err, size_t errlen)
         if (n < 0) {
             int e = errno;
             free(f);
+            if (e == EPIPE || e == ECONNRESET)
+                return refused(c, e, err, errlen);
             return FAIL(-e, "cannot send to the controller: %s", strerror(e));
         }
         off += (size_t)n;
     }
     free(f);
+    c->last_sent = now_s();
     return 0;
 }
 

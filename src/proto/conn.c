@@ -2,6 +2,7 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <munge.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,28 @@ struct conn {
     size_t queued;  /* bytes handed to libuv, not yet written */
     json_t *backlog; /* client: messages waiting for the hello */
     char peer[64];
+    char host[48];  /* TCP: the remote address alone, for the per-host count */
+    /* the guard's view (server side) */
+    conn_guard_t *guard;
+    conn_t *gprev, *gnext;
+    double since;       /* accepted, loop time in seconds */
+    double last_read;   /* last bytes received */
+    double last_active; /* last whole frame received or sent */
+    bool persistent;    /* a node daemon: no idle or frame timeout */
+    bool in_reserve;    /* admitted into the reserve before we knew who it was */
+    bool refusing;      /* an error is on its way, then the connection closes */
+    bool reading;       /* uv_read_start done */
+};
+
+struct conn_guard {
+    uv_loop_t *loop;
+    conn_limits_t lim;
+    uv_timer_t timer;
+    conn_t *head;
+    int n;           /* connections linked, refusing ones included */
+    int nrefusing;   /* being told why they are refused: not counted against limits */
+    double log_at;   /* refusals are logged at most once a second */
+    long unlogged;   /* refusals since the last line */
 };
 
 typedef struct wreq {
@@ -41,9 +64,29 @@ typedef struct wreq {
     size_t len;
 } wreq_t;
 
+static double loop_now(uv_loop_t *loop) { return (double)uv_now(loop) / 1000.0; }
+
+static void guard_unlink(conn_t *c)
+{
+    conn_guard_t *g = c->guard;
+    if (!g)
+        return;
+    if (c->gprev)
+        c->gprev->gnext = c->gnext;
+    else
+        g->head = c->gnext;
+    if (c->gnext)
+        c->gnext->gprev = c->gprev;
+    c->gprev = c->gnext = NULL;
+    c->guard = NULL;
+    g->n--;
+    g->nrefusing -= c->refusing;
+}
+
 static void on_closed(uv_handle_t *h)
 {
     conn_t *c = h->data;
+    guard_unlink(c);
     if (c->ops.on_close)
         c->ops.on_close(c, c->arg);
     proto_decoder_free(&c->dec);
@@ -63,11 +106,14 @@ void conn_close(conn_t *c)
 static void on_written(uv_write_t *req, int status)
 {
     wreq_t *w = (wreq_t *)req;
-    w->c->queued -= w->len;
+    conn_t *c = w->c;
+    c->queued -= w->len;
     free(w->frame);
-    if (status < 0)
-        conn_close(w->c);
     free(w);
+    if (c->guard)
+        c->last_active = loop_now(c->h.handle.loop);
+    if (status < 0 || (c->refusing && c->queued == 0))
+        conn_close(c);
 }
 
 static int write_frame(conn_t *c, uint8_t *frame, size_t len)
@@ -125,6 +171,20 @@ int conn_send_new(conn_t *c, json_t *msg)
     int rc = conn_send(c, msg);
     json_decref(msg);
     return rc;
+}
+
+static void refuse(conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void guard_log(conn_guard_t *g, const conn_t *c, const char *why);
+static void guard_authenticated(conn_t *c);
+
+/* The peer proved who it is: frames up to the full limit from now on. */
+static void authenticated(conn_t *c, uid_t uid, gid_t gid)
+{
+    c->uid = uid;
+    c->gid = gid;
+    c->authed = true;
+    c->ss.max_payload = c->cfg.max_payload ? c->cfg.max_payload : PROTO_MAX_PAYLOAD;
+    guard_authenticated(c);
 }
 
 /* --- MUNGE --- */
@@ -185,9 +245,7 @@ static int check_munge_auth(conn_t *c, const json_t *msg)
     free(buf);
     if (!ok)
         return -EACCES;
-    c->uid = uid;
-    c->gid = gid;
-    c->authed = true;
+    authenticated(c, uid, gid);
     return 0;
 }
 
@@ -201,13 +259,19 @@ static void flush_backlog(conn_t *c)
     json_array_clear(c->backlog);
 }
 
+/* Before authentication a read takes at most one pre-authentication frame, so what an
+ * unknown peer can make us hold is bounded by about twice that. */
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-    (void)h;
     (void)suggested;
-    buf->base = malloc(65536);
-    buf->len = buf->base ? 65536 : 0;
+    conn_t *c = h->data;
+    size_t n = 65536;
+    if (!c->authed && c->ss.role == PROTO_ROLE_SERVER && PROTO_HDR_LEN + c->ss.max_payload < n)
+        n = PROTO_HDR_LEN + c->ss.max_payload;
+    buf->base = malloc(n);
+    buf->len = buf->base ? n : 0;
 }
+
 
 static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
@@ -217,10 +281,12 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         conn_close(c);
         return;
     }
-    if (n == 0 || c->closing) {
+    if (n == 0 || c->closing || c->refusing) {
         free(buf->base);
         return;
     }
+    if (c->guard)
+        c->last_read = loop_now(c->h.handle.loop);
     int rc = proto_decoder_feed(&c->dec, buf->base, (size_t)n);
     free(buf->base);
     if (rc < 0) {
@@ -239,25 +305,65 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
                 conn_close(c);
                 return;
             }
+            if (c->ss.auth == PROTO_AUTH_KEY) {
+                /* A small first frame proves the key, so the server lifts its
+                 * pre-authentication limit before our first real (maybe large) message. */
+                json_t *a = json_pack("{s:s}", "type", "auth");
+                int arc = a ? send_now(c, a) : -ENOMEM;
+                json_decref(a);
+                if (arc < 0) {
+                    json_decref(msg);
+                    conn_close(c);
+                    return;
+                }
+            }
             c->authed = true; /* the server proved the key (or MUNGE vouches for us) */
             flush_backlog(c);
         }
         if (rc < 0) {
-            fprintf(stderr, "dropping connection from %s: %s\n", c->peer, err);
+            if (c->guard && !c->authed) { /* unknown peers may be many: rate-limited */
+                char why[300];
+                snprintf(why, sizeof(why), "dropped before authentication: %s", err);
+                guard_log(c->guard, c, why);
+            } else {
+                fprintf(stderr, "dropping connection from %s: %s\n", c->peer, err);
+            }
             conn_close(c);
             return;
         }
         if (rc == 0)
             return;
+        if (c->guard)
+            c->last_active = loop_now(c->h.handle.loop);
+        const char *type = json_string_value(json_object_get(msg, "type"));
         if (c->ss.role == PROTO_ROLE_SERVER && !c->authed) {
-            /* AuthType=munge: the first message must carry the credential. */
-            int ok = check_munge_auth(c, msg);
-            json_decref(msg);
-            if (ok < 0) {
-                fprintf(stderr, "dropping connection from %s: authentication failed\n", c->peer);
-                conn_close(c);
-                return;
+            if (c->ss.auth == PROTO_AUTH_KEY) {
+                /* The decoder checked its MAC: the peer holds the cluster key. A bare
+                 * "auth" frame only says so, so that the next frame may be large. */
+                authenticated(c, 0, 0);
+                if (c->closing || c->refusing || (type && !strcmp(type, "auth"))) {
+                    json_decref(msg);
+                    if (c->closing || c->refusing)
+                        return;
+                    continue;
+                }
+            } else {
+                /* AuthType=munge: the first message must carry the credential. */
+                int ok = check_munge_auth(c, msg);
+                json_decref(msg);
+                if (ok < 0) {
+                    fprintf(stderr, "dropping connection from %s: authentication failed\n",
+                            c->peer);
+                    conn_close(c);
+                    return;
+                }
+                if (c->closing || c->refusing)
+                    return;
+                continue;
             }
+        }
+        if (c->ss.role == PROTO_ROLE_SERVER && type && !strcmp(type, "keepalive")) {
+            json_decref(msg); /* a waiting client saying it is still there */
             continue;
         }
         if (c->ops.on_message)
@@ -267,6 +373,195 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
             return;
     }
 }
+
+/* --- admission control and timeouts --- */
+
+static bool privileged(const conn_guard_t *g, uid_t uid)
+{
+    return g->lim.privileged && g->lim.privileged(uid, g->lim.arg);
+}
+
+/* A line per second at most: a flood of refusals must not flood the log. */
+static void guard_log(conn_guard_t *g, const conn_t *c, const char *why)
+{
+    double now = loop_now(g->loop);
+    if (now - g->log_at < 1.0) {
+        g->unlogged++;
+        return;
+    }
+    if (g->unlogged)
+        fprintf(stderr, "refused or closed %ld more connections in the last second\n",
+                g->unlogged);
+    fprintf(stderr, "connection from %s: %s\n", c->peer, why);
+    g->log_at = now;
+    g->unlogged = 0;
+}
+
+/* Tell the peer why, then close. The reason is written at once when the socket takes
+ * it (it nearly always does) and the connection closed at once, which releases its
+ * descriptor now rather than an iteration later: libuv accepts a flood thousands at a
+ * time in one iteration, and refusals waiting for their write would exhaust the
+ * descriptors the refusals are there to protect. */
+static void refuse(conn_t *c, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    if (c->guard)
+        guard_log(c->guard, c, why);
+    if (c->guard && !c->refusing)
+        c->guard->nrefusing++;
+    c->refusing = true;
+    json_t *m = json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "too_many_connections", "error", why);
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    bool can = m && (c->ss.auth == PROTO_AUTH_NONE || c->ss.have_nonce);
+    int rc = can ? proto_encode(&c->ss, m, &frame, &len) : -EIO;
+    json_decref(m);
+    if (rc == 0) {
+        uv_buf_t b = uv_buf_init((char *)frame, (unsigned)len);
+        if (uv_try_write(&c->h.stream, &b, 1) == UV_EAGAIN) {
+            /* The socket is full: write it later and close then. On TCP reading goes
+             * on meanwhile (read_cb drops what comes), so that the peer's request is not
+             * left unread at the close, which would reset the connection before our
+             * reply arrives. */
+            if (!c->local && !c->reading && uv_read_start(&c->h.stream, alloc_cb, read_cb) == 0)
+                c->reading = true;
+            rc = write_frame(c, frame, len);
+            frame = NULL;
+        } else {
+            rc = -1; /* written (or the peer is gone): close now */
+        }
+    }
+    free(frame);
+    if (rc < 0 || c->queued == 0)
+        conn_close(c);
+}
+
+static int count_uid(const conn_guard_t *g, const conn_t *self, uid_t uid)
+{
+    int n = 0;
+    for (const conn_t *o = g->head; o; o = o->gnext)
+        n += o != self && !o->closing && !o->refusing && o->authed && o->uid == uid;
+    return n;
+}
+
+static int count_host(const conn_guard_t *g, const conn_t *self, const char *host)
+{
+    int n = 0;
+    for (const conn_t *o = g->head; o; o = o->gnext)
+        n += o != self && !o->closing && !o->refusing && !o->authed && !strcmp(o->host, host);
+    return n;
+}
+
+/* A new connection: refused (false) or counted. Local peers are known already; TCP
+ * peers are counted by address until they authenticate. */
+static bool guard_admit(conn_guard_t *g, conn_t *c)
+{
+    const conn_limits_t *l = &g->lim;
+    double now = loop_now(g->loop);
+    c->since = c->last_read = c->last_active = now;
+    c->guard = g;
+    c->gnext = g->head;
+    if (g->head)
+        g->head->gprev = c;
+    g->head = c;
+    g->n++;
+    int others = g->n - 1 - g->nrefusing; /* a flood's refusals in flight do not count */
+    if (l->max_conns && others >= l->max_conns) {
+        refuse(c, "too many connections: the controller is at MaxConnections = %d",
+               l->max_conns);
+        return false;
+    }
+    bool reserve = l->max_conns && others >= l->max_conns - l->reserve;
+    if (c->authed) {
+        int mine = l->per_user ? count_uid(g, c, c->uid) : 0;
+        /* privileged() is asked only when a limit is reached: it may look the user up */
+        if ((reserve || (l->per_user && mine >= l->per_user)) && !privileged(g, c->uid)) {
+            if (reserve)
+                refuse(c, "too many connections: the last %d are reserved for operators",
+                       l->reserve);
+            else
+                refuse(c, "too many connections from uid %u (MaxConnectionsPerUser = %d)",
+                       (unsigned)c->uid, l->per_user);
+            return false;
+        }
+        return true;
+    }
+    if (l->per_host && count_host(g, c, c->host) >= l->per_host) {
+        refuse(c, "too many unauthenticated connections from %s (MaxConnectionsPerHost = %d)",
+               c->host, l->per_host);
+        return false;
+    }
+    c->in_reserve = reserve;
+    return true;
+}
+
+/* A TCP peer authenticated: now it counts as its uid. */
+static void guard_authenticated(conn_t *c)
+{
+    conn_guard_t *g = c->guard;
+    if (!g || privileged(g, c->uid))
+        return;
+    if (c->in_reserve)
+        refuse(c, "too many connections: the last %d are reserved for operators", g->lim.reserve);
+    else if (g->lim.per_user && count_uid(g, c, c->uid) >= g->lim.per_user)
+        refuse(c, "too many connections from uid %u (MaxConnectionsPerUser = %d)",
+               (unsigned)c->uid, g->lim.per_user);
+}
+
+static void guard_tick(uv_timer_t *t)
+{
+    conn_guard_t *g = t->data;
+    const conn_limits_t *l = &g->lim;
+    double now = loop_now(g->loop);
+    for (conn_t *c = g->head; c; c = c->gnext) {
+        if (c->closing || c->refusing)
+            continue;
+        const char *why = NULL;
+        if (!c->authed && l->auth_timeout > 0 && now - c->since >= l->auth_timeout)
+            why = "closed: no authentication within AuthTimeout";
+        else if (!c->persistent && c->dec.len > 0 && l->frame_timeout > 0 &&
+                 now - c->last_read >= l->frame_timeout)
+            why = "closed: a frame stalled half-way for FrameTimeout";
+        else if (!c->persistent && c->authed && c->queued == 0 && l->idle_timeout > 0 &&
+                 now - c->last_active >= l->idle_timeout)
+            why = "closed: idle for IdleTimeout";
+        if (why) {
+            guard_log(g, c, why);
+            conn_close(c); /* unlinked when its handle has closed: the walk goes on */
+        }
+    }
+}
+
+conn_guard_t *conn_guard_create(uv_loop_t *loop, const conn_limits_t *lim)
+{
+    conn_guard_t *g = calloc(1, sizeof(*g));
+    if (!g)
+        return NULL;
+    g->loop = loop;
+    g->lim = *lim;
+    g->log_at = -1e9;
+    /* Check often enough that a timeout is at most a quarter late, and at least once a
+     * second. */
+    double t = 1.0, ts[] = {lim->auth_timeout, lim->frame_timeout, lim->idle_timeout};
+    for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
+        if (ts[i] > 0 && ts[i] / 4 < t)
+            t = ts[i] / 4;
+    uint64_t ms = t < 0.05 ? 50 : (uint64_t)(t * 1000);
+    uv_timer_init(loop, &g->timer);
+    g->timer.data = g;
+    if (lim->auth_timeout > 0 || lim->frame_timeout > 0 || lim->idle_timeout > 0)
+        uv_timer_start(&g->timer, guard_tick, ms, ms);
+    uv_unref((uv_handle_t *)&g->timer); /* the guard alone does not keep a loop alive */
+    return g;
+}
+
+int conn_guard_count(const conn_guard_t *g) { return g ? g->n - g->nrefusing : 0; }
+
+void conn_set_persistent(conn_t *c) { c->persistent = true; }
 
 /* --- setting up --- */
 
@@ -328,6 +623,8 @@ conn_t *conn_accept(uv_stream_t *server, const conn_cfg_t *cfg, const conn_ops_t
             conn_close(c);
             return NULL;
         }
+        if (cfg->guard && !guard_admit(cfg->guard, c))
+            return NULL; /* told why; it closes once that is written */
     } else {
         struct sockaddr_storage sa;
         int len = sizeof(sa);
@@ -343,23 +640,27 @@ conn_t *conn_accept(uv_stream_t *server, const conn_cfg_t *cfg, const conn_ops_t
             }
         }
         snprintf(c->peer, sizeof(c->peer), "%s:%d", host, port);
+        snprintf(c->host, sizeof(c->host), "%s", host);
         uv_tcp_nodelay(&c->h.tcp, 1);
-        if (c->ss.auth == PROTO_AUTH_KEY) {
-            c->authed = true; /* every frame will prove the key */
-            c->uid = 0;
-            c->gid = 0;
-        }
+        /* Unknown until its first frame proves the key or carries a MUNGE credential:
+         * small frames only until then. */
+        size_t pre = cfg->preauth_max_payload ? cfg->preauth_max_payload : CONN_PREAUTH_MAX_PAYLOAD;
+        if (pre < c->ss.max_payload)
+            c->ss.max_payload = pre;
         uint8_t *hello;
         size_t hlen;
         if (proto_hello(&c->ss, &hello, &hlen) < 0 || write_frame(c, hello, hlen) < 0) {
             conn_close(c);
             return NULL;
         }
+        if (cfg->guard && !guard_admit(cfg->guard, c))
+            return NULL;
     }
     if (uv_read_start(&c->h.stream, alloc_cb, read_cb) < 0) {
         conn_close(c);
         return NULL;
     }
+    c->reading = true;
     return c;
 }
 

@@ -14,6 +14,7 @@
 #include "proto.h"
 
 typedef struct conn conn_t;
+typedef struct conn_guard conn_guard_t;
 
 typedef struct conn_ops {
     /* A whole, authenticated message; it is released after the call (json_incref to keep). */
@@ -28,7 +29,50 @@ typedef struct conn_cfg {
     const char *munge_socket;  /* AuthType=munge: munged's socket, NULL for the default */
     size_t max_payload;        /* 0: PROTO_MAX_PAYLOAD */
     size_t max_queued;         /* bytes of unsent output before the peer is dropped; 0: 64 MiB */
+    /* Accepted TCP connections: the largest frame taken before the peer has proved who
+     * it is (the first frame with a valid MAC, or its MUNGE credential); a larger
+     * announced length closes the connection at the header, before any of the payload
+     * is buffered. 0: CONN_PREAUTH_MAX_PAYLOAD. */
+    size_t preauth_max_payload;
+    conn_guard_t *guard;       /* accepted connections: admission and timeouts, or NULL */
 } conn_cfg_t;
+
+/* What an unauthenticated peer may send in its first frame: a MUNGE credential (at most
+ * 4 KiB), an "auth" frame or a small request. */
+#define CONN_PREAUTH_MAX_PAYLOAD 8192u
+
+/* --- admission control and timeouts for a server's accepted connections ---
+ *
+ * One guard is shared by all the listeners of a daemon (docs/reliability-dos.md). A peer
+ * is counted per uid once known (the kernel's word on a Unix socket, MUNGE's on TCP; a
+ * holder of the cluster key is uid 0) and per remote address until then. The last
+ * `reserve` connections are kept for privileged peers: a local ordinary user is refused
+ * them at once; an unauthenticated TCP peer may take one but is closed if it turns out
+ * to be an ordinary user. A refused peer gets {"ok": false, "code":
+ * "too_many_connections", "error": ...} and the connection is closed. */
+typedef struct conn_limits {
+    int max_conns;        /* all guarded connections at most; 0: no limit */
+    int reserve;          /* of max_conns, kept for privileged peers */
+    int per_user;         /* connections per uid, privileged peers exempt; 0: no limit */
+    int per_host;         /* unauthenticated TCP connections per remote address; 0: no limit */
+    double auth_timeout;  /* seconds a TCP peer has to authenticate; 0: no limit */
+    double frame_timeout; /* seconds a half-received frame may wait for its next byte; 0: none */
+    double idle_timeout;  /* seconds a client connection may send nothing; 0: never */
+    /* Root and operators (a holder of the cluster key is uid 0): exempt from per_user,
+     * allowed in the reserve. Called only when a limit is reached (it may look the user
+     * up); NULL: nobody is privileged. */
+    bool (*privileged)(uid_t uid, void *arg);
+    void *arg;
+} conn_limits_t;
+
+/* The guard's timer runs on loop; the guard lives as long as the daemon (it is not
+ * freed: its connections point to it until their handles close). NULL on ENOMEM. */
+conn_guard_t *conn_guard_create(uv_loop_t *loop, const conn_limits_t *lim);
+/* Connections currently counted by the guard (not those being refused). */
+int conn_guard_count(const conn_guard_t *g);
+/* A long-lived, authenticated peer that heartbeats (a node daemon): exempt from the idle
+ * and frame timeouts from now on. */
+void conn_set_persistent(conn_t *c);
 
 /* Accept a connection on a listening stream (pipe or TCP). The server side sends the
  * hello at once on TCP; on a Unix socket the peer's uid comes from SO_PEERCRED. */

@@ -28,6 +28,9 @@
 #define PROTO_MAX_PAYLOAD (32u << 20)
 #define PROTO_KEY_LEN 32
 #define PROTO_NONCE_LEN 32
+/* A waiting client (client.c) sends {"type":"keepalive"} after this long without
+ * sending anything; servers (conn.c) drop it. A server's IdleTimeout must exceed it. */
+#define PROTO_KEEPALIVE_SECONDS 60 /* = CONFIG_KEEPALIVE_SECONDS */
 
 typedef enum proto_auth {
     PROTO_AUTH_NONE = 0, /* local socket: the kernel vouches for the peer */

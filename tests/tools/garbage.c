@@ -2,14 +2,27 @@
  *   garbage unix PATH MODE     garbage tcp HOST PORT MODE
  * MODE: random (64 KiB of random bytes), huge (a frame header announcing 2 GiB),
  * badmac (a well-formed frame with a wrong MAC), json (a frame whose payload is not
- * JSON), slow (one byte, then hang up), many (1000 connections at once). */
+ * JSON), slow (one byte, then hang up), many (1000 connections at once).
+ * Holding modes, for the denial-of-service tests (test_dos.sh, bench/dos): they print
+ * one line when done and then keep their connections until killed:
+ *   hold N       N idle connections ("held K": how many the kernel accepted)
+ *   bigframe N   N connections, each announcing a 2 MiB frame and sending all of it
+ *                but its last byte ("sent K": how many got their bytes through)
+ *   stall SECS   one connection that sends half a frame, then waits for the daemon to
+ *                hang up: prints "closed after S s" (exit 0) or "still open" (exit 1)
+ *   silent SECS  the same without sending anything. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 static int dial(int argc, char **argv)
@@ -49,6 +62,83 @@ static void frame(int fd, const char *payload, uint32_t announced)
         return;
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Did the daemon hang up? Reads (and drops) what it sent, such as the hello. */
+static bool hung_up(int fd, int wait_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    while (poll(&p, 1, wait_ms) > 0) {
+        char buf[4096];
+        ssize_t r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+            return true;
+        wait_ms = 0;
+    }
+    return false;
+}
+
+static int hold(int argc, char **argv, const char *mode, int n)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) { /* as many descriptors as we may */
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (!strcmp(mode, "stall") || !strcmp(mode, "silent")) {
+        int fd = dial(argc, argv);
+        if (fd < 0) {
+            perror("connect");
+            return 1;
+        }
+        if (!strcmp(mode, "stall"))
+            frame(fd, "{\"type\":", 100); /* 9 of the 100 bytes announced */
+        double t0 = now_s();
+        while (now_s() - t0 < n)
+            if (hung_up(fd, 100)) {
+                printf("closed after %.1f s\n", now_s() - t0);
+                return 0;
+            }
+        printf("still open after %d s\n", n);
+        return 1;
+    }
+    static char payload[2u << 20];
+    memset(payload, ' ', sizeof(payload) - 1); /* a string of 2 MiB - 1 bytes */
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        int fd = dial(argc, argv);
+        if (fd < 0)
+            continue;
+        if (!strcmp(mode, "bigframe")) {
+            uint8_t h[48] = {0};
+            put32(h, 0x44435431u);
+            put32(h + 4, (uint32_t)sizeof(payload));
+            h[15] = 1;
+            if (send(fd, h, sizeof(h), MSG_NOSIGNAL) < 0)
+                continue;
+            size_t off = 0;
+            while (off < sizeof(payload) - 1) {
+                ssize_t w = send(fd, payload + off, sizeof(payload) - 1 - off, MSG_NOSIGNAL);
+                if (w <= 0)
+                    break;
+                off += (size_t)w;
+            }
+            if (off < sizeof(payload) - 1)
+                continue;
+        }
+        ok++;
+    }
+    printf("%s %d\n", !strcmp(mode, "hold") ? "held" : "sent", ok);
+    fflush(stdout);
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -56,6 +146,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *mode = argv[argc - 1];
+    if (argc >= 5 && (!strcmp(argv[argc - 2], "hold") || !strcmp(argv[argc - 2], "bigframe") ||
+                      !strcmp(argv[argc - 2], "stall") ||
+                      !strcmp(argv[argc - 2], "silent")))
+        return hold(argc - 1, argv, argv[argc - 2], atoi(argv[argc - 1]));
     if (!strcmp(mode, "many")) {
         int fds[1000], n = 0;
         for (int i = 0; i < 1000; i++)

@@ -75,6 +75,13 @@ static void defaults(void **state)
     assert_int_equal(c.noperators, 0);
     assert_int_equal(c.max_jobs, 1000000);
     assert_int_equal(c.max_script_size, 1048576);
+    assert_int_equal(c.max_connections, 4096);
+    assert_int_equal(c.reserved_connections, 32);
+    assert_int_equal(c.max_connections_per_user, 64);
+    assert_int_equal(c.max_connections_per_host, 128);
+    assert_true(c.auth_timeout == 10.0);
+    assert_true(c.frame_timeout == 30.0);
+    assert_true(c.idle_timeout == 600.0);
     assert_true(config_is_operator(&c, "root"));
     assert_false(config_is_operator(&c, "alice"));
     assert_false(config_is_operator(&c, NULL));
@@ -110,7 +117,14 @@ static void every_key(void **state)
                           "Operators = alice, bob\n"
                           "MaxJobs = 5000\n"
                           "MaxScriptSize = 1024\n"
-                          "NodeAddr = n01=10.0.0.1, n03 = host3:7001\n");
+                          "NodeAddr = n01=10.0.0.1, n03 = host3:7001\n"
+                          "MaxConnections = 1000\n"
+                          "ReservedConnections = 0\n"
+                          "MaxConnectionsPerUser = 0\n"
+                          "MaxConnectionsPerHost = 16\n"
+                          "AuthTimeout = 2.5\n"
+                          "FrameTimeout = 0\n"
+                          "IdleTimeout = 0\n");
     assert_string_equal(c.cluster_name, "prod-1");
     assert_string_equal(c.control_addr, "ctl.example.org");
     assert_int_equal(c.control_port, 7000);
@@ -142,6 +156,13 @@ static void every_key(void **state)
     assert_string_equal(c.node_addr[1], "10.0.0.1");
     assert_null(c.node_addr[2]);
     assert_string_equal(c.node_addr[3], "host3:7001");
+    assert_int_equal(c.max_connections, 1000);
+    assert_int_equal(c.reserved_connections, 0);
+    assert_int_equal(c.max_connections_per_user, 0);
+    assert_int_equal(c.max_connections_per_host, 16);
+    assert_true(c.auth_timeout == 2.5);
+    assert_true(c.frame_timeout == 0.0);
+    assert_true(c.idle_timeout == 0.0);
     config_free(&c);
 }
 
@@ -271,6 +292,13 @@ static void cross_key_errors(void **state)
     parse_err("Nodes = n1\nHeartbeatInterval = 40\n", "t.conf:2:", "NodeTimeout (30)", NULL);
     parse_err("HeartbeatInterval = 20\nNodeTimeout = 15\nNodes = n1\n", "t.conf:1:",
               "HeartbeatInterval", NULL);
+    parse_err("Nodes = n1\nMaxConnections = 40\nReservedConnections = 40\n", "t.conf:3:",
+              "ReservedConnections: 40 must be less than MaxConnections (40)", NULL);
+    parse_err("Nodes = n1\nMaxConnections = 20\n", "t.conf:2:",
+              "ReservedConnections: 32 must be less than MaxConnections (20)", NULL);
+    parse_err("Nodes = n1\nIdleTimeout = 30\n", "t.conf:2:", "IdleTimeout: 30 s is too short",
+              "at least 120 s");
+    parse_err("Nodes = n1\nMaxConnections = 15\n", "t.conf:2:", "MaxConnections", NULL);
     parse_err("", "t.conf: Nodes is missing", NULL, NULL);
     parse_err("# only comments\nClusterName = x\n", "t.conf: Nodes is missing", NULL, NULL);
     parse_err("Nodes = \"\"\n", "t.conf:1:", "Nodes: no nodes listed", NULL);
