@@ -67,3 +67,24 @@ void ctld_forget_conn(ctld_t *c, conn_t *conn)
         if (r->conn == conn)
             r->conn = NULL;
 }
+
+void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn_t *conn))
+{
+    reply_t **pp = &c->deferred, *last = NULL;
+    while (*pp) {
+        reply_t *r = *pp;
+        if (r->conn && drop(c, r->conn)) {
+            *pp = r->next;
+            json_decref(r->msg);
+            free(r);
+            continue;
+        }
+        if (json_is_true(json_object_get(r->msg, "ok"))) {
+            json_decref(r->msg);
+            r->msg = json_pack("{s:b,s:s}", "ok", 0, "error", why);
+        }
+        last = r;
+        pp = &r->next;
+    }
+    c->deferred_tail = last;
+}
