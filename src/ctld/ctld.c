@@ -29,10 +29,9 @@ void ctld_defer_send(ctld_t *c, conn_t *to, json_t *msg)
 {
     if (!msg)
         return;
-    if (!c->in_batch && !c->deferred) {
-        conn_send_new(to, msg);
-        return;
-    }
+    /* Always held until the end of the loop iteration, even when nothing is written
+     * yet: a command sent before the write it depends on (start_cleanup sends, then
+     * saves) must not go out if that write's batch then fails to commit. */
     reply_t *r = malloc(sizeof(*r));
     if (!r) {
         json_decref(msg);
