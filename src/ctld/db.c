@@ -19,6 +19,8 @@
 
 #define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -EIO)
 
+#define LIVE "state IN ('PD','R','RS','CG')"
+
 static const char *schema =
     "CREATE TABLE IF NOT EXISTS jobs ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT, user TEXT, uid INTEGER, gid INTEGER,"
@@ -35,7 +37,18 @@ static const char *schema =
     "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, drain INTEGER, reason TEXT);"
     /* the number of the last committed batch (see the high-water mark below) */
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER);"
-    "INSERT OR IGNORE INTO meta VALUES ('seq', 0);";
+    "INSERT OR IGNORE INTO meta VALUES ('seq', 0);"
+    /* How many live jobs the table holds, kept by the database itself: a damaged value
+     * that still decodes (a state PD read as CD) would drop a job from the load
+     * silently; the count says one is missing. */
+    "INSERT OR IGNORE INTO meta SELECT 'live', count(*) FROM jobs WHERE " LIVE ";"
+    "CREATE TRIGGER IF NOT EXISTS jobs_live_ins AFTER INSERT ON jobs BEGIN"
+    " UPDATE meta SET value = value + (NEW.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;"
+    "CREATE TRIGGER IF NOT EXISTS jobs_live_upd AFTER UPDATE OF state ON jobs BEGIN"
+    " UPDATE meta SET value = value + (NEW.state IN ('PD','R','RS','CG'))"
+    " - (OLD.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;"
+    "CREATE TRIGGER IF NOT EXISTS jobs_live_del AFTER DELETE ON jobs BEGIN"
+    " UPDATE meta SET value = value - (OLD.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;";
 
 /* Version 1: allocations are stored as node names (they were indices into Nodes, which
  * pointed elsewhere, or past the table, once an operator edited Nodes). */
@@ -831,6 +844,12 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         job_t *j = row_job(c, st, why, sizeof(why));
+        if (j && jstate_final(j->state)) { /* the index said live, the row does not */
+            snprintf(why, sizeof(why), "job %lld: its state %s disagrees with the index",
+                     (long long)j->id, jstate_code(j->state));
+            job_free(j);
+            j = NULL;
+        }
         if (!j) {
             if (!recover) {
                 sqlite3_finalize(st);
@@ -879,6 +898,24 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
         }
     } else {
         sqlite3_finalize(st);
+    }
+    int64_t live = -1;
+    if (query_int(c->db, "SELECT value FROM meta WHERE key = 'live'", &live, why, sizeof(why)) < 0 ||
+        live != loaded + skipped) {
+        if (!recover)
+            return FAIL("database: %lld live jobs are recorded but %lld were found (a damaged"
+                        " row?); start with --recover to go on with those found",
+                        (long long)live, (long long)(loaded + skipped));
+        fprintf(stderr, "ductiled: --recover: %lld live jobs are recorded but %lld were found\n",
+                (long long)live, (long long)(loaded + skipped));
+        skipped = live > loaded ? live - loaded : skipped;
+        if (db_write_begin(c) == 0) { /* the count starts again from what is there */
+            char q[160];
+            snprintf(q, sizeof(q), "UPDATE meta SET value = (SELECT count(*) FROM jobs WHERE "
+                                   LIVE ") WHERE key = 'live'");
+            if (exec_sql(c->db, q, why, sizeof(why)) < 0)
+                batch_fail(c, "recounting the live jobs");
+        }
     }
     if (skipped)
         fprintf(stderr, "ductiled: --recover: %lld live jobs loaded, %lld could not be read\n",
