@@ -11,9 +11,21 @@ clang $flags tests/fuzz/fuzz_proto.c src/proto/proto.c -ljansson -lsodium -o "$o
 clang $flags tests/fuzz/fuzz_config.c src/common/config.c src/common/hostlist.c -o "$out/fuzz_config"
 clang $flags tests/fuzz/fuzz_directives.c src/proto/directives.c -o "$out/fuzz_directives"
 clang $flags -Isrc/proto -Isrc/noded tests/fuzz/fuzz_noded.c src/noded/noded.c src/noded/jobs.c \
-  src/noded/steps.c src/noded/apps.c src/noded/launch.c src/proto/proto.c src/proto/conn.c \
+  src/noded/steps.c src/noded/apps.c src/noded/runs.c src/noded/launch.c src/proto/proto.c src/proto/conn.c \
   src/common/*.c -luv -ljansson -lsodium -lmunge -lm -o "$out/fuzz_noded"
-for f in fuzz_proto fuzz_config fuzz_directives fuzz_noded; do
+# the database loader, linked with the controller (all but its main.c). The include
+# paths are per library, as in CMake: src/sched/sched.h must not shadow <sched.h> for
+# src/proto/conn.c (_GNU_SOURCE).
+objflags=${flags/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}
+mkdir -p "$out/obj-db"
+for f in src/proto/*.c; do
+  clang $objflags -c "$f" -o "$out/obj-db/proto-$(basename "$f" .c).o"
+done
+ctld_src=$(ls src/ctld/*.c | grep -v '/main\.c$')
+clang $flags -Isrc/ctld -Isrc/sched -Isrc/proto tests/fuzz/fuzz_db.c $ctld_src src/common/*.c \
+  src/sched/*.c src/sched/policies/*.c "$out"/obj-db/proto-*.o \
+  -lsqlite3 -ljansson -luv -lsodium -lmunge -lm -o "$out/fuzz_db"
+for f in fuzz_proto fuzz_config fuzz_directives fuzz_noded fuzz_db; do
   mkdir -p "$out/corpus-$f"
   echo "fuzz: $f for ${secs}s"
   if ! "$out/$f" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 \

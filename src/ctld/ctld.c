@@ -29,10 +29,9 @@ void ctld_defer_send(ctld_t *c, conn_t *to, json_t *msg)
 {
     if (!msg)
         return;
-    if (!c->in_batch && !c->deferred) {
-        conn_send_new(to, msg);
-        return;
-    }
+    /* Always held until the end of the loop iteration, even when nothing is written
+     * yet: a command sent before the write it depends on (start_cleanup sends, then
+     * saves) must not go out if that write's batch then fails to commit. */
     reply_t *r = malloc(sizeof(*r));
     if (!r) {
         json_decref(msg);
@@ -66,4 +65,25 @@ void ctld_forget_conn(ctld_t *c, conn_t *conn)
     for (reply_t *r = c->deferred; r; r = r->next)
         if (r->conn == conn)
             r->conn = NULL;
+}
+
+void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn_t *conn))
+{
+    reply_t **pp = &c->deferred, *last = NULL;
+    while (*pp) {
+        reply_t *r = *pp;
+        if (r->conn && drop(c, r->conn)) {
+            *pp = r->next;
+            json_decref(r->msg);
+            free(r);
+            continue;
+        }
+        if (json_is_true(json_object_get(r->msg, "ok"))) {
+            json_decref(r->msg);
+            r->msg = json_pack("{s:b,s:s}", "ok", 0, "error", why);
+        }
+        last = r;
+        pp = &r->next;
+    }
+    c->deferred_tail = last;
 }

@@ -119,6 +119,7 @@ typedef struct ctld {
     config_t cfg;
     uv_loop_t *loop;
     sqlite3 *db;
+    struct db *store;            /* db.c's private state */
     bool in_batch;               /* a group-commit transaction is open */
     reply_t *deferred, *deferred_tail; /* replies and sends waiting for the commit */
     sched_t *sched;
@@ -145,37 +146,61 @@ double ctld_now(void);
 /* Monotonic seconds, for timeouts. */
 double ctld_mono(void);
 
-/* --- db.c: durable state with group commit --- */
-int db_open(ctld_t *c, const char *path, char *err, size_t errlen);
+/* --- db.c: durable state with group commit ---
+ * Promises: what a reply acknowledges is on disk (db_commit before the replies go
+ * out); a failed batch is rolled back as a whole, never half-saved; a start-up refuses
+ * a database that is damaged, missing where one existed, or behind what was
+ * acknowledged (a marker and high-water mark kept in PATH.hwm), unless DB_RECOVER;
+ * job ids never go backwards. */
+#define DB_RECOVER 1u /* start despite a damaged, missing or shortened database */
+int db_open(ctld_t *c, const char *path, unsigned flags, char *err, size_t errlen);
 void db_close(ctld_t *c);
 /* Opens the batch transaction if none is open; changes made in this loop iteration
- * commit together at its end (db_commit, called by the check handle). */
+ * commit together at its end (db_commit, called by the check handle). -EIO if the
+ * batch has already failed. */
 int db_write_begin(ctld_t *c);
+/* Commits the batch. -EIO if any write of it or the commit failed: the batch is rolled
+ * back and the caller must undo its effects in memory (main.c reloads from disk);
+ * db_error() then says why, in the users' words. */
 int db_commit(ctld_t *c);
+const char *db_error(const ctld_t *c);
+/* The last batch failed and none has committed since. */
+bool db_degraded(const ctld_t *c);
 int db_job_insert(ctld_t *c, job_t *j);  /* assigns j->id */
 int db_job_save(ctld_t *c, const job_t *j);
 int db_job_event(ctld_t *c, int64_t job, double t, const char *event, int before, int after,
                  const int *nodes, int n, const char *detail);
 int db_node_save(ctld_t *c, const node_t *n);
-/* Loads live jobs (calling fn for each) and node admin states at start-up. */
+/* Loads live jobs (calling fn for each, which takes them) and node admin states at
+ * start-up. Any read error or undecodable row stops it with err set (with DB_RECOVER:
+ * reported, skipped, and counted). A live job on nodes no longer configured is settled
+ * here (ends NODE_FAIL, or requeued with --requeue) rather than handed to fn. */
 int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen);
 /* Finished jobs for `ductile history`, newest first. */
 int db_history(ctld_t *c, const char *user, const char *state, double since, int limit,
                json_t *out, char *err, size_t errlen);
 /* Allocation changes of one job (resizes), oldest first. */
 int db_job_events(ctld_t *c, int64_t job, json_t *out);
+/* A job from the table (finished ones for `show`); NULL if absent or unreadable. */
 job_t *db_job_find_finished(ctld_t *c, int64_t id);
 /* Submission keys (idempotent submit): the job a user's key made, kept in the table
  * submit_keys. find: 1 and *job when the key is known, 0 when not, -EIO. put: records
  * key -> job inside the open batch, so it commits with the job or not at all. */
 int db_submit_key_find(ctld_t *c, uid_t uid, const char *key, int64_t *job);
 int db_submit_key_put(ctld_t *c, uid_t uid, const char *key, int64_t job, double now);
+/* The name of node index idx of a job: a configured node (*configured true), or one
+ * that stored state names but Nodes no longer has; "?" for anything else. Never reads
+ * past a table. */
+const char *ctld_node_name(const ctld_t *c, int idx, bool *configured);
 
 /* Replies and node commands that must wait until the current batch is durable. */
 void ctld_defer_send(ctld_t *c, conn_t *to, json_t *msg);
 void ctld_flush_deferred(ctld_t *c);
 /* A connection closed: drop the replies still waiting for it. */
 void ctld_forget_conn(ctld_t *c, conn_t *conn);
+/* A batch failed to commit: replies that said ok become the error `why`; messages to
+ * connections for which drop(conn) is true (node daemons) are dropped. */
+void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn_t *conn));
 
 /* --- jobs.c --- */
 job_t *job_new(void);

@@ -6,13 +6,20 @@
  * acknowledged submission is on disk, and a thousand submissions arriving together
  * cost one fsync, not a thousand. */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ctld.h"
+#include "hostlist.h"
 
 #define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -EIO)
+
+#define LIVE "state IN ('PD','R','RS','CG')"
 
 static const char *schema =
     "CREATE TABLE IF NOT EXISTS jobs ("
@@ -27,98 +34,588 @@ static const char *schema =
     "CREATE TABLE IF NOT EXISTS job_events (job INTEGER, time REAL, event TEXT,"
     " nodes_before INTEGER, nodes_after INTEGER, alloc TEXT, detail TEXT);"
     "CREATE INDEX IF NOT EXISTS job_events_job ON job_events(job);"
-    "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, drain INTEGER, reason TEXT);";
+    "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, drain INTEGER, reason TEXT);"
+    /* the number of the last committed batch (see the high-water mark below) */
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER);"
+    "INSERT OR IGNORE INTO meta VALUES ('seq', 0);"
+    /* How many live jobs the table holds, kept by the database itself: a damaged value
+     * that still decodes (a state PD read as CD) would drop a job from the load
+     * silently; the count says one is missing. */
+    "INSERT OR IGNORE INTO meta SELECT 'live', count(*) FROM jobs WHERE " LIVE ";"
+    "CREATE TRIGGER IF NOT EXISTS jobs_live_ins AFTER INSERT ON jobs BEGIN"
+    " UPDATE meta SET value = value + (NEW.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;"
+    "CREATE TRIGGER IF NOT EXISTS jobs_live_upd AFTER UPDATE OF state ON jobs BEGIN"
+    " UPDATE meta SET value = value + (NEW.state IN ('PD','R','RS','CG'))"
+    " - (OLD.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;"
+    "CREATE TRIGGER IF NOT EXISTS jobs_live_del AFTER DELETE ON jobs BEGIN"
+    " UPDATE meta SET value = value - (OLD.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;";
 
-enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST__N };
+/* Version 1: allocations are stored as node names (they were indices into Nodes, which
+ * pointed elsewhere, or past the table, once an operator edited Nodes). */
+#define SCHEMA_VERSION 1
+
+enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST__N };
 static const char *const sql[ST__N] = {
     [ST_INSERT] = "INSERT INTO jobs (name, user, uid, gid, state, final, type, nodes,"
                   " min_nodes, max_nodes, constraint_, time_limit, requeue, script, cwd, env,"
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
-                  " node_seconds, alloc_since, reason, launched) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
-                  " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
-                  " ?23, ?24, ?25, ?26, ?27, ?28, ?30)",
+                  " node_seconds, alloc_since, reason, id, launched) VALUES (?1, ?2, ?3, ?4, ?5,"
+                  " ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
+                  " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30"
                 " WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
+    [ST_SEQ] = "UPDATE meta SET value = ?1 WHERE key = 'seq'",
 };
-static sqlite3_stmt *stmts[ST__N];
 
-int db_open(ctld_t *c, const char *path, char *err, size_t errlen)
+/* The database subsystem's private state. */
+struct db {
+    sqlite3_stmt *st[ST__N];
+    unsigned flags;          /* DB_RECOVER */
+    char hwm_path[4096];
+    int64_t seq;             /* the last committed batch */
+    int64_t max_id;          /* the highest job id committed */
+    int64_t next_id;         /* the next job id to give (never below max_id + 1) */
+    int64_t batch_max_id;    /* the highest id inserted in the open batch */
+    bool failed;             /* a statement of the open batch failed */
+    int fail_errno;          /* what the failure was, for the clients */
+    char fail_msg[200];
+    bool degraded;           /* the last batch failed; cleared by the next good commit */
+    char error[256];         /* "cannot save: ..." */
+    char **gone;             /* names of stored nodes no longer in Nodes; index nnodes + k */
+    int ngone;
+    int hwm_fd;              /* open for the updates after each commit */
+    uv_fs_t sync_req;        /* its fdatasync, in libuv's thread pool */
+    bool sync_busy, sync_again;
+};
+
+/* --- the high-water mark ---
+ *
+ * A small file next to the database, ductile.db.hwm, written (and fdatasync'ed) after
+ * every committed batch and before the batch's replies go out. It holds the batch
+ * number and the highest job id committed, in two checksummed slots written in turn (a
+ * torn write leaves the other one). It lives outside the database on purpose: what the
+ * WAL held is lost with the WAL, but not this file. At start-up:
+ *   - the database missing or empty while this file exists: refused (it existed);
+ *   - the database's batch number behind this file's: committed (acknowledged) batches
+ *     are missing (a deleted -wal file, a restored old copy): refused;
+ *   - job ids continue after the highest of this file and the database, so they never
+ *     go backwards even when the operator recovers from such a loss. */
+#define HWM_MAGIC "DTHWM001"
+#define HWM_SLOT 512
+
+typedef struct hwm {
+    int64_t seq, max_id;
+} hwm_t;
+
+static uint64_t fnv64(const unsigned char *p, size_t n)
 {
-    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
-        return FAIL("cannot open the database %s: %s", path, sqlite3_errmsg(c->db));
-    sqlite3_busy_timeout(c->db, 5000);
-    char *msg = NULL;
-    if (sqlite3_exec(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL, &msg) ||
-        sqlite3_exec(c->db, schema, NULL, NULL, &msg)) {
-        snprintf(err, errlen, "database %s: %s", path, msg ? msg : "error");
-        sqlite3_free(msg);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void hwm_encode(const hwm_t *h, unsigned char *b)
+{
+    memset(b, 0, 32);
+    memcpy(b, HWM_MAGIC, 8);
+    memcpy(b + 8, &h->seq, 8);
+    memcpy(b + 16, &h->max_id, 8);
+    uint64_t sum = fnv64(b, 24);
+    memcpy(b + 24, &sum, 8);
+}
+
+static bool hwm_decode(const unsigned char *b, hwm_t *h)
+{
+    uint64_t sum;
+    memcpy(&sum, b + 24, 8);
+    if (memcmp(b, HWM_MAGIC, 8) || sum != fnv64(b, 24))
+        return false;
+    memcpy(&h->seq, b + 8, 8);
+    memcpy(&h->max_id, b + 16, 8);
+    return h->seq >= 0 && h->max_id >= 0;
+}
+
+/* 1: read, 0: no file, -errno: unreadable (err says why). */
+static int hwm_read(const char *path, hwm_t *out, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    unsigned char b[2 * HWM_SLOT];
+    ssize_t n = pread(fd, b, sizeof(b), 0);
+    close(fd);
+    hwm_t h[2];
+    bool ok0 = n >= 32 && hwm_decode(b, &h[0]);
+    bool ok1 = n >= HWM_SLOT + 32 && hwm_decode(b + HWM_SLOT, &h[1]);
+    if (!ok0 && !ok1) {
+        snprintf(err, errlen, "%s is damaged (no valid record)", path);
         return -EIO;
     }
+    *out = !ok1 || (ok0 && h[0].seq >= h[1].seq) ? h[0] : h[1];
+    return 1;
+}
+
+static int fsync_dir_of(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+/* Writes the slot of h->seq's parity and makes it durable. */
+static int hwm_write(const char *path, const hwm_t *h, bool create)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+    if (fd < 0)
+        return -errno;
+    unsigned char b[HWM_SLOT] = {0};
+    hwm_encode(h, b);
+    int rc = 0;
+    if (create) { /* both slots, so that a torn first update still leaves one */
+        if (pwrite(fd, b, HWM_SLOT, 0) != HWM_SLOT || pwrite(fd, b, HWM_SLOT, HWM_SLOT) != HWM_SLOT)
+            rc = errno ? -errno : -EIO;
+    } else if (pwrite(fd, b, HWM_SLOT, (off_t)(h->seq % 2) * HWM_SLOT) != HWM_SLOT) {
+        rc = errno ? -errno : -EIO;
+    }
+    if (rc == 0 && fdatasync(fd) < 0)
+        rc = -errno;
+    close(fd);
+    if (rc == 0 && create)
+        rc = fsync_dir_of(path);
+    return rc;
+}
+
+/* After each commit the mark is written at once (a process crash, or a WAL deleted
+ * after one, finds it in the page cache) and made durable by an fdatasync in libuv's
+ * thread pool: it does not hold the batch's replies. Done inline, it doubled the
+ * fsyncs of every commit (bench/cluster (a)); in the background, a power loss can only
+ * lose the mark's last updates, which weakens the next start's check by those
+ * batches, never makes it refuse a sound database (the mark never runs ahead). */
+static void hwm_sync_start(ctld_t *c);
+
+static void on_hwm_synced(uv_fs_t *req)
+{
+    ctld_t *c = req->data;
+    struct db *s = c->store;
+    if (req->result < 0)
+        fprintf(stderr, "ductiled: cannot sync %s: %s\n", s->hwm_path,
+                uv_strerror((int)req->result));
+    uv_fs_req_cleanup(req);
+    s->sync_busy = false;
+    if (s->sync_again)
+        hwm_sync_start(c);
+}
+
+static void hwm_sync_start(ctld_t *c)
+{
+    struct db *s = c->store;
+    if (s->sync_busy) {
+        s->sync_again = true;
+        return;
+    }
+    s->sync_again = false;
+    if (!c->loop) { /* no loop (tests, tools): inline */
+        if (fdatasync(s->hwm_fd) < 0)
+            fprintf(stderr, "ductiled: cannot sync %s: %s\n", s->hwm_path, strerror(errno));
+        return;
+    }
+    s->sync_req.data = c;
+    if (uv_fs_fdatasync(c->loop, &s->sync_req, s->hwm_fd, on_hwm_synced) == 0)
+        s->sync_busy = true;
+}
+
+static int hwm_update(ctld_t *c)
+{
+    struct db *s = c->store;
+    hwm_t h = {s->seq, s->max_id};
+    unsigned char b[HWM_SLOT] = {0};
+    hwm_encode(&h, b);
+    if (pwrite(s->hwm_fd, b, HWM_SLOT, (off_t)(h.seq % 2) * HWM_SLOT) != HWM_SLOT)
+        return errno ? -errno : -EIO;
+    hwm_sync_start(c);
+    return 0;
+}
+
+/* --- node names ---
+ * Stored allocations name their nodes. In memory a job holds indices: 0..nnodes-1 into
+ * Nodes, and nnodes + k for the k-th stored name that is no longer configured (only
+ * finished jobs, and live ones settled at load, ever hold those). */
+const char *ctld_node_name(const ctld_t *c, int idx, bool *configured)
+{
+    const struct db *s = c->store;
+    *configured = idx >= 0 && idx < c->cfg.nnodes;
+    if (*configured)
+        return c->cfg.nodes[idx];
+    if (s && idx >= c->cfg.nnodes && idx - c->cfg.nnodes < s->ngone)
+        return s->gone[idx - c->cfg.nnodes];
+    return "?";
+}
+
+static int node_index_of(ctld_t *c, const char *name)
+{
+    int i = config_node_index(&c->cfg, name);
+    if (i >= 0)
+        return i;
+    struct db *s = c->store;
+    for (int k = 0; k < s->ngone; k++)
+        if (!strcmp(s->gone[k], name))
+            return c->cfg.nnodes + k;
+    char **g = realloc(s->gone, (size_t)(s->ngone + 1) * sizeof(char *));
+    if (!g)
+        return -ENOMEM;
+    s->gone = g;
+    if (!(g[s->ngone] = strdup(name)))
+        return -ENOMEM;
+    return c->cfg.nnodes + s->ngone++;
+}
+
+static int exec_sql(sqlite3 *db, const char *q, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, q, NULL, NULL, &msg) == SQLITE_OK)
+        return 0;
+    snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return -EIO;
+}
+
+/* One integer from a query, or -EIO. */
+static int query_int(sqlite3 *db, const char *q, int64_t *out, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+        return -EIO;
+    }
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    else if (rc == SQLITE_DONE)
+        *out = 0;
+    else
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* PRAGMA quick_check: "ok", or the first problems it lists. */
+static int integrity_check(sqlite3 *db, char *err, size_t errlen, double *ms)
+{
+    double t0 = ctld_mono();
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "PRAGMA quick_check(5)", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+        return -EIO;
+    }
+    size_t pos = 0;
+    bool ok = false;
+    int rc;
+    err[0] = '\0';
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        if (t && !strcmp(t, "ok"))
+            ok = true;
+        else if (pos < errlen)
+            pos += (size_t)snprintf(err + pos, errlen - pos, "%s%s", pos ? "; " : "", t ? t : "?");
+    }
+    if (rc != SQLITE_DONE) {
+        ok = false;
+        if (pos < errlen)
+            snprintf(err + pos, errlen - pos, "%s%s", pos ? "; " : "", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(st);
+    *ms = (ctld_mono() - t0) * 1e3;
+    return ok ? 0 : -EIO;
+}
+
+/* Version 0 stored allocations as indices into Nodes: name them with the configuration
+ * of this start (the one the indices were written with, unless Nodes was edited in
+ * between; an index past the table becomes "#INDEX"). */
+static int migrate(ctld_t *c, char *err, size_t errlen)
+{
+    int64_t v;
+    if (query_int(c->db, "PRAGMA user_version", &v, err, errlen) < 0)
+        return -EIO;
+    if (v >= SCHEMA_VERSION)
+        return 0;
+    static const char *const upd[] = {
+        "UPDATE jobs SET alloc = (SELECT json_group_array(CASE WHEN value >= 0 AND value < ?1"
+        " THEN (SELECT name FROM cfg_nodes WHERE i = value) ELSE '#' || value END)"
+        " FROM json_each(jobs.alloc)) WHERE json_valid(alloc) AND json_type(alloc, '$[0]') = 'integer'",
+        "UPDATE job_events SET alloc = (SELECT json_group_array(CASE WHEN value >= 0 AND value < ?1"
+        " THEN (SELECT name FROM cfg_nodes WHERE i = value) ELSE '#' || value END)"
+        " FROM json_each(job_events.alloc)) WHERE json_valid(alloc) AND json_type(alloc, '$[0]') = 'integer'",
+    };
+    if (exec_sql(c->db, "BEGIN IMMEDIATE; CREATE TEMP TABLE cfg_nodes (i INTEGER PRIMARY KEY, name TEXT)",
+                 err, errlen) < 0)
+        return -EIO;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(c->db, "INSERT INTO cfg_nodes VALUES (?1, ?2)", -1, &st, NULL);
+    for (int i = 0; rc == SQLITE_OK && i < c->cfg.nnodes; i++) {
+        sqlite3_bind_int(st, 1, i);
+        sqlite3_bind_text(st, 2, c->cfg.nodes[i], -1, SQLITE_STATIC);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    for (size_t k = 0; rc == SQLITE_OK && k < 2; k++) {
+        if ((rc = sqlite3_prepare_v2(c->db, upd[k], -1, &st, NULL)) != SQLITE_OK)
+            break;
+        sqlite3_bind_int(st, 1, c->cfg.nnodes);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_finalize(st);
+    }
+    if (rc != SQLITE_OK) {
+        snprintf(err, errlen, "upgrading the database: %s", sqlite3_errmsg(c->db));
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return -EIO;
+    }
+    char q[96];
+    snprintf(q, sizeof(q), "DROP TABLE cfg_nodes; PRAGMA user_version = %d; COMMIT", SCHEMA_VERSION);
+    if (exec_sql(c->db, q, err, errlen) < 0) {
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return -EIO;
+    }
+    return 0;
+}
+
+static bool file_has_data(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
+int db_open(ctld_t *c, const char *path, unsigned flags, char *err, size_t errlen)
+{
+    struct db *s = calloc(1, sizeof(*s));
+    if (!s)
+        return FAIL("out of memory");
+    c->store = s;
+    s->hwm_fd = -1;
+    s->flags = flags;
+    bool recover = flags & DB_RECOVER;
+    snprintf(s->hwm_path, sizeof(s->hwm_path), "%s.hwm", path);
+    char why[512];
+    hwm_t h = {0, 0};
+    int found = hwm_read(s->hwm_path, &h, why, sizeof(why));
+    if (found < 0) {
+        if (!recover)
+            return FAIL("%s; the database's history cannot be checked (start with --recover to"
+                        " rebuild it from the database)", why);
+        fprintf(stderr, "ductiled: --recover: %s: rebuilt from the database\n", why);
+        found = 0;
+    }
+    bool existed = file_has_data(path);
+    if (!existed) {
+        if (found && !recover)
+            return FAIL("the database %s is missing or empty, but %s says it existed (%" PRId64
+                        " commits, job ids up to %" PRId64 "): restore it, or start with"
+                        " --recover to begin an empty one",
+                        path, s->hwm_path, h.seq, h.max_id);
+        if (found)
+            fprintf(stderr, "ductiled: --recover: the database %s was missing: starting an empty"
+                            " one; job ids continue after %" PRId64 "\n", path, h.max_id);
+        else
+            fprintf(stderr, "ductiled: creating a new database %s\n", path);
+    }
+    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+        return FAIL("cannot open the database %s: %s", path, sqlite3_errmsg(c->db));
+    sqlite3_extended_result_codes(c->db, 1);
+    sqlite3_busy_timeout(c->db, 5000);
+    if (existed) {
+        double ms = 0;
+        if (integrity_check(c->db, why, sizeof(why), &ms) < 0) {
+            if (!recover)
+                return FAIL("the database %s is damaged (%s): restore it from a backup, or start"
+                            " with --recover to keep what can be read", path, why);
+            fprintf(stderr, "ductiled: --recover: the database %s is damaged (%s): loading what"
+                            " can be read\n", path, why);
+        } else {
+            fprintf(stderr, "ductiled: database %s: integrity check ok (%.0f ms)\n", path, ms);
+        }
+    }
+    if (exec_sql(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", why, sizeof(why)) < 0 ||
+        exec_sql(c->db, schema, why, sizeof(why)) < 0)
+        return FAIL("database %s: %s", path, why);
+    if (!existed && exec_sql(c->db, "PRAGMA user_version = 1", why, sizeof(why)) < 0)
+        return FAIL("database %s: %s", path, why);
+    if (migrate(c, why, sizeof(why)) < 0)
+        return FAIL("database %s: %s", path, why);
+    int64_t dbseq = 0, maxid = 0, aiseq = 0;
+    if (query_int(c->db, "SELECT value FROM meta WHERE key = 'seq'", &dbseq, why, sizeof(why)) < 0 ||
+        query_int(c->db, "SELECT coalesce(max(id), 0) FROM jobs", &maxid, why, sizeof(why)) < 0 ||
+        query_int(c->db, "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'jobs'",
+                  &aiseq, why, sizeof(why)) < 0) {
+        if (!recover)
+            return FAIL("database %s: %s (start with --recover to keep what can be read)", path,
+                        why);
+        fprintf(stderr, "ductiled: --recover: database %s: %s\n", path, why);
+    }
+    if (found && dbseq < h.seq) {
+        if (!recover)
+            return FAIL("the database %s is behind what was acknowledged: commit %" PRId64
+                        " is on disk but commit %" PRId64 " was acknowledged (job ids up to %"
+                        PRId64 ", the database has up to %" PRId64 "); were its -wal file or the"
+                        " database replaced? Restore them, or start with --recover to go on"
+                        " without the missing changes",
+                        path, dbseq, h.seq, h.max_id, maxid);
+        fprintf(stderr, "ductiled: --recover: commits %" PRId64 " to %" PRId64 " are missing from"
+                        " %s (job ids up to %" PRId64 " were given, the database has up to %"
+                        PRId64 "): going on without them\n", dbseq + 1, h.seq, path, h.max_id,
+                maxid);
+    }
+    if (!found && existed)
+        fprintf(stderr, "ductiled: %s did not exist: written from the database\n", s->hwm_path);
+    s->seq = dbseq > h.seq ? dbseq : h.seq;
+    s->max_id = maxid > h.max_id ? maxid : h.max_id;
+    if (aiseq > s->max_id)
+        s->max_id = aiseq;
+    s->next_id = s->max_id + 1;
     for (int i = 0; i < ST__N; i++)
-        if (sqlite3_prepare_v3(c->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &stmts[i], NULL))
+        if (sqlite3_prepare_v3(c->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL))
             return FAIL("database: %s", sqlite3_errmsg(c->db));
+    /* The marker says from now on that a database exists here. */
+    hwm_t now = {s->seq, s->max_id};
+    int rc = hwm_write(s->hwm_path, &now, !found);
+    if (rc < 0)
+        return FAIL("cannot write %s: %s", s->hwm_path, strerror(-rc));
+    if ((s->hwm_fd = open(s->hwm_path, O_WRONLY | O_CLOEXEC)) < 0)
+        return FAIL("cannot open %s: %s", s->hwm_path, strerror(errno));
     return 0;
 }
 
 void db_close(ctld_t *c)
 {
+    struct db *s = c->store;
     if (c->in_batch)
         db_commit(c);
-    for (int i = 0; i < ST__N; i++) {
-        sqlite3_finalize(stmts[i]);
-        stmts[i] = NULL;
+    if (s) {
+        if (s->hwm_fd >= 0) { /* the last update, durable before the exit */
+            if (fdatasync(s->hwm_fd) < 0)
+                fprintf(stderr, "ductiled: cannot sync %s: %s\n", s->hwm_path, strerror(errno));
+            close(s->hwm_fd);
+        }
+        for (int i = 0; i < ST__N; i++)
+            sqlite3_finalize(s->st[i]);
+        for (int k = 0; k < s->ngone; k++)
+            free(s->gone[k]);
+        free(s->gone);
+        free(s);
+        c->store = NULL;
     }
     sqlite3_close(c->db);
     c->db = NULL;
 }
 
+/* The first failure of a batch: it will be rolled back at db_commit. */
+static void batch_fail(ctld_t *c, const char *what)
+{
+    struct db *s = c->store;
+    if (s->failed)
+        return;
+    s->failed = true;
+    int code = sqlite3_extended_errcode(c->db);
+    int sys = sqlite3_system_errno(c->db);
+    s->fail_errno = (code & 0xff) == SQLITE_FULL ? ENOSPC : sys ? sys : EIO;
+    snprintf(s->fail_msg, sizeof(s->fail_msg), "%s: %s", what, sqlite3_errmsg(c->db));
+    fprintf(stderr, "ductiled: database: %s\n", s->fail_msg);
+}
+
 int db_write_begin(ctld_t *c)
 {
     if (c->in_batch)
-        return 0;
+        return c->store->failed ? -EIO : 0;
     if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        fprintf(stderr, "ductiled: database: %s\n", sqlite3_errmsg(c->db));
+        /* No transaction is open; the batch still counts as failed, so that whatever
+         * the caller changed in memory is undone with the rest. */
+        c->in_batch = true;
+        batch_fail(c, "BEGIN");
         return -EIO;
     }
     c->in_batch = true;
+    c->store->batch_max_id = 0;
     return 0;
 }
 
 int db_commit(ctld_t *c)
 {
+    struct db *s = c->store;
     if (!c->in_batch)
         return 0;
     c->in_batch = false;
-    if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        /* Nothing acknowledged may be lost: without a working disk, stop. */
-        fprintf(stderr, "ductiled: database commit failed: %s\n", sqlite3_errmsg(c->db));
-        exit(1);
+    if (!s->failed) {
+        sqlite3_stmt *st = s->st[ST_SEQ];
+        sqlite3_bind_int64(st, 1, s->seq + 1);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+            batch_fail(c, "recording the commit");
     }
+    if (!s->failed && sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        batch_fail(c, "COMMIT");
+    if (s->failed) {
+        if (!sqlite3_get_autocommit(c->db))
+            sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        snprintf(s->error, sizeof(s->error), "cannot save: %s",
+                 s->fail_errno == ENOSPC ? "no space left on device" : s->fail_msg);
+        fprintf(stderr, "ductiled: %s: the batch was rolled back\n", s->error);
+        s->failed = false;
+        s->degraded = true;
+        return -EIO;
+    }
+    s->seq++;
+    if (s->batch_max_id > s->max_id)
+        s->max_id = s->batch_max_id;
+    if (s->degraded)
+        fprintf(stderr, "ductiled: the database saves again\n");
+    s->degraded = false;
+    int rc = hwm_update(c);
+    if (rc < 0) /* the batch is on disk: only the check of the next start is weaker */
+        fprintf(stderr, "ductiled: cannot update %s: %s\n", s->hwm_path, strerror(-rc));
     return 0;
 }
 
-static char *alloc_json(const int *nodes, int n)
+const char *db_error(const ctld_t *c) { return c->store->error; }
+bool db_degraded(const ctld_t *c) { return c->store->degraded; }
+
+/* The allocation as stored: a JSON array of node names, in rank order. */
+static char *alloc_json(const ctld_t *c, const int *nodes, int n)
 {
-    size_t cap = 3 + (size_t)n * 12, pos = 0; /* "[", the numbers, "]", NUL */
-    char *s = malloc(cap);
-    if (!s)
-        return NULL;
-    s[pos++] = '[';
-    for (int i = 0; i < n; i++)
-        pos += (size_t)snprintf(s + pos, cap - pos, i ? ",%d" : "%d", nodes[i]);
-    s[pos++] = ']';
-    s[pos] = '\0';
+    json_t *a = json_array();
+    for (int i = 0; a && i < n; i++) {
+        bool configured;
+        json_array_append_new(a, json_string(ctld_node_name(c, nodes[i], &configured)));
+    }
+    char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
     return s;
 }
 
-static int bind_job(sqlite3_stmt *st, const job_t *j, char **alloc, char **env)
+static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **alloc, char **env)
 {
-    *alloc = alloc_json(j->alloc, j->nalloc);
+    *alloc = alloc_json(c, j->alloc, j->nalloc);
     *env = j->env ? json_dumps(j->env, JSON_COMPACT) : NULL;
+    if (!*alloc || (j->env && !*env))
+        return -ENOMEM;
     sqlite3_bind_text(st, 1, j->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, j->user, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, j->uid);
@@ -151,40 +648,54 @@ static int bind_job(sqlite3_stmt *st, const job_t *j, char **alloc, char **env)
     return 0;
 }
 
-static int run(sqlite3_stmt *st, ctld_t *c)
+/* Runs a write of the batch; a failure fails the whole batch (db_commit rolls it back). */
+static int run(sqlite3_stmt *st, ctld_t *c, const char *what)
 {
     int rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE)
+        batch_fail(c, what);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    if (rc != SQLITE_DONE) {
-        fprintf(stderr, "ductiled: database: %s\n", sqlite3_errmsg(c->db));
-        return -EIO;
-    }
-    return 0;
+    return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 int db_job_insert(ctld_t *c, job_t *j)
 {
+    struct db *s = c->store;
     if (db_write_begin(c) < 0)
         return -EIO;
     char *alloc, *env;
-    bind_job(stmts[ST_INSERT], j, &alloc, &env);
-    int rc = run(stmts[ST_INSERT], c);
+    int rc = bind_job(c, s->st[ST_INSERT], j, &alloc, &env);
+    /* Ids come from the high-water mark, not from the table: a lost WAL cannot make
+     * them go backwards, and an id of a rolled-back batch is not given again. */
+    int64_t id = s->next_id;
+    sqlite3_bind_int64(s->st[ST_INSERT], 29, id);
+    if (rc == 0)
+        rc = run(s->st[ST_INSERT], c, "saving a new job");
+    else
+        batch_fail(c, "out of memory");
     free(alloc);
     free(env);
-    if (rc == 0)
-        j->id = sqlite3_last_insert_rowid(c->db);
+    if (rc == 0) {
+        j->id = id;
+        s->next_id++;
+        s->batch_max_id = id;
+    }
     return rc;
 }
 
 int db_job_save(ctld_t *c, const job_t *j)
 {
+    struct db *s = c->store;
     if (db_write_begin(c) < 0)
         return -EIO;
     char *alloc, *env;
-    bind_job(stmts[ST_SAVE], j, &alloc, &env);
-    sqlite3_bind_int64(stmts[ST_SAVE], 29, j->id);
-    int rc = run(stmts[ST_SAVE], c);
+    int rc = bind_job(c, s->st[ST_SAVE], j, &alloc, &env);
+    sqlite3_bind_int64(s->st[ST_SAVE], 29, j->id);
+    if (rc == 0)
+        rc = run(s->st[ST_SAVE], c, "saving a job");
+    else
+        batch_fail(c, "out of memory");
     free(alloc);
     free(env);
     return rc;
@@ -195,8 +706,8 @@ int db_job_event(ctld_t *c, int64_t job, double t, const char *event, int before
 {
     if (db_write_begin(c) < 0)
         return -EIO;
-    sqlite3_stmt *st = stmts[ST_EVENT];
-    char *alloc = alloc_json(nodes, n);
+    sqlite3_stmt *st = c->store->st[ST_EVENT];
+    char *alloc = alloc_json(c, nodes, n);
     sqlite3_bind_int64(st, 1, job);
     sqlite3_bind_double(st, 2, t);
     sqlite3_bind_text(st, 3, event, -1, SQLITE_STATIC);
@@ -204,7 +715,7 @@ int db_job_event(ctld_t *c, int64_t job, double t, const char *event, int before
     sqlite3_bind_int(st, 5, after);
     sqlite3_bind_text(st, 6, alloc, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, detail, -1, SQLITE_STATIC);
-    int rc = run(st, c);
+    int rc = run(st, c, "saving a job event");
     free(alloc);
     return rc;
 }
@@ -213,49 +724,57 @@ int db_node_save(ctld_t *c, const node_t *n)
 {
     if (db_write_begin(c) < 0)
         return -EIO;
-    sqlite3_stmt *st = stmts[ST_NODE];
+    sqlite3_stmt *st = c->store->st[ST_NODE];
     sqlite3_bind_text(st, 1, n->name, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, n->drain);
     sqlite3_bind_text(st, 3, n->reason, -1, SQLITE_STATIC);
-    return run(st, c);
+    return run(st, c, "saving a node");
 }
 
-static char *col_str(sqlite3_stmt *st, int i)
+static int col_str(sqlite3_stmt *st, int i, char **out)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
+    *out = t ? strdup((const char *)t) : NULL;
+    return t && !*out ? -ENOMEM : 0;
 }
 
-/* Rebuilds a job from a row of "SELECT * FROM jobs". */
-static job_t *row_job(sqlite3_stmt *st)
+/* Rebuilds a job from a row of "SELECT * FROM jobs". A value that does not decode is
+ * an error (a damaged row), never a default. NULL with err set on failure. */
+static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
 {
     job_t *j = job_new();
-    if (!j)
+    if (!j) {
+        snprintf(err, errlen, "out of memory");
         return NULL;
+    }
     j->id = sqlite3_column_int64(st, 0);
-    j->name = col_str(st, 1);
-    j->user = col_str(st, 2);
+    const char *bad = NULL;
+    int rc = col_str(st, 1, &j->name) | col_str(st, 2, &j->user);
     j->uid = (uid_t)sqlite3_column_int64(st, 3);
     j->gid = (gid_t)sqlite3_column_int64(st, 4);
     const char *s = (const char *)sqlite3_column_text(st, 5);
-    jstate_parse(s ? s : "PD", &j->state);
+    if (!s || jstate_parse(s, &j->state) < 0)
+        bad = "state";
     s = (const char *)sqlite3_column_text(st, 6);
-    jstate_parse(s ? s : "PD", &j->final);
+    if (!s || jstate_parse(s, &j->final) < 0)
+        bad = "final state";
     s = (const char *)sqlite3_column_text(st, 7);
-    sched_type_parse(s ? s : "rigid", &j->type);
+    if (!s || sched_type_parse(s, &j->type) < 0)
+        bad = "type";
     j->nodes = sqlite3_column_int(st, 8);
     j->min_nodes = sqlite3_column_int(st, 9);
     j->max_nodes = sqlite3_column_int(st, 10);
     s = (const char *)sqlite3_column_text(st, 11);
-    sched_constraint_parse(s ? s : "none", &j->constraint);
+    if (!s || sched_constraint_parse(s, &j->constraint) < 0)
+        bad = "constraint";
     j->time_limit = sqlite3_column_double(st, 12);
     j->requeue = sqlite3_column_int(st, 13);
-    j->script = col_str(st, 14);
-    j->cwd = col_str(st, 15);
+    rc |= col_str(st, 14, &j->script) | col_str(st, 15, &j->cwd);
     s = (const char *)sqlite3_column_text(st, 16);
     j->env = s ? json_loads(s, 0, NULL) : json_array();
-    j->out_path = col_str(st, 17);
-    j->err_path = col_str(st, 18);
+    if (!json_is_array(j->env))
+        bad = "environment";
+    rc |= col_str(st, 17, &j->out_path) | col_str(st, 18, &j->err_path);
     j->submit = sqlite3_column_double(st, 19);
     j->start = sqlite3_column_double(st, 20);
     j->end = sqlite3_column_double(st, 21);
@@ -263,12 +782,37 @@ static job_t *row_job(sqlite3_stmt *st)
     j->signal = sqlite3_column_int(st, 23);
     j->restarts = sqlite3_column_int(st, 24);
     s = (const char *)sqlite3_column_text(st, 25);
-    json_t *a = s ? json_loads(s, 0, NULL) : NULL;
-    if (json_is_array(a) && json_array_size(a)) {
+    json_t *a = s ? json_loads(s, 0, NULL) : json_array();
+    if (!json_is_array(a) || json_array_size(a) > (1u << 24)) {
+        bad = "allocation";
+    } else if (json_array_size(a)) {
         j->alloc = malloc(json_array_size(a) * sizeof(int));
+        if (!j->alloc)
+            rc = -ENOMEM;
         size_t i;
         json_t *v;
-        json_array_foreach(a, i, v) j->alloc[j->nalloc++] = (int)json_integer_value(v);
+        json_array_foreach(a, i, v) {
+            if (!j->alloc)
+                break;
+            int idx = -1;
+            if (json_is_string(v)) {
+                idx = node_index_of(c, json_string_value(v));
+            } else if (json_is_integer(v)) { /* version 0: an index (migrate() names them) */
+                json_int_t k = json_integer_value(v);
+                if (k >= 0 && k < c->cfg.nnodes)
+                    idx = (int)k;
+                else {
+                    char name[32];
+                    snprintf(name, sizeof(name), "#%lld", (long long)k);
+                    idx = node_index_of(c, name);
+                }
+            }
+            if (idx < 0) {
+                bad = "allocation";
+                break;
+            }
+            j->alloc[j->nalloc++] = idx;
+        }
     }
     json_decref(a);
     j->node_seconds = sqlite3_column_double(st, 26);
@@ -276,24 +820,172 @@ static job_t *row_job(sqlite3_stmt *st)
     s = (const char *)sqlite3_column_text(st, 28);
     snprintf(j->reason, sizeof(j->reason), "%s", s ? s : "");
     j->launched = sqlite3_column_int(st, 29);
+    if (rc || bad || j->id <= 0) {
+        if (rc)
+            snprintf(err, errlen, "out of memory");
+        else
+            snprintf(err, errlen, "job %lld: its %s does not decode", (long long)j->id,
+                     bad ? bad : "id");
+        job_free(j);
+        return NULL;
+    }
     return j;
 }
 
+/* A live job that held nodes no longer in Nodes: it cannot be restored where it ran.
+ * A running job ends NODE_FAIL (requeued with --requeue: the node daemons that still
+ * have it are told to clean it up when they register, as for any job they are not
+ * given), a completing one ends as it was ending. Its nodes keep their names.
+ * Returns true if the job is settled (finished here), false if it goes on. */
+static bool settle_removed_nodes(ctld_t *c, job_t *j)
+{
+    if (j->state == JS_PENDING)
+        return false;
+    int *gone = malloc((size_t)j->nalloc * sizeof(int) + 1), ngone = 0;
+    if (!gone)
+        return false;
+    for (int i = 0; i < j->nalloc; i++)
+        if (j->alloc[i] >= c->cfg.nnodes)
+            gone[ngone++] = j->alloc[i];
+    if (!ngone) {
+        free(gone);
+        return false;
+    }
+    char *names = nodes_format(c, gone, ngone);
+    free(gone);
+    /* only the names: nodes_format adds its note after them */
+    if (names && strchr(names, ' '))
+        *strchr(names, ' ') = '\0';
+    double now = ctld_now();
+    bool requeue = j->state != JS_COMPLETING && j->requeue;
+    jstate_t final = j->state == JS_COMPLETING ? j->final : JS_NODE_FAIL;
+    if (final == JS_PENDING)
+        requeue = true; /* it was being requeued */
+    fprintf(stderr, "ductiled: job %lld: nodes %s are no longer configured: %s\n",
+            (long long)j->id, names ? names : "?",
+            requeue ? "the job is requeued" : "the job ends");
+    if (j->alloc_since > 0 && now > j->alloc_since)
+        j->node_seconds += (double)j->nalloc * (now - j->alloc_since);
+    j->alloc_since = now;
+    if (requeue) {
+        db_job_event(c, j->id, now, "requeue", 0, 0, NULL, 0, "NodeRemoved");
+        free(j->alloc);
+        j->alloc = NULL;
+        j->nalloc = 0;
+        j->state = JS_PENDING;
+        j->launched = false;
+        j->restarts++;
+        snprintf(j->reason, sizeof(j->reason), "NodeRemoved:%s", names ? names : "?");
+        db_job_save(c, j);
+        free(names);
+        return false;
+    }
+    j->state = final;
+    j->end = now;
+    if (final == JS_NODE_FAIL || !j->reason[0])
+        snprintf(j->reason, sizeof(j->reason), "NodeRemoved:%s", names ? names : "?");
+    db_job_save(c, j);
+    db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(final));
+    free(names);
+    job_free(j);
+    return true;
+}
+
+/* Every row of a query, or an error naming the first that does not decode. In
+ * recovery (--recover) a damaged row is reported and skipped. */
 int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen)
 {
+    bool recover = c->store->flags & DB_RECOVER;
     sqlite3_stmt *st;
+    char why[256];
+    int64_t loaded = 0, skipped = 0;
+    /* read before the load settles anything (its writes move the count) */
+    int64_t live = -1;
+    int live_rc = query_int(c->db, "SELECT value FROM meta WHERE key = 'live'", &live, why,
+                            sizeof(why));
     if (sqlite3_prepare_v2(c->db, "SELECT * FROM jobs WHERE state IN ('PD','R','RS','CG') ORDER BY id",
                            -1, &st, NULL))
-        return FAIL("database: %s", sqlite3_errmsg(c->db));
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        job_t *j = row_job(st);
-        if (j)
+        return FAIL("database: reading the jobs: %s", sqlite3_errmsg(c->db));
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        job_t *j = row_job(c, st, why, sizeof(why));
+        if (j && jstate_final(j->state)) { /* the index said live, the row does not */
+            snprintf(why, sizeof(why), "job %lld: its state %s disagrees with the index",
+                     (long long)j->id, jstate_code(j->state));
+            job_free(j);
+            j = NULL;
+        }
+        if (!j) {
+            if (!recover) {
+                sqlite3_finalize(st);
+                return FAIL("database: %s (start with --recover to skip it)", why);
+            }
+            fprintf(stderr, "ductiled: --recover: %s: skipped\n", why);
+            skipped++;
+            continue;
+        }
+        loaded++;
+        if (!settle_removed_nodes(c, j))
             fn(c, j);
     }
-    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
+        sqlite3_finalize(st);
+        if (!recover)
+            return FAIL("database: reading the jobs after %lld of them: %s (start with --recover"
+                        " to keep what can be read)", (long long)loaded, why);
+        fprintf(stderr, "ductiled: --recover: reading the jobs stopped after %lld of them: %s;"
+                        " reading the others one by one\n", (long long)loaded, why);
+        /* Past the damage: one id at a time, up to the highest id ever given. */
+        sqlite3_stmt *one;
+        if (sqlite3_prepare_v2(c->db, "SELECT * FROM jobs WHERE id = ?1 AND state IN"
+                                      " ('PD','R','RS','CG')", -1, &one, NULL) == SQLITE_OK) {
+            for (int64_t id = 1; id <= c->store->max_id; id++) {
+                if (idmap_get(c->jobs, id))
+                    continue;
+                sqlite3_bind_int64(one, 1, id);
+                int r = sqlite3_step(one);
+                job_t *j = r == SQLITE_ROW ? row_job(c, one, why, sizeof(why)) : NULL;
+                sqlite3_reset(one);
+                if (r == SQLITE_DONE)
+                    continue; /* finished, or never was */
+                if (!j) {
+                    fprintf(stderr, "ductiled: --recover: job %lld cannot be read: lost\n",
+                            (long long)id);
+                    skipped++;
+                    continue;
+                }
+                loaded++;
+                if (!settle_removed_nodes(c, j))
+                    fn(c, j);
+            }
+            sqlite3_finalize(one);
+        }
+    } else {
+        sqlite3_finalize(st);
+    }
+    if (live_rc < 0 || live != loaded + skipped) {
+        if (!recover)
+            return FAIL("database: %lld live jobs are recorded but %lld were found (a damaged"
+                        " row?); start with --recover to go on with those found",
+                        (long long)live, (long long)(loaded + skipped));
+        fprintf(stderr, "ductiled: --recover: %lld live jobs are recorded but %lld were found\n",
+                (long long)live, (long long)(loaded + skipped));
+        skipped = live > loaded ? live - loaded : skipped;
+        if (db_write_begin(c) == 0) { /* the count starts again from what is there */
+            char q[160];
+            snprintf(q, sizeof(q), "UPDATE meta SET value = (SELECT count(*) FROM jobs WHERE "
+                                   LIVE ") WHERE key = 'live'");
+            if (exec_sql(c->db, q, why, sizeof(why)) < 0)
+                batch_fail(c, "recounting the live jobs");
+        }
+    }
+    if (skipped)
+        fprintf(stderr, "ductiled: --recover: %lld live jobs loaded, %lld could not be read\n",
+                (long long)loaded, (long long)skipped);
     if (sqlite3_prepare_v2(c->db, "SELECT name, drain, reason FROM nodes", -1, &st, NULL))
-        return FAIL("database: %s", sqlite3_errmsg(c->db));
-    while (sqlite3_step(st) == SQLITE_ROW) {
+        return FAIL("database: reading the nodes: %s", sqlite3_errmsg(c->db));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
         int i = name ? config_node_index(&c->cfg, name) : -1;
         if (i < 0)
@@ -302,7 +994,13 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
         const char *r = (const char *)sqlite3_column_text(st, 2);
         snprintf(c->nodes[i].reason, sizeof(c->nodes[i].reason), "%s", r ? r : "");
     }
+    snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
     sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        if (!recover)
+            return FAIL("database: reading the nodes: %s (start with --recover to skip them)", why);
+        fprintf(stderr, "ductiled: --recover: reading the nodes: %s: drain states lost\n", why);
+    }
     return 0;
 }
 
@@ -312,7 +1010,13 @@ job_t *db_job_find_finished(ctld_t *c, int64_t id)
     if (sqlite3_prepare_v2(c->db, "SELECT * FROM jobs WHERE id = ?1", -1, &st, NULL))
         return NULL;
     sqlite3_bind_int64(st, 1, id);
-    job_t *j = sqlite3_step(st) == SQLITE_ROW ? row_job(st) : NULL;
+    char why[256];
+    job_t *j = NULL;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && !(j = row_job(c, st, why, sizeof(why))))
+        fprintf(stderr, "ductiled: database: %s\n", why);
+    else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        fprintf(stderr, "ductiled: database: job %lld: %s\n", (long long)id, sqlite3_errmsg(c->db));
     sqlite3_finalize(st);
     return j;
 }
@@ -333,17 +1037,24 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, int
     sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 3, since);
     sqlite3_bind_int(st, 4, limit);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        job_t *j = row_job(st);
-        if (!j)
-            continue;
+    int rc;
+    char why[256];
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        job_t *j = row_job(c, st, why, sizeof(why));
+        if (!j) {
+            sqlite3_finalize(st);
+            return FAIL("database: %s", why);
+        }
         json_t *o = job_to_json(c, j, false);
         const char *sizes = (const char *)sqlite3_column_text(st, sqlite3_column_count(st) - 1);
         json_object_set_new(o, "sizes", json_string(sizes ? sizes : ""));
         json_array_append_new(out, o);
         job_free(j);
     }
+    snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
     sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return FAIL("database: reading the history: %s", why);
     return 0;
 }
 

@@ -99,20 +99,54 @@ void job_free(job_t *j)
     free(j);
 }
 
+/* A host list, or the names joined by commas if one is not a host name ("#5"). */
+static char *compress(const char **list, int n)
+{
+    int rc = hostlist_compress((char *const *)list, n, NULL, 0);
+    size_t need = 1;
+    for (int i = 0; rc < 0 && i < n; i++)
+        need += strlen(list[i]) + 1;
+    char *buf = malloc(rc < 0 ? need : (size_t)rc + 1);
+    if (buf && rc >= 0)
+        hostlist_compress((char *const *)list, n, buf, (size_t)rc + 1);
+    for (int i = 0, pos = 0; buf && rc < 0 && i < n; i++)
+        pos += snprintf(buf + pos, need - (size_t)pos, i ? ",%s" : "%s", list[i]);
+    if (buf && rc < 0 && n == 0)
+        buf[0] = '\0';
+    return buf;
+}
+
+/* The job's nodes by name; nodes that stored state names but Nodes no longer has are
+ * named too, with a note: "n[1-4] (n[3-4] not in the configuration)". */
 char *nodes_format(const ctld_t *c, const int *idx, int n)
 {
-    if (n <= 0)
+    if (n <= 0 || !idx)
         return strdup("");
-    char **names_ = malloc((size_t)n * sizeof(char *));
-    if (!names_)
-        return NULL;
-    for (int i = 0; i < n; i++)
-        names_[i] = c->cfg.nodes[idx[i]];
-    size_t need = hostlist_compress(names_, n, NULL, 0) + 1;
-    char *buf = malloc(need);
-    if (buf)
-        hostlist_compress(names_, n, buf, need);
-    free(names_);
+    const char **all = malloc((size_t)n * sizeof(char *));
+    const char **gone = malloc((size_t)n * sizeof(char *));
+    char *buf = NULL, *g = NULL;
+    int ngone = 0;
+    if (!all || !gone)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        bool configured;
+        all[i] = ctld_node_name(c, idx[i], &configured);
+        if (!configured)
+            gone[ngone++] = all[i];
+    }
+    buf = compress(all, n);
+    if (buf && ngone && (g = compress(gone, ngone))) {
+        size_t len = strlen(buf) + strlen(g) + 40;
+        char *b = malloc(len);
+        if (b)
+            snprintf(b, len, "%s (%s not in the configuration)", buf, g);
+        free(buf);
+        buf = b;
+    }
+out:
+    free(g);
+    free(all);
+    free(gone);
     return buf;
 }
 

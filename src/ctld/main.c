@@ -135,22 +135,102 @@ static void on_connection(uv_stream_t *server, int status)
 
 static void stop(ctld_t *c);
 
+static bool is_node_conn(ctld_t *c, conn_t *conn)
+{
+    for (int i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].conn == conn)
+            return true;
+    return false;
+}
+
+static void free_job(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    (void)arg;
+    job_free(val);
+}
+
+/* A batch did not commit (a full disk, an I/O error): it was rolled back, so memory
+ * claims what the disk does not have. Undo it the way a restart would, without one:
+ *   - the replies of the batch that said ok now say why it failed ("cannot save: no
+ *     space left on device"); the node commands of the batch are dropped;
+ *   - the live jobs and the engine are reloaded from the database;
+ *   - every node daemon is disconnected: it reconnects and registers again with what
+ *     it runs (and the results it still holds unacknowledged), and registration
+ *     reconciles that with the reloaded jobs, as after a controller restart.
+ * Reads keep working throughout; writes are tried again by the next requests, and
+ * scheduling passes only on SchedulerTick until a batch commits again. */
+static int reload(ctld_t *c, char *err, size_t errlen)
+{
+    ctld_fail_deferred(c, db_error(c), is_node_conn);
+    for (int i = 0; i < c->nnodes; i++) {
+        node_t *n = &c->nodes[i];
+        if (n->conn) {
+            conn_set_data(n->conn, NULL);
+            conn_close(n->conn);
+            n->conn = NULL;
+        }
+    }
+    idmap_foreach(c->jobs, free_job, NULL);
+    idmap_destroy(c->jobs);
+    c->jobs = idmap_create();
+    c->njobs_live = 0;
+    sched_destroy(c->sched);
+    c->sched = NULL;
+    if (!c->jobs || sched_create(c->nnodes, c->cfg.policy, &c->sched, err, errlen) < 0)
+        return -ENOMEM;
+    int rc = db_load(c, jobs_restore, err, errlen);
+    if (rc < 0)
+        return rc;
+    jobs_after_restore(c);
+    for (int i = 0; i < c->nnodes; i++)
+        sched_set_node_available(c->sched, i, node_usable(&c->nodes[i]));
+    return 0;
+}
+
+static void commit(ctld_t *c)
+{
+    if (db_commit(c) == 0)
+        return;
+    char err[1024];
+    if (reload(c, err, sizeof(err)) < 0) {
+        /* The database cannot even be read back: nothing sound is left to serve. */
+        fprintf(stderr, "ductiled: reloading after a failed commit: %s\n", err);
+        exit(1);
+    }
+    fprintf(stderr, "ductiled: reloaded %lld live jobs from the database\n",
+            (long long)c->njobs_live);
+}
+
+static bool tick_due;
+
 /* After the loop has handled this iteration's events: make them durable, then
  * answer. */
 static void on_check(uv_check_t *h)
 {
     ctld_t *c = h->data;
-    if (c->sched_wanted)
-        jobs_schedule(c);
+    if (c->sched_wanted) {
+        if (!db_degraded(c) || tick_due) {
+            jobs_schedule(c);
+        } else { /* the disk refused the last batch: retry on the tick, do not spin */
+            c->sched_wanted = false;
+            uv_idle_stop(&c->sched_idle);
+        }
+    }
+    tick_due = false;
     if (c->in_batch)
-        db_commit(c);
+        commit(c);
     if (c->deferred)
         ctld_flush_deferred(c);
     if (c->stopping)
         stop(c);
 }
 
-static void on_tick(uv_timer_t *h) { jobs_want_schedule(h->data); }
+static void on_tick(uv_timer_t *h)
+{
+    tick_due = true;
+    jobs_want_schedule(h->data);
+}
 
 static void on_watchdog(uv_timer_t *h)
 {
@@ -181,8 +261,8 @@ static void stop(ctld_t *c)
         return;
     done = true;
     c->stopping = true;
-    if (c->in_batch)
-        db_commit(c);
+    if (c->in_batch && db_commit(c) < 0)
+        ctld_fail_deferred(c, db_error(c), is_node_conn);
     ctld_flush_deferred(c);
     uv_walk(c->loop, close_walk, NULL);
 }
@@ -240,24 +320,37 @@ static int mkdirs(const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ductiled --conf FILE\n\nThe Ductile controller. It runs in the "
-               "foreground and logs to stderr.\n");
+    fprintf(f, "usage: ductiled --conf FILE [--recover]\n\nThe Ductile controller. It runs in "
+               "the foreground and logs to stderr.\n\n"
+               "  --recover  start even though the database (StateDir/ductile.db) is damaged,\n"
+               "             missing where one existed, or behind what was acknowledged: keep\n"
+               "             what can be read, log every job that is lost, never reuse a job\n"
+               "             id. Without it such a start is refused.\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *conf = getenv("DUCTILE_CONF");
+    unsigned dbflags = 0;
     static const struct option lopts[] = {{"conf", required_argument, 0, 'c'},
+                                          {"recover", no_argument, 0, 'R'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "c:h", lopts, NULL)) != -1) {
         if (o == 'c')
             conf = optarg;
+        else if (o == 'R')
+            dbflags |= DB_RECOVER;
         else {
             usage(o == 'h' ? stdout : stderr);
             return o == 'h' ? 0 : 2;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ductiled: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
     }
     if (!conf) {
         usage(stderr);
@@ -289,7 +382,8 @@ int main(int argc, char **argv)
     }
     char dbpath[4096];
     snprintf(dbpath, sizeof(dbpath), "%s/ductile.db", c.cfg.state_dir);
-    if (db_open(&c, dbpath, err, sizeof(err)) < 0 || db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
+    if (db_open(&c, dbpath, dbflags, err, sizeof(err)) < 0 ||
+        db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;
     }

@@ -1,0 +1,202 @@
+/* The controller's database (src/ctld/db.c) against a temporary file: the upgrade of
+ * version-0 allocations (node indices) to node names, names of nodes no longer
+ * configured, and the ids that never go backwards. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    char *dir;
+    char path[256];
+    config_t cfg;
+} fixture_t;
+
+static void conf(fixture_t *f, const char *nodes)
+{
+    char text[256], err[256];
+    config_free(&f->cfg);
+    snprintf(text, sizeof(text), "Nodes = %s\nStateDir = %s\n", nodes, f->dir);
+    assert_int_equal(config_parse_string(text, "/etc/ductile/ductile.conf", &f->cfg, err,
+                                         sizeof(err)), 0);
+}
+
+static void free_job(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    (void)arg;
+    job_free(val);
+}
+
+static void keep(ctld_t *c, job_t *j) { idmap_put(c->jobs, j->id, j); }
+
+static void open_ctld(fixture_t *f, ctld_t *c, unsigned flags, int expect)
+{
+    char err[1024];
+    memset(c, 0, sizeof(*c));
+    c->cfg = f->cfg;
+    nodes_init(c);
+    c->jobs = idmap_create();
+    assert_int_equal(sched_create(c->nnodes, "easy", &c->sched, err, sizeof(err)), 0);
+    int rc = db_open(c, f->path, flags, err, sizeof(err));
+    if (rc == 0)
+        rc = db_load(c, keep, err, sizeof(err));
+    if (rc != expect)
+        fail_msg("open: %d (%s), expected %d", rc, err, expect);
+}
+
+static void close_ctld(ctld_t *c)
+{
+    db_close(c);
+    idmap_foreach(c->jobs, free_job, NULL);
+    idmap_destroy(c->jobs);
+    sched_destroy(c->sched);
+    free(c->nodes);
+}
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof(*f));
+    f->dir = tu_tmpdir();
+    snprintf(f->path, sizeof(f->path), "%s/ductile.db", f->dir);
+    conf(f, "n[1-4]");
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    config_free(&f->cfg);
+    tu_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static int64_t add_job(ctld_t *c, jstate_t st, const int *alloc, int n)
+{
+    job_t *j = job_new();
+    j->name = strdup("j");
+    j->user = strdup("alice");
+    j->script = strdup("#!/bin/sh\n");
+    j->cwd = strdup("/");
+    j->env = json_array();
+    j->nodes = n ? n : 1;
+    assert_int_equal(db_job_insert(c, j), 0);
+    if (n) {
+        j->alloc = malloc((size_t)n * sizeof(int));
+        memcpy(j->alloc, alloc, (size_t)n * sizeof(int));
+        j->nalloc = n;
+    }
+    j->state = st;
+    j->start = j->end = 1e9;
+    assert_int_equal(db_job_save(c, j), 0);
+    int64_t id = j->id;
+    job_free(j);
+    return id;
+}
+
+static void exec(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* A finished job of a version-0 database ran on indices 0 and 3: the upgrade names
+ * them with the configuration of that start; once Nodes loses n4, the job still
+ * shows n1 and n4, with the note, and nodes_format never reads past Nodes. */
+static void upgrade_and_removed_nodes(void **state)
+{
+    fixture_t *f = *state;
+    ctld_t c;
+    open_ctld(f, &c, 0, 0);
+    int64_t id = add_job(&c, JS_COMPLETED, (const int[]){0, 3}, 2);
+    assert_int_equal(db_commit(&c), 0);
+    close_ctld(&c);
+    exec(f->path, "UPDATE jobs SET alloc = '[0,3]'; UPDATE job_events SET alloc = '[0,3]';"
+                  " PRAGMA user_version = 0");
+    open_ctld(f, &c, 0, 0); /* the upgrade */
+    close_ctld(&c);
+    conf(f, "n[1-2]");
+    open_ctld(f, &c, 0, 0);
+    job_t *j = db_job_find_finished(&c, id);
+    assert_non_null(j);
+    char *nl = nodes_format(&c, j->alloc, j->nalloc);
+    assert_string_equal(nl, "n[1,4] (n4 not in the configuration)");
+    free(nl);
+    job_free(j);
+    /* indices that nothing names: a placeholder, never a read past a table */
+    bool configured;
+    assert_string_equal(ctld_node_name(&c, 1000, &configured), "?");
+    assert_false(configured);
+    assert_string_equal(ctld_node_name(&c, -1, &configured), "?");
+    close_ctld(&c);
+}
+
+/* Job ids continue after the highest ever given, even when the table lost them. */
+static void ids_never_go_back(void **state)
+{
+    fixture_t *f = *state;
+    ctld_t c;
+    open_ctld(f, &c, 0, 0);
+    int64_t last = 0;
+    for (int i = 0; i < 5; i++)
+        last = add_job(&c, JS_PENDING, NULL, 0);
+    assert_int_equal(db_commit(&c), 0);
+    close_ctld(&c);
+    /* the rows and SQLite's own sequence vanish (as with a lost WAL); the batch number
+     * is kept so that the start is not refused for being behind */
+    exec(f->path, "DROP TRIGGER jobs_live_del; DELETE FROM jobs; DELETE FROM sqlite_sequence;"
+                  " UPDATE meta SET value = 0 WHERE key = 'live'");
+    open_ctld(f, &c, 0, 0);
+    int64_t next = add_job(&c, JS_PENDING, NULL, 0);
+    assert_true(next > last);
+    assert_int_equal(db_commit(&c), 0);
+    close_ctld(&c);
+}
+
+/* A batch whose write failed is rolled back whole, and the next one commits. */
+static void failed_batch_rolls_back(void **state)
+{
+    fixture_t *f = *state;
+    ctld_t c;
+    open_ctld(f, &c, 0, 0);
+    int64_t a = add_job(&c, JS_PENDING, NULL, 0);
+    assert_int_equal(db_commit(&c), 0);
+    int64_t b = add_job(&c, JS_PENDING, NULL, 0);
+    /* a write that fails inside the batch (the table it writes is gone) */
+    assert_int_equal(sqlite3_exec(c.db, "DROP TABLE nodes", NULL, NULL, NULL), SQLITE_OK);
+    node_t n = {.name = "n1"};
+    assert_int_equal(db_node_save(&c, &n), -EIO);
+    assert_int_equal(db_commit(&c), -EIO);
+    assert_true(db_degraded(&c));
+    assert_non_null(strstr(db_error(&c), "cannot save: "));
+    job_t *j = db_job_find_finished(&c, b);
+    assert_null(j); /* rolled back with the rest of its batch */
+    j = db_job_find_finished(&c, a);
+    assert_non_null(j);
+    job_free(j);
+    int64_t d = add_job(&c, JS_PENDING, NULL, 0);
+    assert_true(d > b); /* the id of the rolled-back job is not given again */
+    assert_int_equal(db_commit(&c), 0);
+    assert_false(db_degraded(&c));
+    close_ctld(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(upgrade_and_removed_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(ids_never_go_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_batch_rolls_back, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
