@@ -40,7 +40,7 @@ refused() {
 }
 
 # --- a controller killed with commits in its WAL, the WAL deleted ---
-d cluster down --dir "$T/c" >/dev/null 2>&1 || true # a clean stop checkpoints
+d cluster down --keep-jobs --dir "$T/c" >/dev/null 2>&1 || true # a clean stop checkpoints
 pkill -9 -f "$T/long.sh" 2>/dev/null || true
 [ ! -e "$db-wal" ] || [ ! -s "$db-wal" ] || fail "a clean stop left a WAL"
 start_ctld

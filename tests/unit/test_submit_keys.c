@@ -14,7 +14,7 @@ static void keys(void **state)
     ctld_t c;
     memset(&c, 0, sizeof(c));
     char err[256];
-    assert_int_equal(db_open(&c, ":memory:", err, sizeof(err)), 0);
+    assert_int_equal(db_open(&c, ":memory:", 0, err, sizeof(err)), 0);
     int64_t job = 0;
     /* a database that never stored a key (no table yet) */
     assert_int_equal(db_submit_key_find(&c, 1000, "k1", &job), 0);
