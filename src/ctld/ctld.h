@@ -242,6 +242,7 @@ char *nodes_format(const ctld_t *c, const int *idx, int n);
 
 /* --- nodes.c --- */
 void nodes_init(ctld_t *c);
+void nodes_free(ctld_t *c);
 void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type);
 void nodes_conn_closed(ctld_t *c, conn_t *conn);
 void nodes_check_timeouts(ctld_t *c);

@@ -21,6 +21,14 @@ void nodes_init(ctld_t *c)
     }
 }
 
+void nodes_free(ctld_t *c)
+{
+    for (int i = 0; c->nodes && i < c->nnodes; i++)
+        idmap_destroy(c->nodes[i].stale);
+    free(c->nodes);
+    c->nodes = NULL;
+}
+
 bool node_usable(const node_t *n)
 {
     return n->state == NS_UP && !n->drain && (!n->stale || idmap_count(n->stale) == 0);

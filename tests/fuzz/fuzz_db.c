@@ -86,7 +86,7 @@ static void fz_ctld_free(ctld_t *c)
     idmap_foreach(c->jobs, fz_free_job, NULL);
     idmap_destroy(c->jobs);
     sched_destroy(c->sched);
-    free(c->nodes);
+    nodes_free(c);
 }
 
 static void fz_keep(ctld_t *c, job_t *j) { idmap_put(c->jobs, j->id, j); }

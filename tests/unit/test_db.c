@@ -54,7 +54,7 @@ static void close_ctld(ctld_t *c)
     idmap_foreach(c->jobs, free_job, NULL);
     idmap_destroy(c->jobs);
     sched_destroy(c->sched);
-    free(c->nodes);
+    nodes_free(c);
 }
 
 static int setup(void **state)

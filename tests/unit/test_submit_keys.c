@@ -1,10 +1,13 @@
-/* The controller's submission keys (issue 7, defect 12), against an in-memory
- * database: a key is found only by its own user, and its row belongs to the batch
+/* The controller's submission keys (issue 7, defect 12), against a database in a
+ * temporary directory: a key is found only by its own user, and its row belongs to the batch
  * transaction of its job (rolled back with it, visible inside it). */
 #include "testutil.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctld/ctld.h"
 
@@ -13,8 +16,11 @@ static void keys(void **state)
     (void)state;
     ctld_t c;
     memset(&c, 0, sizeof(c));
-    char err[256];
-    assert_int_equal(db_open(&c, ":memory:", 0, err, sizeof(err)), 0);
+    char err[256], dir[] = "/tmp/ductile-keys-XXXXXX", path[300], cmd[400];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/ductile.db", dir);
+    if (db_open(&c, path, 0, err, sizeof(err)) != 0)
+        fail_msg("db_open: %s", err);
     int64_t job = 0;
     /* a database that never stored a key (no table yet) */
     assert_int_equal(db_submit_key_find(&c, 1000, "k1", &job), 0);
@@ -53,6 +59,8 @@ static void keys(void **state)
     assert_int_equal(db_submit_key_find(&c, 1000, "k1", &job), 0);
     assert_int_equal(db_submit_key_find(&c, 1000, "new", &job), 1);
     db_close(&c);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
