@@ -7,9 +7,9 @@ out=${2:-build-fuzz}
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Isrc -Isrc/common"
-clang $flags tests/fuzz/fuzz_proto.c src/proto/proto.c -ljansson -lsodium -o "$out/fuzz_proto"
-clang $flags tests/fuzz/fuzz_config.c src/common/config.c src/common/hostlist.c -o "$out/fuzz_config"
-clang $flags tests/fuzz/fuzz_directives.c src/proto/directives.c -o "$out/fuzz_directives"
+clang $flags tests/fuzz/fuzz_proto.c src/proto/proto.c src/common/*.c -ljansson -lsodium -lm -o "$out/fuzz_proto"
+clang $flags tests/fuzz/fuzz_config.c src/common/*.c -lm -o "$out/fuzz_config"
+clang $flags tests/fuzz/fuzz_directives.c src/proto/directives.c src/common/*.c -lm -o "$out/fuzz_directives"
 clang $flags -Isrc/proto -Isrc/noded tests/fuzz/fuzz_noded.c src/noded/noded.c src/noded/jobs.c \
   src/noded/steps.c src/noded/apps.c src/noded/runs.c src/noded/launch.c src/proto/proto.c src/proto/conn.c \
   src/common/*.c -luv -ljansson -lsodium -lmunge -lm -o "$out/fuzz_noded"
