@@ -177,7 +177,7 @@ class Round:
         opts = []
         if kind == "rigid":
             opts.append("--nodes=%d" % r.randint(1, 2))
-            steps = int(r.uniform(1.0, 4.0) / 0.2)
+            steps = int(r.uniform(1.0, 8.0) / 0.2)
             work = ("i=0; while [ $i -lt %d ]; do sleep 0.2; i=$((i+1)); done" % steps)
         elif kind == "farm":
             opts += ["--nodes=1", "--malleable", "--min-nodes=1", "--max-nodes=%d" % self.a.nodes]
@@ -238,11 +238,29 @@ class Round:
         with self.lock:
             self.busy.discard("ctld")
 
+    def pick_node(self, f):
+        """At fault time: a node that runs a job if there is one (and none that another
+        fault of the round has), else any, drawn with the fault's own generator."""
+        rc, out, _ = self.d("nodes", "--json", timeout=5)
+        busy = []
+        if rc == 0:
+            try:
+                busy = [x["name"] for x in json.loads(out) if x.get("state") not in ("idle",)]
+            except (ValueError, KeyError, TypeError):
+                pass
+        with self.lock:
+            free = [n for n in self.nodes if n not in self.taken]
+            choice = sorted(set(busy) & set(free)) or free
+            node = f["rng"].choice(choice)
+            self.taken.add(node)
+        return node
+
     def fault_nodekill(self, f):
-        node = f["node"]
         down = self.rng.uniform(0.2, 2.0)
-        f["desc"] = "kill -9 noded %s, restart after %.1fs" % (node, down)
+        f["desc"] = "kill -9 noded, restart after %.1fs" % down
         yield
+        node = self.pick_node(f)
+        f["desc"] = "kill -9 noded %s, restart after %.1fs" % (node, down)
         with self.lock:
             self.busy.add(node)
         self.kill9_and_wait(self.pid("noded-%s.pid" % node))
@@ -252,15 +270,17 @@ class Round:
             self.busy.discard(node)
 
     def fault_nodestop(self, f):
-        node = f["node"]
         held = self.a.node_timeout + self.rng.uniform(1.0, 4.0)
+        yield
+        node = self.pick_node(f)
         f["desc"] = "SIGSTOP noded %s for %.1fs (NodeTimeout %ds)" % (node, held,
                                                                       self.a.node_timeout)
-        yield
         pid = self.pid("noded-%s.pid" % node)
+        f["stopped"] = now()
         os.kill(pid, signal.SIGSTOP)
         time.sleep(held)
         os.kill(pid, signal.SIGCONT)
+        f["resumed"] = now()
 
     def fault_conndrop(self, f):
         times = self.rng.randint(1, 3)
@@ -298,16 +318,12 @@ class Round:
         if not kinds:
             return []
         count = self.rng.choice([1, 2]) if len(kinds) > 1 else 1
-        free_nodes = list(self.nodes)
-        self.rng.shuffle(free_nodes)
+        self.taken = set()
         plan = []
-        for _ in range(count):
+        for i in range(count):
             kind = self.rng.choice(kinds)
-            f = {"kind": kind, "at": self.rng.uniform(0.5, self.a.window)}
-            if kind in ("nodekill", "nodestop"):
-                if not free_nodes:
-                    continue
-                f["node"] = free_nodes.pop()
+            f = {"kind": kind, "at": self.rng.uniform(0.5, self.a.window),
+                 "rng": random.Random("%d:%d:%d" % (self.a.seed, self.n, i))}
             if kind in ("controller", "diskfull", "conndrop") and \
                     any(p["kind"] == kind for p in plan):
                 continue  # one of these at a time
@@ -540,19 +556,26 @@ class Round:
                                     "exited %d" % last["rc"]))
             elif st in ("F", "NF"):
                 if last and last["end"] is not None and last["rc"] == 0 \
-                        and last["end"] + self.a.grace < jend:
+                        and not self.node_stopped_at(last["end"]):
+                    # a run that completed is COMPLETED; the one excuse is a node daemon
+                    # stopped (unreachable) when its job ended, which cannot report it
                     self.violate("state", "%s %s (%s) at +%.2fs but its run completed with "
                                  "exit 0 at +%.2fs" % (desc, s.get("state_name"), s.get("reason"),
                                                        jend - self.t_base(),
                                                        last["end"] - self.t_base()))
                 elif last and last["end"] is not None and last["rc"] != 0 and ec != last["rc"] \
                         and st == "F":
-                    self.violate("state", "%s FAILED with exit %s but its run exited %d"
-                                 % (desc, ec, last["rc"]))
+                    self.violate("state", "%s FAILED (%s) with exit %s but its run exited %d"
+                                 % (desc, s.get("reason"), ec, last["rc"]))
             elif st in ("CA", "TO"):
                 self.violate("state", "%s is %s (%s) though nobody cancelled it and it has no "
                              "time limit" % (desc, s.get("state_name"), s.get("reason")))
             j["summary"] = "%d%s:%s%s" % (jid, j["kind"][0], st, "x%d" % len(rs) if len(rs) != 1 else "")
+
+    def node_stopped_at(self, t):
+        """Whether a node daemon was stopped at time t (or within a heartbeat of it)."""
+        return any(f["kind"] == "nodestop" and "stopped" in f and
+                   f["stopped"] - 1.0 <= t <= f.get("resumed", now()) + 1.0 for f in self.faults)
 
     def t_base(self):
         """Times in reports are relative to the round's start."""
