@@ -5,8 +5,12 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build asan demo test unit clean bench fuzz
+.PHONY: all deps build asan demo test unit clean bench fuzz faults
 FUZZ_SECONDS ?= 10
+# make faults: the fault-injection harness's long form (docs/reliability-harness.md)
+FAULT_ROUNDS ?= 200
+FAULT_SEED ?= 1
+FAULTS ?= controller,nodekill,nodestop,conndrop,diskfull
 
 all: build
 
@@ -32,6 +36,10 @@ test: build asan
 
 fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+faults: build
+	@python3 tests/fault/harness.py --bin $(BUILD)/ductile --rounds $(FAULT_ROUNDS) \
+		--seed $(FAULT_SEED) --faults $(FAULTS) --keep-failed
 
 bench: build
 	@bash bench/sim/run.sh $(BUILD)

@@ -432,12 +432,15 @@ class Round:
             if not pending or now() > deadline:
                 break
             time.sleep(0.5)
+        runs = self.runs() if pending else {}
         for j in pending:
             s = j.get("final")
-            self.violate("settled", "job %s (%s) not ended %ds after the faults healed: %s"
-                         % (j["id"], j["tag"], self.a.settle,
-                            ("state %s %s" % (s.get("state"), s.get("reason"))) if s
-                            else j.get("show_err")))
+            rs = runs.get(j["id"], [])
+            self.violate("settled", "job %s (%s) not ended %ds after the faults healed: %s; "
+                         "runs: %s" % (j["id"], j["tag"], self.a.settle,
+                                       ("state %s %s" % (s.get("state"), s.get("reason"))) if s
+                                       else j.get("show_err"),
+                                       self.fmt_runs(rs, alive=True) if rs else "none"))
         for j in self.jobs:
             if j["id"] is None:
                 self.violate("settled", "%s never acknowledged in %ds (%d tries, last: %s)"
@@ -581,10 +584,12 @@ class Round:
         """Times in reports are relative to the round's start."""
         return self.T_start
 
-    def fmt_runs(self, rs):
+    def fmt_runs(self, rs, alive=False):
         b = self.t_base()
-        return ", ".join("pid %d +%.2f..+%.2f%s" % (a["pid"], a["start"] - b, a["last"] - b,
-                                                   " rc %d" % a["rc"] if a["end"] else " (no end)")
+        return ", ".join("pid %d +%.2f..+%.2f%s%s"
+                         % (a["pid"], a["start"] - b, a["last"] - b,
+                            " rc %d" % a["rc"] if a["end"] else " (no end)",
+                            " (alive)" if alive and self.alive(a["pid"]) else "")
                          for a in rs)
 
     @staticmethod
