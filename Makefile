@@ -11,6 +11,7 @@ FUZZ_SECONDS ?= 10
 FAULT_ROUNDS ?= 200
 FAULT_SEED ?= 1
 FAULTS ?= controller,nodekill,nodestop,conndrop,diskfull
+WORKLOAD ?= rigid,farm,jacobi
 
 all: build
 
@@ -39,7 +40,7 @@ fuzz: deps
 
 faults: build
 	@python3 tests/fault/harness.py --bin $(BUILD)/ductile --rounds $(FAULT_ROUNDS) \
-		--seed $(FAULT_SEED) --faults $(FAULTS) --keep-failed
+		--seed $(FAULT_SEED) --faults $(FAULTS) --workload $(WORKLOAD) --keep-failed
 
 bench: build
 	@bash bench/sim/run.sh $(BUILD)

@@ -170,7 +170,7 @@ class Round:
     # ---- workload ------------------------------------------------------------------
     def make_job(self, i):
         r = self.rng
-        kinds = ["rigid"] * 3 + ["farm"] + (["jacobi"] if self.a.mpi else [])
+        kinds = [k for k in ["rigid"] * 3 + ["farm", "jacobi"] if k in self.a.workload]
         kind = r.choice(kinds)
         requeue = r.random() < 0.5
         tag = "r%d-j%d-%s" % (self.n, i, kind)
@@ -573,6 +573,16 @@ class Round:
             elif st in ("CA", "TO"):
                 self.violate("state", "%s is %s (%s) though nobody cancelled it and it has no "
                              "time limit" % (desc, s.get("state_name"), s.get("reason")))
+            # unharmed: faults that leave every node daemon running and connected within
+            # NodeTimeout (controller restarts, dropped connections, a full disk) must not
+            # end a job that ran: it completes; a full disk may refuse a launch (no run)
+            if st != "CD" and all(f["kind"] in ("controller", "conndrop", "diskfull")
+                                  for f in self.faults) and \
+                    (rs or not any(f["kind"] == "diskfull" for f in self.faults)):
+                self.violate("unharmed", "%s ended %s (%s, exit %s) though no fault of the round "
+                             "touched a node; runs: %s"
+                             % (desc, s.get("state_name"), s.get("reason"), ec,
+                                self.fmt_runs(rs) if rs else "none"))
             j["summary"] = "%d%s:%s%s" % (jid, j["kind"][0], st, "x%d" % len(rs) if len(rs) != 1 else "")
 
     def node_stopped_at(self, t):
@@ -731,7 +741,8 @@ def main():
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp"))
     ap.add_argument("--keep", action="store_true", help="keep every round's directory")
     ap.add_argument("--keep-failed", action="store_true", help="keep failed rounds' directories")
-    ap.add_argument("--no-mpi", action="store_true", help="no jacobi2d jobs")
+    ap.add_argument("--workload", default=os.environ.get("WORKLOAD", "rigid,farm,jacobi"),
+                    help="job kinds to submit, from: rigid,farm,jacobi")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
     a.kinds = [k for k in a.faults.split(",") if k]
@@ -741,16 +752,25 @@ def main():
     if not os.access(a.bin, os.X_OK):
         ap.error("%s is not an executable (build first, or --bin)" % a.bin)
     bindir = os.path.dirname(os.path.abspath(a.bin))
-    a.mpi = not a.no_mpi and shutil.which("mpirun") is not None and \
+    a.workload = [w for w in a.workload.split(",") if w]
+    if not a.workload or any(w not in ("rigid", "farm", "jacobi") for w in a.workload):
+        ap.error("--workload: a comma-separated list of rigid, farm, jacobi")
+    a.mpi = shutil.which("mpirun") is not None and \
         os.access(os.path.join(bindir, "jacobi2d"), os.X_OK)
+    if "jacobi" in a.workload and not a.mpi:
+        a.workload.remove("jacobi")
+        print("note: no jacobi2d jobs (no mpirun or no jacobi2d)")
+        if not a.workload:
+            ap.error("nothing to submit")
     if os.geteuid() != 0:
         for k in ("diskfull", "conndrop"):
             if k in a.kinds:
                 a.kinds.remove(k)
                 print("note: %s left out (needs root)" % k)
-    print("fault harness: seed %d, rounds %d..%d, faults %s, %d nodes, NodeTimeout %ds%s"
-          % (a.seed, a.first_round, a.first_round + a.rounds - 1, ",".join(a.kinds) or "none",
-             a.nodes, a.node_timeout, "" if a.mpi else ", no MPI jobs"), flush=True)
+    print("fault harness: seed %d, rounds %d..%d, faults %s, workload %s, %d nodes, "
+          "NodeTimeout %ds" % (a.seed, a.first_round, a.first_round + a.rounds - 1,
+                               ",".join(a.kinds) or "none", ",".join(a.workload), a.nodes,
+                               a.node_timeout), flush=True)
     passed = failed = 0
     kinds_seen = {}
     t0 = now()
@@ -779,8 +799,9 @@ def main():
         for note in r.notes:
             print("  note: %s" % note, flush=True)
         if r.violations:
-            print("  replay: %s --bin %s --seed %d --first-round %d --rounds 1 --faults %s"
-                  % (sys.argv[0], a.bin, a.seed, n, ",".join(a.kinds)), flush=True)
+            print("  replay: %s --bin %s --seed %d --first-round %d --rounds 1 --faults %s "
+                  "--workload %s" % (sys.argv[0], a.bin, a.seed, n, ",".join(a.kinds),
+                                     ",".join(a.workload)), flush=True)
     if kinds_seen:
         print("violations by kind: " + ", ".join("%s %d" % kv for kv in sorted(kinds_seen.items())))
     print("%d passed, %d failed (%.0fs)" % (passed, failed, now() - t0))
