@@ -136,7 +136,7 @@ class Round:
 
     # ---- set-up --------------------------------------------------------------------
     def up(self):
-        self.T = tempfile.mkdtemp(prefix="ductile-fault-", dir=self.a.tmp)
+        self.T = os.path.realpath(tempfile.mkdtemp(prefix="ductile-fault-", dir=self.a.tmp))
         os.chmod(self.T, 0o755)
         self.C = os.path.join(self.T, "c")
         self.M = os.path.join(self.T, "marks")
