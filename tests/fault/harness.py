@@ -436,11 +436,16 @@ class Round:
         for j in pending:
             s = j.get("final")
             rs = runs.get(j["id"], [])
+            events = ", ".join("+%.1fs %s %s->%s %s" % (e.get("time", 0) - self.t_base(),
+                                                          e.get("event"), e.get("before"),
+                                                          e.get("after"), e.get("detail"))
+                               for e in (s.get("events") or [])[-4:]) if s else ""
             self.violate("settled", "job %s (%s) not ended %ds after the faults healed: %s; "
-                         "runs: %s" % (j["id"], j["tag"], self.a.settle,
-                                       ("state %s %s" % (s.get("state"), s.get("reason"))) if s
-                                       else j.get("show_err"),
-                                       self.fmt_runs(rs, alive=True) if rs else "none"))
+                         "runs: %s; last events: %s"
+                         % (j["id"], j["tag"], self.a.settle,
+                            ("state %s %s" % (s.get("state"), s.get("reason"))) if s
+                            else j.get("show_err"),
+                            self.fmt_runs(rs, alive=True) if rs else "none", events or "none"))
         for j in self.jobs:
             if j["id"] is None:
                 self.violate("settled", "%s never acknowledged in %ds (%d tries, last: %s)"
