@@ -776,6 +776,9 @@ def main():
           "NodeTimeout %ds" % (a.seed, a.first_round, a.first_round + a.rounds - 1,
                                ",".join(a.kinds) or "none", ",".join(a.workload), a.nodes,
                                a.node_timeout), flush=True)
+    # killed by ctest's timeout or ^C: the round in progress still cleans up (its cluster,
+    # its processes, its tmpfs) through the finally below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     passed = failed = 0
     kinds_seen = {}
     t0 = now()
