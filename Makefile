@@ -5,8 +5,13 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build asan demo test unit clean bench fuzz
+.PHONY: all deps build asan demo test unit clean bench fuzz faults
 FUZZ_SECONDS ?= 10
+# make faults: the fault-injection harness's long form (docs/reliability-harness.md)
+FAULT_ROUNDS ?= 200
+FAULT_SEED ?= 1
+FAULTS ?= controller,nodekill,nodestop,conndrop,diskfull
+WORKLOAD ?= rigid,farm,jacobi
 
 all: build
 
@@ -32,6 +37,10 @@ test: build asan
 
 fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+faults: build
+	@python3 tests/fault/harness.py --bin $(BUILD)/ductile --rounds $(FAULT_ROUNDS) \
+		--seed $(FAULT_SEED) --faults $(FAULTS) --workload $(WORKLOAD) --keep-failed
 
 bench: build
 	@bash bench/sim/run.sh $(BUILD)
