@@ -91,6 +91,7 @@ static void report_end(noded_t *d, njob_t *j)
 }
 
 static void on_kill(uv_timer_t *t);
+static void set_adopted_end(noded_t *d, njob_t *j);
 
 static void send_term(noded_t *d, njob_t *j)
 {
@@ -145,9 +146,13 @@ static void on_kill(uv_timer_t *t)
     njob_t *j = t->data;
     noded_t *d = j->d;
     int status;
-    if (j->proc && !j->adopted && launch_reap(j->proc, &status) == 1 && !j->ended) {
+    if (j->proc && !j->ended && !j->adopted && launch_reap(j->proc, &status) == 1) {
         set_ended(j, WIFSIGNALED(status) ? 1 : 0,
                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        if (j->batch)
+            report_end(d, j);
+    } else if (j->proc && !j->ended && j->adopted && launch_all_gone(j->proc)) {
+        set_adopted_end(d, j); /* e.g. its time limit, enforced by this incarnation */
         if (j->batch)
             report_end(d, j);
     }
@@ -417,8 +422,11 @@ void jobs_on_start(noded_t *d, const json_t *msg)
             .uid = ruid,
             .gid = rgid,
             .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
+            .status_fd = runs_status_open(d, id),
         };
         rc = launch_begin(&spec, &j->starting, err, sizeof(err));
+        if (spec.status_fd >= 0)
+            close(spec.status_fd); /* the shepherd has its own */
     }
     launch_env_free(env);
     free(script);
@@ -593,6 +601,17 @@ json_t *jobs_report(noded_t *d)
 
 njob_t *jobs_find(noded_t *d, int64_t id) { return idmap_get(d->jobs, id); }
 
+/* How an adopted batch script ended: its shepherd wrote it down; without that (a
+ * shepherd killed with the job), not known. */
+static void set_adopted_end(noded_t *d, njob_t *j)
+{
+    int st;
+    if (runs_status_read(d, j->id, &st) < 0)
+        set_ended(j, 3, 0);
+    else
+        set_ended(j, WIFSIGNALED(st) ? 1 : 0, WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
 /* An adopted batch script is not our child: no SIGCHLD tells us it ended, so its
  * timer looks (cgroup.procs or its session) until nothing of it is left. */
 static void on_adopted_poll(uv_timer_t *t)
@@ -602,7 +621,7 @@ static void on_adopted_poll(uv_timer_t *t)
     if (j->killing || j->ended || !launch_all_gone(j->proc))
         return;
     uv_timer_stop(&j->kill);
-    set_ended(j, 3, 0);
+    set_adopted_end(d, j);
     if (!j->cleaning && steps_job_gone(d, j->id))
         j->cleaned = true;
     report_end(d, j);
@@ -623,7 +642,7 @@ void jobs_adopt(noded_t *d, int64_t id, int run, bool batch, uid_t uid, double d
     j->adopted = true;
     j->proc = proc;
     if (batch && !proc) {
-        set_ended(j, 3, 0); /* it ended while no daemon watched: how is not known */
+        set_adopted_end(d, j); /* it ended while no daemon watched */
         j->cleaned = true;
     } else if (proc) {
         uv_timer_start(&j->kill, on_adopted_poll, 250, 250);

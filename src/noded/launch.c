@@ -280,6 +280,7 @@ struct child_report {
 struct child_plan {
     char *const *argv;
     const char *exec_path;           /* argv[0], for messages */
+    int status_fd;                   /* >= 3: run under a shepherd that writes here */
     char *const *envp;
     const char *cwd;
     const char *out_path, *err_path; /* expanded, never NULL */
@@ -353,6 +354,39 @@ static void child_close_fds(int keep)
             close((int)fd);
 }
 
+/* The job's parent while it runs: waits for it with every signal blocked (a TERM for
+ * the job must not end the one process that can tell how the job ended), records its
+ * wait status, and ends as the job did, so the daemon's waitpid sees the same status. */
+static _Noreturn void shepherd(const struct child_plan *pl, pid_t job)
+{
+    /* Nothing of the daemon's but the status file: its sockets, pipes and lock must go
+     * with the daemon (the report pipe's end tells the daemon the job exec'd). */
+    int keep = pl->status_fd;
+    if (close_range(0, (unsigned)keep - 1, 0) < 0 || close_range((unsigned)keep + 1, ~0U, 0) < 0)
+        for (int fd = 0; fd < 65536; fd++)
+            if (fd != keep)
+                close(fd);
+    int st;
+    while (waitpid(job, &st, 0) < 0)
+        if (errno != EINTR)
+            _exit(127);
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%d\n", st);
+    /* over what the daemon wrote there: no new block is needed on a full disk */
+    ssize_t w = pwrite(pl->status_fd, buf, (size_t)n, 0); /* lost: the status is unknown */
+    (void)w;
+    close(pl->status_fd);
+    if (WIFEXITED(st))
+        _exit(WEXITSTATUS(st));
+    int sig = WTERMSIG(st);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none); /* the job dumped core if it was to, not us */
+    uint64_t one = 1ull << (sig - 1);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, (size_t)(_NSIG / 8));
+    kill(getpid(), sig); /* default disposition since child_main: it ends us */
+    _exit(128 + sig);
+}
+
 static _Noreturn void child_main(const struct child_plan *pl)
 {
     /* The parent blocked every signal around fork: reset handlers (a daemon's handler
@@ -414,6 +448,14 @@ static _Noreturn void child_main(const struct child_plan *pl)
         child_fail(pl, STEP_FDS, errno);
     /* The daemon's sockets and pipes must not leak into the job. */
     child_close_fds(pl->report_fd);
+    if (pl->status_fd >= 3) {
+        pid_t job = fork();
+        if (job < 0)
+            child_fail(pl, STEP_EXEC, errno);
+        if (job > 0)
+            shepherd(pl, job);
+        close(pl->status_fd);
+    }
 
     /* Tests only: a start that takes this long between fork and exec (as one whose
      * working directory or output file sits on a hung network filesystem would). */
@@ -834,6 +876,7 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
     struct child_plan pl = {
         .argv = spec->argv,
         .exec_path = spec->argv[0],
+        .status_fd = spec->status_fd,
         .envp = spec->envp ? spec->envp : empty_env,
         .cwd = spec->cwd ? spec->cwd : "/",
         .out_path = out_path,

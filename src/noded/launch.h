@@ -40,6 +40,14 @@ typedef struct launch_spec {
     /* Relative to the cgroup2 mount, e.g. "ductile/n01"; created as needed.
      * NULL: no cgroup (process group/session tracking only). */
     const char *cgroup_parent;
+    /* >= 0 (a batch script): the job runs under a small shepherd process that waits for
+     * it, writes its wait status to this descriptor (as "%d\n" at offset 0, over what the
+     * caller may have written there) and then ends the same
+     * way. The shepherd outlives the daemon, so a restarted daemon learns how a job it
+     * adopted ended. The descriptor need not survive exec: it is the shepherd's. Only
+     * the shepherd (launch_pid) is the daemon's child. -1: no shepherd. Below 3 (as
+     * when left out of an initializer): no shepherd. */
+    int status_fd;
 } launch_spec_t;
 
 typedef struct launch_proc launch_proc_t;

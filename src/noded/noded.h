@@ -86,6 +86,11 @@ int noded_send(noded_t *d, json_t *msg); /* takes msg */
  * finds what its earlier incarnation left (spool/run.<job>) */
 int runs_record(noded_t *d, const njob_t *j);
 void runs_forget(noded_t *d, int64_t id);
+/* The file where a batch script's shepherd writes its wait status (launch.h), so that
+ * a restarted daemon learns how an adopted job ended: open it for the shepherd (a
+ * descriptor, or < 0), read it (0 and *status, or -ENOENT while there is none). */
+int runs_status_open(noded_t *d, int64_t id);
+int runs_status_read(noded_t *d, int64_t id, int *status);
 /* At start-up, before registering: take charge of what the records name and is still
  * alive (jobs_adopt), end every other process left in our cgroups. */
 void runs_recover(noded_t *d);

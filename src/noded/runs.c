@@ -5,6 +5,7 @@
  * work. Processes in our cgroups that no record names are ended at start-up. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,10 +46,44 @@ int runs_record(noded_t *d, const njob_t *j)
     return rc;
 }
 
+static void status_path(const noded_t *d, int64_t id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/status.%lld", d->spool, (long long)id);
+}
+
+int runs_status_open(noded_t *d, int64_t id)
+{
+    char path[4300];
+    status_path(d, id, path, sizeof(path));
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* The status is written over these blanks: on a disk that is full by the time
+     * the job ends, overwriting needs no new block. */
+    static const char blank[] = "                              \n";
+    if (fd >= 0 && write(fd, blank, sizeof(blank) - 1) != (ssize_t)sizeof(blank) - 1) {
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    return fd;
+}
+
+int runs_status_read(noded_t *d, int64_t id, int *status)
+{
+    char path[4300];
+    status_path(d, id, path, sizeof(path));
+    FILE *f = fopen(path, "re");
+    int ok = f && fscanf(f, "%d", status) == 1;
+    if (f)
+        fclose(f);
+    return ok ? 0 : -ENOENT;
+}
+
 void runs_forget(noded_t *d, int64_t id)
 {
     char path[4300];
     record_path(d, id, path, sizeof(path));
+    unlink(path);
+    status_path(d, id, path, sizeof(path));
     unlink(path);
 }
 

@@ -57,6 +57,19 @@ expect_state "$j2" R 20
 d cancel "$j2"
 expect_state "$j2" CA
 
+# 2c. An adopted job that ends on its own is recorded as it ended (its shepherd wrote
+# the status down for the daemon that was not there): exit 0, then exit 3.
+for code in 0 3; do
+  s=$(script "ends$code.sh" "touch $T/ends$code.started; sleep 3; exit $code")
+  j=$(submit -N 1 "$s")
+  expect_state "$j" R
+  wait_for 10 test -e "$T/ends$code.started" || fail "job $j did not start"
+  n=$(field "$j" NodeList)
+  kill_restart_noded "$n"
+  if [ "$code" = 0 ]; then expect_state "$j" CD 20; else expect_state "$j" F 20; fi
+  [ "$(field "$j" ExitCode)" = "$code" ] || fail "adopted job $j exit: $(field "$j" ExitCode)"
+done
+
 # 2b. A job cancelled while its node daemon is dead: the restarted daemon's leftover is
 # killed before the node takes new work.
 start_one
