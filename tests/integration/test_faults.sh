@@ -22,4 +22,5 @@ BIN=${DUCTILE_BIN:?set by ctest}
 SRC=${DUCTILE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
 exec python3 "$SRC/tests/fault/harness.py" --bin "$BIN" --seed "${SEED:-7}" \
-  --rounds "${ROUNDS:-5}" --faults "${FAULTS:-controller}" --workload "${WORKLOAD:-rigid,farm}"
+  --rounds "${ROUNDS:-5}" --faults "${FAULTS:-controller,nodekill,nodestop,conndrop,diskfull}" \
+  --workload "${WORKLOAD:-rigid,farm}"
