@@ -251,6 +251,9 @@ bool node_usable(const node_t *n);
 /* Ask node n to end what it has of run `run` of job `id` (not ours to run there); the
  * node takes no new work until it confirms. */
 void nodes_end_stale(ctld_t *c, node_t *n, int64_t id, int64_t run);
+/* A node registered with `jobs`, what it still has: adopt the runs we still assign to
+ * it, end the others (nodes_end_stale), settle the jobs it no longer has. */
+void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs);
 const char *node_state_name(const node_t *n, const ctld_t *c);
 int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason);
 

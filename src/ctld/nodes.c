@@ -178,8 +178,15 @@ static void settle_unreported(ctld_t *c, node_t *n, idmap_t *reported)
 
 /* What the node says it runs, against what we believe: a run we still assign to this
  * node is adopted, anything else is ended before the node takes new work. */
-static void reconcile(ctld_t *c, node_t *n, const json_t *jobs)
+void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
 {
+    /* What the node reports is all it has: a stale run it no longer reports is gone
+     * (its cleanup_done may have been lost with the connection). */
+    if (n->stale && idmap_count(n->stale) > 0) {
+        idmap_destroy(n->stale);
+        n->stale = idmap_create();
+        set_available(c, n);
+    }
     idmap_t *reported = idmap_create();
     size_t i;
     const json_t *e;
@@ -267,7 +274,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     conn_send_new(conn, json_pack("{s:b,s:s,s:f}", "ok", 1, "type", "registered",
                                   "heartbeat", c->cfg.heartbeat_interval));
     json_t *none = json_array();
-    reconcile(c, n, jobs ? jobs : none);
+    nodes_reconcile(c, n, jobs ? jobs : none);
     json_decref(none);
     steps_node_registered(c, n, msg);
     jobs_want_schedule(c);

@@ -85,12 +85,46 @@ static void test_msg_current(void **state)
     job_free(j);
 }
 
+/* A node with a stale run to end takes no new work; when it registers again without
+ * that run (its confirmation was lost with its connection), it is usable again, and a
+ * stale run it still reports keeps it out. */
+static void test_stale_runs_cleared_by_registration(void **state)
+{
+    (void)state;
+    ctld_t c = {0};
+    char *names[] = {"n1", "n2"};
+    char err[256];
+    c.cfg.nodes = names;
+    c.cfg.nnodes = 2;
+    c.stopping = true; /* no event loop here: no scheduling pass is armed */
+    c.jobs = idmap_create();
+    nodes_init(&c);
+    assert_int_equal(sched_create(c.nnodes, "easy", &c.sched, err, sizeof(err)), 0);
+    node_t *n = &c.nodes[0];
+    n->state = NS_UP;
+    assert_true(node_usable(n));
+    nodes_end_stale(&c, n, 5, 1);
+    assert_false(node_usable(n));
+    json_t *none = json_array();
+    nodes_reconcile(&c, n, none); /* registered again: no longer has job 5 */
+    assert_true(node_usable(n));
+    json_t *still = json_pack("[{s:i,s:i,s:s}]", "job", 5, "run", 1, "state", "running");
+    nodes_reconcile(&c, n, still); /* still has it: ended again, kept out meanwhile */
+    assert_false(node_usable(n));
+    json_decref(none);
+    json_decref(still);
+    sched_destroy(c.sched);
+    nodes_free(&c);
+    idmap_destroy(c.jobs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shrink_reads_only_committed),
         cmocka_unit_test(test_expand_includes_joining),
         cmocka_unit_test(test_msg_current),
+        cmocka_unit_test(test_stale_runs_cleared_by_registration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
