@@ -8,6 +8,7 @@ BINDIR=$(dirname "$BIN")
 T=$(mktemp -d "${TMPDIR:-/tmp}/ductile-rv-XXXXXX")
 chmod 755 "$T"
 export DUCTILE_CONF="$T/c/ductile.conf"
+cd "$T" # job output files go there
 cleanup() {
   local rc=$?
   for f in "$T"/c/noded-*.pid; do [ -f "$f" ] && kill -CONT "$(cat "$f")" 2>/dev/null || true; done
