@@ -74,11 +74,17 @@ typedef struct job {
     int *alloc;              /* node indices in rank order */
     int nalloc;
     int cleanup_left;        /* COMPLETING: node daemons still to confirm */
+    double requeue_at;       /* CG after a node failure, to be requeued: not before this
+                              * (monotonic), so that a node that was cut off, not dead,
+                              * has ended the old run (its daemon fences itself) */
+    unsigned char *clean_wait; /* COMPLETING: per alloc entry, its confirmation is due
+                              * (each node counts once, however often it confirms) */
     /* a resize in progress (RS): nodes joining or leaving, confirmations still due */
     int resize_target;
     int *resize_nodes;
     int nresize;
     int resize_left;
+    unsigned char *resize_wait; /* per resize node: its confirmation is due */
     double resize_deadline;  /* monotonic */
     double resize_started;   /* wall clock, for the accounting of its duration */
     bool attached;           /* the application's leader (libductile) is there */
@@ -230,6 +236,12 @@ int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen);
  * now? Returns the job, or NULL for a stale message (no such job, another run, or a
  * node that is not the job's). */
 job_t *jobs_msg_current(ctld_t *c, int64_t id, int64_t run, const node_t *n);
+/* Is the job waiting for node `idx` to confirm that nothing of it is left there (it
+ * is ending, or the node leaves it in a committed shrink)? */
+bool jobs_cleaning_on(const job_t *j, int idx);
+/* A node that registered still has the job: if it is ending (CG) or leaving it, ask the
+ * node (again) to clean up and wait for its confirmation. */
+bool jobs_clean_again(ctld_t *c, job_t *j, node_t *n);
 /* Does the job hold node `idx` (its committed nodes, and an expand's joining ones)? */
 bool job_has_node(const job_t *j, int idx);
 /* A node went down: its jobs end NODE_FAIL or are requeued. */

@@ -96,6 +96,8 @@ void job_free(job_t *j)
     free(j->err_path);
     free(j->alloc);
     free(j->resize_nodes);
+    free(j->clean_wait);
+    free(j->resize_wait);
     free(j);
 }
 
@@ -161,6 +163,37 @@ bool job_has_node(const job_t *j, int idx)
         if (j->alloc[k] == idx)
             return true;
     return false;
+}
+
+static json_t *cleanup_msg(const job_t *j, double grace);
+
+bool jobs_cleaning_on(const job_t *j, int idx)
+{
+    if (j->state == JS_COMPLETING && j->clean_wait) {
+        for (int k = 0; k < j->nalloc; k++)
+            if (j->alloc[k] == idx && j->clean_wait[k])
+                return true;
+    } else if (j->state == JS_RESIZING && j->phase == RZ_RELEASING && j->resize_wait) {
+        for (int k = 0; k < j->nresize; k++)
+            if (j->resize_nodes[k] == idx && j->resize_wait[k])
+                return true;
+    }
+    return false;
+}
+
+bool jobs_clean_again(ctld_t *c, job_t *j, node_t *n)
+{
+    if (j->state == JS_COMPLETING && j->clean_wait) {
+        for (int k = 0; k < j->nalloc; k++)
+            if (j->alloc[k] == n->index && !j->clean_wait[k]) {
+                j->clean_wait[k] = 1; /* it was not asked (down then): it is now */
+                j->cleanup_left++;
+            }
+    }
+    if (!jobs_cleaning_on(j, n->index))
+        return false;
+    nodes_send(c, n->index, cleanup_msg(j, 0));
+    return true;
 }
 
 job_t *jobs_msg_current(ctld_t *c, int64_t id, int64_t run, const node_t *n)
@@ -254,7 +287,8 @@ static void finish(ctld_t *c, job_t *j)
     account(j, now);
     job_to(j, j->final, "every node is clean");
     j->end = now;
-    if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12))
+    if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12) &&
+        strcmp(j->reason, "EndedWhileNodeDaemonDown"))
         snprintf(j->reason, sizeof(j->reason), "%s", jstate_name(j->state));
     db_job_save(c, j);
     db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
@@ -292,6 +326,8 @@ static void cleanup_complete(ctld_t *c, job_t *j)
         finish(c, j);
         return;
     }
+    if (ctld_mono() < j->requeue_at)
+        return; /* the fence period after a node failure: jobs_check_timeouts */
     jobs_requeue(c, j, "Requeued");
 }
 
@@ -327,12 +363,20 @@ static void start_cleanup(ctld_t *c, job_t *j, jstate_t final)
         j->nalloc = count;
     }
     job_to(j, JS_COMPLETING, jstate_name(final));
+    free(j->clean_wait);
+    j->clean_wait = calloc((size_t)count + 1, 1);
     for (int i = 0; i < count; i++) {
         node_t *n = &c->nodes[j->alloc[i]];
         if (i == 0 && j->batch_clean)
             continue; /* the batch node said so with the end: nothing is left there */
-        if (n->state == NS_UP && nodes_send(c, n->index, cleanup_msg(j, 0)) == 0)
+        /* A node whose daemon is away counts too: it confirms when it registers again
+         * (reconcile), or goes down at NodeTimeout; meanwhile the job stays CG and
+         * holds the node, where its processes may still run. */
+        if (n->state == NS_UP && j->clean_wait) {
+            nodes_send(c, n->index, cleanup_msg(j, 0));
+            j->clean_wait[i] = 1;
             j->cleanup_left++;
+        }
     }
     db_job_save(c, j);
     if (j->cleanup_left == 0)
@@ -429,12 +473,18 @@ static void send_offer(ctld_t *c, job_t *j)
 static void shrink_cleanup(ctld_t *c, job_t *j)
 {
     j->phase = RZ_RELEASING;
-    j->resize_left = j->nresize;
+    j->resize_left = 0;
     /* an application that committed a shrink is ending its processes there itself */
     double grace = j->attached ? SHRINK_GRACE : 0;
-    for (int i = 0; i < j->nresize; i++)
-        if (nodes_send(c, j->resize_nodes[i], cleanup_msg(j, grace)) < 0)
-            j->resize_left--; /* an unreachable node has nothing to clean */
+    for (int i = 0; i < j->nresize && j->resize_wait; i++) {
+        j->resize_wait[i] = 0;
+        if (c->nodes[j->resize_nodes[i]].state != NS_UP)
+            continue; /* a node that is down has nothing left to clean */
+        /* one whose daemon is away confirms when it registers again (reconcile) */
+        nodes_send(c, j->resize_nodes[i], cleanup_msg(j, grace));
+        j->resize_wait[i] = 1;
+        j->resize_left++;
+    }
     if (j->resize_left == 0)
         resize_commit(c, j);
 }
@@ -446,8 +496,9 @@ static void resize_node_done(ctld_t *c, job_t *j, node_t *n, const char *event)
 {
     (void)event;
     for (int i = 0; i < j->nresize; i++) {
-        if (j->resize_nodes[i] != n->index || j->resize_left <= 0)
+        if (j->resize_nodes[i] != n->index || !j->resize_wait || !j->resize_wait[i])
             continue;
+        j->resize_wait[i] = 0;
         if (--j->resize_left == 0) {
             if (j->resize_target > j->nalloc && j->attached)
                 send_offer(c, j);
@@ -541,10 +592,15 @@ void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n)
             resize_node_done(c, j, n, "shrink"); /* one of the leaving nodes is clean */
         return;
     }
-    if (j->state != JS_COMPLETING)
+    if (j->state != JS_COMPLETING || !j->clean_wait)
         return;
-    if (--j->cleanup_left <= 0)
-        cleanup_complete(c, j);
+    for (int k = 0; k < j->nalloc; k++)
+        if (j->alloc[k] == n->index && j->clean_wait[k]) {
+            j->clean_wait[k] = 0;
+            if (--j->cleanup_left <= 0)
+                cleanup_complete(c, j);
+            return;
+        }
 }
 
 static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
@@ -596,6 +652,10 @@ static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
     memcpy(j->resize_nodes, a->nodes, (size_t)a->nnodes * sizeof(int));
     j->nresize = a->nnodes;
     j->resize_left = a->nnodes;
+    free(j->resize_wait);
+    j->resize_wait = malloc((size_t)a->nnodes + 1);
+    if (j->resize_wait)
+        memset(j->resize_wait, 1, (size_t)a->nnodes + 1);
     j->resize_target = a->nodes_after;
     j->resize_deadline = ctld_mono() + c->cfg.resize_timeout;
     j->resize_started = ctld_now();
@@ -633,6 +693,12 @@ static void check_one(int64_t id, void *val, void *arg)
     (void)id;
     ctld_t *c = arg;
     job_t *j = val;
+    if (j->state == JS_COMPLETING && j->final == JS_PENDING && j->cleanup_left <= 0 &&
+        j->requeue_at > 0 && ctld_mono() >= j->requeue_at) {
+        j->requeue_at = 0;
+        jobs_requeue(c, j, "Requeued");
+        return;
+    }
     if (j->state != JS_RESIZING || j->phase == RZ_RELEASING || ctld_mono() < j->resize_deadline)
         return;
     withdraw(c, j, "no answer within ResizeTimeout");
@@ -708,6 +774,11 @@ void jobs_node_failed(ctld_t *c, node_t *n)
             continue;
         }
         snprintf(j->reason, sizeof(j->reason), "NodeFail:%s", n->name);
+        /* A node we cannot hear may still run the job (a network cut, a frozen daemon):
+         * its daemon ends what it runs once it finds itself cut off for NodeTimeout,
+         * TERM then KILL after KillWait. The new run waits that long. */
+        if (j->requeue)
+            j->requeue_at = ctld_mono() + c->cfg.node_timeout + c->cfg.kill_wait + 1;
         start_cleanup(c, j, j->requeue ? JS_PENDING : JS_NODE_FAIL);
     }
     free(x.hit);
@@ -741,8 +812,12 @@ void jobs_restore(ctld_t *c, job_t *j)
         job_free(j);
         return;
     }
-    if (j->state == JS_COMPLETING)
+    if (j->state == JS_COMPLETING) {
         j->cleanup_left = j->nalloc; /* each node confirms again, or is found clean */
+        j->clean_wait = malloc((size_t)j->nalloc + 1);
+        if (j->clean_wait)
+            memset(j->clean_wait, 1, (size_t)j->nalloc + 1);
+    }
     idmap_put(c->jobs, j->id, j);
     c->njobs_live++;
 }

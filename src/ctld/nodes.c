@@ -31,7 +31,10 @@ void nodes_free(ctld_t *c)
 
 bool node_usable(const node_t *n)
 {
-    return n->state == NS_UP && !n->drain && (!n->stale || idmap_count(n->stale) == 0);
+    /* A node whose daemon is away (connection closed, NodeTimeout not yet reached) gets
+     * no new job: its start could not reach it. */
+    return n->state == NS_UP && n->conn && !n->drain &&
+           (!n->stale || idmap_count(n->stale) == 0);
 }
 
 static bool node_allocated(const ctld_t *c, const node_t *n)
@@ -45,7 +48,7 @@ const char *node_state_name(const node_t *n, const ctld_t *c)
         return "unknown";
     if (n->state == NS_DOWN)
         return n->drain ? "down+drain" : "down";
-    bool busy = node_allocated(c, n);
+    bool busy = node_allocated(c, n) || (n->stale && idmap_count(n->stale) > 0);
     if (n->drain)
         return busy ? "draining" : "drained";
     return busy ? "alloc" : "idle";
@@ -166,8 +169,10 @@ static void settle_unreported(ctld_t *c, node_t *n, idmap_t *reported)
     idmap_foreach(c->jobs, find_unreported, &u);
     for (int k = 0; k < u.nv; k++) {
         job_t *j = u.v[k];
-        if (j->state == JS_COMPLETING)
-            jobs_cleanup_done(c, j, n);
+        if (jobs_cleaning_on(j, n->index))
+            jobs_cleanup_done(c, j, n); /* nothing of it left there: clean */
+        else if (j->state == JS_COMPLETING)
+            continue; /* this node had confirmed already */
         else if (j->alloc[0] == n->index && !j->launched)
             jobs_requeue(c, j, "LaunchLost"); /* the start never reached the node */
         else if (j->alloc[0] == n->index)
@@ -226,12 +231,8 @@ void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             proto_str_opt(e, "error", 255, NULL, &why, err, sizeof(err));
             jobs_script_ended(c, j, (int)kind, (int)code, timed_out, why, false, t_end);
         }
-        if (j->state == JS_COMPLETING)
-            nodes_send(c, n->index, json_pack("{s:s,s:I,s:i,s:f}",
-                                             "type", "job_cleanup",
-                                             "job", (json_int_t)id,
-                                             "run", j->run,
-                                             "grace", 0.0));
+        /* still to clean there (its daemon was away or down when we asked) */
+        jobs_clean_again(c, j, n);
     }
     if (reported)
         settle_unreported(c, n, reported);
@@ -254,6 +255,16 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     int i = config_node_index(&c->cfg, name);
     if (i < 0) {
         conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", "unknown node name"));
+        conn_close(conn);
+        return;
+    }
+    if (!json_is_true(json_object_get(msg, "runs"))) {
+        /* its messages would all look stale: every job it runs would be ended */
+        fprintf(stderr, "ductiled: refusing node %s: its ductile-noded is older than this "
+                "controller (no run numbers); upgrade it\n", name);
+        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error",
+                                      "this ductile-noded is older than the controller: "
+                                      "upgrade it"));
         conn_close(conn);
         return;
     }
@@ -346,8 +357,11 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
 void nodes_conn_closed(ctld_t *c, conn_t *conn)
 {
     node_t *n = node_of(c, conn);
-    if (n && n->conn == conn)
+    if (n && n->conn == conn) {
         n->conn = NULL; /* it may come back before NodeTimeout */
+        fprintf(stderr, "ductiled: node %s: its daemon disconnected\n", n->name);
+        set_available(c, n);
+    }
 }
 
 void nodes_check_timeouts(ctld_t *c)

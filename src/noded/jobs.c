@@ -434,6 +434,8 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     j->limit = limit;
     if (rc == 0)
         rc = watch_start(d, j, err, sizeof(err));
+    if (rc == 0)
+        runs_record(d, j); /* rewritten once it has exec'd (started) */
     if (rc < 0)
         start_failed(d, j, rc, err);
 }
@@ -652,4 +654,20 @@ void jobs_adopt(noded_t *d, int64_t id, int run, bool batch, uid_t uid, double d
             uv_timer_start(&j->wall, on_walltime, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
         }
     }
+}
+
+static void fence_one(noded_t *d, njob_t *j)
+{
+    if (!j->cleaned && !j->killing)
+        terminate(d, j, 0);
+}
+
+void jobs_fence(noded_t *d, double gap)
+{
+    if (idmap_count(d->jobs) == 0)
+        return;
+    fprintf(stderr, "ductile-noded %s: this daemon was frozen for %.1f s (NodeTimeout %.0f s): "
+            "the controller has given up its jobs; ending them\n", d->name, gap,
+            d->cfg.node_timeout);
+    each_job(d, fence_one);
 }

@@ -387,6 +387,24 @@ static _Noreturn void shepherd(const struct child_plan *pl, pid_t job)
     _exit(128 + sig);
 }
 
+/* Closes every descriptor from `from` on but keep1 and keep2 (either may be -1). */
+static void close_all_but(int from, int keep1, int keep2)
+{
+    int lo = keep1 < keep2 ? keep1 : keep2, hi = keep1 < keep2 ? keep2 : keep1;
+    int cuts[3][2] = {{from, lo - 1}, {lo + 1, hi - 1}, {hi + 1, -1}};
+    if (lo < from) /* one kept (or none) */
+        cuts[0][1] = -2, cuts[1][0] = from;
+    for (int i = 0; i < 3; i++) {
+        int a = cuts[i][0] < from ? from : cuts[i][0], b = cuts[i][1];
+        if (b != -1 && b < a)
+            continue;
+        if (close_range((unsigned)a, b == -1 ? ~0U : (unsigned)b, 0) < 0)
+            for (int fd = a; fd <= (b == -1 ? 65535 : b); fd++)
+                if (fd != keep1 && fd != keep2)
+                    close(fd);
+    }
+}
+
 static _Noreturn void child_main(const struct child_plan *pl)
 {
     /* The parent blocked every signal around fork: reset handlers (a daemon's handler
@@ -401,6 +419,11 @@ static _Noreturn void child_main(const struct child_plan *pl)
     } dfl = {.handler = SIG_DFL};
     for (int s = 1; s < NSIG; s++)
         syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof(dfl.mask)); /* KILL, STOP: EINVAL */
+
+    /* Nothing of the daemon's stays open here while the start may hang (a chdir or an
+     * open on a hung filesystem): not its connection, not its lock, which would keep a
+     * restarted daemon from starting. */
+    close_all_but(3, pl->report_fd, pl->status_fd >= 3 ? pl->status_fd : -1);
 
     if (setsid() < 0)
         child_fail(pl, STEP_SESSION, errno);
@@ -819,6 +842,7 @@ void launch_abandon(launch_pending_t *pd)
 
 int launch_pending_fd(const launch_pending_t *pd) { return pd->fd; }
 pid_t launch_pending_pid(const launch_pending_t *pd) { return pd->pid; }
+const char *launch_pending_cgroup(const launch_pending_t *pd) { return pd->p->cgroup; }
 
 int launch_start(const launch_spec_t *spec, launch_proc_t **out, char *err, size_t errlen)
 {

@@ -70,6 +70,8 @@ int launch_finish(launch_pending_t *pd, launch_proc_t **out, char *err, size_t e
 void launch_abandon(launch_pending_t *pd);
 int launch_pending_fd(const launch_pending_t *pd);
 pid_t launch_pending_pid(const launch_pending_t *pd);
+/* The cgroup the child is joining, or NULL (tracked by its session, pid == pgid). */
+const char *launch_pending_cgroup(const launch_pending_t *pd);
 
 pid_t launch_pid(const launch_proc_t *p);
 pid_t launch_pgid(const launch_proc_t *p);

@@ -59,6 +59,8 @@ static void connect_ctl(noded_t *d)
      * a new incarnation and holds none of its predecessor's tasks). */
     json_object_set_new(reg, "steps", steps_report(d));
     json_object_set_new(reg, "first", json_boolean(!d->registered_once));
+    /* every job message names its run: a controller refuses a daemon that does not */
+    json_object_set_new(reg, "runs", json_true());
     conn_send_new(d->ctl, reg);
 }
 
@@ -67,6 +69,13 @@ static void on_reconnect(uv_timer_t *t) { connect_ctl(t->data); }
 static void on_heartbeat(uv_timer_t *t)
 {
     noded_t *d = t->data;
+    /* A tick long overdue: the daemon (or its host) was frozen past NodeTimeout. */
+    uv_update_time(d->loop);
+    uint64_t now = uv_now(d->loop);
+    double gap = d->last_beat ? (double)(now - d->last_beat) / 1000.0 : 0;
+    d->last_beat = now;
+    if (gap > d->cfg.node_timeout)
+        jobs_fence(d, gap);
     noded_send(d, json_pack("{s:s}", "type", "ping"));
 }
 

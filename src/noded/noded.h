@@ -63,6 +63,7 @@ struct noded {
     uint8_t key[32];
     uv_timer_t reconnect;
     uv_timer_t heartbeat;
+    uint64_t last_beat;         /* uv_now() of the last heartbeat tick */
     uv_signal_t sigchld, sigterm, sigint;
     uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
     char app_socket[4200];
@@ -98,6 +99,10 @@ void runs_recover(noded_t *d);
 void jobs_adopt(noded_t *d, int64_t id, int run, bool batch, uid_t uid, double deadline,
                 launch_proc_t *proc);
 njob_t *jobs_find(noded_t *d, int64_t id);
+/* The daemon found it did not run for `gap` seconds, more than NodeTimeout: the
+ * controller declared the node down and failed or requeued its jobs. End them here too,
+ * so that a requeued run elsewhere does not overlap with them for longer. */
+void jobs_fence(noded_t *d, double gap);
 
 /* apps.c: the local socket for jobs (libductile) */
 int apps_init(noded_t *d, char *err, size_t errlen);

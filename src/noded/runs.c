@@ -19,20 +19,40 @@ static void record_path(const noded_t *d, int64_t id, char *buf, size_t len)
     snprintf(buf, len, "%s/run.%lld", d->spool, (long long)id);
 }
 
+/* This boot of the host: a record from another boot names processes that are gone
+ * (and pids that may now be someone else's). */
+static void boot_id(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (f && fgets(buf, (int)len, f))
+        buf[strcspn(buf, "\n")] = '\0';
+    if (f)
+        fclose(f);
+}
+
 int runs_record(noded_t *d, const njob_t *j)
 {
     char path[4300], tmp[4400];
     record_path(d, j->id, path, sizeof(path));
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    const char *cg = j->proc ? launch_cgroup(j->proc) : NULL;
-    json_t *r = json_pack("{s:I,s:i,s:b,s:I,s:I,s:I,s:f,s:s?}",
+    /* a start not exec'd yet is recorded too: a daemon killed meanwhile leaves it */
+    const char *cg = j->proc       ? launch_cgroup(j->proc)
+                     : j->starting ? launch_pending_cgroup(j->starting)
+                                   : NULL;
+    pid_t pid = j->proc ? launch_pid(j->proc) : j->starting ? launch_pending_pid(j->starting) : 0;
+    pid_t pgid = j->proc ? launch_pgid(j->proc) : pid;
+    char boot[64];
+    boot_id(boot, sizeof(boot));
+    json_t *r = json_pack("{s:I,s:i,s:b,s:I,s:I,s:I,s:f,s:s,s:s*}",
                           "job", (json_int_t)j->id,
                           "run", j->run,
                           "batch", j->batch,
                           "uid", (json_int_t)j->uid,
-                          "pid", (json_int_t)(j->proc ? launch_pid(j->proc) : 0),
-                          "pgid", (json_int_t)(j->proc ? launch_pgid(j->proc) : 0),
+                          "pid", (json_int_t)pid,
+                          "pgid", (json_int_t)pgid,
                           "deadline", j->deadline,
+                          "boot", boot,
                           "cgroup", cg);
     /* Written whole then renamed: a daemon killed mid-write leaves the old record or
      * the new one, never half of one. */
@@ -87,9 +107,13 @@ void runs_forget(noded_t *d, int64_t id)
     unlink(path);
 }
 
-/* Is anything of the run still alive? Its cgroup's processes, or its session's. */
+/* Is anything of the run still alive? Its cgroup's processes, or (a run tracked
+ * without a cgroup) its session's. A record that named a cgroup that is gone is over:
+ * never look for its pids elsewhere, they may be someone else's by now. */
 static launch_proc_t *still_alive(const char *cgroup, pid_t pid, pid_t pgid)
 {
+    if (cgroup && access(cgroup, F_OK) < 0)
+        return NULL;
     if (!cgroup && pgid <= 0)
         return NULL;
     launch_proc_t *p = launch_adopt(cgroup, pid, pgid);
@@ -107,17 +131,21 @@ static void recover_one(noded_t *d, const char *path)
     json_int_t id = 0, uid = 0, pid = 0, pgid = 0;
     int run = 0, batch = 0;
     double deadline = 0;
-    const char *cg = NULL;
-    if (!r || json_unpack(r, "{s:I,s:i,s:b,s:I,s:I,s:I,s?F,s?s}", "job", &id, "run", &run,
+    const char *cg = NULL, *boot = NULL;
+    char now_boot[64];
+    boot_id(now_boot, sizeof(now_boot));
+    if (!r || json_unpack(r, "{s:I,s:i,s:b,s:I,s:I,s:I,s?F,s?s,s?s}", "job", &id, "run", &run,
                           "batch", &batch, "uid", &uid, "pid", &pid, "pgid", &pgid, "deadline",
-                          &deadline, "cgroup", &cg) < 0 ||
+                          &deadline, "boot", &boot, "cgroup", &cg) < 0 ||
         id <= 0) {
         fprintf(stderr, "ductile-noded %s: ignoring unreadable run record %s\n", d->name, path);
         json_decref(r);
         unlink(path);
         return;
     }
-    launch_proc_t *p = still_alive(cg, (pid_t)pid, (pid_t)pgid);
+    /* from an earlier boot: nothing of it runs, whatever its pids name now */
+    bool other_boot = boot && now_boot[0] && strcmp(boot, now_boot);
+    launch_proc_t *p = other_boot ? NULL : still_alive(cg, (pid_t)pid, (pid_t)pgid);
     fprintf(stderr, "ductile-noded %s: found run %d of job %lld from an earlier start: %s\n",
             d->name, run, (long long)id, p ? "still running" : "ended meanwhile");
     /* A job's other node has no process of its own between steps: it is adopted as

@@ -70,15 +70,22 @@ for code in 0 3; do
   [ "$(field "$j" ExitCode)" = "$code" ] || fail "adopted job $j exit: $(field "$j" ExitCode)"
 done
 
-# 2b. A job cancelled while its node daemon is dead: the restarted daemon's leftover is
-# killed before the node takes new work.
+# 2b. A job cancelled while its node daemon is dead (and the controller saw its
+# connection close): it stays CG until the daemon is back and has ended it, and the node
+# takes no new work meanwhile; the leftover is killed when the daemon comes back.
 start_one
 kill -9 "$(cat "$T/c/noded-$n.pid")"
-d cancel "$j"
-expect_state "$j" CA 20
+wait_for 10 grep -q "node $n: its daemon disconnected" "$T/c/log/ductiled.log" ||
+  fail "the controller did not see $n's daemon go"
+d cancel "$j" > /dev/null
+is_state "$j" CG || fail "job $j is $(state "$j") while its node daemon is gone"
 alive "$p" || fail "job $j ended with its daemon (test assumption)"
+jw=$(submit -N 2 "$(script wide2.sh 'true')")
+! wait_for 2 is_state "$jw" R || fail "job $jw started on $n, whose daemon is gone"
 restart_noded "$n"
 wait_for 15 sh -c "! kill -0 $p 2>/dev/null" || fail "leftover of cancelled job $j ($p) still runs"
+expect_state "$j" CA 20
+expect_state "$jw" CD 20
 
 # 10. A walltime reached on the node while the controller is down: accounting takes the
 # node's end time, not the time the controller heard of it.

@@ -101,7 +101,9 @@ static void test_stale_runs_cleared_by_registration(void **state)
     nodes_init(&c);
     assert_int_equal(sched_create(c.nnodes, "easy", &c.sched, err, sizeof(err)), 0);
     node_t *n = &c.nodes[0];
+    static char fake_conn; /* never written to: the commands stay deferred */
     n->state = NS_UP;
+    n->conn = (conn_t *)&fake_conn;
     assert_true(node_usable(n));
     nodes_end_stale(&c, n, 5, 1);
     assert_false(node_usable(n));
@@ -113,6 +115,10 @@ static void test_stale_runs_cleared_by_registration(void **state)
     assert_false(node_usable(n));
     json_decref(none);
     json_decref(still);
+    ctld_forget_conn(&c, n->conn);
+    ctld_flush_deferred(&c); /* frees the commands held for the fake connection */
+    n->conn = NULL;
+    assert_false(node_usable(n)); /* its daemon is away: no new work */
     sched_destroy(c.sched);
     nodes_free(&c);
     idmap_destroy(c.jobs);
