@@ -192,11 +192,14 @@ void runs_recover(noded_t *d)
         struct dirent *e;
         while ((e = readdir(dp))) {
             size_t n = strlen(e->d_name);
-            if (strncmp(e->d_name, "run.", 4) || (n > 4 && !strcmp(e->d_name + n - 4, ".tmp")))
+            if (strncmp(e->d_name, "run.", 4))
                 continue;
             char path[4400];
             snprintf(path, sizeof(path), "%s/%s", d->spool, e->d_name);
-            recover_one(d, path);
+            if (n > 4 && !strcmp(e->d_name + n - 4, ".tmp"))
+                unlink(path); /* a write cut short by a kill: the record before it stands */
+            else
+                recover_one(d, path);
         }
         closedir(dp);
     }
