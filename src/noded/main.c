@@ -172,6 +172,14 @@ int main(int argc, char **argv)
     char lock[4200];
     snprintf(lock, sizeof(lock), "%s/noded.lock", d.spool);
     int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    /* A daemon restarted right after a kill -9 may find its predecessor still exiting:
+     * give it 10 s before refusing. */
+    for (int tries = 0; lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) < 0 && tries < 100; tries++) {
+        if (tries == 0)
+            fprintf(stderr, "ductile-noded %s: waiting for the previous daemon of this node "
+                    "to exit\n", name);
+        usleep(100 * 1000);
+    }
     if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0) {
         fprintf(stderr, "ductile-noded: another ductile-noded runs for node %s (%s is locked)\n",
                 d.name, lock);
