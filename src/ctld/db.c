@@ -48,7 +48,20 @@ static const char *schema =
     " UPDATE meta SET value = value + (NEW.state IN ('PD','R','RS','CG'))"
     " - (OLD.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;"
     "CREATE TRIGGER IF NOT EXISTS jobs_live_del AFTER DELETE ON jobs BEGIN"
-    " UPDATE meta SET value = value - (OLD.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;";
+    " UPDATE meta SET value = value - (OLD.state IN ('PD','R','RS','CG')) WHERE key = 'live'; END;"
+    /* ... and the sum of their ids: a damaged id that still decodes (job 16 read as 33)
+     * keeps the count and would load another job in the place of one (found by
+     * fuzz_db); the sum says so. */
+    "INSERT OR IGNORE INTO meta SELECT 'live_ids', coalesce(sum(id), 0) FROM jobs WHERE " LIVE ";"
+    "CREATE TRIGGER IF NOT EXISTS jobs_liveid_ins AFTER INSERT ON jobs BEGIN"
+    " UPDATE meta SET value = value + NEW.id * (NEW.state IN ('PD','R','RS','CG'))"
+    " WHERE key = 'live_ids'; END;"
+    "CREATE TRIGGER IF NOT EXISTS jobs_liveid_upd AFTER UPDATE OF state ON jobs BEGIN"
+    " UPDATE meta SET value = value + NEW.id * (NEW.state IN ('PD','R','RS','CG'))"
+    " - OLD.id * (OLD.state IN ('PD','R','RS','CG')) WHERE key = 'live_ids'; END;"
+    "CREATE TRIGGER IF NOT EXISTS jobs_liveid_del AFTER DELETE ON jobs BEGIN"
+    " UPDATE meta SET value = value - OLD.id * (OLD.state IN ('PD','R','RS','CG'))"
+    " WHERE key = 'live_ids'; END;";
 
 /* Version 1: allocations are stored as node names (they were indices into Nodes, which
  * pointed elsewhere, or past the table, once an operator edited Nodes). */
@@ -900,12 +913,16 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
     char why[256];
     int64_t loaded = 0, skipped = 0;
     /* read before the load settles anything (its writes move the count) */
-    int64_t live = -1;
+    int64_t live = -1, live_ids = -1, loaded_ids = 0;
     int live_rc = query_int(c->db, "SELECT value FROM meta WHERE key = 'live'", &live, why,
                             sizeof(why));
+    if (live_rc == 0)
+        live_rc = query_int(c->db, "SELECT value FROM meta WHERE key = 'live_ids'", &live_ids,
+                            why, sizeof(why));
     if (sqlite3_prepare_v2(c->db, "SELECT * FROM jobs WHERE state IN ('PD','R','RS','CG') ORDER BY id",
                            -1, &st, NULL))
         return FAIL("database: reading the jobs: %s", sqlite3_errmsg(c->db));
+    idmap_t *seen = idmap_create(); /* ids loaded so far */
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         job_t *j = row_job(c, st, why, sizeof(why));
@@ -915,9 +932,17 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
             job_free(j);
             j = NULL;
         }
+        if (j && seen && idmap_get(seen, j->id)) { /* a damaged id made two rows one */
+            snprintf(why, sizeof(why), "job %lld is stored twice", (long long)j->id);
+            job_free(j);
+            j = NULL;
+        }
+        if (j && seen)
+            idmap_put(seen, j->id, (void *)1);
         if (!j) {
             if (!recover) {
                 sqlite3_finalize(st);
+                idmap_destroy(seen);
                 return FAIL("database: %s (start with --recover to skip it)", why);
             }
             fprintf(stderr, "ductiled: --recover: %s: skipped\n", why);
@@ -925,9 +950,11 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
             continue;
         }
         loaded++;
+        loaded_ids += j->id;
         if (!settle_removed_nodes(c, j))
             fn(c, j);
     }
+    idmap_destroy(seen);
     if (rc != SQLITE_DONE) {
         snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
         sqlite3_finalize(st);
@@ -956,6 +983,7 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
                     continue;
                 }
                 loaded++;
+                loaded_ids += j->id;
                 if (!settle_removed_nodes(c, j))
                     fn(c, j);
             }
@@ -963,6 +991,13 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
         }
     } else {
         sqlite3_finalize(st);
+    }
+    if (live_rc == 0 && live == loaded + skipped && !skipped && live_ids != loaded_ids) {
+        if (!recover)
+            return FAIL("database: the live jobs found are not those recorded (a damaged job"
+                        " id?); start with --recover to go on with those found");
+        fprintf(stderr, "ductiled: --recover: the live jobs found are not those recorded\n");
+        live = -1; /* recount below */
     }
     if (live_rc < 0 || live != loaded + skipped) {
         if (!recover)
@@ -973,9 +1008,11 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
                 (long long)live, (long long)(loaded + skipped));
         skipped = live > loaded ? live - loaded : skipped;
         if (db_write_begin(c) == 0) { /* the count starts again from what is there */
-            char q[160];
+            char q[300];
             snprintf(q, sizeof(q), "UPDATE meta SET value = (SELECT count(*) FROM jobs WHERE "
-                                   LIVE ") WHERE key = 'live'");
+                                   LIVE ") WHERE key = 'live';"
+                                   "UPDATE meta SET value = (SELECT coalesce(sum(id), 0) FROM"
+                                   " jobs WHERE " LIVE ") WHERE key = 'live_ids'");
             if (exec_sql(c->db, q, why, sizeof(why)) < 0)
                 batch_fail(c, "recounting the live jobs");
         }

@@ -49,6 +49,12 @@ static void damaged_copies(void **state)
     int cases = getenv("DB_FUZZ_CASES") ? atoi(getenv("DB_FUZZ_CASES")) : 400;
     for (int i = 0; i < cases; i++)
         LLVMFuzzerTestOneInput(buf, make_case(buf, sizeof(buf)));
+    /* inputs libFuzzer found: a damaged id that still decodes (another job loaded in
+     * the place of job 16, then an id stored twice): refused, nothing leaks */
+    uint8_t id_damaged[] = {0x00, 0x3f, 0x97, 0x3f, 0x21};
+    LLVMFuzzerTestOneInput(id_damaged, sizeof(id_damaged));
+    uint8_t id_twice[] = {0x7c, 0xef, 0x43, 0x17, 0x23};
+    LLVMFuzzerTestOneInput(id_twice, sizeof(id_twice));
     /* a state that still decodes: 'PD' of a pending row made 'CD', at every place the
      * file holds one (live rows, and dead copies in free space) */
     const char *hay = (const char *)fz_image;
