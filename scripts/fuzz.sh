@@ -3,6 +3,9 @@
 # `make test` runs them briefly; for a long run: make fuzz FUZZ_SECONDS=600
 set -euo pipefail
 secs=${1:-10}
+# A fixed seed by default: `make test` explores the same inputs on every run (a finding
+# there is one to reproduce, not luck). FUZZ_SEED=0 lets libFuzzer pick one.
+seed=${FUZZ_SEED:-1}
 out=${2:-build-fuzz}
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
@@ -28,7 +31,7 @@ clang $flags -Isrc/ctld -Isrc/sched -Isrc/proto tests/fuzz/fuzz_db.c $ctld_src s
 for f in fuzz_proto fuzz_config fuzz_directives fuzz_noded fuzz_db; do
   mkdir -p "$out/corpus-$f"
   echo "fuzz: $f for ${secs}s"
-  if ! "$out/$f" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 \
+  if ! "$out/$f" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -seed="$seed" \
       -artifact_prefix="$out/$f-" "$out/corpus-$f" > "$out/$f.log" 2>&1; then
     tail -n 40 "$out/$f.log" >&2
     echo "fuzz: $f found a problem (input saved as $out/$f-*)" >&2
