@@ -90,7 +90,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_int_opt(m, "nodes", 1, 1 << 24, 1, &nodes, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "min_nodes", 0, 1 << 24, 0, &minn, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "max_nodes", 0, 1 << 24, 0, &maxn, err, sizeof(err)) < 0 ||
-        proto_num_opt(m, "time", 0, 1e9, 0, &tlimit, err, sizeof(err)) < 0 ||
+        proto_num_opt(m, "time", 0, STRPARSE_DURATION_MAX, 0, &tlimit, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "requeue", false, &requeue, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
         check_text("job name", name, err, sizeof(err)) < 0 ||

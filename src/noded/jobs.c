@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "noded.h"
+#include "strparse.h"
 
 static void job_free_cb(uv_handle_t *h)
 {
@@ -352,7 +353,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         proto_bool_opt(msg, "batch", false, &batch, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "uid", 0, UINT32_MAX - 1, 0, &uid, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0 ||
-        proto_num_opt(msg, "time_limit", 0, 1e9, 0, &limit, err, sizeof(err)) < 0 ||
+        proto_num_opt(msg, "time_limit", 0, STRPARSE_DURATION_MAX, 0, &limit, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "run", 0, INT32_MAX, 0, &run, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductile-noded %s: bad job_start: %s\n", d->name, err);
         return;

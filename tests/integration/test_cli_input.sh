@@ -48,6 +48,9 @@ printf '#!/bin/sh\n#DUCTILE --nodes=0x1\ntrue\n' > hexn.sh
 j=$(submit --time=90 plain.sh); [ "$(field "$j" TimeLimit)" = "1:30:00" ] || fail "--time=90: $(field "$j" TimeLimit)"
 j=$(submit --time=1:30 plain.sh); [ "$(field "$j" TimeLimit)" = "1:30" ] || fail "--time=1:30"
 j=$(submit --time=2h plain.sh); [ "$(field "$j" TimeLimit)" = "2:00:00" ] || fail "--time=2h"
+# the longest limit the command accepts (100 years) is accepted by the controller too
+d submit --time=36500d plain.sh > o.txt 2> e.txt || fail "--time=36500d refused: $(cat e.txt)"
+d cancel "$(awk '/^Submitted job/ {print $3}' o.txt)" > /dev/null
 j=$(submit --time=1-02:03:04 plain.sh); [ "$(field "$j" TimeLimit)" = "1-02:03:04" ] || fail "--time=1-02:03:04"
 
 # names, output paths and the working directory: no control characters
