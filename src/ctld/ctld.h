@@ -228,8 +228,9 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why);
 void jobs_node_ready(ctld_t *c, job_t *j, node_t *n);
 /* A message from the job's application, relayed by its batch node (app_*). */
 void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg);
-/* Withdraw resizes that passed ResizeTimeout. */
-void jobs_check_resize_timeouts(ctld_t *c);
+/* Every second: withdraw resizes that passed ResizeTimeout; requeue the jobs whose
+ * fence period after a node failure has ended. */
+void jobs_check_timeouts(ctld_t *c);
 /* An operator asks for a new size. */
 int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen);
 /* Is a node's message about job `id` of run `run` about what the controller runs there

@@ -906,6 +906,17 @@ static bool settle_removed_nodes(ctld_t *c, job_t *j)
 
 /* Every row of a query, or an error naming the first that does not decode. In
  * recovery (--recover) a damaged row is reported and skipped. */
+/* A live job read back: counted (the count and the sum of ids are checked against
+ * the ones the triggers kept), then settled or handed to the caller. */
+static void take_loaded(ctld_t *c, job_t *j, void (*fn)(ctld_t *c, job_t *j), int64_t *loaded,
+                        int64_t *loaded_ids)
+{
+    (*loaded)++;
+    *loaded_ids += j->id;
+    if (!settle_removed_nodes(c, j))
+        fn(c, j);
+}
+
 int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen)
 {
     bool recover = c->store->flags & DB_RECOVER;
@@ -949,10 +960,7 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
             skipped++;
             continue;
         }
-        loaded++;
-        loaded_ids += j->id;
-        if (!settle_removed_nodes(c, j))
-            fn(c, j);
+        take_loaded(c, j, fn, &loaded, &loaded_ids);
     }
     idmap_destroy(seen);
     if (rc != SQLITE_DONE) {
@@ -982,10 +990,7 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
                     skipped++;
                     continue;
                 }
-                loaded++;
-                loaded_ids += j->id;
-                if (!settle_removed_nodes(c, j))
-                    fn(c, j);
+                take_loaded(c, j, fn, &loaded, &loaded_ids);
             }
             sqlite3_finalize(one);
         }

@@ -687,7 +687,6 @@ void jobs_node_ready(ctld_t *c, job_t *j, node_t *n)
         resize_node_done(c, j, n, "expand");
 }
 
-void jobs_check_resize_timeouts(ctld_t *c);
 static void check_one(int64_t id, void *val, void *arg)
 {
     (void)id;
@@ -704,7 +703,7 @@ static void check_one(int64_t id, void *val, void *arg)
     withdraw(c, j, "no answer within ResizeTimeout");
 }
 
-void jobs_check_resize_timeouts(ctld_t *c) { idmap_foreach(c->jobs, check_one, c); }
+void jobs_check_timeouts(ctld_t *c) { idmap_foreach(c->jobs, check_one, c); }
 
 int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen)
 {

@@ -236,7 +236,7 @@ static void on_watchdog(uv_timer_t *h)
 {
     ctld_t *c = h->data;
     nodes_check_timeouts(c);
-    jobs_check_resize_timeouts(c);
+    jobs_check_timeouts(c);
 }
 
 static void on_signal(uv_signal_t *h, int sig)

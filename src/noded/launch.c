@@ -354,6 +354,24 @@ static void child_close_fds(int keep)
             close((int)fd);
 }
 
+/* Closes every descriptor from `from` on but keep1 and keep2 (either may be -1). */
+static void close_all_but(int from, int keep1, int keep2)
+{
+    int lo = keep1 < keep2 ? keep1 : keep2, hi = keep1 < keep2 ? keep2 : keep1;
+    int cuts[3][2] = {{from, lo - 1}, {lo + 1, hi - 1}, {hi + 1, -1}};
+    if (lo < from) /* one kept (or none) */
+        cuts[0][1] = -2, cuts[1][0] = from;
+    for (int i = 0; i < 3; i++) {
+        int a = cuts[i][0] < from ? from : cuts[i][0], b = cuts[i][1];
+        if (b != -1 && b < a)
+            continue;
+        if (close_range((unsigned)a, b == -1 ? ~0U : (unsigned)b, 0) < 0)
+            for (int fd = a; fd <= (b == -1 ? 65535 : b); fd++)
+                if (fd != keep1 && fd != keep2)
+                    close(fd);
+    }
+}
+
 /* The job's parent while it runs: waits for it with every signal blocked (a TERM for
  * the job must not end the one process that can tell how the job ended), records its
  * wait status, and ends as the job did, so the daemon's waitpid sees the same status. */
@@ -361,11 +379,7 @@ static _Noreturn void shepherd(const struct child_plan *pl, pid_t job)
 {
     /* Nothing of the daemon's but the status file: its sockets, pipes and lock must go
      * with the daemon (the report pipe's end tells the daemon the job exec'd). */
-    int keep = pl->status_fd;
-    if (close_range(0, (unsigned)keep - 1, 0) < 0 || close_range((unsigned)keep + 1, ~0U, 0) < 0)
-        for (int fd = 0; fd < 65536; fd++)
-            if (fd != keep)
-                close(fd);
+    close_all_but(0, pl->status_fd, -1);
     int st;
     while (waitpid(job, &st, 0) < 0)
         if (errno != EINTR)
@@ -385,24 +399,6 @@ static _Noreturn void shepherd(const struct child_plan *pl, pid_t job)
     syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, (size_t)(_NSIG / 8));
     kill(getpid(), sig); /* default disposition since child_main: it ends us */
     _exit(128 + sig);
-}
-
-/* Closes every descriptor from `from` on but keep1 and keep2 (either may be -1). */
-static void close_all_but(int from, int keep1, int keep2)
-{
-    int lo = keep1 < keep2 ? keep1 : keep2, hi = keep1 < keep2 ? keep2 : keep1;
-    int cuts[3][2] = {{from, lo - 1}, {lo + 1, hi - 1}, {hi + 1, -1}};
-    if (lo < from) /* one kept (or none) */
-        cuts[0][1] = -2, cuts[1][0] = from;
-    for (int i = 0; i < 3; i++) {
-        int a = cuts[i][0] < from ? from : cuts[i][0], b = cuts[i][1];
-        if (b != -1 && b < a)
-            continue;
-        if (close_range((unsigned)a, b == -1 ? ~0U : (unsigned)b, 0) < 0)
-            for (int fd = a; fd <= (b == -1 ? 65535 : b); fd++)
-                if (fd != keep1 && fd != keep2)
-                    close(fd);
-    }
 }
 
 static _Noreturn void child_main(const struct child_plan *pl)
