@@ -48,6 +48,11 @@ typedef struct njob {
     uid_t uid;               /* the job's owner: only its processes may attach */
     conn_t *leader;          /* the application's leader (libductile), batch node only */
     char error[LAUNCH_ERRLEN]; /* why it could not start */
+    char *hosts_now;         /* the node list in its host files (hosts.c), batch node */
+    char *hosts_prev;        /* the one before the last committed resize */
+    char *hosts_offered;     /* the one of the resize offered to the leader */
+    int64_t hosts_offer;     /* that offer */
+    int64_t hosts_committed; /* the offer whose list hosts_now is (0: the start's) */
 } njob_t;
 
 struct task;
@@ -103,6 +108,22 @@ njob_t *jobs_find(noded_t *d, int64_t id);
  * controller declared the node down and failed or requeued its jobs. End them here too,
  * so that a requeued run elsewhere does not overlap with them for longer. */
 void jobs_fence(noded_t *d, double gap);
+
+/* hosts.c: the job's host files on the batch node (DUCTILE_HOSTFILE, and Open MPI's
+ * default host file) and the variables that point a plain `mpirun` at them */
+#define HOSTS_ENV_MAX 3
+#define HOSTS_KV_LEN 4400
+void hosts_path(const noded_t *d, int64_t job, bool ompi, char *out, size_t len);
+int hosts_write(noded_t *d, int64_t job, const char *nodelist, char *err, size_t errlen);
+void hosts_remove(noded_t *d, int64_t job);
+/* Fills kv (HOSTS_ENV_MAX entries) with the variables for the job's environment, given
+ * the one captured at submission (base: a user's own Open MPI settings stay); returns
+ * how many. */
+int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_KV_LEN]);
+void hosts_on_offer(noded_t *d, njob_t *j, int64_t offer, const char *nodelist);
+void hosts_on_commit(noded_t *d, njob_t *j, int64_t offer);
+void hosts_on_withdraw(noded_t *d, njob_t *j, int64_t offer);
+void hosts_forget(njob_t *j);
 
 /* apps.c: the local socket for jobs (libductile) */
 int apps_init(noded_t *d, char *err, size_t errlen);
