@@ -126,6 +126,11 @@ int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_
         snprintf(kv[n++], HOSTS_KV_LEN, "OMPI_MCA_orte_default_hostfile=%s", ompi);
     if (!env_get(base, "OMPI_MCA_plm_rsh_agent"))
         snprintf(kv[n++], HOSTS_KV_LEN, "OMPI_MCA_plm_rsh_agent=%s", agent);
+    /* Open MPI's daemons, started under a node daemon, now and then crash sharing their
+     * hwloc topology through a shared memory "hole" (hwloc_shmem_topology_write): off,
+     * as `ductile mpirun` has it */
+    if (!env_get(base, "OMPI_MCA_rtc_hwloc_vmhole"))
+        snprintf(kv[n++], HOSTS_KV_LEN, "OMPI_MCA_rtc_hwloc_vmhole=none");
     return n;
 }
 

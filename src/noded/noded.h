@@ -111,7 +111,7 @@ void jobs_fence(noded_t *d, double gap);
 
 /* hosts.c: the job's host files on the batch node (DUCTILE_HOSTFILE, and Open MPI's
  * default host file) and the variables that point a plain `mpirun` at them */
-#define HOSTS_ENV_MAX 3
+#define HOSTS_ENV_MAX 4
 #define HOSTS_KV_LEN 4400
 void hosts_path(const noded_t *d, int64_t job, bool ompi, char *out, size_t len);
 int hosts_write(noded_t *d, int64_t job, const char *nodelist, char *err, size_t errlen);
