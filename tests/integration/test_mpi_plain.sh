@@ -14,6 +14,13 @@ export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 up 4 --policy fpsma-pwma --resize-timeout 10
 cd "$T"
+# The emulated nodes share one /tmp, where real ones have their own: each Open MPI
+# daemon clears its job family's session directory there as it starts, under the feet
+# of the others starting on the "other nodes" (mkdir ... File exists, about 1 job in
+# 20). A session directory per node, named by the remote shell (`ductile rsh` runs the
+# daemon's command line with sh -c, as ssh does); per user, as Open MPI makes them 0700.
+mkdir -m 1777 "$T/otmp"
+export OMPI_MCA_orte_tmpdir_base="$T/otmp/$(id -un).\$DUCTILE_NODENAME"
 export PATH="$BINDIR:$PATH"
 [ -x "$BINDIR/mpi_hello" ] || fail "mpi_hello not built"
 cp "$BINDIR/mpi_hello" "$T/app"
@@ -51,6 +58,32 @@ case "$hf" in
   *) fail "host file $hf is not in the first node's spool" ;;
 esac
 wait_for 20 test ! -e "$hf" || fail "host file $hf left after the job"
+
+# `ductile rsh` takes what an rsh or ssh caller passes: Open MPI with plm_rsh_args
+# (options, then the node, then the daemon's command line), and rsh's usual forms
+s=$(script args.sh '#DUCTILE --nodes=3
+mpirun ./app')
+j=$(OMPI_MCA_plm_rsh_args="-x -o BatchMode=yes -p 22 -l $(id -un)" submit "$s")
+wait_for 60 ended "$j" || fail "job $j still $(state "$j")"
+is_state "$j" CD || fail "with plm_rsh_args: $(cat "ductile-$j.out")"
+check_ranks "ductile-$j.out" 3
+s=$(script rsh.sh '#DUCTILE --nodes=2
+ductile rsh -n -x -oBatchMode=yes -p 22 -l someone someone@n2 echo on \$DUCTILE_NODENAME
+ductile rsh -- n2 "echo dashdash; exit 3"; echo "rc=$?"
+ductile rsh -Z n2 true; echo "rc=$?"
+ductile rsh n2 echo -p
+ductile rsh -p; echo "rc=$?"
+ductile rsh n2; echo "rc=$?"')
+j=$(submit "$s")
+expect_state "$j" CD
+o="ductile-$j.out"
+[ "$(sed -n 1p "$o")" = "on n2" ] || fail "rsh with options: $(cat "$o")"
+[ "$(sed -n 2,3p "$o" | tr '\n' ' ')" = "dashdash rc=3 " ] || fail "rsh --: $(cat "$o")"
+grep -q "^ductile: rsh: bad option '-Z'" "$o" || fail "unknown option: $(cat "$o")"
+grep -q "^ductile: rsh: option -p needs a value" "$o" || fail "missing value: $(cat "$o")"
+grep -q "^ductile: rsh: no command given for n2" "$o" || fail "no command: $(cat "$o")"
+[ "$(grep -c '^rc=1$' "$o")" -eq 3 ] || fail "exit statuses: $(cat "$o")"
+grep -qx -- "-p" "$o" || fail "an option after the node is the command's: $(cat "$o")"
 
 # what the user exported at submission wins; a job submitted from inside another job
 # gets its own host file, not the outer job's
@@ -96,6 +129,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
   chmod 755 "$T/pub/u.sh"
   ju=$(cd "$T/pub" && setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
     env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM HOME="$T/pub" \
+    OMPI_MCA_orte_tmpdir_base="$T/otmp/nobody.\$DUCTILE_NODENAME" \
     "$BIN" submit u.sh | awk '{print $3}')
   wait_for 60 ended "$ju" || fail "user's job still $(state "$ju")"
   is_state "$ju" CD || fail "user's job $(state "$ju"): $(cat "$T/pub/ductile-$ju.out")"
