@@ -159,6 +159,36 @@ static void grow_with_simultaneous_ends(const char *pol)
     }
 }
 
+/* Jobs with no walltime (here all three running) all end at the same, infinite,
+ * time: the head has no reservation, and the extra nodes count all of them too
+ * (stopping at the first gave 2 + 4 - 5 = 1: job 3 grew to 3 only). */
+static void dmr_unknown_ends(void **state)
+{
+    (void)state;
+    for (int swap = 0; swap < 2; swap++) {
+        sched_t *s = tu_engine(12, "dmr");
+        running_rigid(s, swap ? 2 : 1, 0, 4, 0);
+        running_rigid(s, swap ? 1 : 2, 4, 4, 0);
+        sched_jobspec_t m = {.id = 3, .type = SCHED_MALLEABLE, .nodes = 2, .min_nodes = 1,
+                             .max_nodes = 4, .pref_nodes = 2, .walltime = 0};
+        int mn[] = {8, 9};
+        char err[SCHED_ERRLEN] = "";
+        assert_int_equal(sched_restore_running(s, &m, 0, mn, 2, err, sizeof(err)), 0);
+        tu_submit(s, (tu_job_t){.id = 10, .submit = 0.5, .type = SCHED_RIGID, .nodes = 5,
+                                .walltime = 50});
+        const sched_action_t *a;
+        size_t n = tu_pass(s, 1, &a);
+        assert_int_equal(n, 1);
+        const sched_action_t *g = tu_find(a, n, 3, SCHED_OP_EXPAND);
+        assert_non_null(g);
+        assert_int_equal(g->nodes_after, 4);
+        sched_jobinfo_t info;
+        assert_int_equal(sched_job_info(s, 10, &info), 0);
+        assert_true(info.reserved_start == -1);
+        sched_destroy(s);
+    }
+}
+
 static void dmr_simultaneous_ends(void **state)
 {
     (void)state;
@@ -178,6 +208,7 @@ int main(void)
         cmocka_unit_test(easy_ends_before_and_at_shadow),
         cmocka_unit_test(conservative_simultaneous_ends),
         cmocka_unit_test(dmr_simultaneous_ends),
+        cmocka_unit_test(dmr_unknown_ends),
         cmocka_unit_test(mebf_simultaneous_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
