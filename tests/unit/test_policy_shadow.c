@@ -19,6 +19,17 @@ static void running_rigid(sched_t *s, int64_t id, int first, int n, double end)
         fail_msg("restore %lld: %s", (long long)id, err);
 }
 
+/* Malleable job 3 on nodes 8-9 (min 1, preferred 2, max 4), started at 0. */
+static void running_malleable(sched_t *s, double walltime)
+{
+    sched_jobspec_t m = {.id = 3, .type = SCHED_MALLEABLE, .nodes = 2, .min_nodes = 1,
+                         .max_nodes = 4, .pref_nodes = 2, .walltime = walltime};
+    int nodes[] = {8, 9};
+    char err[SCHED_ERRLEN] = "";
+    if (sched_restore_running(s, &m, 0, nodes, 2, err, sizeof(err)) != 0)
+        fail_msg("restore 3: %s", err);
+}
+
 /* Two running jobs of sizes a and b on nodes [0, a + b), ids 1 and 2 (swapped with
  * `swap`), both ending at 100; or, overdue, at 100 and 90 with the pass at 150. */
 typedef struct pair {
@@ -134,11 +145,7 @@ static void grow_with_simultaneous_ends(const char *pol)
         print_case(pol, p, 0);
         sched_t *s = tu_engine(12, pol);
         double now = setup_pair(s, p);
-        sched_jobspec_t m = {.id = 3, .type = SCHED_MALLEABLE, .nodes = 2, .min_nodes = 1,
-                             .max_nodes = 4, .pref_nodes = 2, .walltime = 1000};
-        int mn[] = {8, 9};
-        char err[SCHED_ERRLEN] = "";
-        assert_int_equal(sched_restore_running(s, &m, 0, mn, 2, err, sizeof(err)), 0);
+        running_malleable(s, 1000);
         if (strcmp(pol, "mebf") == 0)
             tu_submit(s, (tu_job_t){.id = 10, .submit = 0.5, .type = SCHED_MALLEABLE,
                                     .nodes = 8, .min = 5, .max = 8, .walltime = 50});
@@ -169,11 +176,7 @@ static void dmr_unknown_ends(void **state)
         sched_t *s = tu_engine(12, "dmr");
         running_rigid(s, swap ? 2 : 1, 0, 4, 0);
         running_rigid(s, swap ? 1 : 2, 4, 4, 0);
-        sched_jobspec_t m = {.id = 3, .type = SCHED_MALLEABLE, .nodes = 2, .min_nodes = 1,
-                             .max_nodes = 4, .pref_nodes = 2, .walltime = 0};
-        int mn[] = {8, 9};
-        char err[SCHED_ERRLEN] = "";
-        assert_int_equal(sched_restore_running(s, &m, 0, mn, 2, err, sizeof(err)), 0);
+        running_malleable(s, 0);
         tu_submit(s, (tu_job_t){.id = 10, .submit = 0.5, .type = SCHED_RIGID, .nodes = 5,
                                 .walltime = 50});
         const sched_action_t *a;
