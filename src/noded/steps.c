@@ -320,13 +320,15 @@ void steps_on_start(noded_t *d, const json_t *msg)
     }
     char tag[48];
     snprintf(tag, sizeof(tag), "step%d.%d", (int)step, (int)rank);
-    char kv[4][4300];
+    char kv[5][4300];
     snprintf(kv[0], sizeof(kv[0]), "DUCTILE_STEP_ID=%d", (int)step);
     snprintf(kv[1], sizeof(kv[1]), "DUCTILE_PROCID=%d", (int)rank);
     snprintf(kv[2], sizeof(kv[2]), "DUCTILE_NODENAME=%s", d->name);
     snprintf(kv[3], sizeof(kv[3]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
-    const char *extra[4] = {kv[0], kv[1], kv[2], kv[3]};
-    char **fenv = launch_env_build(env, extra, 4);
+    /* a step started from outside the job (a login host) is inside it all the same */
+    snprintf(kv[4], sizeof(kv[4]), "DUCTILE_JOB_ID=%lld", (long long)job);
+    const char *extra[5] = {kv[0], kv[1], kv[2], kv[3], kv[4]};
+    char **fenv = launch_env_build(env, extra, 5);
     int rc = -EIO;
     if (fenv && open_fifo(d, &t->out[0], ruid, rgid, &dummy[0]) == 0 &&
         open_fifo(d, &t->out[1], ruid, rgid, &dummy[1]) == 0) {

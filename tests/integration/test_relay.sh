@@ -53,6 +53,8 @@ wait_for 60 test -e "$T/big.done" || fail "the big step did not end"
 b1=$(relayed)
 [ $((b1 - b0)) -lt 4096 ] || fail "the controller relayed $((b1 - b0)) bytes of a direct step's output"
 [ "$(d run --job "$jb" sh -c 'seq 1 100000' | wc -l)" -eq 300000 ] || fail "output through the controller"
+# A step started from outside the job knows its job too (a command in it may use ductile).
+[ "$(d run --job "$jb" --node n2 sh -c 'echo $DUCTILE_JOB_ID')" = "$jb" ] || fail "DUCTILE_JOB_ID in a step"
 b2=$(relayed)
 [ $((b2 - b1)) -gt 1000000 ] || fail "the controller counted $((b2 - b1)) bytes of a step it relayed"
 d cancel "$jb"
