@@ -1,8 +1,15 @@
-/* The node daemon's local socket for the processes of jobs (libductile). A process
- * attaches to its job (the kernel tells us its uid: it must own the job); the job's
- * leader, on the batch node, receives the controller's resize offers and answers
- * them; any process may report its MTCT ratio or, for an evolving job, ask for nodes.
- * Everything is relayed to the controller, which decides. */
+/* The node daemon's local socket for the processes of jobs and the users of this node.
+ *
+ * libductile: a process attaches to its job (the kernel tells us its uid: it must own
+ * the job); the job's leader, on the batch node, receives the controller's resize
+ * offers and answers them; any process may report its MTCT ratio or, for an evolving
+ * job, ask for nodes.
+ *
+ * Every other request (the `ductile` commands: run, rsh, submit, queue...) is relayed
+ * to the controller on our authenticated connection, as a channel of it (conn.h): the
+ * controller serves it as the user the kernel says is on the other end, so that a
+ * compute host needs neither the controller's local socket nor user credentials of
+ * its own. The replies and a step's output come back the same way. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +18,51 @@
 
 #include "noded.h"
 
+/* How long a step's end waits for the end of its tasks' output from their nodes (it
+ * left them before their end reached the controller and came back here). */
+#define STEP_EOF_WAIT_MS 10000
+
 typedef struct app {
     int64_t job;
     bool leader;
+    int64_t chan;   /* relayed to the controller as this channel; 0: not (yet) */
+    /* A step of this client (`ductile run`) whose tasks send their output here (peers.c):
+     * which ranks' output has ended, and the step's end, held until it has. */
+    int ntasks;
+    char *eof;
+    json_t *done;
+    uint64_t done_at; /* uv_now() when it was held */
 } app_t;
+
+static void app_free(app_t *a)
+{
+    if (!a)
+        return;
+    free(a->eof);
+    json_decref(a->done);
+    free(a);
+}
+
+/* Has the output of every rank the controller names in step_done ended here? */
+static bool outputs_ended(const app_t *a, const json_t *done)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(done, "eof"), i, r)
+    {
+        json_int_t k = json_integer_value(r);
+        if (k >= 0 && k < a->ntasks && !a->eof[k])
+            return false;
+    }
+    return true;
+}
+
+static void release_done(conn_t *c, app_t *a)
+{
+    conn_send(c, a->done);
+    json_decref(a->done);
+    a->done = NULL;
+}
 
 static void reply(conn_t *c, json_t *m) { conn_send_new(c, m); }
 
@@ -65,6 +113,174 @@ static void on_attach(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
     reply(c, json_pack("{s:b,s:s,s:s}", "ok", 1, "node", d->name, "role", role));
 }
 
+/* The job whose cgroup holds process pid (its leaf is job_<id>_<tag> under ours), or 0. */
+static int64_t job_of_pid(const noded_t *d, pid_t pid)
+{
+    if (pid <= 0 || !d->cgroup_parent[0])
+        return 0;
+    char path[64], line[4096], pat[300];
+    snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+    snprintf(pat, sizeof(pat), "/%s/job_", d->cgroup_parent);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    long long id = 0;
+    while (!id && fgets(line, sizeof(line), f)) {
+        char *p = strncmp(line, "0::", 3) ? NULL : strstr(line, pat);
+        if (p)
+            id = strtoll(p + strlen(pat), NULL, 10);
+    }
+    fclose(f);
+    return id > 0 ? id : 0;
+}
+
+static bool app_message(const char *type)
+{
+    return !strcmp(type, "resize_answer") || !strcmp(type, "resize_commit") ||
+           !strcmp(type, "inhibit") || !strcmp(type, "mtct") || !strcmp(type, "request");
+}
+
+/* A client's request for the controller: its channel opens with the first one. */
+static void relay_out(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
+{
+    if (!d->ctl || !d->registered) {
+        fail(c, "this node's daemon is not connected to the controller: try again shortly");
+        return;
+    }
+    bool first = !a->chan;
+    if (first) {
+        a->chan = ++d->next_chan;
+        idmap_put(d->chans, a->chan, c);
+    }
+    json_t *m = json_pack("{s:s,s:I,s:O}", "type", "relay", "chan", (json_int_t)a->chan, "msg", msg);
+    if (m && first) {
+        json_object_set_new(m, "uid", json_integer(conn_uid(c)));
+        json_object_set_new(m, "gid", json_integer(conn_gid(c)));
+        int64_t job = job_of_pid(d, conn_pid(c));
+        if (job)
+            json_object_set_new(m, "from_job", json_integer(job));
+    }
+    conn_send_new(d->ctl, m); /* a failure closes the connection: apps_ctl_lost */
+}
+
+/* From the controller: a message for a relayed client, or the end of its channel. */
+void apps_on_relay(noded_t *d, const json_t *msg, bool closed)
+{
+    char err[64];
+    int64_t chan;
+    if (proto_int(msg, "chan", 1, INT64_MAX, &chan, err, sizeof(err)) < 0)
+        return;
+    conn_t *c = d->chans ? idmap_get(d->chans, chan) : NULL;
+    json_t *inner = json_object_get(msg, "msg");
+    if (!c)
+        return;
+    app_t *a = conn_data(c);
+    if (closed) {
+        idmap_del(d->chans, chan);
+        if (a)
+            a->chan = 0; /* the controller knows: no relay_close back */
+        conn_close_flushed(c);
+        return;
+    }
+    if (!json_is_object(inner) || !a)
+        return;
+    const char *type = json_string_value(json_object_get(inner, "type"));
+    int64_t ntasks = json_integer_value(json_object_get(inner, "tasks"));
+    if (json_is_true(json_object_get(inner, "direct")) && ntasks > 0 && ntasks <= (1 << 24)) {
+        /* a step started: its output comes from the tasks' nodes (apps_on_step_io) */
+        free(a->eof);
+        json_decref(a->done);
+        a->done = NULL;
+        a->eof = calloc((size_t)ntasks, 1);
+        a->ntasks = a->eof ? (int)ntasks : 0;
+    } else if (type && !strcmp(type, "step_done") && a->eof && !outputs_ended(a, inner)) {
+        json_decref(a->done);
+        a->done = json_incref(inner);
+        a->done_at = uv_now(d->loop);
+        return;
+    }
+    conn_send(c, inner);
+}
+
+void apps_on_step_io(noded_t *d, const json_t *msg)
+{
+    char err[64];
+    int64_t chan, rank;
+    if (!d->chans || proto_int(msg, "chan", 1, INT64_MAX, &chan, err, sizeof(err)) < 0)
+        return;
+    conn_t *c = idmap_get(d->chans, chan);
+    app_t *a = c ? conn_data(c) : NULL;
+    if (!a)
+        return; /* the client left: its step is being ended */
+    if (!strcmp(json_string_value(json_object_get(msg, "type")), "step_output")) {
+        conn_send(c, msg);
+        return;
+    }
+    if (!a->eof || proto_int(msg, "rank", 0, a->ntasks - 1, &rank, err, sizeof(err)) < 0)
+        return;
+    a->eof[rank] = 1;
+    if (a->done && outputs_ended(a, a->done))
+        release_done(c, a);
+}
+
+typedef struct overdue {
+    noded_t *d;
+    conn_t *list[16];
+    int n;
+} overdue_t;
+
+static void find_overdue(int64_t chan, void *val, void *arg)
+{
+    (void)chan;
+    overdue_t *o = arg;
+    app_t *a = conn_data(val);
+    if (a && a->done && o->n < 16 && uv_now(o->d->loop) - a->done_at > STEP_EOF_WAIT_MS)
+        o->list[o->n++] = val;
+}
+
+void apps_check_pending(noded_t *d)
+{
+    if (!d->chans)
+        return;
+    overdue_t o = {.d = d};
+    idmap_foreach(d->chans, find_overdue, &o);
+    for (int i = 0; i < o.n; i++) {
+        app_t *a = conn_data(o.list[i]);
+        if (!json_object_get(a->done, "error"))
+            json_object_set_new(a->done, "error",
+                                json_string("the end of some tasks' output never arrived "
+                                            "from their nodes: it may be incomplete"));
+        release_done(o.list[i], a);
+    }
+}
+
+static void collect(int64_t chan, void *val, void *arg)
+{
+    (void)chan;
+    conn_t ***p = arg;
+    *(*p)++ = val;
+}
+
+/* The connection to the controller is gone, and with it every channel on it: their
+ * clients see their connection close (`ductile run` reports the step lost). */
+void apps_ctl_lost(noded_t *d)
+{
+    size_t n = d->chans ? idmap_count(d->chans) : 0;
+    conn_t **all = n ? calloc(n, sizeof(*all)) : NULL, **p = all;
+    if (!all)
+        return;
+    idmap_foreach(d->chans, collect, &p);
+    for (size_t i = 0; i < n; i++) {
+        app_t *a = conn_data(all[i]);
+        if (a) {
+            idmap_del(d->chans, a->chan);
+            a->chan = 0;
+        }
+        conn_close_flushed(all[i]);
+    }
+    free(all);
+}
+
 static void on_message(conn_t *c, json_t *msg, void *arg)
 {
     noded_t *d = arg;
@@ -77,6 +293,10 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
     }
     if (!strcmp(type, "attach")) {
         on_attach(d, c, a, msg);
+        return;
+    }
+    if (!app_message(type)) {
+        relay_out(d, c, a, msg);
         return;
     }
     if (!a->job) {
@@ -150,6 +370,12 @@ static void on_close(conn_t *c, void *arg)
 {
     noded_t *d = arg;
     app_t *a = conn_data(c);
+    if (a && a->chan) {
+        idmap_del(d->chans, a->chan);
+        if (d->ctl)
+            conn_send_new(d->ctl, json_pack("{s:s,s:I}", "type", "relay_close", "chan",
+                                            (json_int_t)a->chan));
+    }
     if (a && a->leader) {
         njob_t *j = idmap_get(d->jobs, a->job);
         if (j && j->leader == c) {
@@ -157,7 +383,7 @@ static void on_close(conn_t *c, void *arg)
             forward(d, "app_detached", a->job, NULL);
         }
     }
-    free(a);
+    app_free(a);
 }
 
 static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};
@@ -167,7 +393,9 @@ static void on_connection(uv_stream_t *server, int status)
     noded_t *d = server->data;
     if (status < 0)
         return;
-    conn_cfg_t cc = {.auth = PROTO_AUTH_NONE, .max_payload = 1 << 20};
+    /* as large as the controller takes: a job may submit a job */
+    conn_cfg_t cc = {.auth = PROTO_AUTH_NONE,
+                     .max_payload = (size_t)d->cfg.max_script_size + (1u << 20)};
     conn_t *c = conn_accept(server, &cc, &ops, d);
     if (c) {
         app_t *a = calloc(1, sizeof(*a));

@@ -28,6 +28,7 @@ static void on_close(conn_t *c, void *arg)
     if (d->ctl == c) {
         d->ctl = NULL;
         d->registered = false;
+        apps_ctl_lost(d);
         if (!d->stopping)
             uv_timer_start(&d->reconnect, on_reconnect, d->registered_once ? 1000 : 100, 0);
     }
@@ -61,6 +62,8 @@ static void connect_ctl(noded_t *d)
     json_object_set_new(reg, "first", json_boolean(!d->registered_once));
     /* every job message names its run: a controller refuses a daemon that does not */
     json_object_set_new(reg, "runs", json_true());
+    /* where other nodes send the output of steps whose client runs here */
+    json_object_set_new(reg, "step_port", json_integer(d->step_port));
     conn_send_new(d->ctl, reg);
 }
 
@@ -77,6 +80,7 @@ static void on_heartbeat(uv_timer_t *t)
     if (gap > d->cfg.node_timeout)
         jobs_fence(d, gap);
     noded_send(d, json_pack("{s:s}", "type", "ping"));
+    apps_check_pending(d);
 }
 
 static void on_sigchld(uv_signal_t *h, int sig)
@@ -204,6 +208,7 @@ int main(int argc, char **argv)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     d.loop = uv_default_loop();
     d.jobs = idmap_create();
+    d.chans = idmap_create();
     uv_timer_init(d.loop, &d.reconnect);
     d.reconnect.data = &d;
     uv_timer_init(d.loop, &d.heartbeat);
@@ -219,7 +224,7 @@ int main(int argc, char **argv)
     uv_signal_init(d.loop, &d.sigint);
     d.sigint.data = &d;
     uv_signal_start(&d.sigint, on_stop, SIGINT);
-    if (apps_init(&d, err, sizeof(err)) < 0) {
+    if (apps_init(&d, err, sizeof(err)) < 0 || peers_init(&d, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductile-noded: %s\n", err);
         return 1;
     }
