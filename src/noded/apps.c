@@ -329,9 +329,6 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
             fail(c, err);
             return;
         }
-        njob_t *j = idmap_get(d->jobs, a->job);
-        if (j)
-            hosts_on_commit(d, j, offer); /* the job's nodes from now on */
         json_t *x = json_pack("{s:I}", "offer", (json_int_t)offer);
         forward(d, "app_commit", a->job, x);
         json_decref(x);
@@ -432,15 +429,9 @@ void apps_relay(noded_t *d, const json_t *msg)
     if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)
         return;
     njob_t *j = idmap_get(d->jobs, id);
-    const char *type = json_string_value(json_object_get(msg, "type"));
-    int64_t offer = json_integer_value(json_object_get(msg, "offer"));
-    if (j && !strcmp(type, "resize_offer"))
-        hosts_on_offer(d, j, offer, json_string_value(json_object_get(msg, "nodelist")));
-    else if (j)
-        hosts_on_withdraw(d, j, offer);
     if (j && j->leader)
         conn_send(j->leader, msg);
-    else if (!strcmp(type, "resize_offer"))
+    else if (!strcmp(json_string_value(json_object_get(msg, "type")), "resize_offer"))
         /* nobody to ask: the offer is declined at once */
         noded_send(d, json_pack("{s:s,s:I,s:O,s:s}", "type", "app_answer", "job", (json_int_t)id,
                                 "offer", json_object_get(msg, "offer"), "answer", "decline"));

@@ -6,8 +6,8 @@
  *
  * With Open MPI's remote-shell launcher set to `ductile rsh`, the second lets a plain
  * `mpirun ./app` in the batch script start one rank on every node of the job. Both are
- * written when the script starts, rewritten when a resize the job's application
- * committed changes its nodes, and removed with the job. */
+ * written when the script starts, rewritten when the controller commits a resize of
+ * the job (job_resized), and removed with the job. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -134,56 +134,22 @@ int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_
     return n;
 }
 
-/* Resizes. The controller offers the application (its leader, through us) a new node
- * list; the list holds once the leader commits that offer. A withdrawal of an offer
- * the leader had committed (the commit came too late) puts the old list back. */
-void hosts_on_offer(noded_t *d, njob_t *j, int64_t offer, const char *nodelist)
-{
-    (void)d;
-    free(j->hosts_offered);
-    j->hosts_offered = nodelist ? strdup(nodelist) : NULL;
-    j->hosts_offer = offer;
-}
-
-static void rewrite(noded_t *d, njob_t *j, const char *nodelist)
+/* A resize the controller committed: the job's nodes from now on. */
+void hosts_on_resized(noded_t *d, const json_t *msg)
 {
     char err[256];
-    if (hosts_write(d, j->id, nodelist, err, sizeof(err)) < 0)
-        fprintf(stderr, "ductile-noded %s: job %lld: host file not updated: %s\n", d->name,
-                (long long)j->id, err);
-}
-
-void hosts_on_commit(noded_t *d, njob_t *j, int64_t offer)
-{
-    if (!j->batch || !j->hosts_offered || offer != j->hosts_offer)
+    int64_t id, run;
+    const char *nl;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "run", 0, INT32_MAX, 0, &run, err, sizeof(err)) < 0 ||
+        proto_str(msg, "nodelist", 1 << 20, &nl, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded %s: bad job_resized: %s\n", d->name, err);
         return;
-    free(j->hosts_prev);
-    j->hosts_prev = j->hosts_now;
-    j->hosts_now = j->hosts_offered;
-    j->hosts_offered = NULL;
-    j->hosts_committed = offer;
-    rewrite(d, j, j->hosts_now);
-}
-
-void hosts_on_withdraw(noded_t *d, njob_t *j, int64_t offer)
-{
-    if (offer == j->hosts_offer) {
-        free(j->hosts_offered);
-        j->hosts_offered = NULL;
     }
-    if (j->batch && offer == j->hosts_committed && j->hosts_prev) {
-        free(j->hosts_now);
-        j->hosts_now = j->hosts_prev;
-        j->hosts_prev = NULL;
-        j->hosts_committed = 0;
-        rewrite(d, j, j->hosts_now);
-    }
-}
-
-void hosts_forget(njob_t *j)
-{
-    free(j->hosts_now);
-    free(j->hosts_prev);
-    free(j->hosts_offered);
-    j->hosts_now = j->hosts_prev = j->hosts_offered = NULL;
+    njob_t *j = idmap_get(d->jobs, id);
+    if (!j || !j->batch || j->run != run || j->cleaning)
+        return; /* not the batch node of that run, or the job is ending */
+    if (hosts_write(d, id, nl, err, sizeof(err)) < 0)
+        fprintf(stderr, "ductile-noded %s: job %lld: host file not updated: %s\n", d->name,
+                (long long)id, err);
 }

@@ -22,7 +22,6 @@ static void job_free_cb(uv_handle_t *h)
         if (j->script_path)
             unlink(j->script_path);
         free(j->script_path);
-        hosts_forget(j);
         free(j);
     }
 }
@@ -416,7 +415,6 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         free(path);
         path = NULL;
     }
-    j->hosts_now = path && nl ? strdup(nl) : NULL;
     char **env = path ? job_env(d, msg, id) : NULL;
     int rc = -EIO;
     if (path && env) {

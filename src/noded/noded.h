@@ -48,11 +48,6 @@ typedef struct njob {
     uid_t uid;               /* the job's owner: only its processes may attach */
     conn_t *leader;          /* the application's leader (libductile), batch node only */
     char error[LAUNCH_ERRLEN]; /* why it could not start */
-    char *hosts_now;         /* the node list in its host files (hosts.c), batch node */
-    char *hosts_prev;        /* the one before the last committed resize */
-    char *hosts_offered;     /* the one of the resize offered to the leader */
-    int64_t hosts_offer;     /* that offer */
-    int64_t hosts_committed; /* the offer whose list hosts_now is (0: the start's) */
 } njob_t;
 
 struct task;
@@ -126,10 +121,8 @@ void hosts_remove(noded_t *d, int64_t job);
  * the one captured at submission (base: a user's own Open MPI settings stay); returns
  * how many. */
 int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_KV_LEN]);
-void hosts_on_offer(noded_t *d, njob_t *j, int64_t offer, const char *nodelist);
-void hosts_on_commit(noded_t *d, njob_t *j, int64_t offer);
-void hosts_on_withdraw(noded_t *d, njob_t *j, int64_t offer);
-void hosts_forget(njob_t *j);
+/* job_resized: the controller committed a resize; the batch node rewrites the files. */
+void hosts_on_resized(noded_t *d, const json_t *msg);
 
 /* apps.c: the local socket for jobs (libductile) */
 int apps_init(noded_t *d, char *err, size_t errlen);

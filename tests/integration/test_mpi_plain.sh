@@ -121,6 +121,29 @@ grep -q "resize expand to 4" "ductile-$j.out" || fail "no expand: $(cat "ductile
 [ "$(cat farm.before)" = n1 ] || fail "host file before the resize: $(cat farm.before)"
 [ "$(sort farm.after | tr '\n' ' ')" = "n1 n2 n3 n4 " ] || fail "host file after the resize: $(cat farm.after)"
 
+# an operator's resize of a job with no application attached (committed at once, no
+# offer goes to the node): the host file follows too
+s=$(script bare.sh '#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
+while [ ! -e go ]; do sleep 0.05; done
+cp "$DUCTILE_HOSTFILE" bare.after')
+j=$(submit "$s")
+expect_state "$j" R
+d resize "$j" --nodes 3
+wait_for 20 sh -c "\"$BIN\" show $j | grep -q '^NodeList *n\[1-3\]'" || fail "expand: $(d show "$j")"
+bf="$(dirname "$hf")/job$j.hosts"
+wait_for 20 sh -c "[ \$(wc -l < '$bf') -eq 3 ]" || fail "host file after an operator's expand: $(cat "$bf")"
+# a shrink while the first node's daemon is away: it learns the nodes when it is back
+kill -9 "$(cat "$T/c/noded-n1.pid")"
+wait_for 20 sh -c "! kill -0 $(cat "$T/c/noded-n1.pid") 2>/dev/null" || fail "noded n1 still there"
+d resize "$j" --nodes 2
+wait_for 20 sh -c "\"$BIN\" show $j | grep -q '^NodeList *n\[1-2\]'" || fail "shrink: $(d show "$j")"
+[ "$(wc -l < "$bf")" -eq 3 ] || fail "host file changed with no daemon: $(cat "$bf")"
+restart_noded n1
+wait_for 20 sh -c "[ \$(wc -l < '$bf') -eq 2 ]" || fail "host file after an operator's shrink: $(cat "$bf")"
+touch go
+expect_state "$j" CD
+[ "$(tr '\n' ' ' < bare.after)" = "n1 n2 " ] || fail "host file after an operator's shrink: $(cat bare.after)"
+
 # a user's job: the ranks run as that user, on 3 nodes
 if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
   mkdir -m 777 "$T/pub"

@@ -1,7 +1,7 @@
 /* A job's host files (src/noded/hosts.c): their contents, the job environment's
  * variables (a user's own Open MPI settings win, an enclosing job's do not), and how
- * resizes change the files: only a committed offer, and a withdrawal of a committed
- * offer (the commit came too late for the controller) puts the old list back. */
+ * the controller's job_resized rewrites them (for the job's current run, on its batch
+ * node, while it is not ending). */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -52,46 +52,60 @@ static void assert_hosts(const char *plain, const char *ompi)
     assert_string_equal(buf, ompi);
 }
 
+static void resized(const char *text)
+{
+    json_error_t e;
+    json_t *m = json_loads(text, 0, &e);
+    assert_non_null(m);
+    noded_dispatch(&d, m);
+    json_decref(m);
+}
+
 static void files_follow_committed_resizes(void **state)
 {
     (void)state;
     char err[256];
-    njob_t j = {.d = &d, .id = 7, .batch = true, .hosts_now = strdup("n[1-2]")};
-    assert_int_equal(hosts_write(&d, 7, j.hosts_now, err, sizeof(err)), 0);
+    d.jobs = idmap_create();
+    njob_t j = {.d = &d, .id = 7, .run = 2, .batch = true};
+    idmap_put(d.jobs, 7, &j);
+    assert_int_equal(hosts_write(&d, 7, "n[1-2]", err, sizeof(err)), 0);
     assert_hosts("n1\nn2\n", "n1 slots=1\nn2 slots=1\n");
 
-    /* offered, then withdrawn before any commit: nothing changes */
-    hosts_on_offer(&d, &j, 1, "n[1-4]");
-    hosts_on_withdraw(&d, &j, 1);
-    hosts_on_commit(&d, &j, 1); /* a commit of the withdrawn offer: ignored */
-    assert_hosts("n1\nn2\n", "n1 slots=1\nn2 slots=1\n");
-
-    /* offered and committed: the new list */
-    hosts_on_offer(&d, &j, 2, "n[1-3]");
-    hosts_on_commit(&d, &j, 3); /* not that offer */
-    assert_hosts("n1\nn2\n", "n1 slots=1\nn2 slots=1\n");
-    hosts_on_commit(&d, &j, 2);
+    resized("{\"type\":\"job_resized\",\"job\":7,\"run\":2,\"nodelist\":\"n[1-3]\"}");
     assert_hosts("n1\nn2\nn3\n", "n1 slots=1\nn2 slots=1\nn3 slots=1\n");
+    resized("{\"type\":\"job_resized\",\"job\":7,\"run\":2,\"nodelist\":\"n1,n3\"}");
+    assert_hosts("n1\nn3\n", "n1 slots=1\nn3 slots=1\n");
 
-    /* committed too late: the controller withdrew it, the old list comes back */
-    hosts_on_offer(&d, &j, 3, "n1");
-    hosts_on_commit(&d, &j, 3);
-    assert_hosts("n1\n", "n1 slots=1\n");
-    hosts_on_withdraw(&d, &j, 2); /* an older offer: nothing */
-    assert_hosts("n1\n", "n1 slots=1\n");
-    hosts_on_withdraw(&d, &j, 3);
-    assert_hosts("n1\nn2\nn3\n", "n1 slots=1\nn2 slots=1\nn3 slots=1\n");
-    hosts_forget(&j);
+    /* another run's, another job's, bad ones: nothing changes */
+    const char *ignored[] = {
+        "{\"type\":\"job_resized\",\"job\":7,\"run\":1,\"nodelist\":\"n1\"}",
+        "{\"type\":\"job_resized\",\"job\":8,\"run\":2,\"nodelist\":\"n1\"}",
+        "{\"type\":\"job_resized\",\"job\":7,\"run\":2,\"nodelist\":\"n[\"}",
+        "{\"type\":\"job_resized\",\"job\":7,\"run\":2,\"nodelist\":5}",
+        "{\"type\":\"job_resized\",\"job\":7,\"run\":2}",
+        "{\"type\":\"job_resized\",\"job\":-7,\"run\":2,\"nodelist\":\"n1\"}",
+    };
+    for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+        resized(ignored[i]);
+    assert_hosts("n1\nn3\n", "n1 slots=1\nn3 slots=1\n");
+    /* nor on a node that does not run the script, nor once the job is ending */
+    j.batch = false;
+    resized("{\"type\":\"job_resized\",\"job\":7,\"run\":2,\"nodelist\":\"n1\"}");
+    j.batch = true;
+    j.cleaning = true;
+    resized("{\"type\":\"job_resized\",\"job\":7,\"run\":2,\"nodelist\":\"n1\"}");
+    assert_hosts("n1\nn3\n", "n1 slots=1\nn3 slots=1\n");
 
     /* a bad list is refused with a message, the files stay */
     assert_true(hosts_write(&d, 7, "n[", err, sizeof(err)) < 0);
     assert_non_null(strstr(err, "n["));
-    assert_hosts("n1\nn2\nn3\n", "n1 slots=1\nn2 slots=1\nn3 slots=1\n");
+    assert_hosts("n1\nn3\n", "n1 slots=1\nn3 slots=1\n");
 
     hosts_remove(&d, 7);
     char path[4200];
     hosts_path(&d, 7, false, path, sizeof(path));
     assert_int_equal(access(path, F_OK), -1);
+    idmap_destroy(d.jobs);
 }
 
 static const char *kv_get(char kv[][HOSTS_KV_LEN], int n, const char *key)
