@@ -622,6 +622,8 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
                           nl ? nl : "", "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
                           "time_limit", j->time_limit, "num_nodes", j->nalloc, "name", j->name);
     free(nl);
+    if (m && j->requeue)
+        json_object_set_new(m, "requeue", json_true()); /* ended by a node cut off from us */
     if (m && batch) {
         proto_set_bytes(m, "script", j->script); /* any bytes: base64 unless UTF-8 */
         json_object_set_new(m, "cwd", json_string(j->cwd));

@@ -307,8 +307,12 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     if (!n)
         return; /* not registered: ignore */
     n->last_seen = ctld_mono();
-    if (!strcmp(type, "ping"))
+    if (!strcmp(type, "ping")) {
+        /* the node's proof that we still hear it: a daemon that hears nothing for
+         * NodeTimeout ends its requeueable jobs (noded main.c, on_heartbeat) */
+        conn_send_new(conn, json_pack("{s:s}", "type", "pong"));
         return;
+    }
     if (!strcmp(type, "step_output") || !strcmp(type, "step_exit")) {
         steps_on_node_message(c, msg, type);
         return;

@@ -386,6 +386,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         return;
     j->run = (int)run;
     j->batch = batch;
+    j->requeue = json_is_true(json_object_get(msg, "requeue"));
     j->uid = geteuid() == 0 ? (uid_t)uid : geteuid();
     if (!batch) {
         runs_record(d, j);
@@ -670,6 +671,20 @@ static void fence_one(noded_t *d, njob_t *j)
 {
     if (!j->cleaned && !j->killing)
         terminate(d, j, 0);
+}
+
+static void fence_requeueable(noded_t *d, njob_t *j)
+{
+    if (j->requeue)
+        fence_one(d, j);
+}
+
+void jobs_fence_cut_off(noded_t *d, double silence)
+{
+    fprintf(stderr, "ductile-noded %s: nothing heard from the controller for %.1f s (NodeTimeout "
+            "%.0f s): it runs this node's requeueable jobs elsewhere; ending them here\n",
+            d->name, silence, d->cfg.node_timeout);
+    each_job(d, fence_requeueable);
 }
 
 void jobs_fence(noded_t *d, double gap)
