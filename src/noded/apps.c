@@ -148,17 +148,31 @@ static void relay_out(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
         return;
     }
     bool first = !a->chan;
-    if (first) {
-        a->chan = ++d->next_chan;
-        idmap_put(d->chans, a->chan, c);
-    }
-    json_t *m = json_pack("{s:s,s:I,s:O}", "type", "relay", "chan", (json_int_t)a->chan, "msg", msg);
+    int64_t chan = first ? d->next_chan + 1 : a->chan;
+    json_t *m = json_pack("{s:s,s:I,s:O}", "type", "relay", "chan", (json_int_t)chan, "msg", msg);
     if (m && first) {
         json_object_set_new(m, "uid", json_integer(conn_uid(c)));
         json_object_set_new(m, "gid", json_integer(conn_gid(c)));
         int64_t job = job_of_pid(d, conn_pid(c));
         if (job)
             json_object_set_new(m, "from_job", json_integer(job));
+    }
+    /* The controller takes frames up to what we take from a client, and the envelope
+     * (or a re-encoding: 1e9 comes back as 1000000000.0) makes one larger: it would
+     * drop our connection, and every user's channel on it, for one user's request. */
+    size_t size = m ? json_dumpb(m, NULL, 0, JSON_COMPACT) : 0;
+    size_t limit = (size_t)d->cfg.max_script_size + (1u << 20);
+    if (size == 0 || size > limit) {
+        json_decref(m);
+        char why[160];
+        snprintf(why, sizeof(why), "request too large: %zu bytes once relayed to the controller, "
+                 "which takes at most %zu (MaxScriptSize + 1 MiB)", size, limit);
+        fail(c, size ? why : "out of memory");
+        return;
+    }
+    if (first) {
+        a->chan = ++d->next_chan;
+        idmap_put(d->chans, a->chan, c);
     }
     conn_send_new(d->ctl, m); /* a failure closes the connection: apps_ctl_lost */
 }

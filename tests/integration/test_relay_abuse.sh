@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The node daemon's local socket is open to every user of the node, and everything it
+# relays travels on the node's one connection to the controller: what one user sends
+# there must never cost the node that connection (and every other user's relayed
+# `ductile run` on it).
+. "$(dirname "$0")/lib.sh"
+GARBAGE=${GARBAGE:-$BINDIR/tests/garbage} # ctest sets it for some tests; built beside ductile
+up 2
+cd "$T"
+export PATH="$BINDIR:$PATH"
+sock="$T/c/state/spool/n1/noded.sock"
+# root's relayed step on n1, streaming until cancelled
+s=$(script stream.sh '#DUCTILE --nodes=1
+ductile run sh -c "while :; do echo tick; sleep 0.1; done" > '"$T"'/stream.out 2> '"$T"'/stream.err
+echo "run=$?" > '"$T"'/stream.rc
+sleep 300')
+j=$(submit "$s")
+wait_for 20 sh -c "[ \$(grep -c tick '$T/stream.out' 2>/dev/null || echo 0) -gt 3 ]" ||
+  fail "no output: $(cat "$T/stream.err" "$T"/ductile-*.out)"
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+
+# A request as large as the node daemon takes (MaxScriptSize + 1 MiB) is larger than
+# that once wrapped for the relay: it is refused with a reason, not relayed.
+limit=$((1048576 + 1048576))
+{ printf '{"type":"queue","pad":"'; head -c $((limit - 25)) /dev/zero | tr '\0' x; printf '"}'; } > big.json
+[ "$(wc -c < big.json)" -eq "$limit" ] || fail "test payload of $(wc -c < big.json) bytes"
+r=$(as_nobody "$GARBAGE" unix "$sock" request big.json)
+case "$r" in *"too large"*) ;; *) fail "a request at the limit: ${r:0:200}" ;; esac
+if grep -E "dropping connection|n1: its daemon disconnected" "$T/c/log/ductiled.log"; then
+  fail "one user's large request cost n1 its connection to the controller"
+fi
+[ -s "$T/stream.rc" ] && fail "a user's large request ended root's step: $(cat "$T/stream.err")"
+# the relay still works for that user
+printf '{"type":"status"}' > small.json
+r=$(as_nobody "$GARBAGE" unix "$sock" request small.json)
+case "$r" in *'"ok":true'*) ;; *) fail "a small request after it: $r" ;; esac
+
+d cancel "$j"
+echo ok
