@@ -35,5 +35,15 @@ printf '{"type":"status"}' > small.json
 r=$(as_nobody "$GARBAGE" unix "$sock" request small.json)
 case "$r" in *'"ok":true'*) ;; *) fail "a small request after it: $r" ;; esac
 
+# A careless user's request with a large answer (cancel of 100000 job ids, one result
+# each: 3.5 MB) is answered through the relay like any other; its size is not the
+# node daemon's reason to drop the controller.
+{ printf '{"type":"cancel","jobs":['; seq -s, 1000000 1099999 | tr -d '\n'; printf ']}'; } > many.json
+r=$(as_nobody "$GARBAGE" unix "$sock" request many.json)
+case "$r" in *'"results":[{'*) ;; *) fail "cancel of 100000 ids through the relay: ${r:0:200}" ;; esac
+if grep -E "dropping connection" "$T/c/log/noded-n1.log"; then
+  fail "a large answer to one user cost n1 its connection to the controller"
+fi
+[ -s "$T/stream.rc" ] && fail "a user's large answer ended root's step: $(cat "$T/stream.err")"
 d cancel "$j"
 echo ok
