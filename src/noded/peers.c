@@ -12,8 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "noded.h"
+
+/* Admission and timeouts of the step port, which is open to the network like the
+ * controller's (conn.h): without it a peer that never authenticated kept its descriptor
+ * forever, and a flood took every descriptor the daemon needs for its jobs. */
+static conn_guard_t *guard;
 
 struct peer {
     int64_t id;
@@ -43,6 +49,7 @@ static void in_message(conn_t *c, json_t *msg, void *arg)
         conn_close(c); /* only node daemons send here */
         return;
     }
+    conn_set_persistent(c); /* a node daemon: its task may be silent for hours */
     if (!strcmp(type, "step_output") || !strcmp(type, "step_eof"))
         apps_on_step_io(d, msg);
 }
@@ -61,11 +68,46 @@ static void on_peer_connection(uv_stream_t *server, int status)
     if (status < 0)
         return;
     conn_cfg_t cc = peer_cfg(d);
+    cc.guard = guard;
     conn_accept(server, &cc, &in_ops, d);
+}
+
+static bool privileged(uid_t uid, void *arg)
+{
+    (void)arg;
+    return uid == 0; /* the node daemons (the cluster key, or root through MUNGE) */
+}
+
+/* The controller's limits (MaxConnections and the rest), within half of our
+ * descriptors: the other half is for the jobs' FIFOs and the local socket's clients. */
+static int guard_create(noded_t *d, char *err, size_t errlen)
+{
+    int max = d->cfg.max_connections;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)max > rl.rlim_cur / 2)
+        max = rl.rlim_cur / 2 > 16 ? (int)(rl.rlim_cur / 2) : 16;
+    conn_limits_t lim = {
+        .max_conns = max,
+        .reserve = d->cfg.reserved_connections < max ? d->cfg.reserved_connections : max / 2,
+        .per_user = d->cfg.max_connections_per_user,
+        .per_host = d->cfg.max_connections_per_host,
+        .auth_timeout = d->cfg.auth_timeout,
+        .frame_timeout = d->cfg.frame_timeout,
+        /* no idle timeout: a step's connection is quiet while its tasks are */
+        .privileged = privileged,
+    };
+    if (!guard && !(guard = conn_guard_create(d->loop, &lim))) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 int peers_init(noded_t *d, char *err, size_t errlen)
 {
+    if (guard_create(d, err, errlen) < 0)
+        return -ENOMEM;
     struct sockaddr_in sa;
     uv_ip4_addr("0.0.0.0", d->cfg.node_port, &sa);
     uv_tcp_init(d->loop, &d->peers_listen);

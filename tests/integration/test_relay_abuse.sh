@@ -46,4 +46,29 @@ if grep -E "dropping connection" "$T/c/log/noded-n1.log"; then
 fi
 [ -s "$T/stream.rc" ] && fail "a user's large answer ended root's step: $(cat "$T/stream.err")"
 d cancel "$j"
+
+# The step port (NodePort) is open to the network, like the controller's, and guarded
+# like it: a peer that does not prove the key is closed after AuthTimeout, and one host
+# holds at most MaxConnectionsPerHost unauthenticated connections, so that a flood
+# without the key cannot take the descriptors a node daemon needs for its jobs.
+pid=$(cat "$T/c/noded-n1.pid")
+port=$(ss -Htlnp | awk -v p="pid=$pid," '$0 ~ p {n = split($4, a, ":"); print a[n]}')
+[ -n "$port" ] || fail "no step port for n1: $(ss -Htlnp)"
+"$GARBAGE" tcp 127.0.0.1 "$port" silent 20 > silent.out || fail "an unauthenticated peer of the step port: $(cat silent.out)"
+"$GARBAGE" tcp 127.0.0.1 "$port" hold 1000 > hold.out 2>&1 &
+hold=$!
+extra_cleanup() { kill "$hold" 2>/dev/null || true; }
+wait_for 60 grep -q '^held' hold.out || fail "the flood did not finish: $(cat hold.out)"
+n=$(ls "/proc/$pid/fd" | wc -l)
+echo "step port: $(cat silent.out); n1 holds $n descriptors while one host holds $(cat hold.out)"
+[ "$n" -lt 400 ] || fail "n1 holds $n descriptors for an unauthenticated flood of its step port"
+# AuthTimeout (10 s) closes the flood's connections too; then a step's output comes
+# through (here every node is 127.0.0.1, the flood's host: during it, n2 is refused too)
+wait_for 30 sh -c "[ \$(ls /proc/$pid/fd | wc -l) -lt 60 ]" ||
+  fail "n1 still holds $(ls "/proc/$pid/fd" | wc -l) descriptors after AuthTimeout"
+s=$(script direct.sh '#DUCTILE --nodes=2
+ductile run sh -c "seq 1 1000" | wc -l > '"$T"'/direct.lines')
+j=$(submit "$s")
+expect_state "$j" CD 30
+[ "$(cat "$T/direct.lines")" -eq 2000 ] || fail "a direct step after the flood: $(cat "$T/direct.lines") lines"
 echo ok

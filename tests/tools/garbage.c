@@ -142,13 +142,13 @@ static int hold(int argc, char **argv, const char *mode, int n)
         pause();
 }
 
-/* Reads exactly n bytes (false: the peer closed or 10 s passed). */
+/* Reads exactly n bytes (false: the peer closed or 60 s passed). */
 static bool read_all(int fd, uint8_t *buf, size_t n)
 {
     size_t got = 0;
     while (got < n) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 10000) <= 0)
+        if (poll(&p, 1, 60000) <= 0)
             return false;
         ssize_t r = read(fd, buf + got, n - got);
         if (r <= 0)
