@@ -406,7 +406,10 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     /* as large as the controller takes: a job may submit a job */
     conn_cfg_t cc = {.auth = PROTO_AUTH_NONE,
-                     .max_payload = (size_t)d->cfg.max_script_size + (1u << 20)};
+                     .max_payload = (size_t)d->cfg.max_script_size + (1u << 20),
+                     /* every user of the node may connect: at most MaxConnectionsPerUser
+                      * each, or one user takes every descriptor the daemon has */
+                     .guard = peers_guard(d)};
     conn_t *c = conn_accept(server, &cc, &ops, d);
     if (c) {
         app_t *a = calloc(1, sizeof(*a));

@@ -75,13 +75,16 @@ static void on_peer_connection(uv_stream_t *server, int status)
 static bool privileged(uid_t uid, void *arg)
 {
     (void)arg;
-    return uid == 0; /* the node daemons (the cluster key, or root through MUNGE) */
+    return uid == 0; /* node daemons (the cluster key, or root through MUNGE), root */
 }
 
 /* The controller's limits (MaxConnections and the rest), within half of our
- * descriptors: the other half is for the jobs' FIFOs and the local socket's clients. */
-static int guard_create(noded_t *d, char *err, size_t errlen)
+ * descriptors: the other half is for the jobs' FIFOs and files. On the local socket,
+ * MaxConnectionsPerUser counts each user's clients as on the controller's socket. */
+conn_guard_t *peers_guard(noded_t *d)
 {
+    if (guard)
+        return guard;
     int max = d->cfg.max_connections;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
@@ -94,20 +97,19 @@ static int guard_create(noded_t *d, char *err, size_t errlen)
         .per_host = d->cfg.max_connections_per_host,
         .auth_timeout = d->cfg.auth_timeout,
         .frame_timeout = d->cfg.frame_timeout,
-        /* no idle timeout: a step's connection is quiet while its tasks are */
+        /* no idle timeout: a step's connection is quiet while its tasks are, and a
+         * job's leader waits on its connection for offers */
         .privileged = privileged,
     };
-    if (!guard && !(guard = conn_guard_create(d->loop, &lim))) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
-    return 0;
+    return guard = conn_guard_create(d->loop, &lim);
 }
 
 int peers_init(noded_t *d, char *err, size_t errlen)
 {
-    if (guard_create(d, err, errlen) < 0)
+    if (!peers_guard(d)) {
+        snprintf(err, errlen, "out of memory");
         return -ENOMEM;
+    }
     struct sockaddr_in sa;
     uv_ip4_addr("0.0.0.0", d->cfg.node_port, &sa);
     uv_tcp_init(d->loop, &d->peers_listen);

@@ -47,6 +47,23 @@ fi
 [ -s "$T/stream.rc" ] && fail "a user's large answer ended root's step: $(cat "$T/stream.err")"
 d cancel "$j"
 
+# Every user of the node may connect to its daemon's socket, each at most
+# MaxConnectionsPerUser (64) times at once, as on the controller's socket: one user
+# holding all it can leaves the daemon its descriptors, and root its requests.
+pid=$(cat "$T/c/noded-n1.pid")
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$GARBAGE" unix "$sock" hold 1000 > lhold.out 2>&1 &
+lhold=$!
+extra_cleanup() { kill "$lhold" 2>/dev/null || true; }
+wait_for 60 grep -q '^held' lhold.out || fail "the local flood did not finish: $(cat lhold.out)"
+n=$(ls "/proc/$pid/fd" | wc -l)
+echo "local socket: n1 holds $n descriptors while nobody holds $(cat lhold.out)"
+[ "$n" -lt 200 ] || fail "n1 holds $n descriptors for one local user's connections"
+r=$(as_nobody "$GARBAGE" unix "$sock" request small.json)
+case "$r" in *"too many connections from uid"*) ;; *) fail "nobody's 1001st connection: $r" ;; esac
+r=$("$GARBAGE" unix "$sock" request small.json)
+case "$r" in *'"ok":true'*) ;; *) fail "root's request while nobody floods: $r" ;; esac
+kill "$lhold"
+
 # The step port (NodePort) is open to the network, like the controller's, and guarded
 # like it: a peer that does not prove the key is closed after AuthTimeout, and one host
 # holds at most MaxConnectionsPerHost unauthenticated connections, so that a flood
@@ -57,15 +74,16 @@ port=$(ss -Htlnp | awk -v p="pid=$pid," '$0 ~ p {n = split($4, a, ":"); print a[
 "$GARBAGE" tcp 127.0.0.1 "$port" silent 20 > silent.out || fail "an unauthenticated peer of the step port: $(cat silent.out)"
 "$GARBAGE" tcp 127.0.0.1 "$port" hold 1000 > hold.out 2>&1 &
 hold=$!
-extra_cleanup() { kill "$hold" 2>/dev/null || true; }
+extra_cleanup() { kill "$hold" 2>/dev/null || true; }  # lhold ended above
 wait_for 60 grep -q '^held' hold.out || fail "the flood did not finish: $(cat hold.out)"
 n=$(ls "/proc/$pid/fd" | wc -l)
 echo "step port: $(cat silent.out); n1 holds $n descriptors while one host holds $(cat hold.out)"
 [ "$n" -lt 400 ] || fail "n1 holds $n descriptors for an unauthenticated flood of its step port"
-# AuthTimeout (10 s) closes the flood's connections too; then a step's output comes
-# through (here every node is 127.0.0.1, the flood's host: during it, n2 is refused too)
+# once the flood is over, a step's output comes through (here every node is 127.0.0.1,
+# the flood's host: during it, n2 may be refused too)
+kill "$hold"
 wait_for 30 sh -c "[ \$(ls /proc/$pid/fd | wc -l) -lt 60 ]" ||
-  fail "n1 still holds $(ls "/proc/$pid/fd" | wc -l) descriptors after AuthTimeout"
+  fail "n1 still holds $(ls "/proc/$pid/fd" | wc -l) descriptors after the flood"
 s=$(script direct.sh '#DUCTILE --nodes=2
 ductile run sh -c "seq 1 1000" | wc -l > '"$T"'/direct.lines')
 j=$(submit "$s")

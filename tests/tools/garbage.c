@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -179,18 +180,16 @@ static int request(const char *path, const char *file)
     put32(h, 0x44435431u);
     put32(h + 4, (uint32_t)n);
     h[15] = 1; /* seq 1; a Unix socket's frames carry no MAC */
-    if (write(fd, h, sizeof(h)) != (ssize_t)sizeof(h)) {
-        printf("closed\n");
-        return 0;
-    }
-    for (size_t off = 0; off < n;) {
-        ssize_t w = write(fd, payload + off, n - off);
-        if (w <= 0) {
-            printf("closed\n");
-            return 0;
+    /* A refusal is written, then the connection closed, maybe before our request is
+     * all sent: the answer may still be there to read. */
+    signal(SIGPIPE, SIG_IGN);
+    if (write(fd, h, sizeof(h)) == (ssize_t)sizeof(h))
+        for (size_t off = 0; off < n;) {
+            ssize_t w = write(fd, payload + off, n - off);
+            if (w <= 0)
+                break;
+            off += (size_t)w;
         }
-        off += (size_t)w;
-    }
     uint8_t rh[48];
     if (!read_all(fd, rh, sizeof(rh))) {
         printf("closed\n");
