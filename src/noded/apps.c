@@ -264,6 +264,9 @@ void apps_check_pending(noded_t *d)
             json_object_set_new(a->done, "error",
                                 json_string("the end of some tasks' output never arrived "
                                             "from their nodes: it may be incomplete"));
+        /* as when a task's node says its output was lost (ctld/steps.c): not a success */
+        if (json_integer_value(json_object_get(a->done, "status")) == 0)
+            json_object_set_new(a->done, "status", json_integer(255));
         release_done(o.list[i], a);
     }
 }

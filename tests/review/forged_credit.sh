@@ -9,7 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 up 2
 cd "$T"
 export PATH="$BINDIR:$PATH"
-cp "$HERE/dproto.py" "$T/"
+cp "$HERE/../tools/dproto.py" "$T/"
 cat > "$T/greedy.py" <<'PY'
 import sys, os, time, json; sys.path.insert(0, sys.argv[1])
 from dproto import Conn

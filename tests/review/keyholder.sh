@@ -7,7 +7,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 up 2
 cd "$T"
 export PATH="$BINDIR:$PATH"
-cp "$HERE/dproto.py" "$T/"
+cp "$HERE/../tools/dproto.py" "$T/"
 port=$(awk '/^ControlPort/ {print $3}' "$DUCTILE_CONF")
 pid=$(cat "$T/c/noded-n1.pid")
 sport=$(ss -Htlnp | awk -v p="pid=$pid," '$0 ~ p {n = split($4, a, ":"); print a[n]}')

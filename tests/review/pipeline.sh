@@ -13,7 +13,7 @@ K=${2:-40}
 up 1
 cd "$T"
 export PATH="$BINDIR:$PATH"
-cp "$HERE/dproto.py" "$T/"
+cp "$HERE/../tools/dproto.py" "$T/"
 s=$(script stream.sh '#DUCTILE --nodes=1
 ductile run sh -c "while :; do echo tick; sleep 0.1; done" > '"$T"'/stream.out 2> '"$T"'/stream.err
 echo "run=$?" > '"$T"'/stream.rc

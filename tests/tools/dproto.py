@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A minimal ductile wire client for the review scripts (not part of ctest).
+"""A minimal ductile wire client, for tests that speak the protocol by hand
+(tests/integration/test_relay_eof.sh, tests/review/*.sh).
 
   Unix socket (no MAC, the kernel names us):   c = Conn.unix(path)
   TCP with the cluster key (a node daemon):    c = Conn.tcp(host, port, keyfile)
