@@ -148,17 +148,31 @@ static void relay_out(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
         return;
     }
     bool first = !a->chan;
-    if (first) {
-        a->chan = ++d->next_chan;
-        idmap_put(d->chans, a->chan, c);
-    }
-    json_t *m = json_pack("{s:s,s:I,s:O}", "type", "relay", "chan", (json_int_t)a->chan, "msg", msg);
+    int64_t chan = first ? d->next_chan + 1 : a->chan;
+    json_t *m = json_pack("{s:s,s:I,s:O}", "type", "relay", "chan", (json_int_t)chan, "msg", msg);
     if (m && first) {
         json_object_set_new(m, "uid", json_integer(conn_uid(c)));
         json_object_set_new(m, "gid", json_integer(conn_gid(c)));
         int64_t job = job_of_pid(d, conn_pid(c));
         if (job)
             json_object_set_new(m, "from_job", json_integer(job));
+    }
+    /* The controller takes frames up to what we take from a client, and the envelope
+     * (or a re-encoding: 1e9 comes back as 1000000000.0) makes one larger: it would
+     * drop our connection, and every user's channel on it, for one user's request. */
+    size_t size = m ? json_dumpb(m, NULL, 0, JSON_COMPACT) : 0;
+    size_t limit = (size_t)d->cfg.max_script_size + (1u << 20);
+    if (size == 0 || size > limit) {
+        json_decref(m);
+        char why[160];
+        snprintf(why, sizeof(why), "request too large: %zu bytes once relayed to the controller, "
+                 "which takes at most %zu (MaxScriptSize + 1 MiB)", size, limit);
+        fail(c, size ? why : "out of memory");
+        return;
+    }
+    if (first) {
+        a->chan = ++d->next_chan;
+        idmap_put(d->chans, a->chan, c);
     }
     conn_send_new(d->ctl, m); /* a failure closes the connection: apps_ctl_lost */
 }
@@ -250,6 +264,9 @@ void apps_check_pending(noded_t *d)
             json_object_set_new(a->done, "error",
                                 json_string("the end of some tasks' output never arrived "
                                             "from their nodes: it may be incomplete"));
+        /* as when a task's node says its output was lost (ctld/steps.c): not a success */
+        if (json_integer_value(json_object_get(a->done, "status")) == 0)
+            json_object_set_new(a->done, "status", json_integer(255));
         release_done(o.list[i], a);
     }
 }
@@ -392,7 +409,10 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     /* as large as the controller takes: a job may submit a job */
     conn_cfg_t cc = {.auth = PROTO_AUTH_NONE,
-                     .max_payload = (size_t)d->cfg.max_script_size + (1u << 20)};
+                     .max_payload = (size_t)d->cfg.max_script_size + (1u << 20),
+                     /* every user of the node may connect: at most MaxConnectionsPerUser
+                      * each, or one user takes every descriptor the daemon has */
+                     .guard = peers_guard(d)};
     conn_t *c = conn_accept(server, &cc, &ops, d);
     if (c) {
         app_t *a = calloc(1, sizeof(*a));

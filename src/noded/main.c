@@ -52,7 +52,9 @@ static void connect_ctl(noded_t *d)
         .auth = d->cfg.auth_type == CONFIG_AUTH_MUNGE ? PROTO_AUTH_MUNGE : PROTO_AUTH_KEY,
         .key = d->key,
         .munge_socket = d->cfg.munge_socket,
-        .max_payload = (size_t)d->cfg.max_script_size + (1u << 20),
+        /* the controller's answers to relayed clients (apps.c) can be as large as its
+         * answers to any client (a long queue): not bounded by the size of a script */
+        .max_payload = PROTO_MAX_PAYLOAD,
     };
     d->ctl = conn_connect_tcp(d->loop, d->cfg.control_addr, d->cfg.control_port, &cc, &ops, d);
     if (!d->ctl) {

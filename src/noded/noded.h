@@ -147,6 +147,9 @@ void apps_check_pending(noded_t *d);
 
 /* peers.c: step output between node daemons */
 int peers_init(noded_t *d, char *err, size_t errlen);
+/* The admission control of our listeners, the step port's and the local socket's (one
+ * per daemon, made at the first call); NULL if out of memory. */
+conn_guard_t *peers_guard(noded_t *d);
 /* A connection to the daemon at addr:port (kept and shared); its number, 0 on failure. */
 int64_t peers_get(noded_t *d, const char *addr, int port);
 conn_t *peers_find(noded_t *d, int64_t id); /* NULL once it closed */

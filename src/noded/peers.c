@@ -12,8 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "noded.h"
+
+/* Admission and timeouts of the step port, which is open to the network like the
+ * controller's (conn.h): without it a peer that never authenticated kept its descriptor
+ * forever, and a flood took every descriptor the daemon needs for its jobs. */
+static conn_guard_t *guard;
 
 struct peer {
     int64_t id;
@@ -43,6 +49,7 @@ static void in_message(conn_t *c, json_t *msg, void *arg)
         conn_close(c); /* only node daemons send here */
         return;
     }
+    conn_set_persistent(c); /* a node daemon: its task may be silent for hours */
     if (!strcmp(type, "step_output") || !strcmp(type, "step_eof"))
         apps_on_step_io(d, msg);
 }
@@ -61,27 +68,87 @@ static void on_peer_connection(uv_stream_t *server, int status)
     if (status < 0)
         return;
     conn_cfg_t cc = peer_cfg(d);
+    cc.guard = guard;
     conn_accept(server, &cc, &in_ops, d);
+}
+
+static bool privileged(uid_t uid, void *arg)
+{
+    (void)arg;
+    return uid == 0; /* node daemons (the cluster key, or root through MUNGE), root */
+}
+
+/* The controller's limits (MaxConnections and the rest), within half of our
+ * descriptors: the other half is for the jobs' FIFOs and files. On the local socket,
+ * MaxConnectionsPerUser counts each user's clients as on the controller's socket. */
+conn_guard_t *peers_guard(noded_t *d)
+{
+    if (guard)
+        return guard;
+    int max = d->cfg.max_connections;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)max > rl.rlim_cur / 2)
+        max = rl.rlim_cur / 2 > 16 ? (int)(rl.rlim_cur / 2) : 16;
+    conn_limits_t lim = {
+        .max_conns = max,
+        .reserve = d->cfg.reserved_connections < max ? d->cfg.reserved_connections : max / 2,
+        .per_user = d->cfg.max_connections_per_user,
+        .per_host = d->cfg.max_connections_per_host,
+        .auth_timeout = d->cfg.auth_timeout,
+        .frame_timeout = d->cfg.frame_timeout,
+        /* no idle timeout: a step's connection is quiet while its tasks are, and a
+         * job's leader waits on its connection for offers */
+        .privileged = privileged,
+    };
+    return guard = conn_guard_create(d->loop, &lim);
+}
+
+/* Listen on every address of one family: IPv6 takes IPv4 peers too (libuv clears
+ * IPV6_V6ONLY). 0, or the libuv error. */
+static int listen_on(noded_t *d, uv_tcp_t *h, bool v6)
+{
+    struct sockaddr_storage sa;
+    if (v6)
+        uv_ip6_addr("::", d->cfg.node_port, (struct sockaddr_in6 *)&sa);
+    else
+        uv_ip4_addr("0.0.0.0", d->cfg.node_port, (struct sockaddr_in *)&sa);
+    int rc = uv_tcp_init_ex(d->loop, h, v6 ? AF_INET6 : AF_INET);
+    if (rc < 0)
+        return rc;
+    h->data = d;
+    rc = uv_tcp_bind(h, (struct sockaddr *)&sa, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)h, 128, on_peer_connection);
+    if (rc < 0)
+        uv_close((uv_handle_t *)h, NULL);
+    return rc;
 }
 
 int peers_init(noded_t *d, char *err, size_t errlen)
 {
-    struct sockaddr_in sa;
-    uv_ip4_addr("0.0.0.0", d->cfg.node_port, &sa);
-    uv_tcp_init(d->loop, &d->peers_listen);
-    d->peers_listen.data = d;
-    int rc = uv_tcp_bind(&d->peers_listen, (struct sockaddr *)&sa, 0);
-    if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&d->peers_listen, 128, on_peer_connection);
+    if (!peers_guard(d)) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    /* The controller names a step's home by the address our connection comes from,
+     * IPv4 or IPv6: we take both. Without IPv6, IPv4 alone (on a handle of its own: a
+     * closed one is not reused). */
+    static uv_tcp_t *v4;
+    uv_tcp_t *h = &d->peers_listen;
+    int rc = listen_on(d, h, true);
+    if (rc < 0 && (v4 = calloc(1, sizeof(*v4))) != NULL)
+        rc = listen_on(d, h = v4, false);
     if (rc < 0) {
         snprintf(err, errlen, "cannot listen on port %d for other nodes: %s", d->cfg.node_port,
-                 uv_strerror(rc));
+                 v4 ? uv_strerror(rc) : "out of memory");
         return rc;
     }
     struct sockaddr_storage got;
     int len = sizeof(got);
-    if (uv_tcp_getsockname(&d->peers_listen, (struct sockaddr *)&got, &len) == 0)
-        d->step_port = ntohs(((struct sockaddr_in *)&got)->sin_port);
+    if (uv_tcp_getsockname(h, (struct sockaddr *)&got, &len) == 0)
+        d->step_port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+                                                       : ((struct sockaddr_in *)&got)->sin_port);
     return 0;
 }
 

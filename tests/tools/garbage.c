@@ -10,10 +10,14 @@
  *                but its last byte ("sent K": how many got their bytes through)
  *   stall SECS   one connection that sends half a frame, then waits for the daemon to
  *                hang up: prints "closed after S s" (exit 0) or "still open" (exit 1)
- *   silent SECS  the same without sending anything. */
+ *   silent SECS  the same without sending anything.
+ * A well-formed request, on a Unix socket (no MAC: the kernel names the sender):
+ *   request FILE  one frame whose payload is FILE's bytes; prints the first frame that
+ *                 comes back ("reply: " and up to 300 bytes of it) or "closed". */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -139,6 +143,70 @@ static int hold(int argc, char **argv, const char *mode, int n)
         pause();
 }
 
+/* Reads exactly n bytes (false: the peer closed or 60 s passed). */
+static bool read_all(int fd, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 60000) <= 0)
+            return false;
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r <= 0)
+            return false;
+        got += (size_t)r;
+    }
+    return true;
+}
+
+static int request(const char *path, const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+        perror(file);
+        return 2;
+    }
+    static char payload[64u << 20];
+    size_t n = fread(payload, 1, sizeof(payload) - 1, f);
+    fclose(f);
+    payload[n] = '\0';
+    char *args[] = {"garbage", "unix", (char *)path};
+    int fd = dial(3, args);
+    if (fd < 0) {
+        perror("connect");
+        return 1;
+    }
+    uint8_t h[48] = {0};
+    put32(h, 0x44435431u);
+    put32(h + 4, (uint32_t)n);
+    h[15] = 1; /* seq 1; a Unix socket's frames carry no MAC */
+    /* A refusal is written, then the connection closed, maybe before our request is
+     * all sent: the answer may still be there to read. */
+    signal(SIGPIPE, SIG_IGN);
+    if (write(fd, h, sizeof(h)) == (ssize_t)sizeof(h))
+        for (size_t off = 0; off < n;) {
+            ssize_t w = write(fd, payload + off, n - off);
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+    uint8_t rh[48];
+    if (!read_all(fd, rh, sizeof(rh))) {
+        printf("closed\n");
+        return 0;
+    }
+    uint32_t len = (uint32_t)rh[4] << 24 | (uint32_t)rh[5] << 16 | (uint32_t)rh[6] << 8 | rh[7];
+    uint8_t body[301] = {0};
+    size_t want = len < 300 ? len : 300;
+    if (!read_all(fd, body, want)) {
+        printf("closed\n");
+        return 0;
+    }
+    printf("reply: %s\n", (char *)body);
+    close(fd);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -146,6 +214,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *mode = argv[argc - 1];
+    if (argc == 5 && !strcmp(argv[1], "unix") && !strcmp(argv[3], "request"))
+        return request(argv[2], argv[4]);
     if (argc >= 5 && (!strcmp(argv[argc - 2], "hold") || !strcmp(argv[argc - 2], "bigframe") ||
                       !strcmp(argv[argc - 2], "stall") ||
                       !strcmp(argv[argc - 2], "silent")))
