@@ -340,6 +340,18 @@ static bool child_same_file(int fd, const char *path)
            a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* The open-files limit jobs start with: the daemon raises its own (it holds a
+ * connection per node of a step's client and per relayed client), jobs keep the
+ * site's. */
+static struct rlimit job_nofile;
+static bool job_nofile_set;
+
+void launch_set_job_nofile(const struct rlimit *rl)
+{
+    job_nofile = *rl;
+    job_nofile_set = true;
+}
+
 static void child_close_fds(int keep)
 {
     if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
@@ -481,6 +493,8 @@ static _Noreturn void child_main(const struct child_plan *pl)
     const char *delay = getenv("DUCTILE_TEST_EXEC_DELAY_MS");
     if (delay)
         usleep((useconds_t)atoi(delay) * 1000);
+    if (job_nofile_set)
+        setrlimit(RLIMIT_NOFILE, &job_nofile);
     sigset_t none;
     sigemptyset(&none);
     /* The raw system call: a libc or sanitizer wrapper may keep its own internal

@@ -126,4 +126,9 @@ int launch_cgroup_root(char *buf, size_t len);
 char **launch_env_build(char *const *base_env, const char *const *extra_kv, size_t n);
 void launch_env_free(char **env);
 
+/* The open-files limit for the jobs launched from now on (the daemon's own may be
+ * higher); by default they inherit the daemon's. */
+struct rlimit;
+void launch_set_job_nofile(const struct rlimit *rl);
+
 #endif

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -240,6 +241,14 @@ int main(int argc, char **argv)
     uv_signal_init(d.loop, &d.sigint);
     d.sigint.data = &d;
     uv_signal_start(&d.sigint, on_stop, SIGINT);
+    /* Every relayed client and every node sending step output here is a descriptor:
+     * take the hard limit for ourselves, and give jobs the limit we were started with. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        launch_set_job_nofile(&rl);
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     if (apps_init(&d, err, sizeof(err)) < 0 || peers_init(&d, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductile-noded: %s\n", err);
         return 1;

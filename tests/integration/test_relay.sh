@@ -4,8 +4,20 @@
 # commands, submissions), as the job's owner and nobody else. A controller restart
 # while a step streams output ends the step with a clear status; nothing hangs.
 . "$(dirname "$0")/lib.sh"
+# Node daemons hold a descriptor per relayed client and per node sending step output:
+# they take the hard open-files limit, and jobs get the one the daemons started with.
+soft=1024
+[ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -gt $soft ] || soft=$(ulimit -Hn)
+ulimit -Sn $soft
 up 3
 cd "$T"
+noded1=$(cat "$T"/c/noded-n1.pid)
+[ "$(awk '/Max open files/ {print $4}' /proc/$noded1/limits)" = "$(ulimit -Hn)" ] ||
+  fail "the node daemon's open-files limit: $(grep 'open files' /proc/$noded1/limits)"
+s=$(script lim.sh 'ulimit -n')
+jl=$(submit "$s")
+expect_state "$jl" CD
+[ "$(cat "ductile-$jl.out")" = "$soft" ] || fail "a job's open-files limit: $(cat "ductile-$jl.out"), not $soft"
 export PATH="$BINDIR:$PATH"
 # What a compute host's configuration looks like from a job: the controller's socket is
 # on another host.
