@@ -144,18 +144,20 @@ munge_start() {
   wait_for 10 on "$1" test -S /run/munge/munge.sock || fail "munged socket on $1"
 }
 
-# hosts_up N [--policy P] [--tick S] [--node-timeout S] [--resize-timeout S]: hosts
+# hosts_up N [--policy P] [--tick S] [--node-timeout S] [--resize-timeout S]
+# [--kill-wait S]: hosts
 # ctl (.1), n1..nN (.11..), login (.2); munged on each; ductiled on ctl listening on
 # its bridge address, ductile-noded on every compute host; $BIN runs on login.
 hosts_up() {
   local n=$1; shift
-  local policy=easy tick=1 nto=30 rto=60
+  local policy=easy tick=1 nto=30 rto=60 kw=10
   while [ $# -gt 0 ]; do
     case $1 in
       --policy) policy=$2 ;;
       --tick) tick=$2 ;;
       --node-timeout) nto=$2 ;;
       --resize-timeout) rto=$2 ;;
+      --kill-wait) kw=$2 ;;
       *) fail "hosts mode: up does not take $1" ;;
     esac
     shift 2
@@ -193,6 +195,7 @@ Policy = $policy
 SchedulerTick = $tick
 NodeTimeout = $nto
 ResizeTimeout = $rto
+KillWait = $kw
 AuthType = munge
 MungeSocket = /run/munge/munge.sock
 CONF
