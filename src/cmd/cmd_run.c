@@ -99,8 +99,13 @@ static int stream(client_t *c, bool label, flow_t *f)
     char err[512];
     for (;;) {
         json_t *m;
-        if (client_recv(c, &m, -1, err, sizeof(err)) < 0)
-            return cmd_fail("%s", err) ? 255 : 255;
+        if (client_recv(c, &m, -1, err, sizeof(err)) < 0) {
+            /* the controller (or the node daemon relaying to it) went away: it ends the
+             * step's tasks when it learns of it or when it returns */
+            cmd_fail("run: step %d of job %lld: lost the connection to the controller (%s); "
+                     "the step's tasks are ended", f->step, f->job, err);
+            return 255;
+        }
         const char *type = cu_str(m, "type");
         if (!strcmp(type, "step_output")) {
             const char *data = cu_str(m, "data");
@@ -170,7 +175,7 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
     if (node)
         json_object_set_new(req, "node", json_string(node));
     client_t *c;
-    int rc = client_open_unix(cfg.control_socket, &c, err, sizeof(err));
+    int rc = cu_open(&cfg, &c, err, sizeof(err));
     config_free(&cfg);
     if (rc < 0) {
         json_decref(req);

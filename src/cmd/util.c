@@ -24,8 +24,14 @@ int cu_load_conf(const char *conf, config_t *cfg)
     return 0;
 }
 
-static int open_client(const config_t *cfg, client_t **c, char *err, size_t errlen)
+int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen)
 {
+    /* Inside a job: through the daemon of our node, which relays to the controller
+     * (docs/architecture.md, "Job-side traffic"); a compute host has no controller
+     * socket and holds no user credentials. */
+    const char *noded = getenv("DUCTILE_NODED_SOCKET");
+    if (noded && *noded && client_open_unix(noded, c, err, errlen) == 0)
+        return 0;
     int rc = client_open_unix(cfg->control_socket, c, err, errlen);
     if (rc < 0 && cfg->auth_type == CONFIG_AUTH_MUNGE)
         rc = client_open_tcp(cfg->control_addr, cfg->control_port, NULL, cfg->munge_socket, c,
@@ -37,7 +43,7 @@ json_t *cu_call(const config_t *cfg, json_t *req)
 {
     char err[1024];
     client_t *c = NULL;
-    int rc = open_client(cfg, &c, err, sizeof(err));
+    int rc = cu_open(cfg, &c, err, sizeof(err));
     json_t *reply = NULL;
     if (rc == 0)
         rc = client_call(c, req, &reply, 60, err, sizeof(err));
@@ -109,7 +115,7 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
     for (;;) {
         client_t *c = NULL;
         json_t *reply = NULL;
-        int rc = open_client(cfg, &c, err, sizeof(err));
+        int rc = cu_open(cfg, &c, err, sizeof(err));
         if (rc == 0 && !dropped) {
             dropped = true;
             rc = client_send(c, req, err, sizeof(err));

@@ -11,6 +11,9 @@
 /* The configuration named by --conf or DUCTILE_CONF; exits with a message if none. */
 int cu_load_conf(const char *conf, config_t *cfg);
 /* One request, one reply; prints the error and returns NULL on failure. */
+/* A connection to the controller: through our node's daemon inside a job, else its
+ * local socket, else TCP with MUNGE (a login host). */
+int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen);
 json_t *cu_call(const config_t *cfg, json_t *req);
 /* A submission's idempotency key: $DUCTILE_SUBMIT_KEY if set (checked), else 32
  * random hex digits; one per `ductile submit` invocation. 0, or 1 once told. */

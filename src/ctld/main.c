@@ -25,6 +25,39 @@ static bool node_message(const char *type)
            !strcmp(type, "step_output") || !strcmp(type, "step_exit");
 }
 
+static void on_message(conn_t *conn, json_t *msg, void *arg);
+static void on_close(conn_t *conn, void *arg);
+static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};
+
+/* A node daemon relays a local client of its node (a process of a job, or a user
+ * logged in there): the client is a channel of the node's connection, served as any
+ * other client, as the user the node daemon vouches for (conn.h, channels). */
+static void relay_in(ctld_t *c, conn_t *carrier, const json_t *msg, const char *type)
+{
+    char err[128];
+    int64_t chan, uid, gid;
+    if (proto_int(msg, "chan", 1, INT64_MAX, &chan, err, sizeof(err)) < 0)
+        return;
+    conn_t *ch = conn_channel_find(carrier, chan);
+    if (!strcmp(type, "relay_close")) {
+        conn_channel_ended(ch);
+        return;
+    }
+    json_t *inner = json_object_get(msg, "msg");
+    if (!json_is_object(inner))
+        return;
+    if (!ch) {
+        if (proto_int(msg, "uid", 0, UINT32_MAX - 1, &uid, err, sizeof(err)) < 0 ||
+            proto_int(msg, "gid", 0, UINT32_MAX - 1, &gid, err, sizeof(err)) < 0 ||
+            !(ch = conn_open_channel(carrier, chan, (uid_t)uid, (gid_t)gid, &ops, c))) {
+            conn_send_new(carrier, json_pack("{s:s,s:I}", "type", "relay_close", "chan",
+                                             (json_int_t)chan));
+            return;
+        }
+    }
+    conn_channel_deliver(ch, inner);
+}
+
 static void on_message(conn_t *conn, json_t *msg, void *arg)
 {
     ctld_t *c = arg;
@@ -34,11 +67,15 @@ static void on_message(conn_t *conn, json_t *msg, void *arg)
         conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
         return;
     }
-    if (node_message(type)) {
+    bool relay = !strcmp(type, "relay") || !strcmp(type, "relay_close");
+    if (node_message(type) || relay) {
         /* Only holders of the cluster key speak for nodes. */
         if (!conn_is_local(conn) && (c->cfg.auth_type == CONFIG_AUTH_KEY || conn_uid(conn) == 0)) {
             conn_set_persistent(conn); /* a node daemon: it heartbeats, never idle-close it */
-            nodes_on_message(c, conn, msg, type);
+            if (relay)
+                relay_in(c, conn, msg, type);
+            else
+                nodes_on_message(c, conn, msg, type);
         } else
             conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error",
                                           "permission denied: not a node daemon"));
@@ -54,8 +91,6 @@ static void on_close(conn_t *conn, void *arg)
     nodes_conn_closed(c, conn);
     steps_conn_closed(c, conn);
 }
-
-static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};
 
 /* Admission control and timeouts shared by both listeners (conn.h). */
 static conn_guard_t *guard;

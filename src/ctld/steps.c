@@ -311,6 +311,32 @@ static bool node_reports(const json_t *held, const step_t *s, int rank)
     return false;
 }
 
+/* Tasks the node holds that belong to no step of ours (a controller restarted, or their
+ * client left while the node was away): nobody reads their output, so they end now,
+ * instead of blocking on their output until their job ends. Step numbers go on after
+ * the highest one held, so that a new step is never taken for an old one. */
+static void end_unknown_tasks(ctld_t *c, node_t *n, const json_t *held)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(held, i, e)
+    {
+        int64_t job = json_integer_value(json_object_get(e, "job"));
+        int64_t step = json_integer_value(json_object_get(e, "step"));
+        int64_t rank = json_integer_value(json_object_get(e, "rank"));
+        if (job < 1 || step < 1 || step > 65535 || rank < 0)
+            continue;
+        job_t *j = idmap_get(c->jobs, job);
+        if (j && j->nsteps < step)
+            j->nsteps = (int)step;
+        step_t *s = idmap_get(c->steps, key(job, (int)step));
+        if (s && rank < s->ntasks && !s->done[rank] && s->nodes[rank] == n->index)
+            continue;
+        nodes_send(c, n->index, json_pack("{s:s,s:I,s:I}", "type", "step_kill", "job",
+                                          (json_int_t)job, "step", (json_int_t)step));
+    }
+}
+
 void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg)
 {
     const json_t *held = json_object_get(reg, "steps");
@@ -339,6 +365,7 @@ void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg)
         }
     }
     free(v);
+    end_unknown_tasks(c, n, held);
 }
 
 void steps_node_lost(ctld_t *c, node_t *n)

@@ -1,8 +1,15 @@
-/* The node daemon's local socket for the processes of jobs (libductile). A process
- * attaches to its job (the kernel tells us its uid: it must own the job); the job's
- * leader, on the batch node, receives the controller's resize offers and answers
- * them; any process may report its MTCT ratio or, for an evolving job, ask for nodes.
- * Everything is relayed to the controller, which decides. */
+/* The node daemon's local socket for the processes of jobs and the users of this node.
+ *
+ * libductile: a process attaches to its job (the kernel tells us its uid: it must own
+ * the job); the job's leader, on the batch node, receives the controller's resize
+ * offers and answers them; any process may report its MTCT ratio or, for an evolving
+ * job, ask for nodes.
+ *
+ * Every other request (the `ductile` commands: run, rsh, submit, queue...) is relayed
+ * to the controller on our authenticated connection, as a channel of it (conn.h): the
+ * controller serves it as the user the kernel says is on the other end, so that a
+ * compute host needs neither the controller's local socket nor user credentials of
+ * its own. The replies and a step's output come back the same way. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +21,7 @@
 typedef struct app {
     int64_t job;
     bool leader;
+    int64_t chan;   /* relayed to the controller as this channel; 0: not (yet) */
 } app_t;
 
 static void reply(conn_t *c, json_t *m) { conn_send_new(c, m); }
@@ -65,6 +73,104 @@ static void on_attach(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
     reply(c, json_pack("{s:b,s:s,s:s}", "ok", 1, "node", d->name, "role", role));
 }
 
+/* The job whose cgroup holds process pid (its leaf is job_<id>_<tag> under ours), or 0. */
+static int64_t job_of_pid(const noded_t *d, pid_t pid)
+{
+    if (pid <= 0 || !d->cgroup_parent[0])
+        return 0;
+    char path[64], line[4096], pat[300];
+    snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+    snprintf(pat, sizeof(pat), "/%s/job_", d->cgroup_parent);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    long long id = 0;
+    while (!id && fgets(line, sizeof(line), f)) {
+        char *p = strncmp(line, "0::", 3) ? NULL : strstr(line, pat);
+        if (p)
+            id = strtoll(p + strlen(pat), NULL, 10);
+    }
+    fclose(f);
+    return id > 0 ? id : 0;
+}
+
+static bool app_message(const char *type)
+{
+    return !strcmp(type, "resize_answer") || !strcmp(type, "resize_commit") ||
+           !strcmp(type, "inhibit") || !strcmp(type, "mtct") || !strcmp(type, "request");
+}
+
+/* A client's request for the controller: its channel opens with the first one. */
+static void relay_out(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
+{
+    if (!d->ctl || !d->registered) {
+        fail(c, "this node's daemon is not connected to the controller: try again shortly");
+        return;
+    }
+    bool first = !a->chan;
+    if (first) {
+        a->chan = ++d->next_chan;
+        idmap_put(d->chans, a->chan, c);
+    }
+    json_t *m = json_pack("{s:s,s:I,s:O}", "type", "relay", "chan", (json_int_t)a->chan, "msg", msg);
+    if (m && first) {
+        json_object_set_new(m, "uid", json_integer(conn_uid(c)));
+        json_object_set_new(m, "gid", json_integer(conn_gid(c)));
+        int64_t job = job_of_pid(d, conn_pid(c));
+        if (job)
+            json_object_set_new(m, "from_job", json_integer(job));
+    }
+    conn_send_new(d->ctl, m); /* a failure closes the connection: apps_ctl_lost */
+}
+
+/* From the controller: a message for a relayed client, or the end of its channel. */
+void apps_on_relay(noded_t *d, const json_t *msg, bool closed)
+{
+    char err[64];
+    int64_t chan;
+    if (proto_int(msg, "chan", 1, INT64_MAX, &chan, err, sizeof(err)) < 0)
+        return;
+    conn_t *c = d->chans ? idmap_get(d->chans, chan) : NULL;
+    json_t *inner = json_object_get(msg, "msg");
+    if (!c)
+        return;
+    if (closed) {
+        app_t *a = conn_data(c);
+        idmap_del(d->chans, chan);
+        if (a)
+            a->chan = 0; /* the controller knows: no relay_close back */
+        conn_close_flushed(c);
+    } else if (json_is_object(inner))
+        conn_send(c, inner);
+}
+
+static void collect(int64_t chan, void *val, void *arg)
+{
+    (void)chan;
+    conn_t ***p = arg;
+    *(*p)++ = val;
+}
+
+/* The connection to the controller is gone, and with it every channel on it: their
+ * clients see their connection close (`ductile run` reports the step lost). */
+void apps_ctl_lost(noded_t *d)
+{
+    size_t n = d->chans ? idmap_count(d->chans) : 0;
+    conn_t **all = n ? calloc(n, sizeof(*all)) : NULL, **p = all;
+    if (!all)
+        return;
+    idmap_foreach(d->chans, collect, &p);
+    for (size_t i = 0; i < n; i++) {
+        app_t *a = conn_data(all[i]);
+        if (a) {
+            idmap_del(d->chans, a->chan);
+            a->chan = 0;
+        }
+        conn_close_flushed(all[i]);
+    }
+    free(all);
+}
+
 static void on_message(conn_t *c, json_t *msg, void *arg)
 {
     noded_t *d = arg;
@@ -77,6 +183,10 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
     }
     if (!strcmp(type, "attach")) {
         on_attach(d, c, a, msg);
+        return;
+    }
+    if (!app_message(type)) {
+        relay_out(d, c, a, msg);
         return;
     }
     if (!a->job) {
@@ -147,6 +257,12 @@ static void on_close(conn_t *c, void *arg)
 {
     noded_t *d = arg;
     app_t *a = conn_data(c);
+    if (a && a->chan) {
+        idmap_del(d->chans, a->chan);
+        if (d->ctl)
+            conn_send_new(d->ctl, json_pack("{s:s,s:I}", "type", "relay_close", "chan",
+                                            (json_int_t)a->chan));
+    }
     if (a && a->leader) {
         njob_t *j = idmap_get(d->jobs, a->job);
         if (j && j->leader == c) {
@@ -164,7 +280,9 @@ static void on_connection(uv_stream_t *server, int status)
     noded_t *d = server->data;
     if (status < 0)
         return;
-    conn_cfg_t cc = {.auth = PROTO_AUTH_NONE, .max_payload = 1 << 20};
+    /* as large as the controller takes: a job may submit a job */
+    conn_cfg_t cc = {.auth = PROTO_AUTH_NONE,
+                     .max_payload = (size_t)d->cfg.max_script_size + (1u << 20)};
     conn_t *c = conn_accept(server, &cc, &ops, d);
     if (c) {
         app_t *a = calloc(1, sizeof(*a));

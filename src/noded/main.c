@@ -28,6 +28,7 @@ static void on_close(conn_t *c, void *arg)
     if (d->ctl == c) {
         d->ctl = NULL;
         d->registered = false;
+        apps_ctl_lost(d);
         if (!d->stopping)
             uv_timer_start(&d->reconnect, on_reconnect, d->registered_once ? 1000 : 100, 0);
     }
@@ -204,6 +205,7 @@ int main(int argc, char **argv)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     d.loop = uv_default_loop();
     d.jobs = idmap_create();
+    d.chans = idmap_create();
     uv_timer_init(d.loop, &d.reconnect);
     d.reconnect.data = &d;
     uv_timer_init(d.loop, &d.heartbeat);

@@ -67,6 +67,8 @@ struct noded {
     uv_signal_t sigchld, sigterm, sigint;
     uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
     char app_socket[4200];
+    idmap_t *chans;             /* relayed clients by channel (apps.c) */
+    int64_t next_chan;
     char conf_path[4096]; /* absolute: exported to jobs as DUCTILE_CONF */
     idmap_t *jobs;
     struct task *tasks;         /* tasks of `ductile run` (steps.c) */
@@ -107,6 +109,10 @@ void jobs_fence(noded_t *d, double gap);
 /* apps.c: the local socket for jobs (libductile) */
 int apps_init(noded_t *d, char *err, size_t errlen);
 void apps_relay(noded_t *d, const json_t *msg);
+/* relay / relay_close from the controller: a message for a relayed client, or its end */
+void apps_on_relay(noded_t *d, const json_t *msg, bool closed);
+/* The connection to the controller closed: so did every relayed client's channel. */
+void apps_ctl_lost(noded_t *d);
 
 /* steps.c: the tasks of `ductile run` */
 void steps_on_start(noded_t *d, const json_t *msg);

@@ -15,6 +15,7 @@ struct conn {
         uv_stream_t stream;
         uv_tcp_t tcp;
         uv_pipe_t pipe;
+        uv_timer_t timer; /* a channel: a handle only so that it closes like the others */
     } h;
     uv_connect_t connect_req;
     proto_session_t ss;
@@ -26,6 +27,7 @@ struct conn {
     char *munge_socket;
     uid_t uid;
     gid_t gid;
+    pid_t pid;      /* a Unix socket's peer process, when the kernel says */
     bool authed;    /* the peer is known */
     bool local;
     bool closing;
@@ -44,6 +46,13 @@ struct conn {
     bool in_reserve;    /* admitted into the reserve before we knew who it was */
     bool refusing;      /* an error is on its way, then the connection closes */
     bool reading;       /* uv_read_start done */
+    bool close_flushed; /* close once the queued output is written */
+    /* channels (conn_open_channel): a connection carried inside another */
+    conn_t *carrier;    /* set on a channel: its messages travel on the carrier */
+    int64_t chan;       /* its number on the carrier */
+    bool peer_closed;   /* the far end closed it: do not tell it again */
+    conn_t *channels;   /* on a carrier: its open channels */
+    conn_t *chan_next;
 };
 
 struct conn_guard {
@@ -95,12 +104,45 @@ static void on_closed(uv_handle_t *h)
     free(c);
 }
 
+static void channel_unlink(conn_t *ch)
+{
+    for (conn_t **pp = &ch->carrier->channels; *pp; pp = &(*pp)->chan_next)
+        if (*pp == ch) {
+            *pp = ch->chan_next;
+            break;
+        }
+    ch->chan_next = NULL;
+}
+
 void conn_close(conn_t *c)
 {
     if (!c || c->closing)
         return;
     c->closing = true;
+    /* a carrier takes its channels with it */
+    while (c->channels) {
+        conn_t *ch = c->channels;
+        ch->peer_closed = true;
+        conn_close(ch);
+    }
+    if (c->carrier) {
+        if (!c->peer_closed)
+            conn_send_new(c->carrier, json_pack("{s:s,s:I}", "type", "relay_close", "chan",
+                                                 (json_int_t)c->chan));
+        channel_unlink(c);
+        c->carrier = NULL;
+    }
     uv_close(&c->h.handle, on_closed);
+}
+
+void conn_close_flushed(conn_t *c)
+{
+    if (!c || c->closing)
+        return;
+    if (c->queued == 0 || c->carrier)
+        conn_close(c);
+    else
+        c->close_flushed = true;
 }
 
 static void on_written(uv_write_t *req, int status)
@@ -112,7 +154,7 @@ static void on_written(uv_write_t *req, int status)
     free(w);
     if (c->guard)
         c->last_active = loop_now(c->h.handle.loop);
-    if (status < 0 || (c->refusing && c->queued == 0))
+    if (status < 0 || ((c->refusing || c->close_flushed) && c->queued == 0))
         conn_close(c);
 }
 
@@ -157,6 +199,9 @@ int conn_send(conn_t *c, const json_t *msg)
 {
     if (!c || c->closing)
         return -EPIPE;
+    if (c->carrier)
+        return conn_send_new(c->carrier, json_pack("{s:s,s:I,s:O}", "type", "relay", "chan",
+                                                   (json_int_t)c->chan, "msg", msg));
     bool waiting = c->ss.role == PROTO_ROLE_CLIENT && c->ss.auth != PROTO_AUTH_NONE &&
                    (!c->ss.have_nonce || (c->ss.auth == PROTO_AUTH_MUNGE && !c->sent_auth));
     if (waiting)
@@ -616,6 +661,7 @@ conn_t *conn_accept(uv_stream_t *server, const conn_cfg_t *cfg, const conn_ops_t
             getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
             c->uid = cred.uid;
             c->gid = cred.gid;
+            c->pid = cred.pid;
             c->authed = true;
             c->local = true;
             snprintf(c->peer, sizeof(c->peer), "unix:uid=%u", (unsigned)cred.uid);
@@ -724,9 +770,61 @@ conn_t *conn_connect_unix(uv_loop_t *loop, const char *path, const conn_cfg_t *c
     return c;
 }
 
+/* --- channels --- */
+
+conn_t *conn_open_channel(conn_t *carrier, int64_t chan, uid_t uid, gid_t gid,
+                          const conn_ops_t *ops, void *arg)
+{
+    if (!carrier || carrier->closing || carrier->carrier)
+        return NULL;
+    conn_cfg_t cfg = {.auth = PROTO_AUTH_NONE};
+    conn_t *c = conn_alloc(&cfg, ops, arg, PROTO_ROLE_SERVER);
+    if (!c)
+        return NULL;
+    if (uv_timer_init(carrier->h.handle.loop, &c->h.timer) < 0) {
+        json_decref(c->backlog);
+        free(c);
+        return NULL;
+    }
+    c->h.handle.data = c;
+    c->carrier = carrier;
+    c->chan = chan;
+    c->uid = uid;
+    c->gid = gid;
+    c->authed = true;
+    c->local = true; /* speaks for a user, never for a node */
+    snprintf(c->peer, sizeof(c->peer), "relay:%.40s#%lld", carrier->peer, (long long)chan);
+    c->chan_next = carrier->channels;
+    carrier->channels = c;
+    return c;
+}
+
+conn_t *conn_channel_find(const conn_t *carrier, int64_t chan)
+{
+    for (conn_t *ch = carrier ? carrier->channels : NULL; ch; ch = ch->chan_next)
+        if (ch->chan == chan)
+            return ch;
+    return NULL;
+}
+
+void conn_channel_deliver(conn_t *ch, json_t *msg)
+{
+    if (ch && !ch->closing && ch->ops.on_message)
+        ch->ops.on_message(ch, msg, ch->arg);
+}
+
+void conn_channel_ended(conn_t *ch)
+{
+    if (!ch || ch->closing)
+        return;
+    ch->peer_closed = true;
+    conn_close(ch);
+}
+
 bool conn_authenticated(const conn_t *c) { return c->authed; }
 uid_t conn_uid(const conn_t *c) { return c->uid; }
 gid_t conn_gid(const conn_t *c) { return c->gid; }
+pid_t conn_pid(const conn_t *c) { return c->pid; }
 bool conn_is_local(const conn_t *c) { return c->local; }
 void *conn_data(const conn_t *c) { return c->data; }
 void conn_set_data(conn_t *c, void *data) { c->data = data; }

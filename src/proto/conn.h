@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -89,12 +90,34 @@ int conn_send(conn_t *c, const json_t *msg);
 /* Send msg, then release it (for json_pack results). */
 int conn_send_new(conn_t *c, json_t *msg);
 void conn_close(conn_t *c);
+/* Close once what is queued has been written (a reply, then the end). */
+void conn_close_flushed(conn_t *c);
+
+/* --- channels: a connection carried inside another ---
+ *
+ * A node daemon relays the requests of its jobs' processes to the controller on its own
+ * authenticated connection (docs/architecture.md, "Job-side traffic"). Each local client
+ * is a channel of that connection: the controller sees it as a connection of its own, of
+ * the user the node daemon vouches for (the kernel told it, SO_PEERCRED), and serves it
+ * with the code that serves every client. On the wire, both ways:
+ *   {"type": "relay", "chan": N, "msg": {...}}   a message of channel N
+ *   {"type": "relay_close", "chan": N}           channel N is closed
+ * conn_send on a channel wraps the message and sends it on the carrier; conn_close sends
+ * relay_close (unless the far end closed it); closing the carrier closes its channels. */
+conn_t *conn_open_channel(conn_t *carrier, int64_t chan, uid_t uid, gid_t gid,
+                          const conn_ops_t *ops, void *arg);
+conn_t *conn_channel_find(const conn_t *carrier, int64_t chan);
+/* A message that arrived for the channel: handed to its on_message. */
+void conn_channel_deliver(conn_t *ch, json_t *msg);
+/* The far end closed the channel (relay_close): close it without answering. */
+void conn_channel_ended(conn_t *ch);
 
 /* Who is on the other end: the kernel's word on a Unix socket, MUNGE's on TCP with
  * AuthType=munge; with AuthType=key the peer holds the cluster key (uid 0). */
 bool conn_authenticated(const conn_t *c);
 uid_t conn_uid(const conn_t *c);
 gid_t conn_gid(const conn_t *c);
+pid_t conn_pid(const conn_t *c); /* accepted Unix socket: the peer's pid; else 0 */
 bool conn_is_local(const conn_t *c);
 void *conn_data(const conn_t *c);
 void conn_set_data(conn_t *c, void *data);

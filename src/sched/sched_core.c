@@ -167,6 +167,12 @@ sjob_t *core_pass_fcfs(sched_t *s, bool flexible)
     return NULL;
 }
 
+/* When a running job's nodes come back by its estimate: its end, or now if overdue. */
+static double end_or_now(const sched_t *s, const sjob_t *r)
+{
+    return r->end_est > s->now ? r->end_est : s->now;
+}
+
 void core_easy_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan)
 {
     int need = core_min_start(head, flexible);
@@ -179,14 +185,17 @@ void core_easy_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan
         plan->extra = avail - need;
         return;
     }
-    for (int k = 0; k < s->nbyend; k++) {
-        const sjob_t *r = s->byend[k];
-        avail += r->nalloc;
-        if (avail >= need) {
-            plan->shadow = r->end_est > s->now ? r->end_est : s->now;
-            plan->extra = avail - need;
-            break;
-        }
+    int k = 0;
+    while (k < s->nbyend && avail < need)
+        avail += s->byend[k++]->nalloc;
+    if (avail >= need) {
+        /* Every job ending at the shadow time frees its nodes then, not only those
+         * counted before the total was reached: the by-end order among equal ends
+         * (job id) must not change the extra nodes. */
+        plan->shadow = end_or_now(s, s->byend[k - 1]);
+        while (k < s->nbyend && end_or_now(s, s->byend[k]) == plan->shadow)
+            avail += s->byend[k++]->nalloc;
+        plan->extra = avail - need;
     }
     head->reserved_start = isinf(plan->shadow) ? -1 : plan->shadow;
 }
@@ -317,7 +326,7 @@ void core_pass_conservative(sched_t *s)
         const sjob_t *r = s->byend[k];
         if (isinf(r->end_est))
             break;
-        double t = r->end_est > s->now ? r->end_est : s->now;
+        double t = end_or_now(s, r);
         if (t == p.t[p.n - 1]) {
             p.f[p.n - 1] += r->nalloc;
         } else {

@@ -37,5 +37,19 @@ expect_state "$jl" R
 ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$BIN" cancel --conf "$T/remote.conf" "$jl" 2> e.txt ||
   fail "nobody cancelled root's job over TCP"
 grep -q "permission denied" e.txt || fail "message: $(cat e.txt)"
+! setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$BIN" run --conf "$T/remote.conf" \
+  --job "$jl" true 2> e.txt || fail "nobody ran a step in root's job over TCP"
+grep -q "permission denied" e.txt || fail "message: $(cat e.txt)"
 d cancel "$jl"
+# A login host: `ductile run --job N` over TCP + MUNGE for the job's owner, and no one else.
+cp long.sh "$T/pub/"
+jn=$(cd "$T/pub" && setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+  "$BIN" submit --conf "$T/remote.conf" -N 2 long.sh | awk '{print $3}')
+expect_state "$jn" R
+out=$(cd "$T/pub" && setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+  "$BIN" run --conf "$T/remote.conf" --job "$jn" --label sh -c 'echo $DUCTILE_NODENAME $(id -u)') ||
+  fail "run --job from a login host: $out"
+[ "$(echo "$out" | sort)" = "$(printf '0: n1 %s\n1: n2 %s' "$(id -u nobody)" "$(id -u nobody)")" ] ||
+  fail "run --job from a login host printed: $out"
+d cancel "$jn"
 echo ok

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Job-side traffic through the node daemon: a compute host has no controller socket and
+# no user credentials, yet everything a job does works there (`ductile run`, `rsh`,
+# commands, submissions), as the job's owner and nobody else. A controller restart
+# while a step streams output ends the step with a clear status; nothing hangs.
+. "$(dirname "$0")/lib.sh"
+up 3
+cd "$T"
+export PATH="$BINDIR:$PATH"
+# What a compute host's configuration looks like from a job: the controller's socket is
+# on another host.
+sed "s|^ControlSocket.*|ControlSocket = $T/not-on-this-host.sock|" "$DUCTILE_CONF" > "$T/compute.conf"
+chmod 644 "$T/compute.conf"
+printf '#!/bin/sh\necho inner ran\n' > "$T/inner.sh"
+chmod 755 "$T/inner.sh"
+s=$(script relay.sh '#DUCTILE --nodes=2
+export DUCTILE_CONF='"$T"'/compute.conf
+ductile run --label sh -c "echo on \$DUCTILE_NODENAME"
+echo "run=$?"
+ductile rsh n2 "echo rsh on \$DUCTILE_NODENAME"
+echo "rsh=$?"
+ductile show $DUCTILE_JOB_ID | grep "^User"
+ductile queue > /dev/null
+echo "queue=$?"
+ductile submit '"$T"'/inner.sh')
+j=$(submit "$s")
+expect_state "$j" CD 30
+out="ductile-$j.out"
+grep -qx "0: on n1" "$out" && grep -qx "1: on n2" "$out" || fail "run on a compute host: $(cat "$out")"
+grep -qx "run=0" "$out" || fail "run status: $(cat "$out")"
+grep -qx "rsh on n2" "$out" && grep -qx "rsh=0" "$out" || fail "rsh on a compute host: $(cat "$out")"
+grep -Eq "^User +root" "$out" || fail "show from a job: $(cat "$out")"
+grep -qx "queue=0" "$out" || fail "queue from a job: $(cat "$out")"
+inner=$(awk '/^Submitted job/ {print $3}' "$out")
+[ -n "$inner" ] || fail "submission from a job: $(cat "$out")"
+expect_state "$inner" CD 30
+grep -qx "inner ran" "ductile-$inner.out" || fail "inner job output"
+
+# The node daemon vouches only for who the kernel says is calling: a job of nobody
+# cannot act on root's jobs through it.
+s=$(script long.sh 'sleep 300')
+jl=$(submit "$s")
+expect_state "$jl" R
+mkdir -m 777 "$T/pub"
+printf '#!/bin/sh\nexport DUCTILE_CONF=%s/compute.conf\nductile cancel %s; echo "cancel=$?"\nductile run --job %s true; echo "run=$?"\n' \
+  "$T" "$jl" "$jl" > "$T/pub/evil.sh"
+chmod 755 "$T/pub/evil.sh"
+je=$(cd "$T/pub" && setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+  "$BIN" submit evil.sh | awk '{print $3}')
+[ -n "$je" ] || fail "submission as nobody"
+expect_state "$je" CD 30
+eo="$T/pub/ductile-$je.out"
+grep -qx "cancel=1" "$eo" || fail "nobody's job cancelled root's job: $(cat "$eo")"
+grep -qx "run=1" "$eo" || fail "nobody's job ran a step in root's job: $(cat "$eo")"
+grep -q "permission denied" "$eo" || fail "message: $(cat "$eo")"
+is_state "$jl" R || fail "root's job is $(state "$jl")"
+d cancel "$jl"
+
+# A controller restart while a step streams output: `ductile run` ends at once with a
+# clear message, and the step's tasks end when the nodes register again.
+s=$(script stream.sh '#DUCTILE --nodes=2
+export DUCTILE_CONF='"$T"'/compute.conf
+ductile run sh -c "echo \$\$ > '"$T"'/task.\$DUCTILE_PROCID; while :; do echo tick; sleep 0.05; done" \
+  > '"$T"'/stream.out 2> '"$T"'/stream.err
+echo "run=$?" > '"$T"'/stream.rc
+sleep 300')
+js=$(submit "$s")
+wait_for 20 sh -c "[ \$(grep -c tick '$T/stream.out' 2>/dev/null || echo 0) -gt 10 ]" || fail "no output streamed"
+wait_for 10 test -s "$T/task.1" || fail "task 1 did not start"
+p0=$(cat "$T/task.0"); p1=$(cat "$T/task.1")
+kill -9 "$(cat "$T/c/ctld.pid")"
+wait_for 10 test -s "$T/stream.rc" || fail "ductile run hung when the controller went away"
+grep -qx "run=255" "$T/stream.rc" || fail "status: $(cat "$T/stream.rc")"
+grep -q "lost the connection to the controller" "$T/stream.err" || fail "message: $(cat "$T/stream.err")"
+restart_ctld
+wait_for 30 sh -c "! kill -0 $p0 2>/dev/null && ! kill -0 $p1 2>/dev/null" ||
+  fail "the step's tasks outlived the controller restart: $(ps -o pid,stat,args -p "$p0,$p1")"
+expect_state "$js" R
+# A step started after the restart is a new step: only its own output comes back.
+d run --job "$js" sh -c 'echo fresh' > "$T/fresh.out" || fail "step after the restart"
+[ "$(sort -u "$T/fresh.out")" = fresh ] || fail "step after the restart: $(head "$T/fresh.out")"
+d cancel "$js"
+echo ok
