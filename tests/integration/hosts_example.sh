@@ -22,6 +22,7 @@ cat > "$T/alice/job.sh" << 'JOB'
 echo "batch script on $(hostname) as $(id -un), nodes $DUCTILE_JOB_NODELIST"
 ip -4 -o addr show eth0 | awk '{print "address", $4}'
 test -S /run/ductile/ctld.sock || echo "no controller socket on $(hostname)"
+ductile run --label hostname
 JOB
 chmod 755 "$T/alice/job.sh"
 show ctl "grep -v '^#' \$DUCTILE_CONF"
