@@ -37,10 +37,27 @@ hosts_check() {
 HOSTS_DIR="$T/.hosts" # the emulation's own records (host pids, namespace names), outside every host's view but $T's
 HOSTS_LIST=""         # the hosts started, in order
 
+# net_reap: what an earlier run that was killed outright (SIGKILL, a ctest timeout)
+# could not remove: namespaces dt<PID>-* and links dt<PID>* of a PID no longer alive.
+net_reap() {
+  local ns l pid
+  for ns in $(ip netns list 2> /dev/null | awk '{print $1}' | grep -E '^dt[0-9]+-'); do
+    pid=${ns#dt}; pid=${pid%%-*}
+    kill -0 "$pid" 2> /dev/null && continue
+    ip netns pids "$ns" 2> /dev/null | xargs -r kill -9 2> /dev/null
+    ip netns del "$ns" 2> /dev/null || true
+  done
+  for l in $(ip -o link show 2> /dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^dt[0-9]+(br|v[0-9]+)$'); do
+    pid=${l#dt}; pid=${pid%%[bv]*}
+    kill -0 "$pid" 2> /dev/null || ip link del "$l" 2> /dev/null || true
+  done
+}
+
 # net_pick: a tag for namespace and link names, a bridge name and a /24 that no address
 # of this machine uses. The subnet is derived from the PID, so concurrent test runs get
 # different ones; the tag and bridge name are unique per run as well.
 net_pick() {
+  net_reap
   NET_TAG="dt$$"
   NET_BR="${NET_TAG}br"
   local i a b used

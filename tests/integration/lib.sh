@@ -31,6 +31,8 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
+trap 'exit 143' TERM # so that cleanup runs when ctest or a person stops the test
+trap 'exit 130' INT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 d() { "$BIN" "$@"; }
