@@ -3,8 +3,8 @@
 # the switch) while it runs a job submitted with --requeue. The controller calls the node
 # down and requeues the job, which runs again on the other node; then the cable is
 # plugged back. The copy left on the cut-off host must be ended, checked from that host
-# itself (no process of the job left among its processes), and the job's record of its
-# runs must show no two runs at once.
+# itself (no process of the job left among its processes, no run record left in its
+# private spool), and the job's record of its runs must show no two runs at once.
 #
 # Known defect (docs/reliability.md, "what is not promised yet"): a node cut off for
 # longer than NodeTimeout + KillWait + 1 while its daemon keeps running goes on running
@@ -33,6 +33,9 @@ job_procs() {
     echo "$p $c"
   done
 }
+# the host's own record of the run (its spool, private to it)
+spool=/var/spool/ductile/spool/$n
+on "$n" test -e "$spool/run.$j" || fail "no run record of job $j on $n: $(on "$n" ls "$spool")"
 procs=$(job_procs "$n")
 grep -q "^$first " <<< "$procs" || fail "job $j's script ($first) not seen on host $n: $(job_procs "$n")"
 
@@ -52,6 +55,8 @@ no_job_procs() { [ -z "$(job_procs "$1")" ]; }
 wait_for 30 no_job_procs "$n" || fail "processes of job $j's first run left on $n: $(job_procs "$n")"
 echo "cut for $((t1 - t0)) s; the first copy was gone $((SECONDS - t1)) s after the cable was back"
 ! alive "$first" || fail "the first run of job $j ($first) still runs"
+no_record() { on "$n" test ! -e "$spool/run.$j"; }
+wait_for 10 no_record || fail "$n still records a run of job $j: $(on "$n" cat "$spool/run.$j")"
 wait_for 20 sh -c "\"$BIN\" nodes | grep -Eq '^$n +idle'" || fail "node $n not back: $(d nodes)"
 expect_state "$j" CD 30
 [ "$(grep -c '^start' "$T/runs.$j")" -eq 2 ] || fail "job $j runs: $(cat "$T/runs.$j")"
