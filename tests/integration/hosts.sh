@@ -34,11 +34,13 @@ hosts_check() {
   [ -x /usr/sbin/munged ] || hosts_skip "emulated hosts need munged (Debian package munge)"
 }
 
-HOSTS_DIR="$T/.hosts" # the emulation's own records (host pids, namespace names), outside every host's view but $T's
-HOSTS_LIST=""         # the hosts started, in order
+# The emulation's own records: each host's pid, namespace and address, the ductile
+# command of the login host. (In the home, so the hosts could read them; no daemon does.)
+HOSTS_DIR="$T/.hosts"
 
 # net_reap: what an earlier run that was killed outright (SIGKILL, a ctest timeout)
-# could not remove: namespaces dt<PID>-* and links dt<PID>* of a PID no longer alive.
+# could not remove: namespaces dt<PID>-*, links dt<PID>* and its clusters' cgroups
+# ductile/h<PID>-* of a PID no longer alive.
 net_reap() {
   local ns l pid
   for ns in $(ip netns list 2> /dev/null | awk '{print $1}' | grep -E '^dt[0-9]+-'); do
@@ -50,6 +52,13 @@ net_reap() {
   for l in $(ip -o link show 2> /dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^dt[0-9]+(br|v[0-9]+)$'); do
     pid=${l#dt}; pid=${pid%%[bv]*}
     kill -0 "$pid" 2> /dev/null || ip link del "$l" 2> /dev/null || true
+  done
+  local cg d
+  cg=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/self/mounts)
+  for d in "$cg"/ductile/h[0-9]*-*; do
+    [ -d "$d" ] || continue
+    pid=${d##*/h}; pid=${pid%%-*}
+    kill -0 "$pid" 2> /dev/null || find "$d" -depth -type d -exec rmdir {} + 2> /dev/null || true
   done
 }
 
@@ -80,7 +89,7 @@ net_bridge() {
 }
 
 # net_attach NS OCTET: a veth from the bridge into namespace NS, at $NET_PREFIX.OCTET.
-# The bridge side is named ${NET_TAG}v<OCTET> (kept in HOST_VETH_<ns>).
+# The bridge side is named ${NET_TAG}v<OCTET>, the namespace side eth0.
 net_attach() {
   local ns=$1 o=$2 v="${NET_TAG}v$2"
   ip link add "$v" type veth peer name "${v}n" || fail "veth for $ns"
@@ -99,7 +108,6 @@ host_start() {
   mkdir -p "$HOSTS_DIR"
   ip netns add "$ns" 2> /dev/null || hosts_skip "cannot create network namespaces here"
   echo "$ns" > "$HOSTS_DIR/$name.ns"
-  HOSTS_LIST="$HOSTS_LIST $name"
   net_attach "$ns" "$o"
   echo "$o" > "$HOSTS_DIR/$name.ip"
   # The home is bind-mounted aside, /tmp is covered (and $T with it), then the home is
@@ -162,9 +170,8 @@ munge_start() {
 }
 
 # hosts_up N [--policy P] [--tick S] [--node-timeout S] [--resize-timeout S]
-# [--kill-wait S]: hosts
-# ctl (.1), n1..nN (.11..), login (.2); munged on each; ductiled on ctl listening on
-# its bridge address, ductile-noded on every compute host; $BIN runs on login.
+# [--kill-wait S]: hosts ctl (.1), login (.2), n1..nN (.11..); munged on each; ductiled
+# on ctl listening on its bridge address, ductile-noded on every compute host.
 hosts_up() {
   local n=$1; shift
   local policy=easy tick=1 nto=30 rto=60 kw=10
@@ -240,7 +247,7 @@ EOF
 # hosts_cleanup: every process of every host killed, namespaces and links removed, the
 # jobs' cgroups of this cluster removed. Safe to call twice and after a partial start.
 hosts_cleanup() {
-  local h ns pids i
+  local f l d pids i
   for i in 1 2 3 4 5; do
     pids=""
     for f in "$HOSTS_DIR"/*.ns; do
