@@ -15,8 +15,8 @@ for s in s1 s2 s3; do
   sim --workload "$d/esp10-$s.json" --policy fcfs,fpsma-pwma,fpsma-prma,egs-pwma,egs-prma | grep -E "$rows"
 done
 
-echo; echo "## seed 002 §9.1: the ESP mix (230 jobs) on 34 nodes, 10 / 50 / 100 % malleable"
-for m in 0.1 0.5 1; do
+echo; echo "## seed 002 §9.1: the ESP mix (230 jobs) on 34 nodes, 10 / 50 / 80 / 90 / 100 % malleable"
+for m in 0.1 0.5 0.8 0.9 1; do
   echo "### malleable $m, seed 1"
   sim --workload esp --nodes 34 --malleable "$m" --policy easy,fcfs,fpsma-pwma,perf | grep -E "$rows"
 done

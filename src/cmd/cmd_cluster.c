@@ -522,12 +522,15 @@ static int cluster_down(int argc, char **argv)
 static int cluster_status(int argc, char **argv)
 {
     const char *conf = NULL;
+    bool as_json = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--conf") && i + 1 < argc)
             conf = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            as_json = true;
         else
             return cmd_fail("cluster status: unexpected argument '%s' (usage: ductile cluster "
-                            "status [--conf FILE])", argv[i]);
+                            "status [--json] [--conf FILE])", argv[i]);
     }
     config_t cfg = {0};
     if (cu_load_conf(conf, &cfg))
@@ -536,6 +539,12 @@ static int cluster_status(int argc, char **argv)
     config_free(&cfg);
     if (!rep)
         return 1;
+    if (as_json) {
+        json_object_del(rep, "ok");
+        cu_print_json(rep);
+        json_decref(rep);
+        return 0;
+    }
     printf("cluster %s: %lld of %lld nodes up, %lld jobs (%lld pending), policy %s\n",
            cu_str(rep, "cluster"), (long long)json_integer_value(json_object_get(rep, "nodes_up")),
            (long long)json_integer_value(json_object_get(rep, "nodes")),

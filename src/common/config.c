@@ -26,7 +26,7 @@ enum {
     K_HEARTBEAT, K_RESIZE_TIMEOUT, K_KILL_WAIT, K_AUTH_TYPE, K_AUTH_KEY_FILE,
     K_MUNGE_SOCKET, K_OPERATORS, K_MAX_JOBS, K_MAX_SCRIPT, K_NODE_ADDR,
     K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
-    K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, NKEYS
+    K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, NKEYS
 };
 
 typedef enum ktype {
@@ -56,6 +56,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_CLUSTER_NAME] = {"ClusterName", T_NAME, F(cluster_name), 0, 0},
     [K_CONTROL_ADDR] = {"ControlAddr", T_WORD, F(control_addr), 0, 0},
     [K_CONTROL_PORT] = {"ControlPort", T_INT, F(control_port), 1, 65535},
+    [K_NODE_PORT] = {"NodePort", T_INT, F(node_port), 0, 65535},
     [K_CONTROL_SOCKET] = {"ControlSocket", T_PATH, F(control_socket), 0, 0},
     [K_NODES] = {"Nodes", T_NODES, F(nodes), 0, 0},
     [K_CORES] = {"CoresPerNode", T_INT, F(cores_per_node), 1, INT_MAX},

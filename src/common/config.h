@@ -34,6 +34,7 @@ typedef struct config {
     char *cluster_name;   /* ClusterName */
     char *control_addr;   /* ControlAddr: host or address the controller listens on */
     int control_port;     /* ControlPort */
+    int node_port;        /* NodePort: node daemons take other nodes' step output; 0: any */
     char *control_socket; /* ControlSocket: the controller's local socket */
     char **nodes;         /* Nodes, expanded, in the order written */
     int nnodes;           /* >= 1 */

@@ -113,6 +113,7 @@ typedef struct node {
     double last_seen;        /* monotonic seconds */
     int cpus;
     long memory_mb;
+    int step_port;           /* where its daemon takes other nodes' step output; 0: none */
     /* Runs of jobs the node still had that are not ours to run there (a run the
      * controller ended while the node was away, a leftover of an earlier incarnation):
      * job id -> run. The node takes no new work until it confirms each one is gone. */
@@ -143,6 +144,7 @@ typedef struct ctld {
     uv_timer_t watchdog;         /* node timeouts */
     uv_signal_t sigterm, sigint;
     int64_t njobs_live;
+    int64_t step_bytes_relayed;  /* step output that passed through us (status) */
     bool stopping;
     double t0;                   /* wall clock at start, for now() */
 } ctld_t;

@@ -243,9 +243,10 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
 {
     char err[256];
     const char *name;
-    int64_t cpus, mem;
+    int64_t cpus, mem, step_port;
     const json_t *jobs = json_object_get(msg, "jobs");
     if (proto_str(msg, "node", 63, &name, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "step_port", 0, 65535, 0, &step_port, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "cpus", 0, 1 << 20, 0, &cpus, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "memory_mb", 0, INT64_MAX, 0, &mem, err, sizeof(err)) < 0 ||
         (jobs && !json_is_array(jobs))) {
@@ -279,6 +280,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     n->last_seen = ctld_mono();
     n->cpus = (int)cpus;
     n->memory_mb = mem;
+    n->step_port = (int)step_port;
     if (!n->drain)
         n->reason[0] = '\0';
     set_available(c, n);

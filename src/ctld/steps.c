@@ -27,6 +27,8 @@ typedef struct step {
     int *nodes;
     char *done;           /* per rank: its end is known */
     int64_t *acked;       /* per rank: output offset the client has written out */
+    bool direct;          /* output goes from the tasks' nodes to the client's node */
+    char *noeof;          /* direct: per rank, no end of output will come (lost task) */
     char error[200];      /* the first task lost with its node, for the client */
 } step_t;
 
@@ -49,6 +51,7 @@ static void step_free(step_t *s)
     free(s->nodes);
     free(s->done);
     free(s->acked);
+    free(s->noeof);
     free(s);
 }
 
@@ -59,6 +62,14 @@ static void step_finish(ctld_t *c, step_t *s)
         json_t *m = json_pack("{s:s,s:i}", "type", "step_done", "status", s->status);
         if (m && s->error[0])
             json_object_set_new(m, "error", json_string(s->error));
+        if (m && s->direct) {
+            /* the client's node holds this until the output of these ranks has ended */
+            json_t *eof = json_array();
+            for (int r = 0; r < s->ntasks; r++)
+                if (!s->noeof[r])
+                    json_array_append_new(eof, json_integer(r));
+            json_object_set_new(m, "eof", eof);
+        }
         conn_send_new(s->client, m);
     }
     idmap_del(c->steps, key(s->job, s->id));
@@ -80,6 +91,8 @@ static bool task_end(ctld_t *c, step_t *s, int r, int st, const char *why)
     if (r < 0 || r >= s->ntasks || s->done[r])
         return false; /* a duplicate report */
     s->done[r] = 1;
+    if (why && s->noeof)
+        s->noeof[r] = 1;
     if (st > s->status)
         s->status = st;
     if (why && !s->error[0]) {
@@ -102,6 +115,26 @@ static bool task_end(ctld_t *c, step_t *s, int r, int st, const char *why)
 static void fail(conn_t *conn, const char *msg)
 {
     conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", msg));
+}
+
+/* Where the client's node takes the step's output directly (docs/architecture.md,
+ * "Step output"): the client is relayed by a node daemon that listens for other nodes.
+ * NULL: the output comes through us (a client on the controller's or a login host). */
+static json_t *step_home(ctld_t *c, conn_t *conn)
+{
+    conn_t *carrier = conn_carrier(conn);
+    node_t *h = carrier ? conn_data(carrier) : NULL;
+    if (!h || h->conn != carrier || h->step_port <= 0)
+        return NULL;
+    char addr[64];
+    snprintf(addr, sizeof(addr), "%s", conn_peer(carrier));
+    char *colon = strrchr(addr, ':');
+    if (!colon)
+        return NULL;
+    *colon = '\0';
+    (void)c;
+    return json_pack("{s:s,s:s,s:i,s:I}", "node", h->name, "addr", addr, "port", h->step_port,
+                     "chan", (json_int_t)conn_channel_id(conn));
 }
 
 void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
@@ -168,16 +201,16 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
             nodes[k] = j->alloc[k];
     }
     step_t *s = calloc(1, sizeof(*s));
+    json_t *home = step_home(c, conn);
     if (s) {
         s->done = calloc((size_t)k, 1);
         s->acked = calloc((size_t)k, sizeof(int64_t));
+        s->noeof = calloc((size_t)k, 1);
     }
-    if (!s || !s->done || !s->acked) {
-        if (s) {
-            free(s->done);
-            free(s->acked);
-            free(s);
-        }
+    if (!s || !s->done || !s->acked || !s->noeof) {
+        if (s)
+            step_free(s);
+        json_decref(home);
         free(nodes);
         fail(conn, "out of memory");
         return;
@@ -187,6 +220,7 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
     s->client = conn;
     s->ntasks = s->left = k;
     s->nodes = nodes;
+    s->direct = home != NULL;
     idmap_put(c->steps, key(id, s->id), s);
     char *nl = nodes_format(c, nodes, k);
     for (int r = 0; r < k; r++) {
@@ -206,12 +240,18 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
                                 "env", env2,
                                 "nodelist", nl ? nl : "",
                                 "window", (json_int_t)step_window(k));
+        if (msg && home)
+            json_object_set(msg, "home", home);
         if (nodes_send(c, nodes[r], msg) < 0)
             s->done[r] = 2; /* the node is unreachable: that task fails at once */
     }
     free(nl);
-    conn_send_new(conn, json_pack("{s:b,s:i,s:i,s:I}", "ok", 1, "step", s->id, "tasks", k,
-                                  "window", (json_int_t)step_window(k)));
+    json_t *rep = json_pack("{s:b,s:I,s:i,s:i,s:I}", "ok", 1, "job", (json_int_t)id, "step", s->id,
+                            "tasks", k, "window", (json_int_t)step_window(k));
+    if (rep && home)
+        json_object_set_new(rep, "direct", json_true());
+    json_decref(home);
+    conn_send_new(conn, rep);
     for (int r = 0; r < k; r++)
         if (s->done[r] == 2) {
             s->done[r] = 0;
@@ -234,6 +274,8 @@ void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type)
     if (rank >= s->ntasks || s->done[rank])
         return; /* not a rank of the step, or one that ended already */
     if (!strcmp(type, "step_output")) {
+        const char *data = json_string_value(json_object_get(msg, "data"));
+        c->step_bytes_relayed += data ? (int64_t)(strlen(data) / 4 * 3) : 0;
         if (s->client)
             conn_send(s->client, msg);
         return;
@@ -242,6 +284,18 @@ void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type)
     proto_int_opt(msg, "kind", 0, 2, 0, &kind, err, sizeof(err));
     proto_int_opt(msg, "code", -1000, 1000, 0, &code, err, sizeof(err));
     int st = kind == 1 ? 128 + (int)code : kind == 2 ? 127 : (int)code;
+    if (json_is_false(json_object_get(msg, "eof")))
+        s->noeof[rank] = 1; /* it never started: its message came through us */
+    if (json_is_true(json_object_get(msg, "output_lost"))) {
+        /* its node could not reach the client's node: what it printed is lost */
+        s->noeof[rank] = 1;
+        if (!s->error[0])
+            snprintf(s->error, sizeof(s->error),
+                     "task %d: its output was lost (node %s could not reach the client's node)",
+                     (int)rank, c->nodes[s->nodes[rank]].name);
+        if (st == 0)
+            st = 255;
+    }
     task_end(c, s, (int)rank, st, NULL);
 }
 

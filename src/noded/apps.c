@@ -18,11 +18,51 @@
 
 #include "noded.h"
 
+/* How long a step's end waits for the end of its tasks' output from their nodes (it
+ * left them before their end reached the controller and came back here). */
+#define STEP_EOF_WAIT_MS 10000
+
 typedef struct app {
     int64_t job;
     bool leader;
     int64_t chan;   /* relayed to the controller as this channel; 0: not (yet) */
+    /* A step of this client (`ductile run`) whose tasks send their output here (peers.c):
+     * which ranks' output has ended, and the step's end, held until it has. */
+    int ntasks;
+    char *eof;
+    json_t *done;
+    uint64_t done_at; /* uv_now() when it was held */
 } app_t;
+
+static void app_free(app_t *a)
+{
+    if (!a)
+        return;
+    free(a->eof);
+    json_decref(a->done);
+    free(a);
+}
+
+/* Has the output of every rank the controller names in step_done ended here? */
+static bool outputs_ended(const app_t *a, const json_t *done)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(done, "eof"), i, r)
+    {
+        json_int_t k = json_integer_value(r);
+        if (k >= 0 && k < a->ntasks && !a->eof[k])
+            return false;
+    }
+    return true;
+}
+
+static void release_done(conn_t *c, app_t *a)
+{
+    conn_send(c, a->done);
+    json_decref(a->done);
+    a->done = NULL;
+}
 
 static void reply(conn_t *c, json_t *m) { conn_send_new(c, m); }
 
@@ -134,14 +174,84 @@ void apps_on_relay(noded_t *d, const json_t *msg, bool closed)
     json_t *inner = json_object_get(msg, "msg");
     if (!c)
         return;
+    app_t *a = conn_data(c);
     if (closed) {
-        app_t *a = conn_data(c);
         idmap_del(d->chans, chan);
         if (a)
             a->chan = 0; /* the controller knows: no relay_close back */
         conn_close_flushed(c);
-    } else if (json_is_object(inner))
-        conn_send(c, inner);
+        return;
+    }
+    if (!json_is_object(inner) || !a)
+        return;
+    const char *type = json_string_value(json_object_get(inner, "type"));
+    int64_t ntasks = json_integer_value(json_object_get(inner, "tasks"));
+    if (json_is_true(json_object_get(inner, "direct")) && ntasks > 0 && ntasks <= (1 << 24)) {
+        /* a step started: its output comes from the tasks' nodes (apps_on_step_io) */
+        free(a->eof);
+        json_decref(a->done);
+        a->done = NULL;
+        a->eof = calloc((size_t)ntasks, 1);
+        a->ntasks = a->eof ? (int)ntasks : 0;
+    } else if (type && !strcmp(type, "step_done") && a->eof && !outputs_ended(a, inner)) {
+        json_decref(a->done);
+        a->done = json_incref(inner);
+        a->done_at = uv_now(d->loop);
+        return;
+    }
+    conn_send(c, inner);
+}
+
+void apps_on_step_io(noded_t *d, const json_t *msg)
+{
+    char err[64];
+    int64_t chan, rank;
+    if (!d->chans || proto_int(msg, "chan", 1, INT64_MAX, &chan, err, sizeof(err)) < 0)
+        return;
+    conn_t *c = idmap_get(d->chans, chan);
+    app_t *a = c ? conn_data(c) : NULL;
+    if (!a)
+        return; /* the client left: its step is being ended */
+    if (!strcmp(json_string_value(json_object_get(msg, "type")), "step_output")) {
+        conn_send(c, msg);
+        return;
+    }
+    if (!a->eof || proto_int(msg, "rank", 0, a->ntasks - 1, &rank, err, sizeof(err)) < 0)
+        return;
+    a->eof[rank] = 1;
+    if (a->done && outputs_ended(a, a->done))
+        release_done(c, a);
+}
+
+typedef struct overdue {
+    noded_t *d;
+    conn_t *list[16];
+    int n;
+} overdue_t;
+
+static void find_overdue(int64_t chan, void *val, void *arg)
+{
+    (void)chan;
+    overdue_t *o = arg;
+    app_t *a = conn_data(val);
+    if (a && a->done && o->n < 16 && uv_now(o->d->loop) - a->done_at > STEP_EOF_WAIT_MS)
+        o->list[o->n++] = val;
+}
+
+void apps_check_pending(noded_t *d)
+{
+    if (!d->chans)
+        return;
+    overdue_t o = {.d = d};
+    idmap_foreach(d->chans, find_overdue, &o);
+    for (int i = 0; i < o.n; i++) {
+        app_t *a = conn_data(o.list[i]);
+        if (!json_object_get(a->done, "error"))
+            json_object_set_new(a->done, "error",
+                                json_string("the end of some tasks' output never arrived "
+                                            "from their nodes: it may be incomplete"));
+        release_done(o.list[i], a);
+    }
 }
 
 static void collect(int64_t chan, void *val, void *arg)
@@ -270,7 +380,7 @@ static void on_close(conn_t *c, void *arg)
             forward(d, "app_detached", a->job, NULL);
         }
     }
-    free(a);
+    app_free(a);
 }
 
 static const conn_ops_t ops = {.on_message = on_message, .on_close = on_close};

@@ -62,6 +62,8 @@ static void connect_ctl(noded_t *d)
     json_object_set_new(reg, "first", json_boolean(!d->registered_once));
     /* every job message names its run: a controller refuses a daemon that does not */
     json_object_set_new(reg, "runs", json_true());
+    /* where other nodes send the output of steps whose client runs here */
+    json_object_set_new(reg, "step_port", json_integer(d->step_port));
     conn_send_new(d->ctl, reg);
 }
 
@@ -78,6 +80,7 @@ static void on_heartbeat(uv_timer_t *t)
     if (gap > d->cfg.node_timeout)
         jobs_fence(d, gap);
     noded_send(d, json_pack("{s:s}", "type", "ping"));
+    apps_check_pending(d);
 }
 
 static void on_sigchld(uv_signal_t *h, int sig)
@@ -221,7 +224,7 @@ int main(int argc, char **argv)
     uv_signal_init(d.loop, &d.sigint);
     d.sigint.data = &d;
     uv_signal_start(&d.sigint, on_stop, SIGINT);
-    if (apps_init(&d, err, sizeof(err)) < 0) {
+    if (apps_init(&d, err, sizeof(err)) < 0 || peers_init(&d, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductile-noded: %s\n", err);
         return 1;
     }

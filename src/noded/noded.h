@@ -69,6 +69,10 @@ struct noded {
     char app_socket[4200];
     idmap_t *chans;             /* relayed clients by channel (apps.c) */
     int64_t next_chan;
+    uv_tcp_t peers_listen;      /* other nodes' step output for our clients (peers.c) */
+    int step_port;              /* its port, told to the controller at registration */
+    struct peer *peers;         /* our connections to other nodes' daemons */
+    int64_t next_peer;
     char conf_path[4096]; /* absolute: exported to jobs as DUCTILE_CONF */
     idmap_t *jobs;
     struct task *tasks;         /* tasks of `ductile run` (steps.c) */
@@ -113,6 +117,16 @@ void apps_relay(noded_t *d, const json_t *msg);
 void apps_on_relay(noded_t *d, const json_t *msg, bool closed);
 /* The connection to the controller closed: so did every relayed client's channel. */
 void apps_ctl_lost(noded_t *d);
+/* step_output / step_eof from another node for one of our relayed clients */
+void apps_on_step_io(noded_t *d, const json_t *msg);
+/* Every heartbeat: a step's end held for output that never came is given up on. */
+void apps_check_pending(noded_t *d);
+
+/* peers.c: step output between node daemons */
+int peers_init(noded_t *d, char *err, size_t errlen);
+/* A connection to the daemon at addr:port (kept and shared); its number, 0 on failure. */
+int64_t peers_get(noded_t *d, const char *addr, int port);
+conn_t *peers_find(noded_t *d, int64_t id); /* NULL once it closed */
 
 /* steps.c: the tasks of `ductile run` */
 void steps_on_start(noded_t *d, const json_t *msg);

@@ -47,6 +47,11 @@ struct task {
     bool reading;      /* the FIFOs are being read */
     json_t *held;      /* chunks read while the controller was away (an array, at most one
                           per stream: reading stops at the first), sent on its return */
+    /* Direct output (peers.c): to the daemon of the client's node, not the controller */
+    int64_t home_chan; /* the client's channel there; 0: output goes to the controller */
+    int64_t peer;      /* our connection to that daemon (peers_find) */
+    bool home_lost;    /* it broke: the output is read and dropped, the loss reported */
+    bool eof_sent;
 };
 
 static void report_if_done(task_t *t);
@@ -96,6 +101,8 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
 
 static bool may_read(const task_t *t)
 {
+    if (t->home_chan) /* credits still come from the controller */
+        return t->home_lost || t->window <= 0 || t->sent - t->acked < t->window;
     return t->d->registered && !t->held && (t->window <= 0 || t->sent - t->acked < t->window);
 }
 
@@ -136,7 +143,14 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
             free(enc);
         }
         t->sent += n;
-        if (m && !t->held && t->d->registered && t->d->ctl && conn_send(t->d->ctl, m) == 0) {
+        if (t->home_chan) {
+            conn_t *home = t->home_lost ? NULL : peers_find(t->d, t->peer);
+            if (m)
+                json_object_set_new(m, "chan", json_integer(t->home_chan));
+            if (!home || !m || conn_send(home, m) < 0)
+                t->home_lost = true;
+            json_decref(m);
+        } else if (m && !t->held && t->d->registered && t->d->ctl && conn_send(t->d->ctl, m) == 0) {
             json_decref(m);
         } else if (m) {
             /* the controller is away: keep it, in order, for its return */
@@ -159,10 +173,23 @@ static void report_if_done(task_t *t)
 {
     if (t->reported || !t->reaped || t->out[0].open || t->out[1].open || t->held)
         return;
+    if (t->home_chan && !t->eof_sent) {
+        /* the home hands the client the step's end only after every task's output */
+        conn_t *home = t->home_lost ? NULL : peers_find(t->d, t->peer);
+        if (!home || conn_send_new(home, json_pack("{s:s,s:I,s:I,s:i,s:i}", "type", "step_eof",
+                                                   "chan", (json_int_t)t->home_chan, "job",
+                                                   (json_int_t)t->job, "step", t->step,
+                                                   "rank", t->rank)) < 0)
+            t->home_lost = true;
+        t->eof_sent = true;
+    }
     /* Kept until the controller has heard it: it may be away for a moment. */
-    if (noded_send(t->d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
-                                   (json_int_t)t->job, "step", t->step, "rank", t->rank,
-                                   "kind", t->kind, "code", t->code)) < 0)
+    json_t *ex = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
+                           (json_int_t)t->job, "step", t->step, "rank", t->rank, "kind",
+                           t->kind, "code", t->code);
+    if (ex && t->home_chan && t->home_lost)
+        json_object_set_new(ex, "output_lost", json_true());
+    if (noded_send(t->d, ex) < 0)
         return;
     t->reported = true;
     unlink_task(t->d, t);
@@ -194,8 +221,10 @@ static void send_error_line(noded_t *d, int64_t job, int step, int rank, const c
 static void fail_start(noded_t *d, int64_t job, int step, int rank, const char *why)
 {
     send_error_line(d, job, step, rank, why);
-    noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
-                            (json_int_t)job, "step", step, "rank", rank, "kind", 2, "code", 127));
+    /* its message went through the controller: no end of output to wait for elsewhere */
+    noded_send(d, json_pack("{s:s,s:I,s:i,s:i,s:i,s:i,s:b}", "type", "step_exit", "job",
+                            (json_int_t)job, "step", step, "rank", rank, "kind", 2, "code", 127,
+                            "eof", 0));
 }
 
 /* A FIFO the task writes and we read; a dummy writer keeps it from reading as ended
@@ -219,6 +248,22 @@ static int open_fifo(noded_t *d, outpipe_t *o, uid_t uid, gid_t gid, int *dummy)
     o->open = true;
     o->t->handles_open++;
     return 0;
+}
+
+/* step_start's "home": the output goes to the daemon of the client's node. */
+static void set_home(noded_t *d, task_t *t, const json_t *home)
+{
+    char err[64];
+    const char *addr;
+    int64_t port, chan;
+    if (!json_is_object(home) ||
+        proto_str(home, "addr", 63, &addr, err, sizeof(err)) < 0 ||
+        proto_int(home, "port", 1, 65535, &port, err, sizeof(err)) < 0 ||
+        proto_int(home, "chan", 1, INT64_MAX, &chan, err, sizeof(err)) < 0)
+        return;
+    t->home_chan = chan;
+    t->peer = peers_get(d, addr, (int)port);
+    t->home_lost = t->peer == 0;
 }
 
 void steps_on_start(noded_t *d, const json_t *msg)
@@ -254,6 +299,7 @@ void steps_on_start(noded_t *d, const json_t *msg)
     t->step = (int)step;
     t->rank = (int)rank;
     t->window = window;
+    set_home(d, t, json_object_get(msg, "home"));
     int dummy[2] = {-1, -1};
     for (int s = 0; s < 2; s++) {
         t->out[s].t = t;
@@ -274,13 +320,15 @@ void steps_on_start(noded_t *d, const json_t *msg)
     }
     char tag[48];
     snprintf(tag, sizeof(tag), "step%d.%d", (int)step, (int)rank);
-    char kv[4][4300];
+    char kv[5][4300];
     snprintf(kv[0], sizeof(kv[0]), "DUCTILE_STEP_ID=%d", (int)step);
     snprintf(kv[1], sizeof(kv[1]), "DUCTILE_PROCID=%d", (int)rank);
     snprintf(kv[2], sizeof(kv[2]), "DUCTILE_NODENAME=%s", d->name);
     snprintf(kv[3], sizeof(kv[3]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
-    const char *extra[4] = {kv[0], kv[1], kv[2], kv[3]};
-    char **fenv = launch_env_build(env, extra, 4);
+    /* a step started from outside the job (a login host) is inside it all the same */
+    snprintf(kv[4], sizeof(kv[4]), "DUCTILE_JOB_ID=%lld", (long long)job);
+    const char *extra[5] = {kv[0], kv[1], kv[2], kv[3], kv[4]};
+    char **fenv = launch_env_build(env, extra, 5);
     int rc = -EIO;
     if (fenv && open_fifo(d, &t->out[0], ruid, rgid, &dummy[0]) == 0 &&
         open_fifo(d, &t->out[1], ruid, rgid, &dummy[1]) == 0) {

@@ -813,6 +813,9 @@ void conn_channel_deliver(conn_t *ch, json_t *msg)
         ch->ops.on_message(ch, msg, ch->arg);
 }
 
+conn_t *conn_carrier(const conn_t *c) { return c ? c->carrier : NULL; }
+int64_t conn_channel_id(const conn_t *c) { return c && c->carrier ? c->chan : 0; }
+
 void conn_channel_ended(conn_t *ch)
 {
     if (!ch || ch->closing)

@@ -109,6 +109,9 @@ conn_t *conn_open_channel(conn_t *carrier, int64_t chan, uid_t uid, gid_t gid,
 conn_t *conn_channel_find(const conn_t *carrier, int64_t chan);
 /* A message that arrived for the channel: handed to its on_message. */
 void conn_channel_deliver(conn_t *ch, json_t *msg);
+/* The connection a channel travels on; NULL for any other connection. */
+conn_t *conn_carrier(const conn_t *c);
+int64_t conn_channel_id(const conn_t *c); /* its number on the carrier; 0: not a channel */
 /* The far end closed the channel (relay_close): close it without answering. */
 void conn_channel_ended(conn_t *ch);
 

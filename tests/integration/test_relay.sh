@@ -36,6 +36,29 @@ inner=$(awk '/^Submitted job/ {print $3}' "$out")
 expect_state "$inner" CD 30
 grep -qx "inner ran" "ductile-$inner.out" || fail "inner job output"
 
+# A step's output goes from its tasks' nodes straight to the node of its client, not
+# through the controller: every line arrives, before the step's end, and the controller
+# passes none of it on. From the controller's own host it comes through the controller.
+relayed() { d cluster status --json | awk -F'[:,]' '/step_output_bytes/ {gsub(/ /, "", $2); print $2}'; }
+b0=$(relayed)
+[ -n "$b0" ] || fail "cluster status --json: $(d cluster status --json)"
+s=$(script big.sh '#DUCTILE --nodes=3
+export DUCTILE_CONF='"$T"'/compute.conf
+ductile run sh -c "seq 1 100000" | wc -l > '"$T"'/big.lines
+touch '"$T"'/big.done
+sleep 300')
+jb=$(submit "$s")
+wait_for 60 test -e "$T/big.done" || fail "the big step did not end"
+[ "$(cat "$T/big.lines")" -eq 300000 ] || fail "direct output: $(cat "$T/big.lines") lines, not 300000"
+b1=$(relayed)
+[ $((b1 - b0)) -lt 4096 ] || fail "the controller relayed $((b1 - b0)) bytes of a direct step's output"
+[ "$(d run --job "$jb" sh -c 'seq 1 100000' | wc -l)" -eq 300000 ] || fail "output through the controller"
+# A step started from outside the job knows its job too (a command in it may use ductile).
+[ "$(d run --job "$jb" --node n2 sh -c 'echo $DUCTILE_JOB_ID')" = "$jb" ] || fail "DUCTILE_JOB_ID in a step"
+b2=$(relayed)
+[ $((b2 - b1)) -gt 1000000 ] || fail "the controller counted $((b2 - b1)) bytes of a step it relayed"
+d cancel "$jb"
+
 # The node daemon vouches only for who the kernel says is calling: a job of nobody
 # cannot act on root's jobs through it.
 s=$(script long.sh 'sleep 300')
