@@ -8,7 +8,8 @@
 # system (job scripts, their outputs, and the cluster's configuration file: the same on
 # every host, as /etc/ductile/ductile.conf would be). Hosts reach each other only over a
 # bridge, on a private 10.x.y.0/24 derived from this shell's PID; the root namespace has
-# no address on it. Users' commands run on the login host and reach the controller over
+# no address on it. Every host having its own ports, the daemons listen on fixed ones
+# (ControlPort 6817, NodePort 6818), as on a real site. Users' commands run on the login host and reach the controller over
 # TCP, authenticated by MUNGE (one munged per host, same key, socket in its /run).
 #
 #   net_pick               choose NET_TAG, NET_BR (bridge) and NET_PREFIX (10.x.y)
@@ -213,6 +214,7 @@ ClusterName = h$$
 ControlAddr = $(host_ip ctl)
 ControlPort = 6817
 ControlSocket = /run/ductile/ctld.sock
+NodePort = 6818
 Nodes = n[${pad}1-$n]
 StateDir = /var/spool/ductile
 Policy = $policy
