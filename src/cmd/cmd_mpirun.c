@@ -240,6 +240,13 @@ int cmd_mpirun(int argc, char **argv)
     setenv("OMPI_MCA_rtc_hwloc_vmhole", "none", 0);
     /* processes waiting in MPI give the CPU away: nodes may be oversubscribed */
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+    /* each group's mpirun is local to its node: not the job's host file, which the
+     * node daemon sets as Open MPI's default for a plain mpirun (user-guide.md) */
+    const char *hf = getenv("DUCTILE_HOSTFILE"), *dhf = getenv("OMPI_MCA_orte_default_hostfile");
+    char ompi_hf[PATH_MAX + 8];
+    snprintf(ompi_hf, sizeof(ompi_hf), "%s.ompi", hf ? hf : "");
+    if (hf && dhf && !strcmp(dhf, ompi_hf))
+        unsetenv("OMPI_MCA_orte_default_hostfile");
     if (save_env(dir) < 0) {
         kill(server, SIGTERM);
         waitpid(server, NULL, 0);

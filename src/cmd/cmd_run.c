@@ -272,20 +272,54 @@ int cmd_run(int argc, char **argv)
     return run(conf, job, nodes, node, label, argv + optind, argc - optind, false);
 }
 
+/* ductile rsh [OPTIONS] NODE COMMAND...: the remote-shell interface of MPI launchers
+ * (Open MPI's plm_rsh_agent runs AGENT [plm_rsh_args] NODE COMMAND-WORDS...). The
+ * options of ssh and rsh are accepted, with their values, and ignored: the job's owner
+ * runs the command, on the job's node, with no terminal or forwarding to set up. */
 int cmd_rsh(int argc, char **argv)
 {
-    /* ductile rsh [-l user] [-n] HOST CMD...: options an rsh caller may pass are
-     * accepted and ignored (the job's user runs the command). */
+    static const char flags[] = "46AaCfGgKkMNnqsTtVvXxYy"; /* ssh's, rsh's -n */
+    static const char valued[] = "BbcDEeFIiJLlmOoPpQRSWw"; /* -l USER, -p PORT, -o OPT... */
     int i = 1;
-    while (i < argc && argv[i][0] == '-') {
-        if (!strcmp(argv[i], "-l") && i + 1 < argc)
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *w = argv[i];
+        if (!strcmp(w, "--")) {
             i++;
-        i++;
+            break;
+        }
+        if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+            printf("usage: ductile rsh [OPTIONS] NODE COMMAND...\n"
+                   "Runs COMMAND (its words joined into one line for /bin/sh, as rsh and ssh\n"
+                   "do) on NODE, a node of the job, and exits with its exit status. The\n"
+                   "options of ssh and rsh (-l USER, -p PORT, -o OPTION, -x, -n...) are\n"
+                   "accepted and ignored, so MPI launchers can use it instead of ssh.\n");
+            return 0;
+        }
+        if (!w[1])
+            return cmd_fail("rsh: bad option '-' (try --help)");
+        for (const char *c = w + 1; *c; c++) {
+            if (strchr(valued, *c)) {
+                if (c[1] == '\0' && ++i >= argc)
+                    return cmd_fail("rsh: option -%c needs a value", *c);
+                break; /* the rest of the word, or the next one, is its value */
+            }
+            if (!strchr(flags, *c))
+                return cmd_fail("rsh: bad option '%s' (try --help)", w);
+        }
     }
-    if (argc - i < 2)
-        return cmd_fail("usage: ductile rsh HOST COMMAND...");
+    if (i >= argc)
+        return cmd_fail("usage: ductile rsh [OPTIONS] NODE COMMAND...");
+    const char *node = argv[i];
+    const char *at = strrchr(node, '@');
+    if (at)
+        node = at + 1; /* USER@NODE: the job's owner runs it whatever USER says */
+    if (!*node)
+        return cmd_fail("rsh: '%s' names no node", argv[i]);
+    if (i + 1 >= argc)
+        return cmd_fail("rsh: no command given for %s (ductile rsh runs a command; it "
+                        "opens no login shell)", node);
     long long job = cmd_job_from_env();
     if (job <= 0)
         return cmd_fail("rsh: DUCTILE_JOB_ID is not set: run it inside a job");
-    return run(NULL, job, 0, argv[i], false, argv + i + 1, argc - i - 1, true);
+    return run(NULL, job, 0, node, false, argv + i + 1, argc - i - 1, true);
 }

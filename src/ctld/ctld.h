@@ -230,6 +230,9 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why);
 void jobs_node_ready(ctld_t *c, job_t *j, node_t *n);
 /* A message from the job's application, relayed by its batch node (app_*). */
 void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg);
+/* Tells the job's batch node its nodes (job_resized): after a resize, and again when
+ * the node registers (it may have missed one). */
+void jobs_send_nodes(ctld_t *c, job_t *j);
 /* Every second: withdraw resizes that passed ResizeTimeout; requeue the jobs whose
  * fence period after a node failure has ended. */
 void jobs_check_timeouts(ctld_t *c);

@@ -440,7 +440,18 @@ static void resize_commit(ctld_t *c, job_t *j)
     snprintf(detail, sizeof(detail), "%.6f s", now - j->resize_started);
     db_job_save(c, j);
     db_job_event(c, j->id, now, event, before, j->nalloc, j->alloc, j->nalloc, detail);
+    jobs_send_nodes(c, j);
     jobs_want_schedule(c);
+}
+
+void jobs_send_nodes(ctld_t *c, job_t *j)
+{
+    char *nl = nodes_format(c, j->alloc, j->nalloc);
+    if (nl)
+        nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:i,s:s,s:i}", "type", "job_resized",
+                                             "job", (json_int_t)j->id, "run", j->run,
+                                             "nodelist", nl, "num_nodes", j->nalloc));
+    free(nl);
 }
 
 static json_t *cleanup_msg(const job_t *j, double grace);
@@ -611,6 +622,8 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
                           nl ? nl : "", "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
                           "time_limit", j->time_limit, "num_nodes", j->nalloc, "name", j->name);
     free(nl);
+    if (m && j->requeue)
+        json_object_set_new(m, "requeue", json_true()); /* ended by a node cut off from us */
     if (m && batch) {
         proto_set_bytes(m, "script", j->script); /* any bytes: base64 unless UTF-8 */
         json_object_set_new(m, "cwd", json_string(j->cwd));

@@ -220,6 +220,10 @@ void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             proto_bool_opt(e, "attached", false, &attached, err, sizeof(err));
             if (attached)
                 jobs_app_message(c, j, "app_attached", e);
+            /* the job's nodes again: a resize may have been committed while the node
+             * was away (its host files follow) */
+            if (!strcmp(st, "running"))
+                jobs_send_nodes(c, j);
         }
         if (!strcmp(st, "ended")) {
             int64_t kind;
@@ -303,8 +307,12 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     if (!n)
         return; /* not registered: ignore */
     n->last_seen = ctld_mono();
-    if (!strcmp(type, "ping"))
+    if (!strcmp(type, "ping")) {
+        /* the node's proof that we still hear it: a daemon that hears nothing for
+         * NodeTimeout ends its requeueable jobs (noded main.c, on_heartbeat) */
+        conn_send_new(conn, json_pack("{s:s}", "type", "pong"));
         return;
+    }
     if (!strcmp(type, "step_output") || !strcmp(type, "step_exit")) {
         steps_on_node_message(c, msg, type);
         return;

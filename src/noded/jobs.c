@@ -30,6 +30,8 @@ static void job_drop(noded_t *d, njob_t *j)
 {
     idmap_del(d->jobs, j->id);
     runs_forget(d, j->id);
+    if (j->batch)
+        hosts_remove(d, j->id);
     if (j->leader)
         conn_close(j->leader);
     uv_close((uv_handle_t *)&j->wall, job_free_cb);
@@ -216,7 +218,7 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
         if (s && strchr(s, '='))
             base[k++] = (char *)s;
     }
-    char extra[10][4400];
+    char extra[10 + HOSTS_ENV_MAX][HOSTS_KV_LEN];
     const char *nl = json_string_value(json_object_get(msg, "nodelist"));
     const char *cwd = json_string_value(json_object_get(msg, "cwd"));
     const char *name = json_string_value(json_object_get(msg, "name"));
@@ -231,7 +233,8 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CLUSTER=%s", d->cfg.cluster_name);
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CONF=%s", d->conf_path);
-    const char *ptr[10];
+    i += hosts_env(d, id, base, extra + i);
+    const char *ptr[10 + HOSTS_ENV_MAX];
     for (int q = 0; q < i; q++)
         ptr[q] = extra[q];
     char **out = launch_env_build(base, ptr, (size_t)i);
@@ -383,6 +386,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         return;
     j->run = (int)run;
     j->batch = batch;
+    j->requeue = json_is_true(json_object_get(msg, "requeue"));
     j->uid = geteuid() == 0 ? (uid_t)uid : geteuid();
     if (!batch) {
         runs_record(d, j);
@@ -406,6 +410,12 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     uid_t ruid = geteuid() == 0 ? (uid_t)uid : geteuid();
     gid_t rgid = geteuid() == 0 ? (gid_t)gid : getegid();
     char *path = write_script(d, id, script, ruid, rgid, err, sizeof(err));
+    const char *nl = json_string_value(json_object_get(msg, "nodelist"));
+    if (path && hosts_write(d, id, nl, err, sizeof(err)) < 0) {
+        unlink(path);
+        free(path);
+        path = NULL;
+    }
     char **env = path ? job_env(d, msg, id) : NULL;
     int rc = -EIO;
     if (path && env) {
@@ -661,6 +671,20 @@ static void fence_one(noded_t *d, njob_t *j)
 {
     if (!j->cleaned && !j->killing)
         terminate(d, j, 0);
+}
+
+static void fence_requeueable(noded_t *d, njob_t *j)
+{
+    if (j->requeue)
+        fence_one(d, j);
+}
+
+void jobs_fence_cut_off(noded_t *d, double silence)
+{
+    fprintf(stderr, "ductile-noded %s: nothing heard from the controller for %.1f s (NodeTimeout "
+            "%.0f s): it runs this node's requeueable jobs elsewhere; ending them here\n",
+            d->name, silence, d->cfg.node_timeout);
+    each_job(d, fence_requeueable);
 }
 
 void jobs_fence(noded_t *d, double gap)

@@ -18,8 +18,13 @@ static void on_reconnect(uv_timer_t *t);
 
 static void on_message(conn_t *c, json_t *msg, void *arg)
 {
-    (void)c;
-    noded_dispatch(arg, msg);
+    noded_t *d = arg;
+    if (c == d->ctl) {
+        d->last_heard = uv_now(d->loop);
+        d->ctl_refused = false;
+        d->cut_off_fenced = false;
+    }
+    noded_dispatch(d, msg);
 }
 
 static void on_close(conn_t *c, void *arg)
@@ -28,6 +33,9 @@ static void on_close(conn_t *c, void *arg)
     if (d->ctl == c) {
         d->ctl = NULL;
         d->registered = false;
+        /* refused: the controller's host answers, only its daemon is down (a restart);
+         * it will not have declared us down when it returns */
+        d->ctl_refused = conn_error(c) == UV_ECONNREFUSED;
         apps_ctl_lost(d);
         if (!d->stopping)
             uv_timer_start(&d->reconnect, on_reconnect, d->registered_once ? 1000 : 100, 0);
@@ -79,6 +87,12 @@ static void on_heartbeat(uv_timer_t *t)
     d->last_beat = now;
     if (gap > d->cfg.node_timeout)
         jobs_fence(d, gap);
+    double silence = d->last_heard ? (double)(now - d->last_heard) / 1000.0 : 0;
+    if (d->registered_once && !d->ctl_refused && !d->cut_off_fenced &&
+        silence > d->cfg.node_timeout) {
+        d->cut_off_fenced = true;
+        jobs_fence_cut_off(d, silence);
+    }
     noded_send(d, json_pack("{s:s}", "type", "ping"));
     apps_check_pending(d);
 }

@@ -23,6 +23,7 @@ typedef struct njob {
     int run;                 /* the controller's run of the job: on every message */
     int cleanup_run;         /* the run a clean-up was asked for (answered with it) */
     bool batch;              /* the batch script runs here (first node) */
+    bool requeue;            /* the controller runs it again elsewhere if this node fails */
     bool adopted;            /* started by an earlier incarnation of this daemon */
     double end_time;         /* wall clock when the script ended */
     double deadline;         /* wall clock of its time limit, 0 = none (kept on adoption) */
@@ -64,6 +65,9 @@ struct noded {
     uv_timer_t reconnect;
     uv_timer_t heartbeat;
     uint64_t last_beat;         /* uv_now() of the last heartbeat tick */
+    uint64_t last_heard;        /* uv_now() of the last message from the controller */
+    bool ctl_refused;           /* the last attempt to connect was refused: its host is up */
+    bool cut_off_fenced;        /* this silence's requeueable jobs were ended */
     uv_signal_t sigchld, sigterm, sigint;
     uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
     char app_socket[4200];
@@ -109,6 +113,25 @@ njob_t *jobs_find(noded_t *d, int64_t id);
  * controller declared the node down and failed or requeued its jobs. End them here too,
  * so that a requeued run elsewhere does not overlap with them for longer. */
 void jobs_fence(noded_t *d, double gap);
+/* Nothing heard from the controller for `silence` seconds, more than NodeTimeout, and no
+ * sign that only the controller process is down: it has declared this node down and
+ * will run its requeueable jobs elsewhere once KillWait has passed. End those here
+ * first, so that a job never runs twice at once (a node cut off the network). */
+void jobs_fence_cut_off(noded_t *d, double silence);
+
+/* hosts.c: the job's host files on the batch node (DUCTILE_HOSTFILE, and Open MPI's
+ * default host file) and the variables that point a plain `mpirun` at them */
+#define HOSTS_ENV_MAX 4
+#define HOSTS_KV_LEN 4400
+void hosts_path(const noded_t *d, int64_t job, bool ompi, char *out, size_t len);
+int hosts_write(noded_t *d, int64_t job, const char *nodelist, char *err, size_t errlen);
+void hosts_remove(noded_t *d, int64_t job);
+/* Fills kv (HOSTS_ENV_MAX entries) with the variables for the job's environment, given
+ * the one captured at submission (base: a user's own Open MPI settings stay); returns
+ * how many. */
+int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_KV_LEN]);
+/* job_resized: the controller committed a resize; the batch node rewrites the files. */
+void hosts_on_resized(noded_t *d, const json_t *msg);
 
 /* apps.c: the local socket for jobs (libductile) */
 int apps_init(noded_t *d, char *err, size_t errlen);

@@ -44,7 +44,7 @@ int runs_record(noded_t *d, const njob_t *j)
     pid_t pgid = j->proc ? launch_pgid(j->proc) : pid;
     char boot[64];
     boot_id(boot, sizeof(boot));
-    json_t *r = json_pack("{s:I,s:i,s:b,s:I,s:I,s:I,s:f,s:s,s:s*}",
+    json_t *r = json_pack("{s:I,s:i,s:b,s:I,s:I,s:I,s:f,s:b,s:s,s:s*}",
                           "job", (json_int_t)j->id,
                           "run", j->run,
                           "batch", j->batch,
@@ -52,6 +52,7 @@ int runs_record(noded_t *d, const njob_t *j)
                           "pid", (json_int_t)pid,
                           "pgid", (json_int_t)pgid,
                           "deadline", j->deadline,
+                          "requeue", j->requeue,
                           "boot", boot,
                           "cgroup", cg);
     /* Written whole then renamed: a daemon killed mid-write leaves the old record or
@@ -151,6 +152,9 @@ static void recover_one(noded_t *d, const char *path)
     /* A job's other node has no process of its own between steps: it is adopted as
      * it is, and the controller says whether the job still holds the node. */
     jobs_adopt(d, id, run, batch, (uid_t)uid, deadline, p);
+    njob_t *j = jobs_find(d, id);
+    if (j) /* older records have none: not requeueable */
+        j->requeue = json_is_true(json_object_get(r, "requeue"));
     json_decref(r);
 }
 

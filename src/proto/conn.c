@@ -28,6 +28,7 @@ struct conn {
     uid_t uid;
     gid_t gid;
     pid_t pid;      /* a Unix socket's peer process, when the kernel says */
+    int error;      /* client: why the connection could not be made (a libuv error) */
     bool authed;    /* the peer is known */
     bool local;
     bool closing;
@@ -714,6 +715,7 @@ static void on_connect(uv_connect_t *req, int status)
 {
     conn_t *c = req->data;
     if (status < 0 || uv_read_start(&c->h.stream, alloc_cb, read_cb) < 0) {
+        c->error = status < 0 ? status : UV_EIO;
         conn_close(c);
         return;
     }
@@ -828,6 +830,7 @@ bool conn_authenticated(const conn_t *c) { return c->authed; }
 uid_t conn_uid(const conn_t *c) { return c->uid; }
 gid_t conn_gid(const conn_t *c) { return c->gid; }
 pid_t conn_pid(const conn_t *c) { return c->pid; }
+int conn_error(const conn_t *c) { return c->error; }
 bool conn_is_local(const conn_t *c) { return c->local; }
 void *conn_data(const conn_t *c) { return c->data; }
 void conn_set_data(conn_t *c, void *data) { c->data = data; }

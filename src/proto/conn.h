@@ -121,6 +121,8 @@ bool conn_authenticated(const conn_t *c);
 uid_t conn_uid(const conn_t *c);
 gid_t conn_gid(const conn_t *c);
 pid_t conn_pid(const conn_t *c); /* accepted Unix socket: the peer's pid; else 0 */
+/* A client connection that could not be made: why (UV_ECONNREFUSED...); else 0. */
+int conn_error(const conn_t *c);
 bool conn_is_local(const conn_t *c);
 void *conn_data(const conn_t *c);
 void conn_set_data(conn_t *c, void *data);

@@ -66,6 +66,8 @@ static void garbage_is_dropped(void **state)
         "{\"type\":\"resize_offer\",\"job\":3}",
         "{\"type\":\"resize_withdraw\",\"job\":-1}",
         "{\"type\":\"registered\"}",
+        "{\"type\":\"job_resized\"}",
+        "{\"type\":\"job_resized\",\"job\":3,\"nodelist\":\"n[1-2]\"}",
     };
     for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
         dispatch(d, msgs[i]);
