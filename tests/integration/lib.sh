@@ -59,6 +59,14 @@ up() {
 ctl_addr() { awk '$1 == "ControlAddr" {print $3}' "$DUCTILE_CONF"; }
 ctl_port() { awk '$1 == "ControlPort" {print $3}' "$DUCTILE_CONF"; }
 ctl_sock() { awk '$1 == "ControlSocket" {print $3}' "$DUCTILE_CONF"; }
+# spool_of NODE: the node daemon's spool directory, on its host
+spool_of() {
+  if [ "$HOSTS" = 1 ]; then echo "/var/spool/ductile/spool/$1"; else echo "$T/c/state/spool/$1"; fi
+}
+# mpi_if: the interface Open MPI is to use between nodes (the emulated nodes of the
+# plain cluster share loopback, and other tests add and remove interfaces meanwhile;
+# an emulated host has its own eth0 on the cluster's bridge)
+mpi_if() { if [ "$HOSTS" = 1 ]; then echo eth0; else echo lo; fi; }
 # as_nobody CMD...: CMD as user nobody (on the login host); $BIN stands for the command
 as_nobody() {
   local c=$1; shift

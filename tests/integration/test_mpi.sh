@@ -6,13 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# the emulated nodes share loopback; other tests add and remove interfaces meanwhile
-# (on emulated hosts each has its own eth0 on the cluster's bridge, and its own lo)
-if [ "${DUCTILE_TEST_HOSTS:-0}" = 1 ]; then
-  export OMPI_MCA_btl_tcp_if_include=eth0 OMPI_MCA_oob_tcp_if_include=eth0
-else
-  export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
-fi
+export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
 # Under AddressSanitizer, Open MPI's memory at exit sits in components it has already
 # unloaded, which LeakSanitizer can neither attribute nor suppress: no leak check for
 # the MPI processes (everything else keeps it).
