@@ -1,15 +1,22 @@
 # Shared by the integration tests: a real emulated cluster on loopback in a temporary
 # directory, always stopped on exit (also on failure); polling with deadlines.
+# DUCTILE_TEST_HOSTS=1: the cluster is one of emulated hosts instead (hosts.sh): every
+# daemon on a host of its own, $T the only directory they share (the home file system),
+# and $BIN the command as typed on the login host.
 set -euo pipefail
 BIN=${DUCTILE_BIN:?set by ctest}
+REAL_BIN=$BIN
 BINDIR=$(dirname "$BIN")
 T=$(mktemp -d "${TMPDIR:-/tmp}/ductile-it-XXXXXX")
 chmod 755 "$T"
 export DUCTILE_CONF="$T/c/ductile.conf"
+HOSTS=${DUCTILE_TEST_HOSTS:-0}
 cleanup() {
   local rc=$?
   if declare -F extra_cleanup > /dev/null; then extra_cleanup || true; fi
-  if [ -f "$T/c/ctld.pid" ] || ls "$T"/c/noded-*.pid >/dev/null 2>&1; then
+  if [ "$HOSTS" = 1 ]; then
+    declare -F hosts_cleanup > /dev/null && hosts_cleanup
+  elif [ -f "$T/c/ctld.pid" ] || ls "$T"/c/noded-*.pid >/dev/null 2>&1; then
     "$BIN" cluster down --dir "$T/c" --wait 3 >/dev/null 2>&1 || true
   fi
   # a controller started by hand (restart tests)
@@ -24,14 +31,47 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
+trap 'exit 143' TERM # so that cleanup runs when ctest or a person stops the test
+trap 'exit 130' INT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 d() { "$BIN" "$@"; }
 
+if [ "$HOSTS" = 1 ]; then
+  . "$(dirname "${BASH_SOURCE[0]}")/hosts.sh"
+  hosts_check
+  hosts_bin
+else
+  # on HOST CMD...: every host is this one
+  on() { shift; "$@"; }
+fi
+
 # up N [extra cluster-up options]
 up() {
   local n=$1; shift
-  d cluster up --nodes "$n" --dir "$T/c" --tick 1 "$@" > "$T/up.out" || fail "cluster up"
+  if [ "$HOSTS" = 1 ]; then
+    hosts_up "$n" --tick 1 "$@"
+  else
+    d cluster up --nodes "$n" --dir "$T/c" --tick 1 "$@" > "$T/up.out" || fail "cluster up"
+  fi
+}
+# where commands reach the controller: its TCP address and port, its local socket
+ctl_addr() { awk '$1 == "ControlAddr" {print $3}' "$DUCTILE_CONF"; }
+ctl_port() { awk '$1 == "ControlPort" {print $3}' "$DUCTILE_CONF"; }
+ctl_sock() { awk '$1 == "ControlSocket" {print $3}' "$DUCTILE_CONF"; }
+# spool_of NODE: the node daemon's spool directory, on its host
+spool_of() {
+  if [ "$HOSTS" = 1 ]; then echo "/var/spool/ductile/spool/$1"; else echo "$T/c/state/spool/$1"; fi
+}
+# mpi_if: the interface Open MPI is to use between nodes (the emulated nodes of the
+# plain cluster share loopback, and other tests add and remove interfaces meanwhile;
+# an emulated host has its own eth0 on the cluster's bridge)
+mpi_if() { if [ "$HOSTS" = 1 ]; then echo eth0; else echo lo; fi; }
+# as_nobody CMD...: CMD as user nobody (on the login host); $BIN stands for the command
+as_nobody() {
+  local c=$1; shift
+  [ "$c" = "$BIN" ] && c=$REAL_BIN
+  on login setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$c" "$@"
 }
 
 # wait_for SECONDS CMD...: poll until CMD succeeds
@@ -61,13 +101,24 @@ script() { # NAME BODY...: writes an executable script in $T
 alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 
 # restart_noded NODE: start a node daemon by hand (after a kill), as its host's init would
+# (pids are global: the emulated hosts share the kernel's process table, so the tests
+# read and signal them from outside; $T/c/*.pid are what each host's init would know)
 restart_noded() {
+  if [ "$HOSTS" = 1 ]; then
+    spawn_on "$1" "$T/c/log/noded-$1.log" "$T/c/noded-$1.pid" \
+      "$BINDIR/ductile-noded" --conf "$DUCTILE_CONF" --node "$1"
+    return
+  fi
   setsid "$BINDIR/ductile-noded" --conf "$DUCTILE_CONF" --node "$1" \
     >> "$T/c/log/noded-$1.log" 2>&1 < /dev/null &
   echo $! > "$T/c/noded-$1.pid"
 }
-# restart_ctld: start the controller by hand (after a kill)
+# restart_ctld: start the controller by hand (after a kill), on its host
 restart_ctld() {
+  if [ "$HOSTS" = 1 ]; then
+    spawn_on ctl "$T/c/log/ductiled.log" "$T/c/ctld.pid" "$BINDIR/ductiled" --conf "$DUCTILE_CONF"
+    return
+  fi
   setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
   echo $! > "$T/c/ctld.pid"
 }

@@ -6,8 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# the emulated nodes share loopback; other tests add and remove interfaces meanwhile
-export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
 # Under AddressSanitizer, Open MPI's memory at exit sits in components it has already
 # unloaded, which LeakSanitizer can neither attribute nor suppress: no leak check for
 # the MPI processes (everything else keeps it).
@@ -20,7 +19,7 @@ jac="$BINDIR/jacobi2d"
 args="--n 96 --iters 300"
 
 # the reference: a plain MPI run on a fixed number of processes
-env "$mpi_env" mpirun --oversubscribe -np 2 "$jac" $args > ref.out 2>&1 || fail "reference run: $(cat ref.out)"
+on login env "$mpi_env" mpirun --oversubscribe -np 2 "$jac" $args > ref.out 2>&1 || fail "reference run: $(cat ref.out)"
 ref=$(grep -o 'checksum=.*' ref.out)
 [ -n "$ref" ] || fail "no reference checksum: $(cat ref.out)"
 

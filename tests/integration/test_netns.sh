@@ -3,12 +3,11 @@
 # addresses behind a bridge, reach the controller over the (authenticated) network.
 # Reported as skipped where namespaces cannot be made (not root, no iproute2).
 . "$(dirname "$0")/lib.sh"
-tag="dt$$"
-ns_a="${tag}a"; ns_b="${tag}b"; br="${tag}br"
-if [ "$(id -u)" -ne 0 ] || ! command -v ip > /dev/null || ! ip netns add "$ns_a" 2> /dev/null; then
-  echo "SKIP: cannot create network namespaces here"
-  exit 77
-fi
+. "$(dirname "$0")/hosts.sh" # the network part: a free subnet, a bridge of this run's own
+hosts_check net
+net_pick
+ns_a="${NET_TAG}-a"; ns_b="${NET_TAG}-b"
+ip netns add "$ns_a" 2> /dev/null || hosts_skip "cannot create network namespaces here"
 extra_cleanup() {
   for p in "$T"/noded-*.pid; do [ -f "$p" ] && kill -9 "$(cat "$p")" 2> /dev/null; done
   # the jobs of a daemon killed outright live on in its namespace
@@ -17,22 +16,13 @@ extra_cleanup() {
   done
   ip netns del "$ns_a" 2> /dev/null || true
   ip netns del "$ns_b" 2> /dev/null || true
-  ip link del "$br" 2> /dev/null || true
+  for l in ${NET_LINKS:-}; do ip link del "$l" 2> /dev/null || true; done
 }
 ip netns add "$ns_b" || fail "netns add"
-ip link add "$br" type bridge || { echo "SKIP: no bridge support"; exit 77; }
-ip addr add 10.201.0.1/24 dev "$br"
-ip link set "$br" up
-i=2
-for ns in "$ns_a" "$ns_b"; do
-  ip link add "${ns}h" type veth peer name "${ns}n"
-  ip link set "${ns}h" master "$br" up
-  ip link set "${ns}n" netns "$ns"
-  ip -n "$ns" addr add "10.201.0.$i/24" dev "${ns}n"
-  ip -n "$ns" link set "${ns}n" up
-  ip -n "$ns" link set lo up
-  i=$((i + 1))
-done
+net_bridge
+ip addr add "$NET_PREFIX.1/24" dev "$NET_BR"
+net_attach "$ns_a" 2
+net_attach "$ns_b" 3
 
 # The controller on the host, bound to the bridge address only.
 mkdir -p "$T/c/log"
@@ -42,7 +32,7 @@ chmod 600 "$T/c/cluster.key"
 port=$((20000 + $$ % 20000))
 cat > "$DUCTILE_CONF" <<CONF
 ClusterName = netns
-ControlAddr = 10.201.0.1
+ControlAddr = $NET_PREFIX.1
 ControlPort = $port
 ControlSocket = $T/c/ctld.sock
 Nodes = na,nb
@@ -55,30 +45,30 @@ setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1
 echo $! > "$T/c/ctld.pid"
 wait_for 10 test -S "$T/c/ctld.sock" || fail "controller did not start"
 for n in a b; do
-  ns="${tag}$n"
+  ns="${NET_TAG}-$n"
   setsid ip netns exec "$ns" "$BINDIR/ductile-noded" --conf "$DUCTILE_CONF" --node "n$n" \
     >> "$T/c/log/noded-n$n.log" 2>&1 < /dev/null &
   echo $! > "$T/noded-n$n.pid"
 done
 wait_for 20 sh -c "\"$BIN\" cluster status | grep -q '2 of 2 nodes up'" || fail "nodes did not register: $(d nodes)"
 d nodes --json > nodes.json
-grep -q '"addr": "10.201.0.2:' nodes.json || fail "node na not seen from its own address: $(cat nodes.json | tr -d "\n")"
-grep -q '"addr": "10.201.0.3:' nodes.json || fail "node nb not seen from its own address"
+grep -q "\"addr\": \"$NET_PREFIX.2:" nodes.json || fail "node na not seen from its own address: $(cat nodes.json | tr -d "\n")"
+grep -q "\"addr\": \"$NET_PREFIX.3:" nodes.json || fail "node nb not seen from its own address"
 
 cd "$T"
 export PATH="$BINDIR:$PATH"
 s=$(script two.sh '#DUCTILE --nodes=2
-ductile run sh -c "ip -4 -o addr show | grep -o \"10.201.0.[0-9]*\" | sort -u"')
+ductile run sh -c "ip -4 -o addr show | grep -o \"'"$NET_PREFIX"'.[0-9]*\" | sort -u"')
 j=$(submit "$s")
 expect_state "$j" CD 30
-grep -qx 10.201.0.2 "ductile-$j.out" || fail "no task in namespace a: $(cat "ductile-$j.out")"
-grep -qx 10.201.0.3 "ductile-$j.out" || fail "no task in namespace b: $(cat "ductile-$j.out")"
+grep -qx "$NET_PREFIX.2" "ductile-$j.out" || fail "no task in namespace a: $(cat "ductile-$j.out")"
+grep -qx "$NET_PREFIX.3" "ductile-$j.out" || fail "no task in namespace b: $(cat "ductile-$j.out")"
 # A node cut off from the network is declared down and its job ends NODE_FAIL.
 s=$(script long.sh 'sleep 300')
 j=$(submit -N 1 "$s")
 expect_state "$j" R
 node=$(field "$j" NodeList)
-ip -n "${tag}${node#n}" link set "${tag}${node#n}n" down
+ip -n "${NET_TAG}-${node#n}" link set eth0 down
 expect_state "$j" NF 20
 d nodes | grep -E "^$node +down" > /dev/null || fail "node $node not down: $(d nodes)"
 echo ok

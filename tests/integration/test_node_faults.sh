@@ -106,6 +106,9 @@ awk -v e="$el" 'BEGIN { exit !(e + 0 < 4.5) }' || fail "job $j elapsed $el s, ra
 
 # 7. A node daemon that comes back during a shrink reports the job: the controller
 # matches it against the job's nodes without reading past them (ASan build).
+# Not on emulated hosts: the task farm's master listens on 127.0.0.1 and its workers
+# connect there (examples/taskfarm.c), which no worker on another host can reach.
+if [ "$HOSTS" != 1 ]; then
 farm="$BINDIR/taskfarm"
 export PATH="$BINDIR:$PATH"
 s=$(script deaf.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=2
@@ -122,6 +125,7 @@ wait_for 10 sh -c "\"$BIN\" nodes | grep -Eq '^$n +(alloc|idle)'" || fail "node 
 kill -0 "$(cat "$T/c/ctld.pid")" || fail "the controller died when $n came back during a shrink"
 d cancel "$j"
 expect_state "$j" CA 20
+fi
 
 # A start that takes longer than NodeTimeout between fork and exec (as on a hung
 # network filesystem; DUCTILE_TEST_EXEC_DELAY_MS makes it so) does not stop the node
@@ -140,7 +144,8 @@ node_down() { d nodes | grep -Eq "^$1 +down"; }
 expect_state "$j" CD 20
 kill_restart_noded n2 # without the delay, for what follows
 
-# 13. The node daemons' cgroups go with them.
+# 13. The node daemons' cgroups go with them (`cluster down` is the local emulation's).
+[ "$HOSTS" = 1 ] && { echo ok; exit 0; }
 cg=$(sed -n "s/.*jobs' cgroups under \(.*\)$/\1/p" "$T/c/log/noded-n1.log" | tail -1)
 [ -n "$cg" ] || echo "no cgroup here: not checked"
 d cluster down --dir "$T/c" > /dev/null

@@ -80,8 +80,7 @@ mkdir -m 777 "$T/pub"
 printf '#!/bin/sh\nexport DUCTILE_CONF=%s/compute.conf\nductile cancel %s; echo "cancel=$?"\nductile run --job %s true; echo "run=$?"\n' \
   "$T" "$jl" "$jl" > "$T/pub/evil.sh"
 chmod 755 "$T/pub/evil.sh"
-je=$(cd "$T/pub" && setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
-  "$BIN" submit evil.sh | awk '{print $3}')
+je=$(cd "$T/pub" && as_nobody "$BIN" submit evil.sh | awk '{print $3}')
 [ -n "$je" ] || fail "submission as nobody"
 expect_state "$je" CD 30
 eo="$T/pub/ductile-$je.out"

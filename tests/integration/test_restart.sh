@@ -25,9 +25,7 @@ wait_for 20 sh -c "cat $T/acked.* 2>/dev/null | wc -l | awk '\$1 >= 60 {exit 0} 
 kill -9 "$(cat "$T/c/ctld.pid")"
 before=$(cat "$T"/acked.* | wc -l)
 sleep 0.5
-ctld="$BINDIR/ductiled"
-setsid "$ctld" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
-echo $! > "$T/c/ctld.pid"
+restart_ctld
 wait $clients
 total=$(cat "$T"/acked.* | wc -l)
 [ "$total" -eq 320 ] || fail "$total of 320 submissions acknowledged"

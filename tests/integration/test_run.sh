@@ -53,7 +53,7 @@ wait_for 10 sh -c "! kill -0 $p 2>/dev/null || grep -q '^State:.*Z' /proc/$p/sta
   fail "the step outlived its client"
 # someone else's job: refused
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-  ! DUCTILE_JOB_ID=$j setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$BIN" run true 2> e.txt ||
+  ! DUCTILE_JOB_ID=$j as_nobody "$BIN" run true 2> e.txt ||
     fail "nobody ran a step in root's job"
   grep -q "permission denied" e.txt || fail "message: $(cat e.txt)"
 fi

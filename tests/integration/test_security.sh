@@ -4,26 +4,44 @@
 GARBAGE=${GARBAGE:?set by ctest}
 up 2
 cd "$T"
-port=$(awk '$1 == "ControlPort" {print $3}' "$DUCTILE_CONF")
-sock="$T/c/ctld.sock"
+port=$(ctl_port)
+addr=$(ctl_addr)
+sock=$(ctl_sock)
 healthy() {
   d cluster status | grep -q '2 of 2 nodes up' || fail "controller unhealthy after $1: $(d cluster status 2>&1)"
 }
 
-# Garbage on the local socket and on the TCP port: the daemons keep serving.
+# Garbage on the local socket (on the controller's host) and on the TCP port (from the
+# login host, on emulated hosts): the daemons keep serving.
 for m in random huge badmac json slow many; do
-  "$GARBAGE" unix "$sock" "$m" || true
+  on ctl "$GARBAGE" unix "$sock" "$m" || true
   healthy "unix/$m"
-  "$GARBAGE" tcp 127.0.0.1 "$port" "$m" || true
+  on login "$GARBAGE" tcp "$addr" "$port" "$m" || true
   healthy "tcp/$m"
 done
-head -c 100000 /dev/urandom > "/dev/tcp/127.0.0.1/$port" 2>/dev/null || true
+on login bash -c 'head -c 100000 /dev/urandom > "/dev/tcp/$0/$1"' "$addr" "$port" 2>/dev/null || true
 healthy "tcp/urandom"
-# A node daemon with the wrong cluster key cannot register.
-sed "s|^AuthKeyFile.*|AuthKeyFile = $T/other.key|" "$DUCTILE_CONF" > "$T/bad.conf"
-printf '%064d\n' 7 > "$T/other.key"
-chmod 600 "$T/other.key"
-timeout 3 "$BINDIR/ductile-noded" --conf "$T/bad.conf" --node n1 > "$T/bad.log" 2>&1 || true
+if [ "$HOSTS" = 1 ]; then
+  # A node daemon whose MUNGE has another key (a host outside the cluster) cannot
+  # register: a second munged on the login host, with a key of its own.
+  head -c 1024 /dev/urandom > "$T/other.key"
+  chmod 600 "$T/other.key"
+  on login /usr/sbin/munged -f --key-file="$T/other.key" --socket=/run/munge/other.sock \
+    --pid-file=/run/munge/other.pid --log-file=/run/munge/other.log \
+    --seed-file=/run/munge/other.seed || fail "second munged"
+  wait_for 10 on login test -S /run/munge/other.sock || fail "second munged socket"
+  sed "s|^MungeSocket.*|MungeSocket = /run/munge/other.sock|" "$DUCTILE_CONF" > "$T/bad.conf"
+else
+  # A node daemon with the wrong cluster key cannot register (a state directory of its
+  # own: n1's daemon holds the lock of the shared one, and this one would wait there).
+  sed -e "s|^AuthKeyFile.*|AuthKeyFile = $T/other.key|" -e "s|^StateDir.*|StateDir = $T/bad|" \
+    "$DUCTILE_CONF" > "$T/bad.conf"
+  printf '%064d\n' 7 > "$T/other.key"
+  chmod 600 "$T/other.key"
+fi
+on login timeout 3 "$BINDIR/ductile-noded" --conf "$T/bad.conf" --node n1 > "$T/bad.log" 2>&1 || true
+cat "$T/bad.log"
+grep -q started "$T/bad.log" || fail "the daemon with the wrong key did not start: $(cat "$T/bad.log")"
 ! grep -q registered "$T/bad.log" || fail "a daemon with the wrong key registered"
 healthy "wrong key"
 # Bad requests on the local socket get an error and change nothing.
@@ -36,7 +54,6 @@ if [ "$(id -u)" -ne 0 ] || ! command -v setpriv > /dev/null; then
   echo "not root: the per-user checks are skipped"
   exit 77
 fi
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
 # Only the owner or an operator may cancel or resize a job; only operators drain.
 ! as_nobody "$BIN" cancel "$j" 2> e.txt || fail "nobody cancelled root's job"
 grep -q "permission denied" e.txt || fail "message: $(cat e.txt)"

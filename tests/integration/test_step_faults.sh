@@ -14,16 +14,15 @@ up 2 --node-timeout 6
 cd "$T"
 export PATH="$BINDIR:$PATH"
 
-# restart_noded NODE: kill -9 its daemon and start a new one, as the cluster did
-restart_noded() {
+# kill_restart_noded NODE: kill -9 its daemon and start a new one (on its host), as
+# the cluster did
+kill_restart_noded() {
   local n=$1 pid
   pid=$(cat "$T/c/noded-$n.pid")
   kill -9 "$pid"
   wait_for 10 sh -c "! kill -0 $pid 2>/dev/null || grep -q '^State:.*Z' /proc/$pid/status" ||
     fail "noded $n did not die"
-  setsid "$BINDIR/ductile-noded" --conf "$DUCTILE_CONF" --node "$n" \
-    >> "$T/c/log/noded-$n.log" 2>&1 < /dev/null &
-  echo $! > "$T/c/noded-$n.pid"
+  restart_noded "$n"
 }
 nodes_up() { d cluster status | grep -q "2 of 2 nodes up"; }
 
@@ -38,7 +37,7 @@ DUCTILE_JOB_ID=$j "$BIN" run sh -c "echo \$\$ > $T/rtask.\$DUCTILE_PROCID; exec 
   > "$T/run1.out" 2> "$T/run1.err" &
 client=$!
 wait_for 20 test -s "$T/rtask.1" || fail "step did not start"
-restart_noded n2
+kill_restart_noded n2
 # the step must end by itself, soon after the node registers again
 wait_for 30 sh -c "! kill -0 $client 2>/dev/null" || fail "ductile run still waits after n2 restarted"
 rc=0; wait "$client" || rc=$?
