@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -54,11 +55,27 @@ static uint64_t work(long item, int ms)
 
 static int worker(const char *host, int port, int ms)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, host, &sa.sin_addr);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        perror("taskfarm worker: connect");
+    /* the leader's host, by name: on a cluster the workers run on other hosts */
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    int rc = getaddrinfo(host, ps, &hints, &ai);
+    if (rc != 0) {
+        fprintf(stderr, "taskfarm worker: %s: %s\n", host, gai_strerror(rc));
+        return 1;
+    }
+    int fd = -1;
+    for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(ai);
+    if (fd < 0) {
+        fprintf(stderr, "taskfarm worker: cannot reach the leader at %s:%d: %s\n", host, port,
+                strerror(errno));
         return 1;
     }
     FILE *in = fdopen(fd, "r");
@@ -91,8 +108,9 @@ static uint64_t checksum;
 static int ms_per_item;
 static char *self;
 static int port;
+static char leader_host[256];
 
-/* `ductile run [--node NODE] taskfarm --worker 127.0.0.1 PORT`, in the background. */
+/* `ductile run [--node NODE] taskfarm --worker HOST PORT`, in the background. */
 static void spawn(const char *node)
 {
     char ps[16], mss[16];
@@ -102,9 +120,9 @@ static void spawn(const char *node)
     if (pid == 0) {
         if (node)
             execlp("ductile", "ductile", "run", "--node", node, self, "--ms", mss, "--worker",
-                   "127.0.0.1", ps, (char *)NULL);
+                   leader_host, ps, (char *)NULL);
         else
-            execlp("ductile", "ductile", "run", self, "--ms", mss, "--worker", "127.0.0.1", ps,
+            execlp("ductile", "ductile", "run", self, "--ms", mss, "--worker", leader_host, ps,
                    (char *)NULL);
         perror("taskfarm: ductile run");
         _exit(127);
@@ -212,12 +230,17 @@ int main(int argc, char **argv)
             return worker(argv[i + 1], atoi(argv[i + 2]), ms_per_item);
     }
     signal(SIGPIPE, SIG_IGN);
+    /* Workers on every node of the job connect back: listen on all addresses, and tell
+     * them this host's name (a cluster's hosts resolve each other's names). */
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
     socklen_t sl = sizeof(sa);
-    bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
-    listen(lfd, 64);
-    getsockname(lfd, (struct sockaddr *)&sa, &sl);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 64) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl) < 0 ||
+        gethostname(leader_host, sizeof(leader_host) - 1) < 0) {
+        perror("taskfarm: cannot listen for workers");
+        return 1;
+    }
     port = ntohs(sa.sin_port);
     int malleable = dt_attach(1) == 0;
     if (!malleable)

@@ -53,8 +53,7 @@ j=$(submit "$s")
 wait_for 20 is_state "$j" RS || fail "no resize in progress: $(d show "$j")"
 kill -9 "$(cat "$T/c/ctld.pid")"
 wait_for 10 sh -c "! kill -0 $(cat "$T/c/ctld.pid") 2>/dev/null" || fail "controller did not die"
-setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
-echo $! > "$T/c/ctld.pid"
+restart_ctld
 wait_for 20 sh -c "\"$BIN\" cluster status | grep -q '4 of 4 nodes up'" || fail "nodes did not come back"
 d show "$j" | grep -q "resize_withdrawn.*controller restarted" || fail "no withdrawal: $(d show "$j")"
 # (it runs on; the policy offers it the free nodes again, and it ignores them again)

@@ -109,9 +109,6 @@ inner=$(sed -n 's/^hosts=//p' "ductile-$ji.out")
 grep -q "^agent=.*ductile rsh$" "ductile-$ji.out" || fail "inner agent: $(cat "ductile-$ji.out")"
 
 # a malleable job grown from 1 to 4 nodes: its host file says 4 afterwards
-# (not on emulated hosts: the task farm's workers connect to 127.0.0.1, see
-# tests/CMakeLists.txt)
-if [ "$HOSTS" != 1 ]; then
 farm="$BINDIR/taskfarm"
 s=$(script farm.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
 cp \"\$DUCTILE_HOSTFILE\" farm.before
@@ -122,7 +119,6 @@ expect_state "$j" CD 60
 grep -q "resize expand to 4" "ductile-$j.out" || fail "no expand: $(cat "ductile-$j.out")"
 [ "$(cat farm.before)" = n1 ] || fail "host file before the resize: $(cat farm.before)"
 [ "$(sort farm.after | tr '\n' ' ')" = "n1 n2 n3 n4 " ] || fail "host file after the resize: $(cat farm.after)"
-fi
 
 # an operator's resize of a job with no application attached (committed at once, no
 # offer goes to the node): the host file follows too
