@@ -192,8 +192,9 @@ static int check_jobfam(void)
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/jobfam.%lu", dir, fam);
     int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
-    if (fd >= 0) {
-        close(fd);
+    if (fd >= 0 || errno != EEXIST) { /* claimed, or no way to tell */
+        if (fd >= 0)
+            close(fd);
         return 0;
     }
     fprintf(stderr,
