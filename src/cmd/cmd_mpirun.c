@@ -14,12 +14,15 @@
  * MPI_Comm_spawn: see docs/malleable-apps.md ("How the MPI layer is built"). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,13 +34,151 @@
 
 extern char **environ;
 
-/* mpirun for one group, then the program: words[0..] (caller frees the array only). */
+/* Open MPI 4.1 (ORTE) names each mpirun and ompi-server after a 16-bit "job family":
+ * the two halves of hash(host name) XOR pid folded together (orte_plm_base_set_hnp_name,
+ * OPAL_HASH_STR). Two groups of one application on different hosts can get the same
+ * family: both then have the same process names and publish their job's data under one
+ * key at the ompi-server, which answers one of them with the other's data, and the next
+ * MPI_Comm_accept/connect hangs in PMIx_Connect. On a real cluster that is about one
+ * chance in 65536 per pair of groups; on emulated hosts (one PID space, host names
+ * whose hashes differ in a few bits, groups started at once with near pids) it was one
+ * expansion in eight. So every process that gets a family (the ompi-server, each
+ * group's mpirun) is started through exec_unique, which claims the family it will get
+ * in the launcher's directory first (DIR/jobfam.F, O_EXCL) and, when another process
+ * of the application has it, forks: the child has another pid, so another family. A
+ * claim is never released: a family once used is never used again by the application
+ * (the other mpiruns and the ompi-server keep what they learnt about it). */
+static uint32_t ompi_str_hash(const char *s)
+{
+    uint32_t h = 0;
+    for (; *s; s++) {
+        h += (uint32_t)(unsigned char)*s;
+        h += h << 10;
+        h ^= h >> 6;
+    }
+    h += h << 3;
+    h ^= h >> 11;
+    return h + (h << 15);
+}
+
+/* The host name as ORTE takes it: the domain cut off (unless kept), not of an address. */
+static void ompi_nodename(char *buf, size_t len)
+{
+    if (gethostname(buf, len) < 0)
+        snprintf(buf, len, "localhost");
+    buf[len - 1] = '\0';
+    const char *keep = getenv("OMPI_MCA_orte_keep_fqdn_hostnames");
+    int keep_fqdn = keep && (!strcmp(keep, "1") || !strcasecmp(keep, "true") || !strcasecmp(keep, "yes"));
+    int address = strspn(buf, "0123456789.") == strlen(buf) || strchr(buf, ':');
+    char *dot = strchr(buf, '.');
+    if (dot && !keep_fqdn && !address)
+        *dot = '\0';
+}
+
+static unsigned ompi_jobfam(const char *nodename, long pid)
+{
+    uint32_t h = ompi_str_hash(nodename) ^ (uint32_t)pid;
+    return (unsigned)(((h >> 16) ^ h) & 0xffff);
+}
+
+/* Claims DIR/jobfam.F for F the family of process pid on host; 1 if done, 0 if taken,
+ * -1 on error. */
+static int claim_jobfam(const char *dir, const char *host, pid_t pid, unsigned *fam)
+{
+    *fam = ompi_jobfam(host, (long)pid);
+    char path[PATH_MAX + 32], note[320];
+    snprintf(path, sizeof(path), "%s/jobfam.%u", dir, *fam);
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd < 0 && errno == EEXIST)
+        return 0;
+    if (fd < 0) {
+        fprintf(stderr, "ductile: mpirun: cannot claim %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    int n = snprintf(note, sizeof(note), "%s %ld\n", host, (long)pid);
+    if (write(fd, note, (size_t)n) != n)
+        fprintf(stderr, "ductile: mpirun: %s: %s\n", path, strerror(errno));
+    close(fd);
+    return 1;
+}
+
+static void exec_with(unsigned fam, char **argv)
+{
+    char fs[16];
+    snprintf(fs, sizeof(fs), "%u", fam);
+    setenv("DT_MPI_JOBFAM", fs, 1);
+    execvp(argv[0], argv);
+    fprintf(stderr, "ductile: mpirun: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* Executes argv with a job family no other process of the application has (DIR: the
+ * launcher's directory): as this process when its family is free; otherwise in a
+ * child whose pid gives a free one (each child waits for a word from here before it
+ * runs argv or ends), and then returns the child's exit status. */
+static int exec_unique(const char *dir, char **argv)
+{
+    char host[256];
+    ompi_nodename(host, sizeof(host));
+    unsigned fam;
+    int rc = claim_jobfam(dir, host, getpid(), &fam);
+    if (rc < 0)
+        return 1;
+    if (rc > 0)
+        exec_with(fam, argv);
+    for (int attempt = 0; attempt < 100000; attempt++) {
+        int p[2];
+        if (pipe(p) < 0) {
+            fprintf(stderr, "ductile: mpirun: pipe: %s\n", strerror(errno));
+            return 1;
+        }
+        pid_t child = fork();
+        if (child < 0) {
+            fprintf(stderr, "ductile: mpirun: fork: %s\n", strerror(errno));
+            return 1;
+        }
+        if (child == 0) {
+            char go = 0;
+            close(p[1]);
+            if (read(p[0], &go, 1) == 1 && go == 'g')
+                exec_with(ompi_jobfam(host, (long)getpid()), argv);
+            _exit(0);
+        }
+        close(p[0]);
+        rc = claim_jobfam(dir, host, child, &fam);
+        if (write(p[1], rc > 0 ? "g" : "n", 1) != 1)
+            rc = -1;
+        close(p[1]);
+        int status;
+        while (waitpid(child, &status, 0) < 0)
+            if (errno != EINTR)
+                return 1;
+        if (rc < 0)
+            return 1;
+        if (rc == 0)
+            continue;
+        if (WIFSIGNALED(status)) {
+            signal(WTERMSIG(status), SIG_DFL);
+            raise(WTERMSIG(status));
+            return 128 + WTERMSIG(status);
+        }
+        return WEXITSTATUS(status);
+    }
+    fprintf(stderr, "ductile: mpirun: no free Open MPI job family on %s\n", host);
+    return 1;
+}
+
+/* The words of one group: its mpirun (started through `ductile mpirun --exec-in DIR`,
+ * exec_unique), then the program: words[0..] (caller frees the array only). */
 static char **group_words(const char *dir, const char *ppn, char **prog, int nprog, int *n)
 {
-    static char server[PATH_MAX + 16];
+    static char server[PATH_MAX + 16], self[PATH_MAX], dirw[PATH_MAX];
     snprintf(server, sizeof(server), "file:%s/uri", dir);
-    const char *head[] = {"mpirun", "--ompi-server", server, "--oversubscribe",
-                          "--bind-to", "none", "-np", ppn};
+    snprintf(dirw, sizeof(dirw), "%s", dir);
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[sl > 0 ? sl : 0] = '\0';
+    const char *head[] = {self, "mpirun", "--exec-in", dirw, "--", "mpirun", "--ompi-server",
+                          server, "--oversubscribe", "--bind-to", "none", "-np", ppn};
     int nh = (int)(sizeof(head) / sizeof(head[0]));
     char **w = calloc((size_t)(nh + nprog + 1), sizeof(char *));
     if (!w)
@@ -67,10 +208,8 @@ static pid_t start_server(const char *dir)
     pid_t pid = fork();
     if (pid < 0)
         return -1;
-    if (pid == 0) {
-        execvp(argv[0], argv);
-        _exit(127);
-    }
+    if (pid == 0)
+        _exit(exec_unique(dir, argv));
     for (double end = mono() + 30; mono() < end;) {
         struct stat st;
         if (stat(uri, &st) == 0 && st.st_size > 0)
@@ -149,10 +288,11 @@ int cmd_mpirun(int argc, char **argv)
                                           {"join", required_argument, 0, 'J'},
                                           {"node", required_argument, 0, 'w'},
                                           {"tag", required_argument, 0, 't'},
+                                          {"exec-in", required_argument, 0, 'x'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     long ppn = 1;
-    const char *join = NULL, *node = NULL, *tag = "";
+    const char *join = NULL, *node = NULL, *tag = "", *exec_in = NULL;
     int o;
     opterr = 0;
     optind = 1;
@@ -165,6 +305,7 @@ int cmd_mpirun(int argc, char **argv)
         case 'J': join = optarg; break;
         case 'w': node = optarg; break;
         case 't': tag = optarg; break;
+        case 'x': exec_in = optarg; break;
         case 'h':
             printf("usage: ductile mpirun [--ppn P] PROGRAM [ARGS...]\n"
                    "Runs P processes of PROGRAM on every node of the job, as one malleable MPI\n"
@@ -174,6 +315,14 @@ int cmd_mpirun(int argc, char **argv)
         default:
             return cmd_fail("mpirun: bad option '%s' (try --help)", argv[optind - 1]);
         }
+    }
+    if (exec_in) { /* internal: a group's mpirun, with a job family of its own */
+        if (optind >= argc)
+            return cmd_fail("mpirun: --exec-in: no command given");
+        struct stat st;
+        if (stat(exec_in, &st) < 0 || !S_ISDIR(st.st_mode))
+            return cmd_fail("mpirun: --exec-in: '%s' is not a directory", exec_in);
+        return exec_unique(exec_in, argv + optind);
     }
     long long job = cmd_job_from_env();
     if (job <= 0)

@@ -177,6 +177,33 @@ static void save_args(int argc, char **argv)
         app_args[i] = strdup(argv[i + 1]);
 }
 
+/* A group's own Open MPI job family (see exec_unique in src/cmd/cmd_mpirun.c): the
+ * launcher claimed the one it predicted for this group's mpirun; when Open MPI chose
+ * another (a version that names its jobs otherwise), claim that one here, and when it
+ * is taken, stop with a clear error rather than hang in the first accept. Rank 0. */
+static int check_jobfam(void)
+{
+    const char *jobid = getenv("OMPI_MCA_ess_base_jobid"), *claimed = getenv("DT_MPI_JOBFAM");
+    if (!jobid)
+        return 0;
+    unsigned long fam = strtoul(jobid, NULL, 10) >> 16;
+    if (claimed && strtoul(claimed, NULL, 10) == fam)
+        return 0;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/jobfam.%lu", dir, fam);
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd >= 0 || errno != EEXIST) { /* claimed, or no way to tell */
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    fprintf(stderr,
+            "libductile: this group's Open MPI job family %lu is another group's too "
+            "(predicted %s): it cannot connect; start it again\n",
+            fam, claimed ? claimed : "none");
+    return -EEXIST;
+}
+
 int dt_init_adapt(int *argc, char ***argv, int *status)
 {
     int provided;
@@ -193,8 +220,13 @@ int dt_init_adapt(int *argc, char ***argv, int *status)
     ppn = env_int("DT_MPI_PPN", 1);
     group = env_int("DT_MPI_GROUP", env_int("DUCTILE_PROCID", 0));
     save_args(*argc, *argv);
-    int grank;
+    int grank, fam_ok = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &grank);
+    if (grank == 0)
+        fam_ok = check_jobfam() == 0;
+    MPI_Bcast(&fam_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!fam_ok)
+        MPI_Abort(MPI_COMM_WORLD, 1);
     if (getenv("DT_MPI_JOIN")) {
         *status = status_ = DT_STATUS_JOINING;
         joined = 0;
