@@ -104,6 +104,10 @@ typedef struct wk {
 static wk_t w[MAXW];
 static int nw;
 static long next_item, done_items, nitems;
+/* items whose worker was lost before it answered: given out again first */
+static long lost[MAXW];
+static int nlost;
+static int children; /* our `ductile run`s still running */
 static uint64_t checksum;
 static int ms_per_item;
 static char *self;
@@ -117,6 +121,8 @@ static void spawn(const char *node)
     snprintf(ps, sizeof(ps), "%d", port);
     snprintf(mss, sizeof(mss), "%d", ms_per_item);
     pid_t pid = fork();
+    if (pid > 0)
+        children++;
     if (pid == 0) {
         if (node)
             execlp("ductile", "ductile", "run", "--node", node, self, "--ms", mss, "--worker",
@@ -133,7 +139,10 @@ static void assign(wk_t *x)
 {
     if (x->item >= 0 || x->stopping)
         return;
-    if (next_item < nitems) {
+    if (nlost > 0) {
+        x->item = lost[--nlost];
+        dprintf(x->fd, "ITEM %ld\n", x->item);
+    } else if (next_item < nitems) {
         x->item = next_item++;
         dprintf(x->fd, "ITEM %ld\n", x->item);
     }
@@ -142,7 +151,9 @@ static void assign(wk_t *x)
 static void drop(int i)
 {
     if (w[i].item >= 0) { /* its item goes back to the pile (never happens on a clean stop) */
-        fprintf(stderr, "taskfarm: worker on %s lost item %ld\n", w[i].node, w[i].item);
+        fprintf(stderr, "taskfarm: worker on %s lost item %ld: given out again\n", w[i].node,
+                w[i].item);
+        lost[nlost++] = w[i].item; /* at most one per worker: fits */
     }
     close(w[i].fd);
     w[i] = w[--nw];
@@ -246,11 +257,24 @@ int main(int argc, char **argv)
     if (!malleable)
         fprintf(stderr, "taskfarm: running at a fixed size (%s)\n", dt_strerror());
     spawn(NULL); /* one worker on every node of the job */
-    int expansions = 0, shrinks = 0;
+    int expansions = 0, shrinks = 0, restarts = 0;
+    double restart_at = 0;
     while (done_items < nitems) {
         serve(lfd, 10);
         while (waitpid(-1, NULL, WNOHANG) > 0)
-            ;
+            children--;
+        if (nw == 0 && children == 0 && now() >= restart_at) {
+            /* every worker is gone (their step ended with a node or a daemon): start
+             * them again on the job's nodes, a few times, then fail loudly */
+            if (++restarts > 3) {
+                fprintf(stderr, "taskfarm: all workers lost %d times; giving up at item %ld "
+                        "of %ld\n", restarts - 1, done_items, nitems);
+                return 1;
+            }
+            fprintf(stderr, "taskfarm: all workers lost; starting them again\n");
+            restart_at = now() + 2.0 * restarts; /* a node daemon may be restarting */
+            spawn(NULL);
+        }
         dt_offer_t o;
         if (!malleable || ignore_offers || dt_poll_offer(&o) != 1 || o.op == DT_WITHDRAWN)
             continue;

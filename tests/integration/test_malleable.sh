@@ -17,6 +17,24 @@ expect_state "$jf" CD 60
 ref=$(awk '/^checksum/ {print $2}' "ductile-$jf.out")
 [ -n "$ref" ] || fail "no reference checksum: $(cat "ductile-$jf.out")"
 
+# The daemon of the leader's node killed and restarted mid-run: the workers' step (its
+# client relayed by that daemon) ends, their items go back to the pile, the leader
+# starts its workers again, and the result is the same.
+s=$(script lose.sh "#DUCTILE --nodes=2
+$farm --items 300 --ms 20")
+jl=$(submit "$s")
+expect_state "$jl" R
+wait_for 20 pgrep -f "^$farm --ms 20 --worker" || fail "task farm did not start: $(d show "$jl")"
+old=$(cat "$T/c/noded-n1.pid")
+kill -9 "$old"
+wait_for 10 sh -c "! kill -0 $old 2> /dev/null" || fail "noded n1 survived kill -9"
+restart_noded n1
+expect_state "$jl" CD 60
+grep -q "starting them again\|given out again" "ductile-$jl.out" ||
+  fail "the workers were not lost: $(cat "ductile-$jl.out")"
+[ "$(awk '/^checksum/ {print $2}' "ductile-$jl.out")" = "$ref" ] ||
+  fail "checksum after losing the workers: $(cat "ductile-$jl.out")"
+
 # malleable: grown to 4 at once, shrunk when a 2-node job arrives
 s=$(script farm.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
 $farm --items 300 --ms 20")
