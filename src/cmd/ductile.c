@@ -1,6 +1,8 @@
 /* ductile: the one command users type. Dispatches to a subcommand. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -43,7 +45,9 @@ int cmd_fail(const char *fmt, ...)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ductile COMMAND [OPTIONS]\n\ncommands:\n");
+    fprintf(f, "usage: ductile [--conf FILE] COMMAND [OPTIONS]\n\n"
+               "  --conf FILE  the cluster's ductile.conf (default: $DUCTILE_CONF)\n\n"
+               "commands:\n");
     for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
         fprintf(f, "  %-10s %s\n", subcmds[i].name, subcmds[i].help);
     fprintf(f, "  %-10s %s\n", "version", "print the version");
@@ -52,6 +56,17 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* ductile --conf FILE COMMAND ...: as the user guide writes it; the commands take
+     * --conf after their name too, and otherwise $DUCTILE_CONF */
+    if (argc >= 2 && !strcmp(argv[1], "--conf")) {
+        if (argc < 3 || !*argv[2])
+            return cmd_fail("--conf needs a file: ductile --conf FILE COMMAND ...") + 1;
+        if (setenv("DUCTILE_CONF", argv[2], 1) < 0)
+            return cmd_fail("--conf: %s", strerror(errno));
+        argv[2] = argv[0];
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);

@@ -33,9 +33,31 @@ int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen)
     if (noded && *noded && client_open_unix(noded, c, err, errlen) == 0)
         return 0;
     int rc = client_open_unix(cfg->control_socket, c, err, errlen);
-    if (rc < 0 && cfg->auth_type == CONFIG_AUTH_MUNGE)
+    if (rc == -ENOENT && cfg->auth_type != CONFIG_AUTH_MUNGE) {
+        /* a login or compute host: no controller socket, and no TCP without MUNGE */
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n,
+                 " (is this the controller's host, and is ductiled running? With AuthType = "
+                 "key, commands work only there and inside jobs; other hosts need AuthType "
+                 "= munge)");
+        return rc;
+    }
+    if (rc < 0 && cfg->auth_type == CONFIG_AUTH_MUNGE) {
         rc = client_open_tcp(cfg->control_addr, cfg->control_port, NULL, cfg->munge_socket, c,
                              err, errlen);
+        if (rc == -EACCES && !strncmp(err, "munge: ", 7)) {
+            /* munged is missing or elsewhere on this host: say where we looked */
+            char why[256];
+            snprintf(why, sizeof(why), "%s", err + 7);
+            const char *sock = cfg->munge_socket && *cfg->munge_socket
+                                   ? cfg->munge_socket
+                                   : "libmunge's default socket";
+            snprintf(err, errlen,
+                     "no MUNGE credential from munged at %s: %s (is munged running on this "
+                     "host, and is MungeSocket its socket?)",
+                     sock, why);
+        }
+    }
     return rc;
 }
 

@@ -41,4 +41,37 @@ expect_state 1 CD
 show login "cat ductile-1.out"
 show login "ductile show 1 | grep -E '^(JobId|User|State|NodeList|ExitCode)'"
 show n1 "ls /var/spool/ductile/spool/n1"
+# inside a job: ductile commands, ductile rsh (a node of the job, then one that is not),
+# a plain mpirun of examples/mpi_hello (built by make build, copied into the home)
+cp "$BINDIR/mpi_hello" "$T/alice/"
+cat > "$T/alice/mpi.sh" << 'JOB'
+#!/bin/sh
+#DUCTILE --nodes=3 --job-name=mpi
+ductile queue
+ductile rsh n3 'echo rsh to $(hostname)'
+ductile rsh n4 hostname
+mpirun ./mpi_hello
+JOB
+chmod 755 "$T/alice/mpi.sh"
+show login "cat mpi.sh"
+show login "setpriv --reuid=nobody --regid=nogroup --clear-groups ductile submit mpi.sh"
+expect_state 2 CD 60
+show login "cat ductile-2.out"
+# from the login host: a step in a running job (its owner only); without --job, no job
+cat > "$T/alice/wait.sh" << 'JOB'
+#!/bin/sh
+#DUCTILE --nodes=2 --job-name=wait
+sleep 600
+JOB
+chmod 755 "$T/alice/wait.sh"
+show login "setpriv --reuid=nobody --regid=nogroup --clear-groups ductile submit wait.sh"
+expect_state 3 R
+show login "setpriv --reuid=nobody --regid=nogroup --clear-groups ductile run --job 3 --label hostname"
+show login "setpriv --reuid=daemon --regid=daemon --clear-groups ductile run --job 3 hostname"
+show login "ductile run hostname"
+show login "ductile cancel 3"
+# a job submitted from a directory the compute hosts do not have (the login host's /tmp)
+show login "mkdir /tmp/work && cp job.sh /tmp/work && cd /tmp/work && ductile submit job.sh"
+expect_state 4 F
+show login "ductile show 4 | grep -E '^(State|Reason|ExitCode|WorkDir)'"
 show login "pwd; ls"
