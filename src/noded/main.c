@@ -37,6 +37,13 @@ static void on_close(conn_t *c, void *arg)
         /* refused: the controller's host answers, only its daemon is down (a restart);
          * it will not have declared us down when it returns */
         d->ctl_refused = conn_error(c) == UV_ECONNREFUSED;
+        /* say why we cannot connect, once per reason (retries are every second) */
+        static int last_error;
+        if (conn_error(c) && conn_error(c) != last_error)
+            fprintf(stderr, "ductile-noded %s: cannot connect to the controller at %s:%d: %s; "
+                    "retrying every second\n", d->name, d->cfg.control_addr,
+                    d->cfg.control_port, uv_strerror(conn_error(c)));
+        last_error = conn_error(c);
         apps_ctl_lost(d);
         if (!d->stopping)
             uv_timer_start(&d->reconnect, on_reconnect, d->registered_once ? 1000 : 100, 0);

@@ -167,6 +167,10 @@ static void out_close(conn_t *c, void *arg)
     for (struct peer **pp = &d->peers; *pp; pp = &(*pp)->next)
         if ((*pp)->c == c) {
             struct peer *p = *pp;
+            if (conn_error(c))
+                fprintf(stderr, "ductile-noded %s: cannot send step output to the node daemon at "
+                        "%s:%d (NodePort): %s; that step's output from here is lost\n", d->name,
+                        p->addr, p->port, uv_strerror(conn_error(c)));
             *pp = p->next;
             free(p);
             return;
