@@ -239,6 +239,13 @@ int main(int argc, char **argv)
             ms_per_item = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--worker") && i + 2 < argc)
             return worker(argv[i + 1], atoi(argv[i + 2]), ms_per_item);
+        else {
+            fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
+                    "usage: taskfarm [--items N] [--ms MS]   (inside a Ductile job)\n"
+                    "Hands out N items of MS milliseconds of work to one worker per node of\n"
+                    "the job and prints their checksum; grows and shrinks with the job.\n");
+            return strcmp(argv[i], "--help") ? 2 : 0;
+        }
     }
     signal(SIGPIPE, SIG_IGN);
     /* Workers on every node of the job connect back: listen on all addresses, and tell
