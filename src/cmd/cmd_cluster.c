@@ -45,8 +45,37 @@ static int sibling(const char *name, char *out, size_t len)
     return access(out, X_OK) == 0 ? 0 : -ENOENT;
 }
 
+static bool port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                             .sin_port = htons((uint16_t)port)};
+    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/* A port for the controller, free now and below the kernel's ephemeral range: the
+ * controller binds it only later (and again after a restart), and a port the kernel
+ * hands out to any connection or listener meanwhile would be taken. */
 static int free_port(void)
 {
+    int lo = 32768, hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d %d", &lo, &hi) != 2)
+            lo = 32768;
+        fclose(f);
+    }
+    int first = lo - 12000 > 1024 ? lo - 12000 : 1024, span = lo - first;
+    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    for (int i = 0; span > 0 && i < 200; i++) {
+        int port = first + (int)(rand_r(&seed) % (unsigned)span);
+        if (port_free(port))
+            return port;
+    }
+    /* no room below the ephemeral range: any free port */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(sa);

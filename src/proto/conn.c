@@ -258,10 +258,17 @@ static int send_munge_auth(conn_t *c)
     char *cred = NULL;
     munge_err_t e = ctx ? munge_encode(&cred, ctx, hex, (int)strlen(hex)) : EMUNGE_NO_MEMORY;
     munge_ctx_destroy(ctx);
+    /* A daemon retries every second: say it once per reason, not at every attempt. */
+    static munge_err_t last_said = EMUNGE_SUCCESS;
     if (e != EMUNGE_SUCCESS) {
-        fprintf(stderr, "ductile: munge: %s\n", munge_strerror(e));
+        if (e != last_said)
+            fprintf(stderr, "ductile: no MUNGE credential from munged at %s: %s (is munged "
+                    "running on this host, and is MungeSocket its socket?)\n",
+                    c->munge_socket ? c->munge_socket : "its default socket", munge_strerror(e));
+        last_said = e;
         return -EACCES;
     }
+    last_said = EMUNGE_SUCCESS;
     json_t *m = json_pack("{s:s,s:s}", "type", "auth", "cred", cred);
     free(cred);
     int rc = send_now(c, m);

@@ -3,6 +3,14 @@
 . "$(dirname "$0")/lib.sh"
 up 4
 cd "$T"
+# The local cluster's controller port lies below the kernel's ephemeral range: a port
+# the kernel may hand to any connection or listener before the controller binds it (or
+# binds it again after a restart) was taken now and then ("address already in use").
+if [ "${HOSTS:-0}" != 1 ]; then
+  cport=$(awk '$1 == "ControlPort" {print $3}' "$DUCTILE_CONF")
+  low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range)
+  [ "$cport" -lt "$low" ] || fail "ControlPort $cport is in the ephemeral range (from $low)"
+fi
 export MY_VAR="captured at submission"
 s=$(script env.sh '#DUCTILE --nodes=2 --job-name=envtest
 echo "id=$DUCTILE_JOB_ID n=$DUCTILE_JOB_NUM_NODES list=$DUCTILE_JOB_NODELIST dir=$DUCTILE_SUBMIT_DIR"
