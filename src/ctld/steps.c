@@ -183,8 +183,10 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
                 nodes[k++] = i;
         if (!k) {
             free(nodes);
-            snprintf(err, sizeof(err), "node %s is not in job %lld's allocation", node,
-                     (long long)id);
+            char *nl = nodes_format(c, j->alloc, j->nalloc);
+            snprintf(err, sizeof(err), "node %s is not in job %lld's allocation (%s)", node,
+                     (long long)id, nl ? nl : "?");
+            free(nl);
             fail(conn, err);
             return;
         }

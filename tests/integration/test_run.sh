@@ -11,6 +11,7 @@ echo "status=$?"
 ductile run -N 2 sh -c "echo x"
 ductile run --node n3 sh -c "echo only \$DUCTILE_NODENAME"
 ductile rsh n2 "echo rsh on \$DUCTILE_NODENAME"
+ductile rsh n4 true 2>&1 | sed "s/^/rsh4: /"
 ductile run /bin/nosuch
 echo "missing=$?"')
 j=$(submit "$s")
@@ -23,6 +24,8 @@ grep -qx "status=2" "$out" || fail "largest exit status: $(cat "$out")"
 [ "$(grep -cx x "$out")" -eq 2 ] || fail "-N 2: $(cat "$out")"
 grep -qx "only n3" "$out" || fail "--node"
 grep -qx "rsh on n2" "$out" || fail "rsh: $(cat "$out")"
+grep -qxF "rsh4: ductile: node n4 is not in job $j's allocation (n[1-3])" "$out" ||
+  fail "rsh to a node outside the job: $(grep rsh4 "$out")"
 grep -qx "missing=127" "$out" || fail "exec failure status: $(cat "$out")"
 grep -q "cannot execute /bin/nosuch" "$out" || fail "exec failure message: $(cat "$out")"
 
