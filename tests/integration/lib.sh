@@ -24,6 +24,19 @@ cleanup() {
   # node daemons leave their jobs running when they stop (as on a real node): a test
   # that failed mid-job must not leave them behind
   pkill -9 -f "$T/" 2>/dev/null || true
+  # and the cgroups of the daemons that did not remove their own (killed, or jobs kept
+  # by `cluster down --keep-jobs`): what is left in them is killed, then they go
+  local cg
+  for cg in $(sed -n "s/.*jobs' cgroups under \(.*\)$/\1/p" "$T"/c/log/noded-*.log 2> /dev/null | sort -u); do
+    case $cg in */ductile/*) ;; *) continue ;; esac
+    [ -e "$cg/cgroup.kill" ] && echo 1 > "$cg/cgroup.kill" 2> /dev/null
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      find "$cg" -depth -type d -exec rmdir {} \; 2> /dev/null || true
+      [ -d "$cg" ] || break
+      sleep 0.1 # the killed processes leave their cgroup as they are reaped
+    done
+    rmdir "$(dirname "$cg")" 2> /dev/null || true # the cluster's, once its last node's is gone
+  done
   if [ $rc -ne 0 ] && [ -d "$T/c/log" ]; then
     for f in "$T"/c/log/*.log; do echo "--- $f"; tail -n 30 "$f"; done >&2
   fi
