@@ -94,7 +94,7 @@ typedef struct job {
     bool resize_lost;        /* restored from RS: the restart withdrew its resize */
     double node_seconds;     /* accounting: integral of allocated nodes */
     double alloc_since;      /* time of the last allocation change */
-    char reason[48];         /* why it waits or how it ended */
+    char reason[256];        /* why it waits or how it ended (a launch error in full) */
 } job_t;
 
 typedef enum nstate {

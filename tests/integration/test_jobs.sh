@@ -71,4 +71,16 @@ grep -q "cannot read" e.txt || fail "message: $(cat e.txt)"
 grep -q "needs at least 9 nodes but the cluster has 4" e.txt || fail "size message: $(cat e.txt)"
 ! d show 99999 2> e.txt || fail "unknown job"
 grep -q "does not exist" e.txt || fail "unknown job message"
+
+# A job that cannot start says why in full: its working directory, removed before it
+# ran, is named whole in its reason (it was cut at 47 characters).
+wd="$T/a-working-directory-with-a-rather-long-name-that-goes-away"
+mkdir -p "$wd"
+d drain n1,n2,n3,n4 > /dev/null
+s=$(script gone.sh 'true')
+jg=$(cd "$wd" && submit "$s")
+rmdir "$wd"
+d resume n1,n2,n3,n4 > /dev/null
+wait_for 20 sh -c "\"$BIN\" show $jg | grep -q '^State.*FAILED'" || fail "job $jg: $(d show "$jg")"
+field "$jg" Reason | grep -qF "$wd" || fail "reason cut: $(field "$jg" Reason)"
 echo ok
