@@ -120,7 +120,7 @@ static void fail(conn_t *conn, const char *msg)
 /* Where the client's node takes the step's output directly (docs/architecture.md,
  * "Step output"): the client is relayed by a node daemon that listens for other nodes.
  * NULL: the output comes through us (a client on the controller's or a login host). */
-static json_t *step_home(ctld_t *c, conn_t *conn)
+static json_t *step_home(conn_t *conn)
 {
     conn_t *carrier = conn_carrier(conn);
     node_t *h = carrier ? conn_data(carrier) : NULL;
@@ -132,7 +132,6 @@ static json_t *step_home(ctld_t *c, conn_t *conn)
     if (!colon)
         return NULL;
     *colon = '\0';
-    (void)c;
     return json_pack("{s:s,s:s,s:i,s:I}", "node", h->name, "addr", addr, "port", h->step_port,
                      "chan", (json_int_t)conn_channel_id(conn));
 }
@@ -203,7 +202,7 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
             nodes[k] = j->alloc[k];
     }
     step_t *s = calloc(1, sizeof(*s));
-    json_t *home = step_home(c, conn);
+    json_t *home = step_home(conn);
     if (s) {
         s->done = calloc((size_t)k, 1);
         s->acked = calloc((size_t)k, sizeof(int64_t));

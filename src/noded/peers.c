@@ -54,13 +54,7 @@ static void in_message(conn_t *c, json_t *msg, void *arg)
         apps_on_step_io(d, msg);
 }
 
-static void in_close(conn_t *c, void *arg)
-{
-    (void)c;
-    (void)arg;
-}
-
-static const conn_ops_t in_ops = {.on_message = in_message, .on_close = in_close};
+static const conn_ops_t in_ops = {.on_message = in_message};
 
 static void on_peer_connection(uv_stream_t *server, int status)
 {
