@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -114,6 +115,21 @@ static pid_t spawn(char *const argv[], const char *log, const char *pidfile)
     return pid;
 }
 
+/* Keys the configuration of `cluster up` always has (--set cannot give them twice). */
+static bool set_by_up(const char *kv)
+{
+    static const char *const keys[] = {"ClusterName", "ControlAddr", "ControlPort",
+                                       "ControlSocket", "Nodes", "CoresPerNode", "StateDir",
+                                       "LogDir", "Policy", "SchedulerTick", "NodeTimeout",
+                                       "ResizeTimeout", "AuthType", "AuthKeyFile",
+                                       "MungeSocket"};
+    size_t n = strcspn(kv, "= \t");
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (strlen(keys[i]) == n && !strncasecmp(kv, keys[i], n))
+            return true;
+    return false;
+}
+
 static int cluster_up(int argc, char **argv)
 {
     static const struct option lopts[] = {{"nodes", required_argument, 0, 'N'},
@@ -124,12 +140,14 @@ static int cluster_up(int argc, char **argv)
                                           {"auth", required_argument, 0, 'a'},
                                           {"resize-timeout", required_argument, 0, 'R'},
                                           {"munge-socket", required_argument, 0, 'm'},
+                                          {"set", required_argument, 0, 's'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     long nodes = 0;
     const char *dir = NULL, *policy = "easy", *tick = "10", *timeout = "30";
     const char *auth = "key", *munge_socket = "", *rtimeout = "60";
-    int o;
+    const char *sets[32];
+    int nsets = 0, o;
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, "N:d:p:", lopts, NULL)) != -1) {
@@ -149,11 +167,21 @@ static int cluster_up(int argc, char **argv)
             break;
         case 'm': munge_socket = optarg; break;
         case 'R': rtimeout = optarg; break;
+        case 's':
+            if (!strchr(optarg, '=') || strchr(optarg, '\n') || nsets == 32)
+                return cmd_fail("cluster up: --set takes KEY=VALUE (a ductile.conf line; at "
+                                "most 32)");
+            if (set_by_up(optarg))
+                return cmd_fail("cluster up: --set %.*s: cluster up writes that key itself "
+                                "(see its options: ductile cluster up --help)",
+                                (int)strcspn(optarg, "="), optarg);
+            sets[nsets++] = optarg;
+            break;
         case 'h':
             printf("usage: ductile cluster up --nodes N [--dir DIR] [--policy P]\n"
                    "  [--tick SECONDS] [--node-timeout SECONDS] [--resize-timeout SECONDS]\n"
                    "  [--auth key|munge]\n"
-                   "  [--munge-socket PATH]\n");
+                   "  [--munge-socket PATH] [--set KEY=VALUE]...  (any ductile.conf key)\n");
             return 0;
         default:
             return cmd_fail("cluster up: bad option '%s'", argv[optind - 1]);
@@ -212,6 +240,10 @@ static int cluster_up(int argc, char **argv)
                "MungeSocket = \"%s\"\n",
             port, adir, nodes >= 10 ? "0" : "", nodes, ncpu / nodes > 0 ? ncpu / nodes : 1, adir,
             adir, policy, tick, timeout, rtimeout, auth, adir, munge_socket);
+    for (int i = 0; i < nsets; i++) {
+        const char *eq = strchr(sets[i], '=');
+        fprintf(f, "%.*s = %s\n", (int)(eq - sets[i]), sets[i], eq + 1);
+    }
     fclose(f);
     /* Check it before starting anything: a bad --policy is an error here, not in a log. */
     config_t cfg = {0};

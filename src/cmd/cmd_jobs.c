@@ -21,6 +21,8 @@ typedef struct common {
     const char *since;
     long nodes;
     long limit;
+    bool release, no_wait;
+    long wait; /* -1: not given */
 } common_t;
 
 /* Every option any of these commands knows; each command declares which of them it
@@ -28,7 +30,7 @@ typedef struct common {
  * `show 1 --state R` is an error, not an option silently ignored. */
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
-    O_JOBS, O_HELP
+    O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -38,7 +40,8 @@ static const struct option all_opts[] = {
     {"since", required_argument, 0, O_SINCE}, {"reason", required_argument, 0, O_REASON},
     {"nodes", required_argument, 0, O_NODES}, {"limit", required_argument, 0, O_LIMIT},
     {"name", required_argument, 0, O_NAME},   {"jobs", required_argument, 0, O_JOBS},
-    {"help", no_argument, 0, O_HELP},
+    {"release", no_argument, 0, O_RELEASE},   {"no-wait", no_argument, 0, O_NO_WAIT},
+    {"wait", required_argument, 0, O_WAIT},   {"help", no_argument, 0, O_HELP},
 };
 /* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE */
 static const struct { char c; int o; } shorts[] = {
@@ -87,9 +90,20 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_REASON: c->reason = optarg; break;
         case O_NAME: c->name = optarg; break;
         case O_JOBS: c->jobs = optarg; break;
+        case O_RELEASE: c->release = true; break;
+        case O_NO_WAIT: c->no_wait = true; break;
+        case O_WAIT:
+            if (strparse_long(optarg, 1, 86400, &v) < 0) {
+                cmd_fail("%s: --wait: '%s' is not a number of seconds from 1 to 86400", sp->cmd,
+                         optarg);
+                return -1;
+            }
+            c->wait = v;
+            break;
         case O_NODES:
             if (strparse_long(optarg, 1, 1L << 24, &v) < 0) {
-                cmd_fail("%s: --nodes: '%s' is not a node count", sp->cmd, optarg);
+                cmd_fail("%s: --nodes: '%s' is not a node count (a whole number, at least 1)",
+                         sp->cmd, optarg);
                 return -1;
             }
             c->nodes = v;
@@ -297,6 +311,50 @@ static void print_text(const char *label, const json_t *o, const char *key)
     free(v);
 }
 
+static void clock_of(double t, char *buf, size_t len);
+static const char *plural(long long n);
+
+/* The operator's resize (pending, under way, or how the last one ended) and the hold. */
+static void print_resize(const json_t *j, long long id)
+{
+    const json_t *op = json_object_get(j, "operator_resize");
+    char t[32];
+    if (op) {
+        long long n = (long long)json_integer_value(json_object_get(op, "nodes"));
+        const char *st = cu_str(op, "state");
+        char *why = esc(op, "why");
+        bool live = !strcmp(st, "pending") || !strcmp(st, "under way");
+        clock_of(cu_num(op, "since"), t, sizeof(t));
+        printf("%-14s %lld node%s (operator), %s %s %s%s%s\n", "Resize", n, plural(n), st,
+               live ? "since" : "at", t, why && *why ? ": " : "", why ? why : "");
+        free(why);
+    }
+    const json_t *al = json_object_get(j, "app_limits");
+    if (al) {
+        double iv = cu_num(al, "interval");
+        printf("%-14s %lld-%lld nodes, preferred %lld%s", "AppLimits",
+               (long long)json_integer_value(json_object_get(al, "min")),
+               (long long)json_integer_value(json_object_get(al, "max")),
+               (long long)json_integer_value(json_object_get(al, "preferred")),
+               iv > 0 ? ", a resize at most every " : "");
+        if (iv > 0)
+            printf("%g s", iv);
+        printf(" (set by the application)\n");
+    }
+    const json_t *h = json_object_get(j, "hold");
+    if (h) {
+        long long n = (long long)json_integer_value(json_object_get(h, "nodes"));
+        const json_t *until = json_object_get(h, "until");
+        if (json_is_number(until)) {
+            clock_of(json_number_value(until), t, sizeof(t));
+            printf("%-14s %lld node%s (operator) until %s\n", "SizeHold", n, plural(n), t);
+        } else {
+            printf("%-14s %lld node%s (operator) until released (ductile resize %lld --release)\n",
+                   "SizeHold", n, plural(n), id);
+        }
+    }
+}
+
 int cmd_show(int argc, char **argv)
 {
     common_t o = {0};
@@ -329,6 +387,7 @@ int cmd_show(int argc, char **argv)
            (long long)json_integer_value(json_object_get(j, "min_nodes")),
            (long long)json_integer_value(json_object_get(j, "max_nodes")), cu_str(j, "constraint"));
     print_text("NodeList", j, "nodelist");
+    print_resize(j, id);
     if (json_object_get(j, "mtct"))
         printf("%-14s %.3f (MPI time / wall time, reported by the job)\n", "MTCT", cu_num(j, "mtct"));
     cu_fmt_duration(cu_num(j, "time_limit"), t, sizeof(t));
@@ -345,7 +404,11 @@ int cmd_show(int argc, char **argv)
         printf("%-14s %lld%s%s\n", "ExitCode", ec, sig ? " signal " : "",
                sig ? (sig == 9 ? "KILL" : sig == 15 ? "TERM" : "other") : "");
     print_text("WorkDir", j, "cwd");
-    print_text("StdOut", j, "stdout");
+    const char *out = json_string_value(json_object_get(j, "stdout"));
+    if (out && *out)
+        print_text("StdOut", j, "stdout");
+    else /* not given at submission: the node daemon's default, ductile-%j.out */
+        printf("%-14s ductile-%lld.out (the default, in WorkDir)\n", "StdOut", (long long)id);
     printf("%-14s %s\n", "Requeue", json_is_true(json_object_get(j, "requeue")) ? "yes" : "no");
     json_t *ev = json_object_get(j, "events");
     size_t k;
@@ -422,25 +485,176 @@ int cmd_cancel(int argc, char **argv)
     return status;
 }
 
+/* Exit status of `ductile resize` (docs/user-guide.md). */
+enum {
+    RESIZE_DONE = 0,     /* committed, released, or accepted with --no-wait */
+    RESIZE_REFUSED = 1,  /* refused, bad input, no controller */
+    RESIZE_NOT_DONE = 2, /* declined, withdrawn, failed, replaced by another request */
+    RESIZE_WAITING = 3,  /* still pending or under way when the wait ended */
+};
+
+static const char *plural(long long n) { return n == 1 ? "" : "s"; }
+
+static void clock_of(double t, char *buf, size_t len)
+{
+    time_t s = (time_t)t;
+    struct tm tm;
+    localtime_r(&s, &tm);
+    strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ", held at that size until 12:00:00 ..." when the job is held; "" when not. */
+static void hold_text(const json_t *job, long long id, char *buf, size_t len)
+{
+    const json_t *h = json_object_get(job, "hold");
+    buf[0] = '\0';
+    if (!h)
+        return;
+    const json_t *until = json_object_get(h, "until");
+    if (json_is_number(until)) {
+        char t[32];
+        clock_of(json_number_value(until), t, sizeof(t));
+        snprintf(buf, len, "; held at that size until %s (OperatorResizeHold; ductile resize "
+                 "%lld --release lets the policy resize it sooner)", t, id);
+    } else {
+        snprintf(buf, len, "; held at that size until released (ductile resize %lld --release)",
+                 id);
+    }
+}
+
+/* Prints the outcome of the operator's resize number seq of job id, if there is one:
+ * returns 1 and the exit status in *status; 0 while it pends or is under way. */
+static int resize_outcome(const json_t *job, long long id, long long seq, long asked, int *status)
+{
+    const json_t *op = json_object_get(job, "operator_resize");
+    long long nodes = (long long)json_integer_value(json_object_get(op, "nodes"));
+    char *why = esc(op, "why");
+    const char *state = cu_str(op, "state");
+    int done = 1;
+    *status = RESIZE_NOT_DONE;
+    if (!op || (long long)json_integer_value(json_object_get(op, "seq")) != seq) {
+        if (op && (long long)json_integer_value(json_object_get(op, "seq")) > seq)
+            fprintf(stderr, "ductile: job %lld: the resize was replaced by a newer one (to %lld "
+                    "node%s)\n", id, nodes, plural(nodes));
+        else if (strcmp(cu_str(job, "state"), "R") && strcmp(cu_str(job, "state"), "RS")) {
+            char *reason = esc(job, "reason");
+            fprintf(stderr, "ductile: job %lld: resize to %ld node%s failed: the job ended (%s%s%s)\n",
+                    id, asked, plural(asked), cu_str(job, "state_name"),
+                    reason && *reason ? ": " : "", reason ? reason : "");
+            free(reason);
+        }
+        else
+            fprintf(stderr, "ductile: job %lld: the controller no longer knows the resize (it "
+                    "restarted)\n", id);
+    } else if (!strcmp(state, "committed")) {
+        char hold[256];
+        hold_text(job, id, hold, sizeof(hold));
+        printf("job %lld: committed at %lld node%s (%lld -> %lld)%s\n", id, nodes, plural(nodes),
+               (long long)json_integer_value(json_object_get(op, "from")), nodes, hold);
+        *status = RESIZE_DONE;
+    } else if (!strcmp(state, "declined")) {
+        fprintf(stderr, "ductile: job %lld: resize to %lld node%s declined by the application\n",
+                id, nodes, plural(nodes));
+    } else if (!strcmp(state, "pending") || !strcmp(state, "under way")) {
+        done = 0;
+    } else { /* withdrawn, failed, released */
+        fprintf(stderr, "ductile: job %lld: resize to %lld node%s %s: %s\n", id, nodes,
+                plural(nodes), state, why ? why : "");
+    }
+    free(why);
+    return done;
+}
+
 int cmd_resize(int argc, char **argv)
 {
-    common_t o = {0};
-    static const spec_t sp = {"resize", OPT(O_CONF) | OPT(O_NODES), 1, 1,
-                              "ductile resize JOB -N|--nodes N"};
+    common_t o = {.wait = -1};
+    static const spec_t sp = {"resize", OPT(O_CONF) | OPT(O_NODES) | OPT(O_RELEASE) |
+                                            OPT(O_NO_WAIT) | OPT(O_WAIT), 1, 1,
+                              "ductile resize JOB -N|--nodes N [--no-wait | --wait SECONDS], "
+                              "or ductile resize JOB --release"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
-        return 1;
-    if (!o.nodes)
-        return cmd_fail("resize: give the new size (usage: %s)", sp.usage);
+        return RESIZE_REFUSED;
+    if (o.release && o.nodes)
+        return cmd_fail("resize: give either a new size (-N N) or --release, not both");
+    if (!o.release && !o.nodes)
+        return cmd_fail("resize: give the new size with -N N, or --release (usage: %s)", sp.usage);
+    if (o.no_wait && o.wait >= 0)
+        return cmd_fail("resize: --no-wait and --wait exclude each other");
+    if (o.release && (o.no_wait || o.wait >= 0))
+        return cmd_fail("resize: --release takes effect at once: no --wait or --no-wait");
     long long id;
     if (parse_job(argv[i], &id))
-        return 1;
-    json_t *rep = call(o.conf, json_pack("{s:s,s:I,s:I}", "type", "resize", "job", (json_int_t)id,
-                                         "nodes", (json_int_t)o.nodes));
+        return RESIZE_REFUSED;
+    config_t cfg = {0};
+    if (cu_load_conf(o.conf, &cfg))
+        return RESIZE_REFUSED;
+    json_t *req = json_pack("{s:s,s:I}", "type", "resize", "job", (json_int_t)id);
+    if (o.release)
+        json_object_set_new(req, "release", json_true());
+    else
+        json_object_set_new(req, "nodes", json_integer(o.nodes));
+    json_t *rep = cu_call(&cfg, req);
+    int status = RESIZE_REFUSED;
     if (!rep)
-        return 1;
+        goto out;
+    const json_t *job = json_object_get(rep, "job");
+    if (o.release) {
+        const char *msg = cu_str(rep, "message");
+        printf("job %lld: %s%s\n", id, strncmp(msg, "nothing", 7) ? "released; " : "", msg);
+        status = RESIZE_DONE;
+        goto out;
+    }
+    long long seq = (long long)json_integer_value(
+        json_object_get(json_object_get(job, "operator_resize"), "seq"));
+    /* Long enough for one offer to be answered or withdrawn (ResizeTimeout), twice. */
+    long limit = o.wait >= 0 ? o.wait : (long)(2 * cfg.resize_timeout + 0.5);
+    double deadline = mono_now() + (double)limit;
+    bool told = false;
+    while (!resize_outcome(job, id, seq, o.nodes, &status)) {
+        const json_t *op = json_object_get(job, "operator_resize");
+        const char *state = cu_str(op, "state");
+        char *why = esc(op, "why");
+        if (o.no_wait) {
+            printf("job %lld: resize to %ld node%s %s: %s\n", id, o.nodes, plural(o.nodes), state,
+                   why ? why : "");
+            status = RESIZE_DONE;
+        } else if (mono_now() >= deadline) {
+            fprintf(stderr, "ductile: job %lld: resize to %ld node%s still %s after %ld s: %s%s\n",
+                    id, o.nodes, plural(o.nodes), state, limit, why ? why : "",
+                    strcmp(state, "pending") ? ""
+                                             : "; it stays asked for (--release drops it)");
+            status = RESIZE_WAITING;
+        } else if (!told && !strcmp(state, "pending") && mono_now() > deadline - limit + 0.5) {
+            fprintf(stderr, "ductile: job %lld: resize to %ld node%s pending: %s; waiting up to "
+                    "%ld s (--no-wait returns at once)\n", id, o.nodes, plural(o.nodes),
+                    why ? why : "", limit);
+            told = true;
+        }
+        free(why);
+        if (o.no_wait || status == RESIZE_WAITING)
+            break;
+        struct timespec ts = {0, 100 * 1000 * 1000}; /* the controller is asked 10 times a second */
+        nanosleep(&ts, NULL);
+        json_decref(rep);
+        rep = cu_call(&cfg, json_pack("{s:s,s:I}", "type", "show", "job", (json_int_t)id));
+        if (!rep) {
+            status = RESIZE_REFUSED;
+            break;
+        }
+        job = json_object_get(rep, "job");
+    }
+out:
     json_decref(rep);
-    return 0;
+    config_free(&cfg);
+    return status;
 }
 
 int cmd_nodes(int argc, char **argv)

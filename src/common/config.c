@@ -26,7 +26,8 @@ enum {
     K_HEARTBEAT, K_RESIZE_TIMEOUT, K_KILL_WAIT, K_AUTH_TYPE, K_AUTH_KEY_FILE,
     K_MUNGE_SOCKET, K_OPERATORS, K_MAX_JOBS, K_MAX_SCRIPT, K_NODE_ADDR,
     K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
-    K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, NKEYS
+    K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
+    K_OPER_HOLD, NKEYS
 };
 
 typedef enum ktype {
@@ -68,6 +69,8 @@ static const cfgkey_t keys[NKEYS] = {
     [K_NODE_TIMEOUT] = {"NodeTimeout", T_SEC, F(node_timeout), 0, 0},
     [K_HEARTBEAT] = {"HeartbeatInterval", T_SEC, F(heartbeat_interval), 0, 0},
     [K_RESIZE_TIMEOUT] = {"ResizeTimeout", T_SEC, F(resize_timeout), 0, 0},
+    [K_RESIZE_BACKOFF] = {"ResizeBackoff", T_SEC0, F(resize_backoff), 0, 0},
+    [K_RESIZE_BACKOFF_MAX] = {"ResizeBackoffMax", T_SEC0, F(resize_backoff_max), 0, 0},
     [K_KILL_WAIT] = {"KillWait", T_SEC0, F(kill_wait), 0, 0},
     [K_AUTH_TYPE] = {"AuthType", T_AUTH, F(auth_type), 0, 0},
     [K_AUTH_KEY_FILE] = {"AuthKeyFile", T_PATH, F(auth_key_file), 0, 0},
@@ -83,6 +86,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_AUTH_TIMEOUT] = {"AuthTimeout", T_SEC0, F(auth_timeout), 0, 0},
     [K_FRAME_TIMEOUT] = {"FrameTimeout", T_SEC0, F(frame_timeout), 0, 0},
     [K_IDLE_TIMEOUT] = {"IdleTimeout", T_SEC0, F(idle_timeout), 0, 0},
+    [K_OPER_HOLD] = {"OperatorResizeHold", T_SEC0, F(operator_resize_hold), 0, 0},
 };
 #undef F
 
@@ -561,10 +565,11 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
     *out = (config_t){
         .control_port = 6817, .cores_per_node = 1, .memory_per_node = 1024,
         .scheduler_tick = 10, .node_timeout = 30, .resize_timeout = 60, .kill_wait = 10,
+        .resize_backoff = 10, .resize_backoff_max = 300,
         .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_script_size = 1048576,
         .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,
         .max_connections_per_host = 128, .auth_timeout = 10, .frame_timeout = 30,
-        .idle_timeout = 600,
+        .idle_timeout = 600, .operator_resize_hold = 3600,
     };
     int rc = 0, line = 0;
     for (const char *p = text, *end = text + len; rc == 0 && p < end;) {

@@ -48,6 +48,10 @@ typedef struct config {
     double node_timeout;       /* NodeTimeout, seconds */
     double heartbeat_interval; /* HeartbeatInterval, seconds, < node_timeout */
     double resize_timeout;     /* ResizeTimeout, seconds */
+    double resize_backoff;     /* ResizeBackoff: seconds a declined change is not offered again */
+    double resize_backoff_max; /* ResizeBackoffMax: the back-off doubles up to this */
+    double operator_resize_hold; /* OperatorResizeHold: seconds an operator's size holds
+                                    against the policy; 0: until released */
     double kill_wait;          /* KillWait, seconds between SIGTERM and SIGKILL */
     config_auth_t auth_type;   /* AuthType */
     char *auth_key_file;       /* AuthKeyFile */

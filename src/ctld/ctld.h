@@ -30,11 +30,24 @@ typedef enum jstate {
     JS__COUNT
 } jstate_t;
 
+/* Where the operator's last resize of a job (`ductile resize`) stands. */
+typedef enum operstate {
+    OP_NONE = 0,  /* none asked for since the controller started */
+    OP_PENDING,   /* asked for: the engine has not granted it yet */
+    OP_UNDERWAY,  /* granted: the resize is in progress (RS) */
+    OP_COMMITTED, /* the job has the new size */
+    OP_DECLINED,  /* the application declined it */
+    OP_WITHDRAWN, /* taken back (no answer within ResizeTimeout, the application left) */
+    OP_FAILED,    /* the job ended during it */
+    OP_RELEASED,  /* dropped by `ductile resize --release` before it was granted */
+} operstate_t;
+
 /* Where a resize (RS) stands. */
 typedef enum rphase {
     RZ_NONE = 0,  /* no resize */
     RZ_JOINING,   /* expand: the new nodes are being given the job (job_ready each) */
     RZ_OFFERED,   /* the application has the offer and has not answered */
+    RZ_ADAPTING,  /* the application accepted it and adapts (its window is open) */
     RZ_RELEASING, /* shrink committed: the leaving nodes are being cleaned */
 } rphase_t;
 
@@ -91,7 +104,17 @@ typedef struct job {
     bool inhibit;            /* the application declines offers for now */
     int64_t offer;           /* the current offer's number */
     rphase_t phase;          /* RS: where the resize stands */
+    int resize_failures;     /* runs ended by ResizeFailed (not kept across restarts) */
     bool resize_lost;        /* restored from RS: the restart withdrew its resize */
+    /* the operator's last resize (`ductile resize`; not kept across a restart) */
+    operstate_t oper;
+    int64_t oper_seq;        /* its number for this job: a waiting client knows it */
+    int oper_nodes, oper_from; /* asked-for size, the size when asked */
+    double oper_since;       /* wall clock: asked, then when the outcome came */
+    bool oper_no_hold;       /* released while under way: no hold follows */
+    char oper_why[256];      /* how it ended (declined, withdrawn, failed) */
+    double oper_hold;        /* the size holds against the policy until then (wall
+                              * clock; INFINITY: until released); 0: no hold */
     double node_seconds;     /* accounting: integral of allocated nodes */
     double alloc_since;      /* time of the last allocation change */
     char reason[256];        /* why it waits or how it ended (a launch error in full) */
@@ -238,6 +261,12 @@ void jobs_send_nodes(ctld_t *c, job_t *j);
 void jobs_check_timeouts(ctld_t *c);
 /* An operator asks for a new size. */
 int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen);
+/* `ductile resize --release`: drops the operator's pending resize and hold; a message
+ * for the user in msg. */
+void jobs_resize_release(ctld_t *c, job_t *j, char *msg, size_t msglen);
+/* The operator's resize as the client shows it: {seq, nodes, from, since, state, why},
+ * or NULL when none was asked for. */
+json_t *jobs_oper_json(const ctld_t *c, const job_t *j);
 /* Is a node's message about job `id` of run `run` about what the controller runs there
  * now? Returns the job, or NULL for a stale message (no such job, another run, or a
  * node that is not the job's). */

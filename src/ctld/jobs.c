@@ -60,6 +60,8 @@ static bool allowed(jstate_t from, jstate_t to)
     }
 }
 
+static void oper_left(job_t *j, jstate_t to, const char *why);
+
 static int job_to(job_t *j, jstate_t to, const char *why)
 {
     if (!allowed(j->state, to)) {
@@ -67,6 +69,7 @@ static int job_to(job_t *j, jstate_t to, const char *why)
                 (long long)j->id, jstate_code(j->state), jstate_code(to), why);
         return -EINVAL;
     }
+    oper_left(j, to, why);
     j->state = to;
     if (to != JS_RESIZING)
         j->phase = RZ_NONE;
@@ -288,7 +291,7 @@ static void finish(ctld_t *c, job_t *j)
     job_to(j, j->final, "every node is clean");
     j->end = now;
     if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12) &&
-        strcmp(j->reason, "EndedWhileNodeDaemonDown"))
+        strncmp(j->reason, "ResizeFailed", 12) && strcmp(j->reason, "EndedWhileNodeDaemonDown"))
         snprintf(j->reason, sizeof(j->reason), "%s", jstate_name(j->state));
     db_job_save(c, j);
     db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
@@ -391,8 +394,18 @@ int jobs_cancel(ctld_t *c, job_t *j, const char *why)
         finish(c, j);
         return 0;
     }
-    if (j->state == JS_COMPLETING)
+    if (j->state == JS_COMPLETING) {
+        if (j->final == JS_PENDING) { /* being ended to run again: it will not */
+            j->final = JS_CANCELLED;
+            j->requeue_at = 0;
+            snprintf(j->reason, sizeof(j->reason), "%s", why);
+            if (j->cleanup_left <= 0)
+                finish(c, j);
+            else
+                db_job_save(c, j);
+        }
         return 0;
+    }
     start_cleanup(c, j, JS_CANCELLED);
     return 0;
 }
@@ -426,6 +439,95 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out,
     start_cleanup(c, j, final);
 }
 
+/* --- the operator's resizes (`ductile resize`) --- */
+
+/* The operator's size holds against the policy: for OperatorResizeHold seconds, or
+ * until released when that is 0. */
+static void oper_hold(ctld_t *c, job_t *j)
+{
+    double h = c->cfg.operator_resize_hold;
+    j->oper_hold = h > 0 ? ctld_now() + h : INFINITY;
+    sched_set_hold(c->sched, j->id, j->oper_hold);
+}
+
+static void oper_committed(ctld_t *c, job_t *j)
+{
+    if (j->oper != OP_UNDERWAY)
+        return;
+    j->oper = OP_COMMITTED;
+    j->oper_since = ctld_now();
+    if (!j->oper_no_hold)
+        oper_hold(c, j);
+}
+
+/* The job leaves a state with the operator's resize pending or under way: back to R
+ * without the new size (declined, withdrawn), or ending. */
+static void oper_left(job_t *j, jstate_t to, const char *why)
+{
+    if (to == JS_RESIZING || (to == JS_RUNNING && j->state != JS_RESIZING))
+        return;
+    if (to == JS_RUNNING) { /* a resize ends without its new size */
+        if (j->oper != OP_UNDERWAY)
+            return; /* not the operator's: hers still waits for it */
+        j->oper = strstr(why, "declined") ? OP_DECLINED : OP_WITHDRAWN;
+        snprintf(j->oper_why, sizeof(j->oper_why), "%s", why);
+    } else if (j->oper == OP_UNDERWAY || j->oper == OP_PENDING) {
+        j->oper = OP_FAILED;
+        snprintf(j->oper_why, sizeof(j->oper_why), "the job %s (%.32s%s%.180s)",
+                 to == JS_PENDING ? "went back to the queue" : "ended", why,
+                 j->reason[0] ? ": " : "", j->reason);
+    } else {
+        return;
+    }
+    j->oper_since = ctld_now();
+}
+
+static const char *const oper_names[] = {"none",     "pending",   "under way", "committed",
+                                         "declined", "withdrawn", "failed",    "released"};
+
+/* Why the operator's resize of j waits, or where it stands. */
+static void oper_status(const ctld_t *c, const job_t *j, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    sched_jobinfo_t info;
+    if (j->oper == OP_PENDING && c->sched && sched_job_info(c->sched, j->id, &info) == 0) {
+        switch (info.request_wait) {
+        case SCHED_W_RESIZING:
+            snprintf(buf, len, "another resize of the job is under way");
+            break;
+        case SCHED_W_NODES:
+            snprintf(buf, len, "not enough free nodes (%d free, %d more needed)",
+                     info.request_free, info.request - info.nnodes);
+            break;
+        case SCHED_W_NOT_ADAPTIVE:
+            snprintf(buf, len, "%s", j->attached ? "the application declines offers for now "
+                                                   "(dt_set_inhibit)"
+                                                 : "the application has detached");
+            break;
+        default:
+            snprintf(buf, len, "waiting for the next scheduling pass");
+        }
+    } else if (j->oper == OP_UNDERWAY) {
+        snprintf(buf, len, "%s", j->phase == RZ_JOINING     ? "the new nodes are joining"
+                                 : j->phase == RZ_OFFERED   ? "offered to the application"
+                                 : j->phase == RZ_RELEASING ? "the leaving nodes are being cleaned"
+                                                            : "starting");
+    } else {
+        snprintf(buf, len, "%s", j->oper_why);
+    }
+}
+
+json_t *jobs_oper_json(const ctld_t *c, const job_t *j)
+{
+    if (j->oper == OP_NONE)
+        return NULL;
+    char why[sizeof(j->oper_why)];
+    oper_status(c, j, why, sizeof(why));
+    return json_pack("{s:I,s:i,s:i,s:f,s:s,s:s}", "seq", (json_int_t)j->oper_seq, "nodes",
+                     j->oper_nodes, "from", j->oper_from, "since", j->oper_since, "state",
+                     oper_names[j->oper], "why", why);
+}
+
 /* The new size holds: record it (with how long the resize took) and tell the engine. */
 static void resize_commit(ctld_t *c, job_t *j)
 {
@@ -435,6 +537,7 @@ static void resize_commit(ctld_t *c, job_t *j)
     const char *event = j->resize_target > before ? "expand" : "shrink";
     j->nalloc = j->resize_target;
     sched_resize_done(c->sched, j->id, true);
+    oper_committed(c, j);
     job_to(j, JS_RUNNING, event);
     char detail[64];
     snprintf(detail, sizeof(detail), "%.6f s", now - j->resize_started);
@@ -467,12 +570,14 @@ static void send_offer(ctld_t *c, job_t *j)
     char *nl = nodes_format(c, j->alloc, nafter);
     j->offer++;
     j->phase = RZ_OFFERED;
+    /* window: once accepted, how long the adaptation itself may take */
     nodes_send(c, j->alloc[0],
-               json_pack("{s:s,s:I,s:i,s:I,s:s,s:i,s:i,s:o,s:s,s:f}", "type", "resize_offer",
+               json_pack("{s:s,s:I,s:i,s:I,s:s,s:i,s:i,s:o,s:s,s:f,s:f}", "type", "resize_offer",
                          "job", (json_int_t)j->id, "run", j->run, "offer", (json_int_t)j->offer, "op",
                          expand ? "expand" : "shrink", "before", j->nalloc, "after",
                          j->resize_target, "nodes", moving, "nodelist", nl ? nl : "",
-                         "timeout", j->resize_deadline - ctld_mono()));
+                         "timeout", j->resize_deadline - ctld_mono(), "window",
+                         c->cfg.resize_timeout));
     free(nl);
 }
 
@@ -534,6 +639,7 @@ static void withdraw(ctld_t *c, job_t *j, const char *why)
     if (j->resize_target > j->nalloc)
         for (int i = 0; i < j->nresize; i++)
             nodes_send(c, j->resize_nodes[i], cleanup_msg(j, 0));
+    sched_resize_declined(c->sched, j->id, ctld_now()); /* not the same offer at once */
     sched_resize_done(c->sched, j->id, false);
     job_to(j, JS_RUNNING, why);
     db_job_save(c, j);
@@ -542,9 +648,47 @@ static void withdraw(ctld_t *c, job_t *j, const char *why)
     jobs_want_schedule(c);
 }
 
+#define RESIZE_FAILURES_MAX 3
+
+/* The application accepted a resize and could not complete it (a new process died,
+ * its window outlasted ResizeTimeout): its processes may be stuck in the middle of
+ * it, so the job ends (a --requeue job runs again) with the reason. */
+static void resize_failed(ctld_t *c, job_t *j, const char *why)
+{
+    fprintf(stderr, "ductiled: job %lld: resize %d -> %d failed: %s\n", (long long)j->id,
+            j->nalloc, j->resize_target, why);
+    db_job_event(c, j->id, ctld_now(), "resize_failed", j->nalloc, j->resize_target, NULL, 0,
+                 why);
+    /* A --requeue job runs again, but not for ever: an application that fails every
+     * resize would be requeued in a loop. */
+    bool again = j->requeue && ++j->resize_failures < RESIZE_FAILURES_MAX;
+    snprintf(j->reason, sizeof(j->reason), "ResizeFailed:%s%s", why,
+             j->requeue && !again ? " (the third time: not requeued)" : "");
+    start_cleanup(c, j, again ? JS_PENDING : JS_FAILED);
+}
+
 static void set_adaptive(ctld_t *c, job_t *j)
 {
     sched_set_adaptive(c->sched, j->id, j->attached && !j->inhibit);
+}
+
+/* What the application accepts (dt_set_size_limits, dt_set_offer_interval): the
+ * engine's policies keep to it. Absent fields stay as they were. */
+static void app_limits(ctld_t *c, job_t *j, const json_t *msg)
+{
+    char err[128];
+    int64_t v[3] = {-1, -1, -1};
+    static const char *const keys[] = {"min", "max", "preferred"};
+    for (int k = 0; k < 3; k++)
+        if (json_object_get(msg, keys[k]) &&
+            proto_int(msg, keys[k], 0, 1 << 24, &v[k], err, sizeof(err)) < 0)
+            return;
+    double interval = -1;
+    if (json_object_get(msg, "interval") &&
+        proto_num_opt(msg, "interval", 0, 1e7, 0, &interval, err, sizeof(err)) < 0)
+        return;
+    sched_set_app_limits(c->sched, j->id, (int)v[0], (int)v[1], (int)v[2], interval);
+    jobs_want_schedule(c);
 }
 
 void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
@@ -554,9 +698,14 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
         return;
     if (!strcmp(type, "app_attached") || !strcmp(type, "app_detached")) {
         j->attached = !strcmp(type, "app_attached");
+        const json_t *limits = json_object_get(msg, "limits");
+        if (j->attached && json_is_object(limits))
+            app_limits(c, j, limits); /* set before the attach: before any offer */
         set_adaptive(c, j);
         if (!j->attached && j->state == JS_RESIZING && j->phase == RZ_OFFERED)
             withdraw(c, j, "the application went away");
+        else if (!j->attached && j->state == JS_RESIZING && j->phase == RZ_ADAPTING)
+            resize_failed(c, j, "the application's leader went away during the resize");
         jobs_want_schedule(c);
     } else if (!strcmp(type, "app_inhibit")) {
         bool on;
@@ -576,6 +725,16 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
         if (proto_int(msg, "nodes", 1, c->nnodes, &n, err, sizeof(err)) == 0 &&
             sched_request_resize(c->sched, j->id, (int)n, false, err, sizeof(err)) == 0)
             jobs_want_schedule(c);
+    } else if (!strcmp(type, "app_limits")) {
+        app_limits(c, j, msg);
+    } else if (!strcmp(type, "app_resize_failed")) {
+        int64_t offer;
+        const char *why;
+        if (proto_int(msg, "offer", 1, INT64_MAX, &offer, err, sizeof(err)) == 0 &&
+            proto_str(msg, "reason", 200, &why, err, sizeof(err)) == 0 &&
+            j->state == JS_RESIZING && offer == j->offer &&
+            (j->phase == RZ_OFFERED || j->phase == RZ_ADAPTING))
+            resize_failed(c, j, why);
     } else if (!strcmp(type, "app_answer") || !strcmp(type, "app_commit")) {
         int64_t offer;
         const char *answer = "commit";
@@ -583,9 +742,15 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
             (!strcmp(type, "app_answer") &&
              proto_str(msg, "answer", 16, &answer, err, sizeof(err)) < 0))
             return;
-        if (j->state != JS_RESIZING || j->phase != RZ_OFFERED || offer != j->offer)
+        if (j->state != JS_RESIZING || offer != j->offer ||
+            (j->phase != RZ_OFFERED && j->phase != RZ_ADAPTING))
             return; /* an old offer: it was withdrawn */
-        if (!strcmp(answer, "decline"))
+        if (!strcmp(answer, "accept")) {
+            if (j->phase == RZ_OFFERED) { /* the window opens: it has ResizeTimeout */
+                j->phase = RZ_ADAPTING;
+                j->resize_deadline = ctld_mono() + c->cfg.resize_timeout;
+            }
+        } else if (!strcmp(answer, "decline"))
             withdraw(c, j, "declined by the application");
         else if (!strcmp(answer, "commit")) {
             if (j->resize_target > j->nalloc)
@@ -649,6 +814,7 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     j->run = j->restarts + 1;
     j->node_end = 0;
     j->attached = j->inhibit = false;
+    j->oper_hold = 0; /* a new run (requeued) starts unheld */
     snprintf(j->reason, sizeof(j->reason), "%s", sched_reason_name(a->reason));
     db_job_save(c, j);
     db_job_event(c, j->id, now, "start", 0, j->nalloc, j->alloc, j->nalloc,
@@ -672,6 +838,8 @@ static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
     j->resize_target = a->nodes_after;
     j->resize_deadline = ctld_mono() + c->cfg.resize_timeout;
     j->resize_started = ctld_now();
+    if (a->reason == SCHED_R_OPERATOR && j->oper == OP_PENDING)
+        j->oper = OP_UNDERWAY;
     job_to(j, JS_RESIZING, a->op == SCHED_OP_EXPAND ? "expand" : "shrink");
     j->phase = a->op == SCHED_OP_EXPAND ? RZ_JOINING : RZ_NONE;
     db_job_save(c, j);
@@ -713,22 +881,75 @@ static void check_one(int64_t id, void *val, void *arg)
     }
     if (j->state != JS_RESIZING || j->phase == RZ_RELEASING || ctld_mono() < j->resize_deadline)
         return;
+    if (j->phase == RZ_ADAPTING) {
+        char why[160];
+        snprintf(why, sizeof(why), "the application did not complete its %s %d -> %d within "
+                 "ResizeTimeout (%g s)", j->resize_target > j->nalloc ? "expand" : "shrink",
+                 j->nalloc, j->resize_target, c->cfg.resize_timeout);
+        resize_failed(c, j, why);
+        return;
+    }
     withdraw(c, j, "no answer within ResizeTimeout");
 }
 
-void jobs_check_timeouts(ctld_t *c) { idmap_foreach(c->jobs, check_one, c); }
+void jobs_check_timeouts(ctld_t *c)
+{
+    idmap_foreach(c->jobs, check_one, c);
+    if (sched_hold_due(c->sched, ctld_now()))
+        jobs_want_schedule(c); /* an operator's hold ended: the policy may resize the job */
+}
 
 int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen)
 {
-    if (j->state != JS_RUNNING) {
+    if (j->state != JS_RUNNING && j->state != JS_RESIZING) {
         snprintf(err, errlen, "job %lld is %s, not running", (long long)j->id,
                  jstate_name(j->state));
         return -EINVAL;
     }
     int rc = sched_request_resize(c->sched, j->id, nodes, true, err, errlen);
-    if (rc == 0)
-        jobs_want_schedule(c);
-    return rc;
+    if (rc < 0)
+        return rc;
+    j->oper_seq++;
+    j->oper_nodes = nodes;
+    j->oper_from = j->nalloc;
+    j->oper_since = ctld_now();
+    j->oper_no_hold = false;
+    j->oper_why[0] = '\0';
+    j->oper = OP_PENDING;
+    if (j->state == JS_RUNNING && nodes == j->nalloc) {
+        /* the job has that size: it is held there */
+        sched_cancel_request(c->sched, j->id);
+        j->oper = OP_UNDERWAY;
+        oper_committed(c, j);
+    }
+    jobs_want_schedule(c);
+    return 0;
+}
+
+void jobs_resize_release(ctld_t *c, job_t *j, char *msg, size_t msglen)
+{
+    int n = 0;
+    msg[0] = '\0';
+    if (sched_cancel_request(c->sched, j->id) > 0 && j->oper == OP_PENDING) {
+        j->oper = OP_RELEASED;
+        j->oper_since = ctld_now();
+        snprintf(j->oper_why, sizeof(j->oper_why), "released before it was granted");
+        n = snprintf(msg, msglen, "the pending resize to %d node%s is dropped", j->oper_nodes,
+                     j->oper_nodes == 1 ? "" : "s");
+    } else if (j->oper == OP_UNDERWAY) {
+        j->oper_no_hold = true;
+        n = snprintf(msg, msglen, "the resize to %d node%s under way completes, unheld",
+                     j->oper_nodes, j->oper_nodes == 1 ? "" : "s");
+    }
+    if (j->oper_hold > 0) {
+        sched_set_hold(c->sched, j->id, 0);
+        j->oper_hold = 0;
+        snprintf(msg + n, msglen - (size_t)n, "%sthe policy may resize it again", n ? "; " : "");
+    } else if (!n) {
+        snprintf(msg, msglen, "nothing to release (no operator resize pending or held)");
+        return;
+    }
+    jobs_want_schedule(c);
 }
 
 void jobs_schedule(ctld_t *c)
@@ -880,9 +1101,15 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "max_nodes", json_integer(j->max_nodes));
         json_object_set_new(o, "requested_nodes", json_integer(j->nodes));
         sched_jobinfo_t info;
-        if (j->type == SCHED_MALLEABLE && c->sched && sched_job_info(c->sched, j->id, &info) == 0 &&
-            info.mtct >= 0)
-            json_object_set_new(o, "mtct", json_real(info.mtct));
+        if (j->type == SCHED_MALLEABLE && c->sched && sched_job_info(c->sched, j->id, &info) == 0) {
+            if (info.mtct >= 0)
+                json_object_set_new(o, "mtct", json_real(info.mtct));
+            if (info.app_limits) /* what its application accepts (dt_set_size_limits) */
+                json_object_set_new(o, "app_limits",
+                                    json_pack("{s:i,s:i,s:i,s:f}", "min", info.app_min, "max",
+                                              info.app_max, "preferred", info.app_pref,
+                                              "interval", info.app_interval));
+        }
         json_object_set_new(o, "constraint", json_string(sched_constraint_name(j->constraint)));
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
         json_object_set_new(o, "restarts", json_integer(j->restarts));
@@ -890,5 +1117,16 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "stdout", json_string(j->out_path ? j->out_path : ""));
         json_object_set_new(o, "stderr", json_string(j->err_path ? j->err_path : ""));
     }
+    /* the operator's resize: while it pends or is under way, everywhere; its outcome
+     * in show */
+    if (o && (full || j->oper == OP_PENDING || j->oper == OP_UNDERWAY)) {
+        json_t *op = jobs_oper_json(c, j);
+        if (op)
+            json_object_set_new(o, "operator_resize", op);
+    }
+    if (o && j->oper_hold > now && (j->state == JS_RUNNING || j->state == JS_RESIZING))
+        json_object_set_new(o, "hold", json_pack("{s:i,s:o}", "nodes", j->nalloc, "until",
+                                                 isinf(j->oper_hold) ? json_null()
+                                                                     : json_real(j->oper_hold)));
     return o;
 }

@@ -214,6 +214,7 @@ static int reload(ctld_t *c, char *err, size_t errlen)
     c->sched = NULL;
     if (!c->jobs || sched_create(c->nnodes, c->cfg.policy, &c->sched, err, errlen) < 0)
         return -ENOMEM;
+    sched_set_backoff(c->sched, c->cfg.resize_backoff, c->cfg.resize_backoff_max);
     int rc = db_load(c, jobs_restore, err, errlen);
     if (rc < 0)
         return rc;
@@ -415,6 +416,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductiled: Policy: %s\n", err);
         return 1;
     }
+    sched_set_backoff(c.sched, c.cfg.resize_backoff, c.cfg.resize_backoff_max);
     char dbpath[4096];
     snprintf(dbpath, sizeof(dbpath), "%s/ductile.db", c.cfg.state_dir);
     if (db_open(&c, dbpath, dbflags, err, sizeof(err)) < 0 ||

@@ -2,6 +2,7 @@
  * kernel on the local socket, MUNGE on TCP), never from the message. Every field is
  * checked; a bad request gets {"ok": false, "error": "..."} and changes nothing. */
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,6 +455,10 @@ typedef struct cmatch {
     size_t n;
 } cmatch_t;
 
+/* Ending for good: a cancel has nothing to do. (A job ending to be requeued can still
+ * be cancelled: it then does not run again.) */
+static bool ending(const job_t *j) { return j->state == JS_COMPLETING && j->final != JS_PENDING; }
+
 static void match_one(int64_t id, void *val, void *arg)
 {
     (void)id;
@@ -462,7 +467,7 @@ static void match_one(int64_t id, void *val, void *arg)
     char why[160];
     if (x->by_uid && j->uid != x->uid)
         return;
-    if (j->state == JS_COMPLETING || filter_miss(x->f, j, why, sizeof(why)))
+    if (ending(j) || filter_miss(x->f, j, why, sizeof(why)))
         return;
     x->v[x->n++] = j;
 }
@@ -547,7 +552,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
             } else if (!may_modify(c, conn, j)) {
                 snprintf(why, sizeof(why), "permission denied: it belongs to %s", j->user);
                 json_array_append_new(results, cancel_result(id, "not yours", why));
-            } else if (j->state == JS_COMPLETING) {
+            } else if (ending(j)) {
                 json_array_append_new(results, cancel_result(id, "already ended", "ending"));
             } else if (filter_miss(&f, j, why, sizeof(why))) {
                 json_array_append_new(results, cancel_result(id, "skipped", why));
@@ -576,19 +581,32 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
     reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
 }
 
+/* An operator's resize ({nodes}) or the release of one ({release: true}); the reply
+ * has the job as `show` gives it (its operator_resize and hold), and for a release a
+ * message. The client follows the outcome with `show`. */
 static void do_resize(ctld_t *c, conn_t *conn, const json_t *m)
 {
     job_t *j = lookup_modifiable(c, conn, m);
     if (!j)
         return;
-    char err[256];
+    char err[256], msg[256] = "";
+    bool release;
     int64_t nodes;
-    if (proto_int(m, "nodes", 1, c->nnodes, &nodes, err, sizeof(err)) < 0 ||
-        jobs_resize(c, j, (int)nodes, err, sizeof(err)) < 0) {
+    if (proto_bool_opt(m, "release", false, &release, err, sizeof(err)) < 0) {
         fail(c, conn, err);
         return;
     }
-    reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)j->id));
+    if (release) {
+        jobs_resize_release(c, j, msg, sizeof(msg));
+    } else if (proto_int(m, "nodes", 1, INT_MAX, &nodes, err, sizeof(err)) < 0 ||
+               jobs_resize(c, j, (int)nodes, err, sizeof(err)) < 0) {
+        fail(c, conn, err);
+        return;
+    }
+    json_t *rep = json_pack("{s:b,s:o}", "ok", 1, "job", job_to_json(c, j, true));
+    if (release)
+        json_object_set_new(rep, "message", json_string(msg));
+    reply(c, conn, rep);
 }
 
 static void do_nodes(ctld_t *c, conn_t *conn)

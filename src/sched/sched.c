@@ -35,6 +35,7 @@ int sched_create(int nnodes, const char *spec, sched_t **out, char *err, size_t 
     nodeset_set_all(s->avail);
     nodeset_set_all(s->freeset);
     s->nfree = s->navail = nnodes;
+    sched_set_backoff(s, 10, 300);
     *out = s;
     return 0;
 }
@@ -142,6 +143,7 @@ static sjob_t *new_job(const sched_jobspec_t *spec)
     j->reason_job = -1;
     j->reserved_start = -1;
     j->not_adaptive = spec->wait_adaptive;
+    j->last_resize = -INFINITY;
     return j;
 }
 
@@ -310,6 +312,8 @@ int sched_remove(sched_t *s, int64_t id)
     }
     if (j->request)
         s->nrequests--;
+    if (j->oper_hold_until > 0)
+        s->nholds--;
     free(j->nodes);
     free(j);
     return 0;
@@ -335,6 +339,8 @@ int sched_resize_done(sched_t *s, int64_t id, bool ok)
         j->ncommit = j->nalloc = j->target;
         j->shrinks++;
     }
+    if (ok)
+        j->ndeclines = 0;
     j->state = SCHED_RUNNING;
     j->target = 0;
     s->nresizing--;
@@ -356,6 +362,7 @@ int sched_set_adaptive(sched_t *s, int64_t id, bool adaptive)
     if (!j)
         return -ENOENT;
     j->not_adaptive = !adaptive;
+    j->was_adaptive |= adaptive;
     return 0;
 }
 
@@ -380,9 +387,17 @@ int sched_request_resize(sched_t *s, int64_t id, int nodes, bool op, char *err, 
         return ERR("job %lld is not an evolving job", (long long)id);
     if (op && j->spec.type == SCHED_RIGID)
         return ERR("job %lld is rigid: its size cannot change", (long long)id);
-    int lo = op ? 1 : j->spec.min_nodes, hi = op ? s->nnodes : j->spec.max_nodes;
+    if (op && j->spec.type == SCHED_MOLDABLE)
+        return ERR("job %lld is moldable: its size was fixed when it started (only malleable "
+                   "and evolving jobs are resized)", (long long)id);
+    int lo = j->app_limits ? j->sub_min : j->spec.min_nodes;
+    int hi = j->app_limits ? j->sub_max : j->spec.max_nodes;
     if (nodes < lo || nodes > hi)
-        return ERR("job %lld: %d nodes outside [%d, %d]", (long long)id, nodes, lo, hi);
+        return ERR("job %lld: %d nodes is outside its [%d, %d] (--min-nodes, --max-nodes)",
+                   (long long)id, nodes, lo, hi);
+    if (nodes < j->spec.min_nodes || nodes > j->spec.max_nodes)
+        return ERR("job %lld: its application accepts only %d to %d nodes (dt_set_size_limits)",
+                   (long long)id, j->spec.min_nodes, j->spec.max_nodes);
     if (!cons_valid(nodes, j->spec.constraint))
         return ERR("job %lld: %d nodes violates constraint %s", (long long)id, nodes,
                    sched_constraint_name(j->spec.constraint));
@@ -391,6 +406,56 @@ int sched_request_resize(sched_t *s, int64_t id, int nodes, bool op, char *err, 
     j->request = nodes;
     j->request_op = op;
     return 0;
+}
+
+int sched_cancel_request(sched_t *s, int64_t id)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (!j->request)
+        return 0;
+    j->request = 0;
+    s->nrequests--;
+    return 1;
+}
+
+int sched_set_hold(sched_t *s, int64_t id, double until)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (j->state == SCHED_PENDING)
+        return -EINVAL;
+    if (isnan(until) || until < 0)
+        until = 0;
+    if (j->oper_hold_until > 0 && until <= 0)
+        s->nholds--;
+    else if (j->oper_hold_until <= 0 && until > 0)
+        s->nholds++;
+    j->oper_hold_until = until;
+    if (until > 0 && (s->nholds == 1 || until < s->hold_next))
+        s->hold_next = until;
+    return 0;
+}
+
+bool sched_hold_due(const sched_t *s, double now) { return s->nholds > 0 && now >= s->hold_next; }
+
+/* Holds that ended by now are dropped; hold_next becomes the earliest one left. */
+static void expire_holds(sched_t *s)
+{
+    double next = INFINITY;
+    for (sjob_t *j = s->rhead; j; j = j->rnext) {
+        if (j->oper_hold_until <= 0)
+            continue;
+        if (s->now >= j->oper_hold_until) {
+            j->oper_hold_until = 0;
+            s->nholds--;
+        } else if (j->oper_hold_until < next) {
+            next = j->oper_hold_until;
+        }
+    }
+    s->hold_next = next;
 }
 
 int sched_set_node_available(sched_t *s, int node, bool available)
@@ -478,6 +543,8 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     s->now = now;
     s->nacts = 0;
     s->nactnodes = 0;
+    if (sched_hold_due(s, now))
+        expire_holds(s);
     if (s->nrequests)
         core_grant_requests(s);
     s->policy->pass(s);
@@ -510,6 +577,23 @@ int sched_job_info(const sched_t *s, int64_t id, sched_jobinfo_t *out)
     out->expansions = j->expansions;
     out->shrinks = j->shrinks;
     out->mtct = j->mtct;
+    out->request = j->request;
+    out->request_op = j->request_op;
+    out->hold_until = j->oper_hold_until;
+    out->app_limits = j->app_limits || j->interval > 0;
+    out->app_min = j->spec.min_nodes;
+    out->app_max = j->spec.max_nodes;
+    out->app_pref = j->spec.pref_nodes;
+    out->app_interval = j->interval;
+    if (j->request) {
+        if (j->state == SCHED_RESIZING)
+            out->request_wait = SCHED_W_RESIZING;
+        else if (j->request > j->ncommit && j->request - j->ncommit > s->nfree)
+            out->request_wait = SCHED_W_NODES;
+        else if (core_request_blocked(j))
+            out->request_wait = SCHED_W_NOT_ADAPTIVE;
+        out->request_free = s->nfree;
+    }
     return 0;
 }
 

@@ -111,6 +111,14 @@ typedef struct sched_action {
     int64_t for_job;      /* MAKE_ROOM: the waiting job; else -1 */
 } sched_action_t;
 
+/* Why a resize request is not granted yet. */
+typedef enum sched_wait {
+    SCHED_W_NONE = 0,     /* nothing stops it: the next pass grants it */
+    SCHED_W_RESIZING,     /* another resize of the job is under way */
+    SCHED_W_NODES,        /* not enough free nodes for the expand */
+    SCHED_W_NOT_ADAPTIVE, /* the application declines offers for now (it attached once) */
+} sched_wait_t;
+
 typedef struct sched_jobinfo {
     sched_state_t state;
     sched_reason_t reason;     /* pending: why it waits; running: why it last changed */
@@ -124,6 +132,15 @@ typedef struct sched_jobinfo {
     int nalloc;                /* length of nodes (committed + reserved for an expand) */
     int expansions, shrinks;
     double mtct;               /* the last MTCT reported for it, -1 if none */
+    int request;               /* a resize request not granted yet: its size; 0: none */
+    bool request_op;           /* that request is an operator's */
+    sched_wait_t request_wait; /* why it is not granted yet */
+    int request_free;          /* SCHED_W_NODES: the free nodes now */
+    double hold_until;         /* policies leave the job at its size until then
+                                  (INFINITY: until released); 0: not held */
+    bool app_limits;           /* its application narrowed its sizes (sched_set_app_limits): */
+    int app_min, app_max, app_pref; /* the sizes policies keep to now */
+    double app_interval;       /* seconds between policy resizes, 0: none */
 } sched_jobinfo_t;
 
 /* Create an engine for a cluster of nnodes nodes (all available) running the policy
@@ -152,12 +169,34 @@ int sched_set_mtct(sched_t *s, int64_t id, double mtct);
  * (default: yes). The controller says no until the application has attached, and
  * while it declines offers (dt_set_inhibit). */
 int sched_set_adaptive(sched_t *s, int64_t id, bool adaptive);
+/* What the job's application accepts (dt_set_size_limits): policies resize the job
+ * only within [min, max] (max 0: the job's own maximum), both narrowed to the job's
+ * own limits, and aim at preferred where they have the notion (0: the job's own).
+ * interval > 0: no policy resize until that many seconds after the last one began.
+ * Negative arguments leave that setting as it is. */
+int sched_set_app_limits(sched_t *s, int64_t id, int min, int max, int preferred,
+                         double interval);
+/* The application declined the resize under way (or did not answer it): call before
+ * sched_resize_done(false). The policy does not make the same change (same direction
+ * from the same size) again for a back-off that starts at `base` seconds and doubles
+ * with each further decline of it, up to `max` (sched_set_backoff; default 10, 300). */
+int sched_resize_declined(sched_t *s, int64_t id, double now);
+void sched_set_backoff(sched_t *s, double base, double max);
 /* Expected end of a running job (absolute seconds); the default is start + walltime. */
 int sched_set_end_estimate(sched_t *s, int64_t id, double t);
 /* An evolving job (or an operator, with operator=true, for any running job) asks for
  * a new size; granted by a later sched_schedule when possible. */
 int sched_request_resize(sched_t *s, int64_t id, int nodes, bool operator_request, char *err,
                          size_t errlen);
+/* Drops a job's resize request not granted yet: 1 if there was one, 0 if not. */
+int sched_cancel_request(sched_t *s, int64_t id);
+/* An operator set the job's size: policies do not resize the running job until
+ * `until` (absolute seconds; INFINITY: until released); <= 0 releases it. Requests
+ * (the operator's, an evolving job's) are still granted. A pending operator request
+ * holds the job too, until it is granted or dropped. */
+int sched_set_hold(sched_t *s, int64_t id, double until);
+/* Has a hold ended by `now` (the caller should run a pass to let the policy in)? */
+bool sched_hold_due(const sched_t *s, double now);
 /* A node goes away (down, drained) or comes back. An allocated node stays with its
  * job until the job ends, then it is not reused while unavailable. */
 int sched_set_node_available(sched_t *s, int node, bool available);

@@ -80,7 +80,17 @@ double core_remaining(const sched_t *s, const sjob_t *j)
 
 bool core_resizable(const sjob_t *j)
 {
-    return j->spec.type == SCHED_MALLEABLE && j->state == SCHED_RUNNING && !j->not_adaptive;
+    /* an operator's size holds (sched_set_hold), and so does a pending request of hers */
+    return j->spec.type == SCHED_MALLEABLE && j->state == SCHED_RUNNING && !j->not_adaptive &&
+           j->oper_hold_until <= 0 && !(j->request && j->request_op);
+}
+
+bool core_request_blocked(const sjob_t *j)
+{
+    /* A plain script never attaches: its steps follow the new node list at once. An
+     * application that attached and now declines offers (or went away) gets the
+     * operator's offer when it takes offers again. */
+    return j->request_op && j->not_adaptive && j->was_adaptive;
 }
 
 /* --- allocation changes --- */
@@ -128,6 +138,7 @@ void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why)
     j->reason = why;
     j->reason_job = -1;
     s->nresizing++;
+    core_resize_began(s, j);
     emit(s, SCHED_OP_EXPAND, j, j->ncommit, newsize, j->nodes + j->ncommit, k, why, -1);
 }
 
@@ -141,6 +152,7 @@ void core_shrink(sched_t *s, sjob_t *j, int newsize, sched_reason_t why, int64_t
     j->reason = why;
     j->reason_job = for_job;
     s->nresizing++;
+    core_resize_began(s, j);
     emit(s, SCHED_OP_SHRINK, j, j->ncommit, newsize, j->nodes + newsize, j->ncommit - newsize, why,
          for_job);
 }
@@ -377,6 +389,8 @@ void core_grant_requests(sched_t *s)
         int want = j->request;
         if (want > j->ncommit && want - j->ncommit > s->nfree)
             continue; /* not enough free nodes yet: keep asking */
+        if (core_request_blocked(j))
+            continue;
         if (want < j->ncommit)
             core_shrink(s, j, want, why, -1);
         else if (want > j->ncommit)
@@ -410,7 +424,7 @@ void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason
 {
     for (int i = 0; i < n; i++) {
         sjob_t *j = s->tmp[i];
-        if (j->newsize < j->ncommit)
+        if (j->newsize < j->ncommit && !core_resize_held(s, j, j->newsize))
             core_shrink(s, j, j->newsize, shrink_why, for_job);
     }
     for (int i = 0; i < n; i++) {
@@ -421,7 +435,7 @@ void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason
         if (target - j->ncommit > s->nfree)
             target = cons_largest_leq(j->ncommit + s->nfree, j->spec.constraint, j->ncommit + 1,
                                       j->spec.max_nodes);
-        if (target > j->ncommit)
+        if (target > j->ncommit && !core_resize_held(s, j, target))
             core_expand(s, j, target, j->newwhy ? j->newwhy : grow_why);
     }
 }

@@ -28,8 +28,19 @@ struct sjob {
     sched_reason_t reason;
     int64_t reason_job;
     double reserved_start; /* -1: none */
+    /* what the application accepts (sched_set_app_limits; src/sched/adapt.c) */
+    int sub_min, sub_max, sub_pref; /* the job's own limits, before the application's */
+    bool app_limits;       /* spec.min/max/pref include the application's limits */
+    double interval;       /* no resize until this long after the last one began */
+    double last_resize;    /* when the last resize began (-INFINITY: never) */
+    /* back-off after declined resizes: no resize in direction hold_grow (1: expand,
+     * 0: shrink) from size hold_from before hold_until */
+    int hold_from, hold_grow, ndeclines;
+    double hold_until;
     int request;           /* evolving/operator resize request: target size, 0 = none */
     bool request_op;
+    bool was_adaptive;     /* it has been adaptive once (its application attached) */
+    double oper_hold_until; /* operator hold (sched_set_hold); 0: none */
     sjob_t *qprev, *qnext; /* pending queue, priority order */
     sjob_t *rprev, *rnext; /* running list, start order */
     int endpos;            /* index in the by-end array, -1 when not there */
@@ -72,9 +83,12 @@ struct sched {
     int nbyend, capbyend;
     int nresizing;
     int nrequests;
+    int nholds;          /* jobs with oper_hold_until > 0 */
+    double hold_next;    /* earliest oper_hold_until among them */
     const sched_policy_t *policy;
     double params[SCHED_MAX_PARAMS];
     double tick;         /* seconds between periodic passes the caller should run; 0 = none */
+    double backoff, backoff_max; /* after a declined resize (sched_set_backoff) */
     char spec[256];
     double now;
     /* output of the current pass */
@@ -117,10 +131,18 @@ void core_reset_targets(sched_t *s, int n);
 
 /* Seconds left before the job's expected end (INFINITY when unknown). */
 double core_remaining(const sched_t *s, const sjob_t *j);
+/* Does the application's offer interval or a decline back-off keep the policy from
+ * resizing j now, to newsize? (adapt.c) */
+bool core_resize_held(const sched_t *s, const sjob_t *j, int newsize);
+/* Record the start of a resize (adapt.c). */
+void core_resize_began(const sched_t *s, sjob_t *j);
+
 /* Malleable and running (not resizing): a candidate for policy-driven resizes. A
  * job started earlier in the same pass qualifies, as in seed 000 §7.3 (EGS+PRMA gives
  * a job that has just started its share of the idle nodes). */
 bool core_resizable(const sjob_t *j);
+/* An operator's request that waits for the application to take offers again. */
+bool core_request_blocked(const sjob_t *j);
 
 /* Start jobs in strict priority order; returns the first job that does not fit
  * (reason RESOURCES), or NULL when every pending job started. */

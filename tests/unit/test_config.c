@@ -68,6 +68,7 @@ static void defaults(void **state)
     assert_true(c.node_timeout == 30.0);
     assert_true(c.heartbeat_interval == 10.0);
     assert_true(c.resize_timeout == 60.0);
+    assert_true(c.operator_resize_hold == 3600.0);
     assert_true(c.kill_wait == 10.0);
     assert_int_equal(c.auth_type, CONFIG_AUTH_KEY);
     assert_string_equal(c.auth_key_file, "/var/lib/ductile/cluster.key");
@@ -110,6 +111,7 @@ static void every_key(void **state)
                           "NodeTimeout = 60\n"
                           "HeartbeatInterval = 5\n"
                           "ResizeTimeout = 120\n"
+                          "OperatorResizeHold = 0\n"
                           "KillWait = 0\n"
                           "AuthType = munge\n"
                           "AuthKeyFile = /etc/ductile/key\n"
@@ -141,6 +143,7 @@ static void every_key(void **state)
     assert_true(c.node_timeout == 60.0);
     assert_true(c.heartbeat_interval == 5.0);
     assert_true(c.resize_timeout == 120.0);
+    assert_true(c.operator_resize_hold == 0.0);
     assert_true(c.kill_wait == 0.0);
     assert_int_equal(c.auth_type, CONFIG_AUTH_MUNGE);
     assert_string_equal(c.auth_key_file, "/etc/ductile/key");

@@ -1,0 +1,50 @@
+/* A malleable application for the tests of operator resizes (process layer only):
+ *
+ *   resize_app commit|decline|inhibit STOPFILE
+ *
+ * It attaches as the job's leader and, until STOPFILE exists, answers every offer:
+ * commit (takes it at once: it has no processes on other nodes), decline, or none at
+ * all because it declines offers in advance (dt_set_inhibit). Each offer and answer
+ * is printed, one line each. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ductile.h"
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[1], "commit") && strcmp(argv[1], "decline") &&
+                      strcmp(argv[1], "inhibit"))) {
+        fprintf(stderr, "usage: resize_app commit|decline|inhibit STOPFILE\n");
+        return 2;
+    }
+    const char *mode = argv[1], *stop = argv[2];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (dt_attach(1) < 0) {
+        fprintf(stderr, "resize_app: dt_attach: %s\n", dt_strerror());
+        return 1;
+    }
+    if (!strcmp(mode, "inhibit") && dt_set_inhibit(1) < 0) {
+        fprintf(stderr, "resize_app: dt_set_inhibit: %s\n", dt_strerror());
+        return 1;
+    }
+    printf("attached (%s)\n", mode);
+    while (access(stop, F_OK) != 0) {
+        dt_offer_t o;
+        int rc = dt_wait_offer(&o, 0.1);
+        if (rc < 0) {
+            fprintf(stderr, "resize_app: dt_wait_offer: %s\n", dt_strerror());
+            return 1;
+        }
+        if (rc == 0 || o.op == DT_WITHDRAWN)
+            continue;
+        printf("offer %ld %s %d -> %d\n", o.id, o.op == DT_EXPAND ? "expand" : "shrink",
+               o.before, o.after);
+        rc = !strcmp(mode, "commit") ? dt_offer_commit(&o) : dt_offer_decline(&o);
+        printf("%s %ld: %s\n", !strcmp(mode, "commit") ? "commit" : "decline", o.id,
+               rc < 0 ? dt_strerror() : "ok");
+    }
+    dt_detach();
+    return 0;
+}
