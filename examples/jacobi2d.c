@@ -150,27 +150,76 @@ static void adapt(long *iter)
     dt_adapt_commit(); /* leaving processes end here */
 }
 
-int main(int argc, char **argv)
+static void usage(FILE *f)
 {
-    int status;
-    if (dt_init_adapt(&argc, &argv, &status) < 0)
-        return 1;
+    fprintf(f, "usage: jacobi2d [--n N] [--iters T] [--delay-us U] [--wait-for FILE]\n"
+               "The heat equation on an N x N plate (default 128) by T Jacobi sweeps (default\n"
+               "200); prints the plate's checksum, the same for any number of processes and\n"
+               "any resizes. Malleable under `ductile mpirun jacobi2d ...` in a job; elsewhere\n"
+               "a plain MPI program (`mpirun -np P jacobi2d ...`, or alone).\n"
+               "  --n N            plate size (N >= 3)\n"
+               "  --iters T        sweeps (T >= 0)\n"
+               "  --delay-us U     sleep U microseconds per sweep (a heavier solver)\n"
+               "  --wait-for FILE  hold the last sweep until FILE exists, resizing meanwhile\n"
+               "  -h, --help       this text\n");
+}
+
+/* The value of option argv[*i], a whole number >= min; -1 after a message if not. */
+static int long_arg(int argc, char **argv, int *i, long min, long *out)
+{
+    const char *opt = argv[*i];
+    char *end;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "jacobi2d: %s needs a value\n", opt);
+        return -1;
+    }
+    errno = 0;
+    *out = strtol(argv[++*i], &end, 10);
+    if (errno || end == argv[*i] || *end || *out < min) {
+        fprintf(stderr, "jacobi2d: %s '%s': not a whole number >= %ld\n", opt, argv[*i], min);
+        return -1;
+    }
+    return 0;
+}
+
+/* Before MPI starts: -1 to go on, else the exit status (0 after --help). Every process
+ * has the same arguments (the joining ones too), so all stop or none. */
+static int parse(int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--n") && i + 1 < argc)
-            n = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-            iters = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--delay-us") && i + 1 < argc)
-            delay_us = atol(argv[++i]);
+        int bad = 0;
+        if (!strcmp(argv[i], "--n"))
+            bad = long_arg(argc, argv, &i, 3, &n);
+        else if (!strcmp(argv[i], "--iters"))
+            bad = long_arg(argc, argv, &i, 0, &iters);
+        else if (!strcmp(argv[i], "--delay-us"))
+            bad = long_arg(argc, argv, &i, 0, &delay_us);
         else if (!strcmp(argv[i], "--wait-for") && i + 1 < argc)
             wait_for = argv[++i];
-        else {
-            fprintf(stderr, "usage: jacobi2d [--n N] [--iters T] [--delay-us U] [--wait-for FILE]\n");
-            MPI_Abort(MPI_COMM_WORLD, 2);
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            if (!strcmp(argv[i], "--wait-for"))
+                fprintf(stderr, "jacobi2d: --wait-for needs a value\n");
+            else
+                fprintf(stderr, "jacobi2d: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
         }
+        if (bad)
+            return 2;
     }
-    if (n < 3)
-        n = 3;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    int status, rc = parse(argc, argv);
+    if (rc >= 0)
+        return rc;
+    if (dt_init_adapt(&argc, &argv, &status) < 0)
+        return 1;
     long iter = 0;
     if (status == DT_STATUS_NEW) {
         dt_block_range(n, dt_next_rank(), dt_next_size(), &lo, &hi);

@@ -10,9 +10,21 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) {
+        int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+        if (!help)
+            fprintf(stderr, "mpi_hello: unknown option '%s'\n", argv[i]);
+        fprintf(help ? stdout : stderr,
+                "usage: mpi_hello\n"
+                "A plain MPI program (no libductile): every rank prints where it runs, then\n"
+                "rank 0 the sum of the ranks. Run it with `mpirun ./mpi_hello` (inside a job:\n"
+                "one rank per node of the job), or alone.\n");
+        return help ? 0 : 2;
+    }
     MPI_Init(&argc, &argv);
     int rank, size, len;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

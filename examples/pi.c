@@ -15,24 +15,72 @@
 
 #include "ductile.h"
 
+static long intervals = 100000000, chunks = 1000;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: pi [--intervals N] [--chunks K]\n"
+               "Computes pi by the midpoint rule on N intervals (default 100000000), in K\n"
+               "chunks (default 1000) shared by the processes there are at each chunk.\n"
+               "Malleable under `ductile mpirun pi ...` in a job; elsewhere a plain MPI\n"
+               "program (`mpirun -np P pi ...`, or alone).\n"
+               "  --intervals N  intervals (N >= 1)\n"
+               "  --chunks K     chunks, each a chance to resize (1 <= K <= N)\n"
+               "  -h, --help     this text\n");
+}
+
+/* The value of option argv[*i], a whole number >= 1; -1 after a message if not. */
+static int long_arg(int argc, char **argv, int *i, long *out)
+{
+    const char *opt = argv[*i];
+    char *end;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "pi: %s needs a value\n", opt);
+        return -1;
+    }
+    errno = 0;
+    *out = strtol(argv[++*i], &end, 10);
+    if (errno || end == argv[*i] || *end || *out < 1) {
+        fprintf(stderr, "pi: %s '%s': not a whole number >= 1\n", opt, argv[*i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Before MPI starts: -1 to go on, else the exit status (0 after --help). */
+static int parse(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        int bad = 0;
+        if (!strcmp(argv[i], "--intervals"))
+            bad = long_arg(argc, argv, &i, &intervals);
+        else if (!strcmp(argv[i], "--chunks"))
+            bad = long_arg(argc, argv, &i, &chunks);
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "pi: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+        if (bad)
+            return 2;
+    }
+    if (chunks > intervals) {
+        fprintf(stderr, "pi: --chunks %ld is more than the %ld intervals\n", chunks, intervals);
+        return 2;
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
-    int status;
+    int status, done = parse(argc, argv);
+    if (done >= 0)
+        return done;
     if (dt_init_adapt(&argc, &argv, &status) < 0)
         return 1;
-    long intervals = 100000000, chunks = 1000;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--intervals") && i + 1 < argc)
-            intervals = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--chunks") && i + 1 < argc)
-            chunks = atol(argv[++i]);
-        else {
-            fprintf(stderr, "usage: pi [--intervals N] [--chunks K]\n");
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
-    }
-    if (chunks < 1 || chunks > intervals)
-        chunks = 1;
     double h = 1.0 / (double)intervals, total = 0;
     long k = 0;
     while (k < chunks) {

@@ -70,28 +70,82 @@ static void announce(int role, MPI_Comm inter, MPI_Comm next, void *arg)
     }
 }
 
+static double compute_ms = 50, comm_ms = 0;
+static long iters = 100;
+static const char *until;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: synthetic [--compute-ms C] [--comm-ms M] [--iters N] [--until FILE]\n"
+               "Iterations of C ms of computation (default 50) then M ms of allreduces\n"
+               "(default 0): an MTCT ratio of about M / (C + M). Malleable under `ductile\n"
+               "mpirun synthetic ...` in a job (DMR-style layer: registered data, one\n"
+               "dt_reconfigure() per iteration); elsewhere a plain MPI program.\n"
+               "  --compute-ms C  milliseconds of computation per iteration (C >= 0)\n"
+               "  --comm-ms M     milliseconds of communication per iteration (M >= 0)\n"
+               "  --iters N       iterations (default 100)\n"
+               "  --until FILE    iterate until FILE exists instead\n"
+               "  -h, --help      this text\n");
+}
+
+/* The value of option argv[*i], a number >= 0 (whole if whole); -1 after a message. */
+static int num_arg(int argc, char **argv, int *i, int whole, double *out)
+{
+    const char *opt = argv[*i];
+    char *end;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "synthetic: %s needs a value\n", opt);
+        return -1;
+    }
+    errno = 0;
+    *out = whole ? (double)strtol(argv[++*i], &end, 10) : strtod(argv[++*i], &end);
+    if (errno || end == argv[*i] || *end || !(*out >= 0)) {
+        fprintf(stderr, "synthetic: %s '%s': not a %snumber >= 0\n", opt, argv[*i],
+                whole ? "whole " : "");
+        return -1;
+    }
+    return 0;
+}
+
+/* Before MPI starts: -1 to go on, else the exit status (0 after --help). */
+static int parse(int argc, char **argv)
+{
+    double v = 0;
+    for (int i = 1; i < argc; i++) {
+        int bad = 0;
+        if (!strcmp(argv[i], "--compute-ms"))
+            bad = num_arg(argc, argv, &i, 0, &compute_ms);
+        else if (!strcmp(argv[i], "--comm-ms"))
+            bad = num_arg(argc, argv, &i, 0, &comm_ms);
+        else if (!strcmp(argv[i], "--iters")) {
+            bad = num_arg(argc, argv, &i, 1, &v);
+            iters = (long)v;
+        } else if (!strcmp(argv[i], "--until") && i + 1 < argc)
+            until = argv[++i];
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            if (!strcmp(argv[i], "--until"))
+                fprintf(stderr, "synthetic: --until needs a value\n");
+            else
+                fprintf(stderr, "synthetic: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+        if (bad)
+            return 2;
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
-    int status;
+    int status, rc = parse(argc, argv);
+    if (rc >= 0)
+        return rc;
     if (dt_init_adapt(&argc, &argv, &status) < 0)
         return 1;
-    double compute_ms = 50, comm_ms = 0;
-    long iters = 100;
-    const char *until = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--compute-ms") && i + 1 < argc)
-            compute_ms = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--comm-ms") && i + 1 < argc)
-            comm_ms = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-            iters = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--until") && i + 1 < argc)
-            until = argv[++i];
-        else {
-            fprintf(stderr, "usage: synthetic [--compute-ms C] [--comm-ms M] [--iters N] [--until FILE]\n");
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
-    }
     /* three registered variables, one per predefined redistribution */
     double *state = NULL;      /* block: STATE values 0 .. STATE-1 */
     long *cyclic = NULL;       /* block-cyclic, blocks of CYC_B: CYC values 0 .. CYC-1 */

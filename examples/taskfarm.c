@@ -4,7 +4,8 @@
  *   taskfarm --worker HOST PORT            a worker (started by the leader)
  *
  * The leader hands out work items to one worker per node of the job and sums their
- * results. When the scheduler offers nodes, it starts workers there and commits; when
+ * results. Outside a job (no $DUCTILE_JOB_ID) it runs alone on this host, with
+ * --workers N local worker processes (default 1), and never resizes. When the scheduler offers nodes, it starts workers there and commits; when
  * it takes nodes back, the workers there finish their item and stop, then it commits.
  * The checksum does not depend on how often the job was resized: a test compares it
  * with a fixed-size run. */
@@ -113,13 +114,27 @@ static int ms_per_item;
 static char *self;
 static int port;
 static char leader_host[256];
+static int local_workers; /* outside a job: this many workers on this host, else 0 */
 
-/* `ductile run [--node NODE] taskfarm --worker HOST PORT`, in the background. */
+/* `ductile run [--node NODE] taskfarm --worker HOST PORT`, in the background; outside
+ * a job, `taskfarm --worker 127.0.0.1 PORT` local_workers times. */
 static void spawn(const char *node)
 {
     char ps[16], mss[16];
     snprintf(ps, sizeof(ps), "%d", port);
     snprintf(mss, sizeof(mss), "%d", ms_per_item);
+    for (int k = 0; k < local_workers; k++) {
+        pid_t pid = fork();
+        if (pid > 0)
+            children++;
+        if (pid == 0) {
+            execl("/proc/self/exe", self, "--ms", mss, "--worker", "127.0.0.1", ps, (char *)NULL);
+            perror("taskfarm: cannot start a worker");
+            _exit(127);
+        }
+    }
+    if (local_workers > 0)
+        return;
     pid_t pid = fork();
     if (pid > 0)
         children++;
@@ -224,27 +239,71 @@ static int count_on(const dt_offer_t *o, int (*pred)(const wk_t *))
 
 static int any(const wk_t *x) { (void)x; return 1; }
 
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: taskfarm [--items N] [--ms MS] [--workers W]\n"
+            "Hands out N work items (default 400) of MS milliseconds each (default 20) to\n"
+            "workers and prints the checksum of their results, the same however the work\n"
+            "was shared. Inside a Ductile job: one worker per node of the job (started with\n"
+            "`ductile run`), more as the job grows, fewer as it shrinks. Outside a job: W\n"
+            "workers on this host (default 1), no resizes.\n"
+            "  --items N     items of work (N >= 0)\n"
+            "  --ms MS       milliseconds of work per item (MS >= 0)\n"
+            "  --workers W   outside a job: W local workers (1 <= W <= %d)\n"
+            "  -h, --help    this text\n",
+            MAXW);
+}
+
+/* The value of option argv[*i], an integer in [min, max]; -1 after a message if not. */
+static int int_arg(int argc, char **argv, int *i, long min, long max, long *out)
+{
+    const char *opt = argv[*i];
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "taskfarm: %s needs a value\n", opt);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(argv[++*i], &end, 10);
+    if (errno || end == argv[*i] || *end || v < min || v > max) {
+        fprintf(stderr, "taskfarm: %s '%s': not a whole number from %ld to %ld\n", opt, argv[*i],
+                min, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     self = argv[0];
     ms_per_item = 20;
     nitems = 400;
     int ignore_offers = 0;
+    long v, workers = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--ignore-offers")) /* for tests: attach, never answer */
+        if (!strcmp(argv[i], "--ignore-offers")) { /* for tests: attach, never answer */
             ignore_offers = 1;
-        else if (!strcmp(argv[i], "--items") && i + 1 < argc)
-            nitems = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--ms") && i + 1 < argc)
-            ms_per_item = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--worker") && i + 2 < argc)
+        } else if (!strcmp(argv[i], "--items")) {
+            if (int_arg(argc, argv, &i, 0, 1000000000L, &nitems) < 0)
+                return 2;
+        } else if (!strcmp(argv[i], "--ms")) {
+            if (int_arg(argc, argv, &i, 0, 3600000, &v) < 0)
+                return 2;
+            ms_per_item = (int)v;
+        } else if (!strcmp(argv[i], "--workers")) {
+            if (int_arg(argc, argv, &i, 1, MAXW, &workers) < 0)
+                return 2;
+        } else if (!strcmp(argv[i], "--worker") && i + 2 < argc) {
             return worker(argv[i + 1], atoi(argv[i + 2]), ms_per_item);
-        else {
-            fprintf(strcmp(argv[i], "--help") ? stderr : stdout,
-                    "usage: taskfarm [--items N] [--ms MS]   (inside a Ductile job)\n"
-                    "Hands out N items of MS milliseconds of work to one worker per node of\n"
-                    "the job and prints their checksum; grows and shrinks with the job.\n");
-            return strcmp(argv[i], "--help") ? 2 : 0;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "taskfarm: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
         }
     }
     signal(SIGPIPE, SIG_IGN);
@@ -260,10 +319,18 @@ int main(int argc, char **argv)
         return 1;
     }
     port = ntohs(sa.sin_port);
-    int malleable = dt_attach(1) == 0;
-    if (!malleable)
+    int malleable = 0;
+    if (!getenv("DUCTILE_JOB_ID")) {
+        local_workers = (int)workers;
+        fprintf(stderr, "taskfarm: not inside a Ductile job: running on this host with %d "
+                "worker%s\n", local_workers, local_workers == 1 ? "" : "s");
+    } else if (workers != 1) {
+        fprintf(stderr, "taskfarm: --workers %ld ignored inside a job: one worker per node\n",
+                workers);
+    }
+    if (!local_workers && !(malleable = dt_attach(1) == 0))
         fprintf(stderr, "taskfarm: running at a fixed size (%s)\n", dt_strerror());
-    spawn(NULL); /* one worker on every node of the job */
+    spawn(NULL); /* one worker on every node of the job (or the local ones) */
     int expansions = 0, shrinks = 0, restarts = 0;
     double restart_at = 0;
     while (done_items < nitems) {

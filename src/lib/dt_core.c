@@ -1,6 +1,7 @@
 /* libductile's process layer: the connection to the node daemon and the offers. */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,10 @@ static char last_error[512];
 /* Replies to requests and offers share one connection: offers that arrive while we
  * wait for a reply are kept here, in order. */
 static json_t *pending;
+static json_t *early_limits; /* set before dt_attach */
+/* The MPI layer's watchdog (dt_mpi.c) may report a failed resize from its thread while
+ * the main thread uses the connection: one request at a time. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int fail(int rc, const char *msg)
 {
@@ -30,7 +35,7 @@ static bool is_offer(const json_t *m)
 }
 
 /* Sends a request and waits for its reply; offers meanwhile are queued. */
-static int request(json_t *req)
+static int request_locked(json_t *req)
 {
     char err[512];
     if (!conn) {
@@ -60,6 +65,14 @@ static int request(json_t *req)
     }
 }
 
+static int request(json_t *req)
+{
+    pthread_mutex_lock(&mu);
+    int rc = request_locked(req);
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
+
 int dt_attach(int leader)
 {
     if (conn)
@@ -73,8 +86,11 @@ int dt_attach(int leader)
     if (rc < 0)
         return fail(rc, err);
     pending = json_array();
-    rc = request(json_pack("{s:s,s:I,s:s}", "type", "attach", "job", (json_int_t)job_id, "role",
-                           leader ? "leader" : "member"));
+    json_t *req = json_pack("{s:s,s:I,s:s}", "type", "attach", "job", (json_int_t)job_id, "role",
+                            leader ? "leader" : "member");
+    if (leader && early_limits)
+        json_object_set(req, "limits", early_limits);
+    rc = request(req);
     if (rc < 0) {
         client_close(conn);
         conn = NULL;
@@ -102,6 +118,7 @@ static void fill(dt_offer_t *o, const json_t *m)
     o->before = (int)json_integer_value(json_object_get(m, "before"));
     o->after = (int)json_integer_value(json_object_get(m, "after"));
     o->timeout = json_number_value(json_object_get(m, "timeout"));
+    o->window = json_number_value(json_object_get(m, "window"));
     const json_t *nodes = json_object_get(m, "nodes");
     o->nnodes = json_is_array(nodes) ? (int)json_array_size(nodes) : 0;
     for (int i = 0; i < o->nnodes && i < 64; i++)
@@ -110,7 +127,7 @@ static void fill(dt_offer_t *o, const json_t *m)
     snprintf(o->nodelist, sizeof(o->nodelist), "%s", nl ? nl : "");
 }
 
-int dt_wait_offer(dt_offer_t *offer, double timeout)
+static int wait_offer_locked(dt_offer_t *offer, double timeout)
 {
     if (!conn)
         return fail(-ENOTCONN, "not attached (dt_attach first)");
@@ -133,6 +150,14 @@ int dt_wait_offer(dt_offer_t *offer, double timeout)
     fill(offer, m);
     json_decref(m);
     return 1;
+}
+
+int dt_wait_offer(dt_offer_t *offer, double timeout)
+{
+    pthread_mutex_lock(&mu);
+    int rc = wait_offer_locked(offer, timeout);
+    pthread_mutex_unlock(&mu);
+    return rc;
 }
 
 int dt_poll_offer(dt_offer_t *offer) { return dt_wait_offer(offer, 0); }
@@ -166,4 +191,43 @@ int dt_request_nodes(int nodes)
 {
     return request(json_pack("{s:s,s:I,s:i}", "type", "request", "job", (json_int_t)job_id, "nodes",
                              nodes));
+}
+
+/* Limits set before dt_attach go with the attach, so that no offer precedes them. */
+static int send_limits(json_t *fields)
+{
+    if (!conn) {
+        if (!early_limits)
+            early_limits = json_object();
+        json_object_update(early_limits, fields);
+        json_decref(fields);
+        return 0;
+    }
+    json_object_set_new(fields, "type", json_string("limits"));
+    json_object_set_new(fields, "job", json_integer(job_id));
+    return request(fields);
+}
+
+int dt_set_size_limits(int min_nodes, int max_nodes, int preferred)
+{
+    if (min_nodes < 1 || max_nodes < 0 || (max_nodes && max_nodes < min_nodes) || preferred < 0 ||
+        (preferred && (preferred < min_nodes || (max_nodes && preferred > max_nodes))))
+        return fail(-EINVAL, "size limits: need 1 <= min <= preferred <= max (max 0: none, "
+                             "preferred 0: none)");
+    return send_limits(json_pack("{s:i,s:i,s:i}", "min", min_nodes, "max", max_nodes, "preferred",
+                                 preferred));
+}
+
+int dt_set_offer_interval(double seconds)
+{
+    if (!(seconds >= 0 && seconds <= 1e7))
+        return fail(-EINVAL, "offer interval: seconds must be between 0 and 1e7");
+    return send_limits(json_pack("{s:f}", "interval", seconds));
+}
+
+int dt_resize_failed(const dt_offer_t *o, const char *why)
+{
+    return request(json_pack("{s:s,s:I,s:I,s:s}", "type", "resize_failed", "job",
+                             (json_int_t)job_id, "offer", (json_int_t)o->id, "reason",
+                             why && *why ? why : "the application could not adapt"));
 }

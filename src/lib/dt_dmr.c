@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static int nvars;
 static dt_adapt_fn *callback;
 static void *callback_arg;
 static int min_nodes = 1, max_nodes = 1 << 30, pref_nodes;
+static int limits_set, resent;     /* resent: after declining an offer outside them */
 static double period, next_probe;
 static long every = 1, calls;
 
@@ -38,22 +40,70 @@ static double mono(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The leader tells the controller (so that the scheduler offers only what this
+ * application takes); the other processes keep the values for nothing. Before
+ * dt_init_adapt every process hands them to the process layer, which sends them with
+ * the leader's attach (before any offer can come). */
+static int to_controller(void) { return !dt_mpi_started() || dt_mpi_leader_attached(); }
+
+static int send_limits(void)
+{
+    if (!limits_set || !to_controller())
+        return 0;
+    /* (the node daemon takes sizes up to 2^24; beyond is no limit) */
+    int rc = dt_set_size_limits(min_nodes, max_nodes > (1 << 24) ? 0 : max_nodes, pref_nodes);
+    if (rc < 0)
+        fprintf(stderr, "libductile: dt_set_limits: the scheduler was not told: %s\n", dt_strerror());
+    return rc;
+}
+
+static int send_period(void)
+{
+    if (!to_controller())
+        return 0;
+    int rc = dt_set_offer_interval(period);
+    if (rc < 0)
+        fprintf(stderr, "libductile: dt_set_sched_period: the scheduler was not told: %s\n",
+                dt_strerror());
+    return rc;
+}
+
+/* The leader declined an offer outside the limits: it was made before the scheduler
+ * had them (set after the attach, the offer already on its way), and the scheduler
+ * now backs off from the job. Telling it the limits again ends the back-off, once per
+ * dt_set_limits (a scheduler that keeps offering outside them is not answered so). */
+void dt_dmr_declined_outside(void)
+{
+    if (limits_set && !resent) {
+        resent = 1;
+        send_limits();
+    }
+}
+
 int dt_set_limits(int min, int max, int preferred)
 {
-    if (min < 1 || max < min || (preferred && (preferred < min || preferred > max)))
+    if (min < 1 || max < min || preferred < 0 || (preferred && (preferred < min || preferred > max))) {
+        fprintf(stderr, "libductile: dt_set_limits(%d, %d, %d): need 1 <= min <= max and "
+                        "preferred 0 or within [min, max]\n", min, max, preferred);
         return -EINVAL;
+    }
     min_nodes = min;
     max_nodes = max;
     pref_nodes = preferred;
-    return 0;
+    limits_set = 1;
+    resent = 0;
+    return send_limits();
 }
 
 int dt_set_sched_period(double seconds)
 {
-    if (seconds < 0)
+    if (!(seconds >= 0 && seconds <= 1e7)) {
+        fprintf(stderr, "libductile: dt_set_sched_period(%g): seconds must be between 0 and 1e7\n",
+                seconds);
         return -EINVAL;
+    }
     period = seconds;
-    return 0;
+    return send_period();
 }
 
 int dt_set_sched_iterations(long n)
@@ -66,10 +116,18 @@ int dt_set_sched_iterations(long n)
 
 int dt_register(void **data, long *count, MPI_Datatype type, dt_dist_t dist, long block)
 {
-    if (nvars >= MAX_VARS || !data || !count ||
-        (dist != DT_DIST_BLOCK && dist != DT_DIST_BLOCK_CYCLIC && dist != DT_DIST_REPLICATED) ||
-        (dist == DT_DIST_BLOCK_CYCLIC && block < 1))
+    const char *why = nvars >= MAX_VARS ? "too many variables (at most 32)"
+                      : !data || !count ? "data and count must not be NULL"
+                      : dist != DT_DIST_BLOCK && dist != DT_DIST_BLOCK_CYCLIC &&
+                              dist != DT_DIST_REPLICATED
+                          ? "dist must be DT_DIST_BLOCK, DT_DIST_BLOCK_CYCLIC or DT_DIST_REPLICATED"
+                      : dist == DT_DIST_BLOCK_CYCLIC && block < 1 ? "a block-cyclic block must be >= 1"
+                      : *count < 0 || (*count > 0 && !*data) ? "count must be >= 0, with data for it"
+                                                              : NULL;
+    if (why) {
+        fprintf(stderr, "libductile: dt_register (variable %d): %s\n", nvars + 1, why);
         return -EINVAL;
+    }
     vars[nvars++] = (var_t){data, count, type, dist, block};
     return 0;
 }
@@ -193,7 +251,7 @@ static int move_var(const dt_window_t *w, var_t *v)
     void *fresh = malloc((size_t)(hi - lo > 0 ? hi - lo : 1) * (size_t)ext);
     if (!fresh)
         return -ENOMEM;
-    int rc = dt_redistribute_block(*v->data, fresh, total, (int)ext);
+    int rc = dt_mpi_redistribute(*v->data, fresh, total, (int)ext);
     if (rc < 0) {
         free(fresh);
         return rc;
@@ -204,21 +262,146 @@ static int move_var(const dt_window_t *w, var_t *v)
     return 0;
 }
 
+static const char *dist_name(int d)
+{
+    return d == DT_DIST_BLOCK ? "block" : d == DT_DIST_BLOCK_CYCLIC ? "block-cyclic" : "replicated";
+}
+
+/* The elements of the blocks of b that block-cyclic deals to rank r of n (total). */
+static long cyclic_count(long total, long b, int r, int n)
+{
+    long nblocks = (total + b - 1) / b, c = 0;
+    for (long k = r; k < nblocks; k += n)
+        c += k == nblocks - 1 ? total - k * b : b;
+    return c;
+}
+
+/* Per rank and variable, what the check compares. */
+enum { F_DIST, F_BLOCK, F_EXT, F_COUNT, F_CAP, NF };
+
+/* Before any data moves (an offer is pending, nothing started): every rank registered
+ * the same variables, and each count fits its distribution and its buffer. Collective
+ * over dt_comm(); 0 on every rank, or -EINVAL on every rank (rank 0 says why). */
+static int check_registrations(void)
+{
+    MPI_Comm c = dt_comm();
+    int me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    long mine[1 + MAX_VARS * NF], *all = calloc((size_t)n * (1 + MAX_VARS * NF), sizeof(long));
+    int ok = all != NULL, all_ok;
+    memset(mine, 0, sizeof(mine));
+    mine[0] = nvars;
+    for (int i = 0; i < nvars; i++) {
+        long *f = mine + 1 + i * NF;
+        MPI_Aint ext = extent_of(vars[i].type);
+        f[F_DIST] = vars[i].dist;
+        f[F_BLOCK] = vars[i].block;
+        f[F_EXT] = (long)ext;
+        f[F_COUNT] = *vars[i].count;
+        /* what the buffer holds (-1: cannot tell) */
+        f[F_CAP] = !*vars[i].data ? 0 : ext > 0 ? (long)(malloc_usable_size(*vars[i].data) / (size_t)ext) : -1;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, c);
+    if (!ok) {
+        free(all);
+        return -ENOMEM;
+    }
+    MPI_Allgather(mine, 1 + MAX_VARS * NF, MPI_LONG, all, 1 + MAX_VARS * NF, MPI_LONG, c);
+    int bad = 0, bad_nvars = 0, say = me == 0;
+#define F(r, i, k) all[(size_t)(r) * (1 + MAX_VARS * NF) + 1 + (size_t)(i) * NF + (k)]
+    for (int r = 1; r < n; r++)
+        if (all[(size_t)r * (1 + MAX_VARS * NF)] != nvars) {
+            bad = bad_nvars = 1;
+            if (say)
+                fprintf(stderr, "libductile: dt_register: rank %d registered %ld variables, rank 0 "
+                                "%d: every process registers the same variables in the same order\n",
+                        r, all[(size_t)r * (1 + MAX_VARS * NF)], nvars);
+        }
+    for (int i = 0; i < nvars && !bad_nvars; i++) {
+        long total = 0;
+        int differ = 0;
+        for (int r = 0; r < n; r++) {
+            if (F(r, i, F_DIST) != F(0, i, F_DIST) || F(r, i, F_BLOCK) != F(0, i, F_BLOCK) ||
+                F(r, i, F_EXT) != F(0, i, F_EXT)) {
+                differ = 1;
+                if (say)
+                    fprintf(stderr, "libductile: dt_register: variable %d on rank %d is %s (block %ld, "
+                                    "%ld-byte elements), on rank 0 %s (block %ld, %ld-byte elements): "
+                                    "every process registers the same variables in the same order\n",
+                            i + 1, r, dist_name((int)F(r, i, F_DIST)), F(r, i, F_BLOCK), F(r, i, F_EXT),
+                            dist_name((int)F(0, i, F_DIST)), F(0, i, F_BLOCK), F(0, i, F_EXT));
+            }
+            total += F(r, i, F_COUNT);
+        }
+        if (differ) {
+            bad = 1;
+            continue;
+        }
+        for (int r = 0; r < n; r++) {
+            long cnt = F(r, i, F_COUNT), want, lo, hi;
+            const char *d = dist_name((int)F(r, i, F_DIST));
+            if (F(r, i, F_DIST) == DT_DIST_REPLICATED) {
+                if (cnt != F(0, i, F_COUNT)) {
+                    bad = 1;
+                    if (say)
+                        fprintf(stderr, "libductile: dt_register: variable %d (replicated) on rank %d: "
+                                        "%ld elements registered, rank 0 has %ld: every process holds "
+                                        "all of a replicated variable\n",
+                                i + 1, r, cnt, F(0, i, F_COUNT));
+                }
+            } else {
+                if (F(r, i, F_DIST) == DT_DIST_BLOCK) {
+                    dt_block_range(total, r, n, &lo, &hi);
+                    want = hi - lo;
+                } else {
+                    want = cyclic_count(total, F(r, i, F_BLOCK), r, n);
+                }
+                if (cnt != want) {
+                    bad = 1;
+                    if (say)
+                        fprintf(stderr, "libductile: dt_register: variable %d (%s) on rank %d: %ld "
+                                        "elements registered, the %s distribution of %ld elements "
+                                        "over %d ranks gives it %ld\n",
+                                i + 1, d, r, cnt, d, total, n, want);
+                }
+            }
+            if (F(r, i, F_CAP) >= 0 && cnt > F(r, i, F_CAP)) {
+                bad = 1;
+                if (say)
+                    fprintf(stderr, "libductile: dt_register: variable %d (%s) on rank %d: %ld "
+                                    "elements registered, but its buffer holds %ld\n",
+                            i + 1, d, r, cnt, F(r, i, F_CAP));
+            }
+        }
+    }
+#undef F
+    free(all);
+    all_ok = !bad;
+    if (!all_ok && me == 0)
+        fprintf(stderr, "libductile: dt_reconfigure: the resize is declined: the registered data "
+                        "does not match (above); nothing moved\n");
+    return all_ok ? 0 : -EINVAL;
+}
+
 int dt_reconfigure(void)
 {
     int pending, role;
-    int joining = dt_comm() == MPI_COMM_NULL;
-    if (!joining) {
+    if (!dt_mpi_joining()) {
         /* the iteration inhibitor: every process counts the same calls */
         if (++calls % every != 0)
             return 0;
     }
     dt_mpi_set_poll(period <= 0 || mono() >= next_probe);
-    int rc = dt_probe_adapt(&pending, &role);
+    int rc = dt_mpi_probe(&pending, &role, "dt_reconfigure");
     if (rc < 0 || !pending)
         return rc;
     if (period > 0)
         next_probe = mono() + period;
+    if (role != DT_ROLE_JOINING && (rc = check_registrations()) < 0) {
+        dt_mpi_decline_pending();
+        return rc;
+    }
     MPI_Comm inter, next;
     rc = dt_adapt_begin(&inter, &next);
     if (rc == -EAGAIN)
@@ -227,10 +410,17 @@ int dt_reconfigure(void)
         return rc;
     dt_window_t w;
     dt_mpi_window(&w);
-    for (int i = 0; i < nvars && rc == 0; i++)
+    for (int i = 0; i < nvars && rc == 0; i++) {
+        char what[96];
+        snprintf(what, sizeof(what), "moving registered variable %d (%s)", i + 1,
+                 dist_name(vars[i].dist));
+        dt_mpi_phase(what);
         rc = move_var(&w, &vars[i]);
-    if (rc == 0 && callback)
+    }
+    if (rc == 0 && callback) {
+        dt_mpi_phase("the dt_on_adapt callback");
         callback(role, inter, next, callback_arg);
+    }
     dt_mpi_window_free(&w);
     if (rc < 0) {
         fprintf(stderr, "libductile: redistribution failed: %s\n", strerror(-rc));

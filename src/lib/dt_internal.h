@@ -6,6 +6,10 @@
 
 #include "ductile.h"
 
+/* Not part of the API: kept out of libductile's exported symbols (its version script
+ * exports dt_*). */
+#pragma GCC visibility push(hidden)
+
 /* dt_pmpi.c: the wall time since the last call, and in *mpi the part of it spent
  * inside MPI communication; starts the next window. */
 double dt_pmpi_window(double *mpi);
@@ -20,10 +24,29 @@ typedef struct dt_window {
 } dt_window_t;
 int dt_mpi_window(dt_window_t *w);
 void dt_mpi_window_free(dt_window_t *w);
+/* dt_redistribute_block without naming the phase (the caller did). */
+int dt_mpi_redistribute(const void *old_buf, void *new_buf, long total, int elem_size);
 /* The leader looks at offers at its next probes (1) or leaves them waiting (0). */
 void dt_mpi_set_poll(int on);
+/* dt_probe_adapt, for the libductile call `api` (named by DUCTILE_DEBUG's reports). */
+int dt_mpi_probe(int *pending, int *role, const char *api);
+/* What this process does inside the adaptation window, for the watchdog's message. */
+void dt_mpi_phase(const char *what);
+/* 1 on a process that joined with an expansion, until its dt_adapt_commit. */
+int dt_mpi_joining(void);
+/* 1 once dt_init_adapt has begun. */
+int dt_mpi_started(void);
+/* 1 on the leader once attached to its node daemon (it talks to the controller). */
+int dt_mpi_leader_attached(void);
+/* After dt_probe_adapt said pending, before dt_adapt_begin: the leader declines the
+ * offer, and every process forgets it (collective in effect: every process calls it). */
+void dt_mpi_decline_pending(void);
 
 /* dt_dmr.c: does an offer respect the limits of dt_set_limits? */
 int dt_dmr_offer_ok(const dt_offer_t *o);
+/* The leader declined an offer outside the limits (it tells the scheduler again). */
+void dt_dmr_declined_outside(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -13,7 +13,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@ extern char **environ;
 
 #define NEW_KEY (1 << 30) /* split keys of joining processes: after everyone there */
 #define TAG 4711
+#define DBG_TAG 4712
 
 static MPI_Comm comm = MPI_COMM_NULL;        /* dt_comm() */
 static int status_;                          /* DT_STATUS_NEW or DT_STATUS_JOINING */
@@ -42,11 +46,18 @@ static int group, ppn;
 static char exe[PATH_MAX], **app_args;       /* how to start another group */
 static int napp_args;
 static pid_t kids[DT_MAX_NODES];             /* leader: `ductile mpirun --join` children */
+static char kid_node[DT_MAX_NODES][DT_NAME_MAX]; /* ... and the node of each */
+static char kid_left[DT_MAX_NODES];          /* ... 1: its group left (a shrink): it ends */
 static int nkids;
 static double mtct_period = 1.0, last_report; /* leader: MTCT reports */
 static int poll_offers = 1;                  /* leader: look at offers (inhibitor) */
 static pid_t started[64];                    /* ... of the expansion under way */
 static int nstarted;
+static int my_rank = -1;                     /* in dt_comm(), for messages */
+static int debug;                            /* DUCTILE_DEBUG=1: collectives checked */
+static double debug_timeout = 10;            /* DUCTILE_DEBUG_TIMEOUT (seconds) */
+static MPI_Comm dbg = MPI_COMM_NULL;         /* debug mode: a twin of comm */
+static long dbg_calls, *dbg_seen;            /* calls reached here / by each rank */
 
 /* The adaptation in progress (op 0: none). */
 static struct {
@@ -54,6 +65,9 @@ static struct {
     char nodes[64][DT_NAME_MAX];
     dt_offer_t offer;
     int role, window;
+    int built;          /* a joining process: its window was made in dt_init_adapt */
+    int before, after;  /* nodes, as the offer says (0: unknown, a joining process) */
+    double timeout;     /* seconds the window may last: the offer's */
     MPI_Comm inter, next;
     int old_size, next_rank, next_size;
     int *new_of_old; /* shrink: new rank of each old rank, -1 leaving */
@@ -94,6 +108,193 @@ static int env_int(const char *name, int dflt)
     return s && *s ? atoi(s) : dflt;
 }
 
+/* ---- The watchdog over the adaptation window.
+ *
+ * Inside the window every process waits in collectives with processes that may die (a
+ * joining group killed after its MPI_Init) or never come, and with one MPI thread the
+ * main thread cannot be woken there. So a thread watches each window: the leader's the
+ * groups it started (`ductile mpirun --join` children: one that ends inside the window
+ * is a group gone) and every process's a deadline, the offer's timeout (the controller
+ * applies the same ResizeTimeout once the leader accepted). When either fires it says
+ * what failed, on which node and in which phase; the leader reports the failed resize
+ * to the controller (which ends the job), and the process stops (its group's mpirun
+ * then ends the rest of its group). Non-leaders give the leader WD_GRACE seconds more,
+ * so that the leader, which knows most, speaks first. The thread makes no MPI call. */
+#define WD_GRACE 3.0
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    int armed, running;
+    int watching; /* leader, between windows: still watching the groups it started */
+    double deadline, seconds;
+    char phase[200];
+} wd = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* What the main thread is doing inside the window, for the watchdog's message. */
+static void set_phase(const char *fmt, ...)
+{
+    va_list ap;
+    pthread_mutex_lock(&wd.mu);
+    va_start(ap, fmt);
+    vsnprintf(wd.phase, sizeof(wd.phase), fmt, ap);
+    va_end(ap);
+    pthread_mutex_unlock(&wd.mu);
+}
+
+/* The window in words: "expand 1 -> 2 nodes (joining: n2)". */
+static void describe(char *buf, size_t len)
+{
+    char nodes[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < ad.n && used + DT_NAME_MAX + 2 < sizeof(nodes); i++)
+        used += (size_t)snprintf(nodes + used, sizeof(nodes) - used, "%s%s", i ? "," : "",
+                                 ad.nodes[i]);
+    const char *op = ad.op == DT_SHRINK ? "shrink" : "expand";
+    if (ad.role == DT_ROLE_JOINING && !ad.n)
+        snprintf(buf, len, "%s (this process joins on %s)", op, node);
+    else if (ad.before > 0)
+        snprintf(buf, len, "%s %d -> %d nodes (%s: %s)", op, ad.before, ad.after,
+                 ad.op == DT_SHRINK ? "leaving" : "joining", nodes);
+    else
+        snprintf(buf, len, "%s (%s: %s)", op, ad.op == DT_SHRINK ? "leaving" : "joining", nodes);
+}
+
+/* With wd.mu held: report and stop this process. */
+static void wd_fire(const char *cause)
+{
+    char what[400], why[200];
+    char who[32] = "joining";
+    describe(what, sizeof(what));
+    if (my_rank >= 0)
+        snprintf(who, sizeof(who), "rank %d", my_rank);
+    fprintf(stderr, "libductile: %s %s: the %s failed: %s, in phase '%s'; stopping this process\n",
+            node, who, what, cause, wd.phase);
+    if (leader && ad.offer.id > 0) {
+        /* the controller kills the job at once: give the line above a moment to pass
+         * through this group's mpirun to the job's output first */
+        struct timespec ts = {0, 300000000};
+        nanosleep(&ts, NULL);
+        snprintf(why, sizeof(why), "%.100s (phase: %.80s)", cause, wd.phase);
+        if (dt_resize_failed(&ad.offer, why) < 0)
+            fprintf(stderr, "libductile: could not report the failed resize: %s\n", dt_strerror());
+    }
+    for (int i = 0; i < nkids; i++) /* the groups this process started */
+        kill(kids[i], SIGTERM);
+    _exit(1);
+}
+
+static void status_words(int st, char *buf, size_t len)
+{
+    if (WIFSIGNALED(st))
+        snprintf(buf, len, "killed by signal %d", WTERMSIG(st));
+    else
+        snprintf(buf, len, "exit status %d", WEXITSTATUS(st));
+}
+
+/* With wd.mu held: kids[i] is reaped. */
+static void forget_kid(int i)
+{
+    kids[i] = kids[--nkids];
+    kid_left[i] = kid_left[nkids];
+    memcpy(kid_node[i], kid_node[nkids], DT_NAME_MAX);
+}
+
+/* With wd.mu held (leader): a group that ended inside the window, or one that failed
+ * (killed, or a non-zero status) between windows: the other processes would wait for
+ * it in their next collective for ever, so the application stops with the reason. */
+static void wd_check_kids(void)
+{
+    for (int i = 0; i < nkids; i++) {
+        int st;
+        if (waitpid(kids[i], &st, WNOHANG) != kids[i])
+            continue;
+        bool failed = WIFSIGNALED(st) || WEXITSTATUS(st) != 0;
+        if (kid_left[i] || (!wd.armed && !failed)) { /* left with a shrink, or ended well */
+            forget_kid(i--);
+            continue;
+        }
+        char how[64], cause[200];
+        status_words(st, how, sizeof(how));
+        snprintf(cause, sizeof(cause), "the group on %s ended (%s)", kid_node[i], how);
+        if (wd.armed)
+            wd_fire(cause);
+        fprintf(stderr, "libductile: %s rank %d: %s, outside any resize: the application "
+                "cannot go on without it; stopping this process\n", node, my_rank, cause);
+        for (int k = 0; k < nkids; k++)
+            if (k != i)
+                kill(kids[k], SIGTERM);
+        _exit(1);
+    }
+}
+
+static void *wd_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&wd.mu);
+    while (wd.armed || wd.watching) {
+        if (leader)
+            wd_check_kids();
+        if (wd.armed && mono() > wd.deadline) {
+            char cause[200];
+            snprintf(cause, sizeof(cause),
+                     "the window did not close in time (%.0f s after it opened; the controller "
+                     "allows ResizeTimeout)", wd.seconds);
+            wd_fire(cause);
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&wd.cv, &wd.mu, &ts);
+    }
+    pthread_mutex_unlock(&wd.mu);
+    return NULL;
+}
+
+/* The window opens: the watchdog fires after `seconds`. */
+static void wd_arm(double seconds)
+{
+    pthread_mutex_lock(&wd.mu);
+    wd.seconds = seconds;
+    wd.deadline = mono() + seconds;
+    if (!wd.armed && wd.running) {
+        wd.armed = 1; /* the leader's thread, watching its groups since the last window */
+    } else if (!wd.armed) {
+        wd.armed = 1;
+        int rc = pthread_create(&wd.thread, NULL, wd_main, NULL);
+        wd.running = rc == 0;
+        if (rc)
+            fprintf(stderr, "libductile: no watchdog over this adaptation: %s\n", strerror(rc));
+    }
+    pthread_mutex_unlock(&wd.mu);
+}
+
+/* The window closes. The leader's thread goes on watching the groups it started
+ * (until dt_finalize: final), the others' stops. */
+static void wd_stop(bool final)
+{
+    pthread_mutex_lock(&wd.mu);
+    int running = wd.running;
+    wd.armed = 0;
+    wd.watching = !final && leader && nkids > 0 && running;
+    if (wd.watching) {
+        pthread_mutex_unlock(&wd.mu);
+        return;
+    }
+    wd.running = 0;
+    pthread_cond_signal(&wd.cv);
+    pthread_mutex_unlock(&wd.mu);
+    if (running)
+        pthread_join(wd.thread, NULL);
+}
+
+static void wd_disarm(void) { wd_stop(false); }
+
 /* Groups join one at a time, each through a port of its own: the k-th group of a join
  * `tag` connects to the port the leader publishes in DIR/port.<tag>.<k>. (Open MPI 4.1
  * mixes up several groups connecting to one port at once.) */
@@ -121,11 +322,16 @@ static int take_in(MPI_Comm cur, const char *tag, int first, int count, MPI_Comm
             }
         }
         MPI_Comm inter, merged;
+        if (strcmp(tag, "init") && k < ad.n)
+            set_phase("MPI_Comm_accept of the group on %s", ad.nodes[k]);
+        else
+            set_phase("MPI_Comm_accept of group %d", k);
         MPI_TRY("accept", MPI_Comm_accept(port, MPI_INFO_NULL, 0, c, &inter));
         if (leader) {
             MPI_Close_port(port);
             unlink(path);
         }
+        set_phase("MPI_Intercomm_merge with group %d", k);
         MPI_TRY("merge", MPI_Intercomm_merge(inter, 0, &merged));
         MPI_Comm_free(&inter);
         MPI_Bcast(&count, 1, MPI_INT, 0, merged);
@@ -156,7 +362,9 @@ static int connect_group(const char *tag, int k, MPI_Comm *out)
         fclose(f);
     }
     MPI_Comm inter, merged;
+    set_phase("MPI_Comm_connect to the application");
     MPI_TRY("connect", MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    set_phase("MPI_Intercomm_merge with the application");
     MPI_TRY("merge", MPI_Intercomm_merge(inter, 1, &merged));
     MPI_Comm_free(&inter);
     int count;
@@ -204,15 +412,105 @@ static int check_jobfam(void)
     return -EEXIST;
 }
 
+/* Debug mode: a fresh twin of comm (collective over comm), calls counted from 0. */
+static void debug_reset(void)
+{
+    if (!debug)
+        return;
+    if (dbg != MPI_COMM_NULL)
+        MPI_Comm_free(&dbg);
+    MPI_Comm_dup(comm, &dbg);
+    int n;
+    MPI_Comm_size(comm, &n);
+    free(dbg_seen);
+    dbg_seen = calloc((size_t)n, sizeof(long));
+    dbg_calls = 0;
+}
+
+/* Debug mode, at the top of a collective call of libductile (api): tell every rank
+ * "I am at call #k", and wait until every rank has said the same; every
+ * DUCTILE_DEBUG_TIMEOUT seconds meanwhile, say which ranks have not reached it. */
+static void debug_sync(const char *api)
+{
+    if (dbg == MPI_COMM_NULL || !dbg_seen)
+        return;
+    int me, n;
+    MPI_Comm_rank(dbg, &me);
+    MPI_Comm_size(dbg, &n);
+    static long sent;
+    sent = ++dbg_calls;
+    MPI_Request *rq = calloc((size_t)n, sizeof(*rq));
+    int nr = 0;
+    for (int p = 0; rq && p < n; p++)
+        if (p != me)
+            PMPI_Isend(&sent, 1, MPI_LONG, p, DBG_TAG, dbg, &rq[nr++]);
+    double start = mono(), next = start + debug_timeout;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        while (PMPI_Iprobe(MPI_ANY_SOURCE, DBG_TAG, dbg, &flag, &st) == MPI_SUCCESS && flag) {
+            long v;
+            PMPI_Recv(&v, 1, MPI_LONG, st.MPI_SOURCE, DBG_TAG, dbg, MPI_STATUS_IGNORE);
+            dbg_seen[st.MPI_SOURCE] = v;
+        }
+        int missing = 0;
+        for (int p = 0; p < n; p++)
+            missing += p != me && dbg_seen[p] < sent;
+        if (!missing)
+            break;
+        if (mono() >= next) {
+            char list[1024] = "";
+            size_t used = 0;
+            for (int p = 0; p < n && used + 64 < sizeof(list); p++)
+                if (p != me && dbg_seen[p] < sent)
+                    used += (size_t)snprintf(list + used, sizeof(list) - used,
+                                             "%srank %d (last at call %ld)", used ? ", " : "", p,
+                                             dbg_seen[p]);
+            fprintf(stderr,
+                    "libductile: DUCTILE_DEBUG: rank %d of %d (node %s) has waited %.0f s in %s "
+                    "(call %ld on this communicator; it is collective over dt_comm()); not "
+                    "reached it: %s\n",
+                    me, n, *node ? node : "?", mono() - start, api, sent, list);
+            next += debug_timeout;
+        }
+        nap();
+    }
+    PMPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+    free(rq);
+}
+
+/* A joining process: the seconds its window may last (the leader's word). */
+static double window_seconds(const char *tag)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/window.%s", dir, tag);
+    FILE *f = fopen(path, "r");
+    double t = 0;
+    if (f) {
+        if (fscanf(f, "%lf", &t) != 1)
+            t = 0;
+        fclose(f);
+    }
+    return t > 0 ? t : 60;
+}
+
+static int begin_expand(void);
+
 int dt_init_adapt(int *argc, char ***argv, int *status)
 {
     int provided;
-    MPI_TRY("MPI_Init", MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided));
+    /* one thread calls MPI; the watchdog's (below) never does */
+    MPI_TRY("MPI_Init", MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
     *status = status_ = DT_STATUS_NEW;
+    const char *dbgs = getenv("DUCTILE_DEBUG"), *dbgt = getenv("DUCTILE_DEBUG_TIMEOUT");
+    debug = dbgs && *dbgs && strcmp(dbgs, "0");
+    if (dbgt && atof(dbgt) > 0)
+        debug_timeout = atof(dbgt);
     const char *d = getenv("DT_MPI_DIR");
     if (!d) {
         /* a plain MPI run: the world, for ever */
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        debug_reset();
         return 0;
     }
     snprintf(dir, sizeof(dir), "%s", d);
@@ -228,9 +526,17 @@ int dt_init_adapt(int *argc, char ***argv, int *status)
     if (!fam_ok)
         MPI_Abort(MPI_COMM_WORLD, 1);
     if (getenv("DT_MPI_JOIN")) {
+        /* A joining process joins here, so that dt_comm() is the communicator after
+         * the expansion (its rank and size final) when this returns; the window stays
+         * open: dt_probe_adapt says JOINING and dt_adapt_begin gives what was built. */
         *status = status_ = DT_STATUS_JOINING;
         joined = 0;
         malleable = 1;
+        ad.op = DT_EXPAND;
+        ad.role = DT_ROLE_JOINING;
+        const char *tag = getenv("DT_MPI_TAG") ? getenv("DT_MPI_TAG") : "";
+        set_phase("waiting for the leader (after MPI_Init)");
+        wd_arm(window_seconds(tag) + 2 * WD_GRACE);
         if (grank == 0) { /* tell the leader this group is up */
             char path[PATH_MAX + 128];
             snprintf(path, sizeof(path), "%s/ready.%s", dir, node);
@@ -238,6 +544,13 @@ int dt_init_adapt(int *argc, char ***argv, int *status)
             if (fd >= 0)
                 close(fd);
         }
+        int rc = begin_expand();
+        if (rc < 0)
+            return rc;
+        ad.built = 1;
+        comm = ad.next;
+        my_rank = ad.next_rank;
+        set_phase("the application's code before dt_adapt_begin (joining)");
         return 0;
     }
     MPI_Comm merged;
@@ -258,6 +571,8 @@ int dt_init_adapt(int *argc, char ***argv, int *status)
             fprintf(stderr, "libductile: this run will not resize: %s\n", dt_strerror());
     }
     MPI_Bcast(&malleable, 1, MPI_INT, 0, comm);
+    MPI_Comm_rank(comm, &my_rank);
+    debug_reset();
     const char *period = getenv("DT_MTCT_PERIOD");
     if (period && atof(period) > 0)
         mtct_period = atof(period);
@@ -271,12 +586,18 @@ MPI_Comm dt_comm(void) { return comm; }
 
 static void reap(int block)
 {
+    pthread_mutex_lock(&wd.mu);
+    if (!block && wd.running) { /* the watchdog reaps, and tells a failed group */
+        pthread_mutex_unlock(&wd.mu);
+        return;
+    }
     for (int i = 0; i < nkids;) {
         if (waitpid(kids[i], NULL, block ? 0 : WNOHANG) == kids[i])
-            kids[i] = kids[--nkids];
+            forget_kid(i);
         else
             i++;
     }
+    pthread_mutex_unlock(&wd.mu);
 }
 
 /* Every process's MPI share of its recent wall time; the leader reports the mean. */
@@ -290,7 +611,11 @@ static void report_mtct(void)
         fprintf(stderr, "libductile: MTCT report: %s\n", dt_strerror());
 }
 
-int dt_probe_adapt(int *pending, int *role)
+int dt_mpi_joining(void) { return !joined; }
+
+int dt_probe_adapt(int *pending, int *role) { return dt_mpi_probe(pending, role, "dt_probe_adapt"); }
+
+int dt_mpi_probe(int *pending, int *role, const char *api)
 {
     *pending = 0;
     *role = DT_ROLE_STAYING;
@@ -299,9 +624,13 @@ int dt_probe_adapt(int *pending, int *role)
         *role = ad.role = DT_ROLE_JOINING;
         return 0;
     }
+    if (debug)
+        debug_sync(api);
     if (!malleable || ad.op)
         return 0;
-    int msg[3] = {0, 0, 0};
+    /* op, nodes, MTCT report, the window's seconds (ms), nodes before, after */
+    int msg[6] = {0, 0, 0, 0, 0, 0};
+    double got = mono();
     if (leader) {
         reap(0);
         if (mono() - last_report >= mtct_period) {
@@ -310,30 +639,44 @@ int dt_probe_adapt(int *pending, int *role)
         }
         dt_offer_t *o = &ad.offer;
         if (poll_offers && dt_poll_offer(o) == 1 && (o->op == DT_EXPAND || o->op == DT_SHRINK)) {
-            if (o->nnodes > 64 || o->nnodes < 1 || !dt_dmr_offer_ok(o)) {
+            if (o->nnodes > 64 || o->nnodes < 1) {
                 dt_offer_decline(o);
+            } else if (!dt_dmr_offer_ok(o)) {
+                dt_offer_decline(o);
+                dt_dmr_declined_outside();
             } else {
                 msg[0] = o->op;
                 msg[1] = o->nnodes;
+                msg[3] = (int)((o->timeout > 1 && o->timeout < 1e6 ? o->timeout : 60) * 1000);
+                msg[4] = o->before;
+                msg[5] = o->after;
                 for (int i = 0; i < o->nnodes; i++)
                     snprintf(ad.nodes[i], DT_NAME_MAX, "%s", o->nodes[i]);
             }
         }
     }
-    MPI_TRY("probe", MPI_Bcast(msg, 3, MPI_INT, 0, comm));
+    MPI_TRY("probe", MPI_Bcast(msg, 6, MPI_INT, 0, comm));
     if (msg[2])
         report_mtct();
     if (!msg[0])
         return 0;
     ad.op = msg[0];
     ad.n = msg[1];
+    ad.timeout = msg[3] / 1000.0;
+    ad.before = msg[4];
+    ad.after = msg[5];
     ad.role = DT_ROLE_STAYING;
-    if (ad.op == DT_SHRINK) {
-        MPI_Bcast(ad.nodes, ad.n * DT_NAME_MAX, MPI_CHAR, 0, comm);
-        for (int i = 0; i < ad.n; i++)
-            if (!strcmp(ad.nodes[i], node))
-                ad.role = DT_ROLE_LEAVING;
-    }
+    MPI_Bcast(ad.nodes, ad.n * DT_NAME_MAX, MPI_CHAR, 0, comm);
+    for (int i = 0; ad.op == DT_SHRINK && i < ad.n; i++)
+        if (!strcmp(ad.nodes[i], node))
+            ad.role = DT_ROLE_LEAVING;
+    MPI_Comm_rank(comm, &my_rank);
+    /* the window is open from here: the leader's deadline runs from the offer's arrival,
+     * a second before the controller's (ResizeTimeout from the accept, which comes
+     * later), so that the leader, which can say where it is stuck, speaks first */
+    set_phase("the application's code between %s and dt_adapt_begin", api);
+    double left = ad.timeout - (mono() - got);
+    wd_arm((left > 2 ? left - 1 : left) + (leader ? 0 : WD_GRACE));
     *pending = 1;
     *role = ad.role;
     return 0;
@@ -351,6 +694,18 @@ static int start_groups(void)
     nstarted = 0;
     char tag[32];
     snprintf(tag, sizeof(tag), "%ld", ad.offer.id);
+    /* the joining processes' watchdogs: as long as this window may last */
+    char wpath[PATH_MAX + 64];
+    snprintf(wpath, sizeof(wpath), "%s/window.%s", dir, tag);
+    FILE *wf = fopen(wpath, "w");
+    if (wf) {
+        double left;
+        pthread_mutex_lock(&wd.mu);
+        left = wd.deadline - mono();
+        pthread_mutex_unlock(&wd.mu);
+        fprintf(wf, "%.3f\n", left > 1 ? left : 1);
+        fclose(wf);
+    }
     for (int i = 0; i < ad.n; i++) {
         char gs[16];
         snprintf(gs, sizeof(gs), "%d", i);
@@ -378,8 +733,12 @@ static int start_groups(void)
         }
         started[nstarted++] = pid;
     }
-    /* every group up (its MPI_Init done), or give up before anyone waits in accept */
-    double end = mono() + (ad.offer.timeout > 1 ? ad.offer.timeout - 0.5 : 60);
+    /* every group up (its MPI_Init done), or give up before anyone waits in accept,
+     * and before the watchdog's deadline: a group too slow to start declines the
+     * offer (-EAGAIN), the application goes on */
+    pthread_mutex_lock(&wd.mu);
+    double end = wd.deadline - 1.0;
+    pthread_mutex_unlock(&wd.mu);
     for (;;) {
         int up = 0;
         for (int i = 0; i < ad.n; i++) {
@@ -401,14 +760,27 @@ static int start_groups(void)
         }
         nap();
     }
+    pthread_mutex_lock(&wd.mu); /* the watchdog watches them from here */
     for (int i = 0; i < nstarted; i++)
-        if (nkids < DT_MAX_NODES)
+        if (nkids < DT_MAX_NODES) {
+            memcpy(kid_node[nkids], ad.nodes[i], DT_NAME_MAX);
+            kid_left[nkids] = 0;
             kids[nkids++] = started[i];
+        }
+    pthread_mutex_unlock(&wd.mu);
     nstarted = 0;
     return 0;
 }
 
 static void end_adaptation(void);
+
+/* The leader opens the window: from here the controller gives it ResizeTimeout to
+ * commit, and ends the job when it does not. */
+static void accept_offer(void)
+{
+    if (dt_offer_accept(&ad.offer) < 0)
+        fprintf(stderr, "libductile: accept: %s\n", dt_strerror());
+}
 
 /* The expansion failed: stop what started and refuse the offer. */
 static void abandon_groups(void)
@@ -434,10 +806,13 @@ static int begin_expand(void)
         key = NEW_KEY + group * 65536 + grank;
     } else {
         int ok = 1;
+        set_phase(leader ? "starting the new groups" : "waiting for the leader to start the new groups");
         if (leader && start_groups() < 0) {
             abandon_groups();
             ok = 0;
         }
+        if (ok && leader)
+            accept_offer();
         MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
         if (!ok) {
             end_adaptation();
@@ -452,9 +827,11 @@ static int begin_expand(void)
     }
     if (rc < 0)
         return rc;
+    set_phase("MPI_Comm_split of the new communicator");
     MPI_TRY("split", MPI_Comm_split(merged, 0, key, &ad.next));
     if (merged != comm)
         MPI_Comm_free(&merged);
+    set_phase("building the intercommunicator");
     MPI_Bcast(&ad.old_size, 1, MPI_INT, 0, ad.next);
     ad.op = DT_EXPAND;
     int is_new = ad.role == DT_ROLE_JOINING, r;
@@ -482,6 +859,9 @@ static int begin_shrink(void)
         free(flags);
         return -ENOMEM;
     }
+    if (leader)
+        accept_offer();
+    set_phase("MPI_Allgather of the roles");
     MPI_Allgather(&leaving, 1, MPI_INT, flags, 1, MPI_INT, comm);
     int next = 0, other = -1;
     for (int i = 0; i < n; i++) {
@@ -490,7 +870,9 @@ static int begin_shrink(void)
             other = i;
     }
     free(flags);
+    set_phase("MPI_Comm_split of the staying processes");
     MPI_TRY("split", MPI_Comm_split(comm, leaving ? MPI_UNDEFINED : 0, r, &ad.next));
+    set_phase("building the intercommunicator");
     ad.next_rank = ad.new_of_old[r];
     ad.next_size = next;
     MPI_Comm local;
@@ -506,9 +888,24 @@ int dt_adapt_begin(MPI_Comm *intercomm, MPI_Comm *new_comm)
         fprintf(stderr, "libductile: dt_adapt_begin without a pending adaptation\n");
         return -EINVAL;
     }
-    int rc = ad.role == DT_ROLE_JOINING || ad.op == DT_EXPAND ? begin_expand() : begin_shrink();
-    if (rc < 0)
+    int rc = 0;
+    if (!ad.built) /* (a joining process's was built in dt_init_adapt) */
+        rc = ad.role == DT_ROLE_JOINING || ad.op == DT_EXPAND ? begin_expand() : begin_shrink();
+    if (rc == -EAGAIN)
         return rc;
+    if (rc < 0) {
+        /* the window is broken: the watchdog stays armed (a process that carries on
+         * and waits for the others is stopped at the deadline) */
+        if (leader && ad.offer.id > 0) {
+            char why[200];
+            pthread_mutex_lock(&wd.mu);
+            snprintf(why, sizeof(why), "an MPI call failed (phase: %.150s)", wd.phase);
+            pthread_mutex_unlock(&wd.mu);
+            dt_resize_failed(&ad.offer, why);
+        }
+        return rc;
+    }
+    set_phase("the application's code inside the window (moving data)");
     ad.window = 1;
     *intercomm = ad.inter;
     *new_comm = ad.next;
@@ -544,6 +941,19 @@ int dt_next_size(void)
 
 void dt_mpi_set_poll(int on) { poll_offers = on; }
 
+void dt_mpi_phase(const char *what) { set_phase("%s", what); }
+
+int dt_mpi_leader_attached(void) { return leader && malleable; }
+
+int dt_mpi_started(void) { return status_ != 0; }
+
+void dt_mpi_decline_pending(void)
+{
+    if (leader && ad.offer.id > 0 && dt_offer_decline(&ad.offer) < 0)
+        fprintf(stderr, "libductile: decline: %s\n", dt_strerror());
+    end_adaptation();
+}
+
 int dt_mpi_window(dt_window_t *w)
 {
     memset(w, 0, sizeof(*w));
@@ -578,6 +988,12 @@ void dt_mpi_window_free(dt_window_t *w)
 }
 
 int dt_redistribute_block(const void *old_buf, void *new_buf, long total, int elem_size)
+{
+    set_phase("dt_redistribute_block (MPI_Alltoallv)");
+    return dt_mpi_redistribute(old_buf, new_buf, total, elem_size);
+}
+
+int dt_mpi_redistribute(const void *old_buf, void *new_buf, long total, int elem_size)
 {
     dt_window_t w;
     int ret = dt_mpi_window(&w);
@@ -657,6 +1073,12 @@ static void wait_leavers(void)
 
 static void end_adaptation(void)
 {
+    wd_disarm();
+    if (leader && ad.offer.id > 0) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof(path), "%s/window.%ld", dir, ad.offer.id);
+        unlink(path);
+    }
     free(ad.new_of_old);
     memset(&ad, 0, sizeof(ad));
     ad.inter = ad.next = MPI_COMM_NULL;
@@ -667,11 +1089,20 @@ int dt_adapt_commit(void)
     if (!ad.window)
         return -EINVAL;
     MPI_Comm before = ad.op == DT_EXPAND ? ad.next : comm;
+    set_phase("dt_adapt_commit (MPI_Barrier of the processes before and after)");
     MPI_Barrier(before);
+    pthread_mutex_lock(&wd.mu); /* the leaving groups end from here */
+    for (int i = 0; ad.op == DT_SHRINK && i < nkids; i++)
+        for (int k = 0; k < ad.n; k++)
+            kid_left[i] |= !strcmp(ad.nodes[k], kid_node[i]);
+    pthread_mutex_unlock(&wd.mu);
     MPI_Comm_free(&ad.inter);
     if (ad.role == DT_ROLE_LEAVING) {
         int grank;
         MPI_Comm_rank(MPI_COMM_WORLD, &grank);
+        set_phase("MPI_Finalize of a leaving process");
+        if (dbg != MPI_COMM_NULL)
+            MPI_Comm_free(&dbg);
         MPI_Comm_free(&comm);
         MPI_Finalize();
         char path[PATH_MAX + 128];
@@ -681,15 +1112,19 @@ int dt_adapt_commit(void)
             close(fd);
         exit(0);
     }
-    if (comm != MPI_COMM_NULL)
+    if (comm != MPI_COMM_NULL && comm != ad.next)
         MPI_Comm_free(&comm);
     comm = ad.next;
     ad.next = MPI_COMM_NULL;
     joined = 1;
+    MPI_Comm_rank(comm, &my_rank);
+    debug_reset();
     int rc = 0;
     if (leader) {
+        set_phase("waiting for the leaving processes to finish");
         if (ad.op == DT_SHRINK)
             wait_leavers();
+        wd_disarm();
         rc = dt_offer_commit(&ad.offer);
         if (rc < 0)
             fprintf(stderr, "libductile: commit: %s\n", dt_strerror());
@@ -700,6 +1135,11 @@ int dt_adapt_commit(void)
 
 int dt_finalize(void)
 {
+    wd_stop(true);
+    if (dbg != MPI_COMM_NULL)
+        MPI_Comm_free(&dbg);
+    free(dbg_seen);
+    dbg_seen = NULL;
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
     MPI_Finalize();

@@ -39,6 +39,7 @@ typedef struct dt_offer {
     char nodes[64][DT_NAME_MAX]; /* their names (the first 64) */
     char nodelist[1024];     /* the allocation after the resize, e.g. n[1-4] */
     double timeout;          /* seconds left to answer */
+    double window;           /* once accepted (dt_offer_accept), seconds to commit */
 } dt_offer_t;
 
 /* Attach this process to its job ($DUCTILE_JOB_ID) through its node daemon
@@ -50,6 +51,9 @@ int dt_attach(int leader);
 int dt_poll_offer(dt_offer_t *offer);
 /* Waits up to timeout seconds (< 0: for ever) for an offer. */
 int dt_wait_offer(dt_offer_t *offer, double timeout);
+/* Optional: the application starts adapting to the offer. From then on it has
+ * ResizeTimeout seconds (the offer's `window`) to commit; past that the controller
+ * ends the job (ResizeFailed), since its processes may be stuck halfway. */
 int dt_offer_accept(const dt_offer_t *offer);
 int dt_offer_decline(const dt_offer_t *offer);
 /* The adaptation is done: the controller records the new allocation. For a shrink, the
@@ -62,6 +66,18 @@ int dt_set_inhibit(int on);
 int dt_report_mtct(double mtct);
 /* An evolving job asks for a new size; an offer follows when it can be met. */
 int dt_request_nodes(int nodes);
+/* The sizes (in nodes) this application accepts: the scheduler offers nothing that
+ * would take the job outside [min_nodes, max_nodes] (both also within the job's own
+ * --min-nodes/--max-nodes), and policies with a notion of a preferred size (dmr) aim
+ * at preferred (0: none). max_nodes 0: no limit of the application's own. Called
+ * before dt_attach, the limits go with the attach, so that no offer precedes them. */
+int dt_set_size_limits(int min_nodes, int max_nodes, int preferred);
+/* Offers at most once per `seconds` (0: no such limit): the scheduler does not resize
+ * the job again until this long after its last resize. */
+int dt_set_offer_interval(double seconds);
+/* The adaptation of an accepted offer failed (a new process died, a step could not
+ * start): the controller ends the job (or requeues a --requeue job) with `why`. */
+int dt_resize_failed(const dt_offer_t *offer, const char *why);
 void dt_detach(void);
 const char *dt_strerror(void);
 
@@ -84,18 +100,35 @@ const char *dt_strerror(void);
  *       ... one iteration on dt_comm() ...
  *   }
  *   dt_finalize();
- */
+ *
+ * Collective (every process of dt_comm() calls them, in the same order): dt_probe_adapt,
+ * dt_adapt_begin, dt_redistribute_block, dt_adapt_commit, dt_reconfigure, dt_finalize.
+ * With DUCTILE_DEBUG=1 in the environment, a process that waits in dt_probe_adapt or
+ * dt_reconfigure longer than DUCTILE_DEBUG_TIMEOUT seconds (default 10) says which
+ * ranks have not reached it, and says it again while it waits.
+ *
+ * The adaptation window (from the dt_probe_adapt that says pending to dt_adapt_commit)
+ * is watched: when a group started for it ends, or it lasts longer than the offer's
+ * timeout (ResizeTimeout), every process of the application stops with a message
+ * naming the node and the phase ("libductile: n1 rank 0: the expand 1 -> 2 nodes
+ * (joining: n2) failed: the group on n2 ended ..., in phase '...'"), and the
+ * controller is told that the resize failed (it ends the job with that reason). */
 #ifdef MPI_VERSION
 enum { DT_STATUS_NEW = 1, DT_STATUS_JOINING = 2 };
 enum { DT_ROLE_STAYING = 1, DT_ROLE_LEAVING = 2, DT_ROLE_JOINING = 3 };
 
 /* MPI_Init, then joins this process's group to the job's communicator. A program
- * started outside `ductile mpirun` runs as a plain MPI program that never resizes. */
+ * started outside `ductile mpirun` runs as a plain MPI program that never resizes.
+ * A joining process (DT_STATUS_JOINING) returns with dt_comm() already the
+ * communicator after the expansion (its rank and size final); it then calls
+ * dt_probe_adapt (pending 1, role JOINING), dt_adapt_begin, and the window's calls like
+ * the others, before any collective of its own on dt_comm(). */
 int dt_init_adapt(int *argc, char ***argv, int *status);
 /* The job's communicator: all processes, in node order. Changes at dt_adapt_commit. */
 MPI_Comm dt_comm(void);
 /* Collective over dt_comm() (joining processes call it too, and get pending = 1, role
- * JOINING). pending = 1 when an adaptation starts; role says what this process does. */
+ * JOINING at once). pending = 1 when an adaptation starts (the window is open from
+ * here: dt_adapt_begin follows); role says what this process does. */
 int dt_probe_adapt(int *pending, int *role);
 /* Opens the adaptation window. new_comm: the communicator after the adaptation
  * (MPI_COMM_NULL on leaving processes). intercomm joins the processes that were there
@@ -129,11 +162,16 @@ typedef enum dt_dist {
     DT_DIST_REPLICATED = 3    /* every process holds all of it */
 } dt_dist_t;
 typedef void dt_adapt_fn(int role, MPI_Comm intercomm, MPI_Comm new_comm, void *arg);
-/* Offers that would take the job outside [min, max] nodes are declined. preferred
- * (0: none) is kept for policies that use one. */
+/* The sizes (in nodes) this application takes. The leader tells the scheduler
+ * (dt_set_size_limits; called before dt_init_adapt, at its attach), which offers
+ * nothing outside [min, max], and policies with a preferred size (dmr) aim at
+ * preferred (0: none); an offer outside them that comes anyway is declined. Any
+ * process may call it (all usually do); -EINVAL unless 1 <= min <= max and preferred
+ * is 0 or within them. */
 int dt_set_limits(int min_nodes, int max_nodes, int preferred);
 /* Inhibitors: look at offers at most once per `seconds` (an offer waits meanwhile, up
- * to ResizeTimeout) / probe only every n-th call of dt_reconfigure. */
+ * to ResizeTimeout; the leader also tells the scheduler, dt_set_offer_interval) /
+ * probe only every n-th call of dt_reconfigure. */
 int dt_set_sched_period(double seconds);
 int dt_set_sched_iterations(long n);
 /* *data: malloc'ed array of *count local elements of type (an array of extent-sized
@@ -141,8 +179,12 @@ int dt_set_sched_iterations(long n);
 int dt_register(void **data, long *count, MPI_Datatype type, dt_dist_t dist, long block);
 /* Called inside every adaptation window after the registered data moved. */
 void dt_on_adapt(dt_adapt_fn *fn, void *arg);
-/* 1 when the job was resized (leaving processes do not return), 0 when not, < 0 on
- * error. */
+/* Collective over dt_comm(). 1 when the job was resized (leaving processes do not
+ * return), 0 when not, < 0 on error: -EINVAL on every process when the registered
+ * data does not fit (the variables differ between processes, a count is not what its
+ * distribution of the global count gives, a buffer is smaller than its count): the
+ * offer is declined before anything starts, and rank 0 says which variable, rank and
+ * count. */
 int dt_reconfigure(void);
 #endif
 

@@ -79,6 +79,33 @@ static void forward(noded_t *d, const char *type, int64_t job, const json_t *ext
     noded_send(d, m);
 }
 
+/* limits: any of min, max, preferred (nodes) and interval (seconds), checked here so
+ * that the controller gets only sane values. NULL with err on a bad one. */
+static json_t *limits_msg(const json_t *msg, char *err, size_t errlen)
+{
+    int64_t v;
+    double iv;
+    json_t *x = json_object();
+    static const char *const keys[] = {"min", "max", "preferred"};
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        if (!json_object_get(msg, keys[k]))
+            continue;
+        if (proto_int(msg, keys[k], 0, 1 << 24, &v, err, errlen) < 0) {
+            json_decref(x);
+            return NULL;
+        }
+        json_object_set_new(x, keys[k], json_integer(v));
+    }
+    if (json_object_get(msg, "interval")) {
+        if (proto_num_opt(msg, "interval", 0, 1e7, 0, &iv, err, errlen) < 0) {
+            json_decref(x);
+            return NULL;
+        }
+        json_object_set_new(x, "interval", json_real(iv));
+    }
+    return x;
+}
+
 static void on_attach(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
 {
     char err[128];
@@ -108,7 +135,20 @@ static void on_attach(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
             conn_close(j->leader); /* a restarted leader replaces the old one */
         j->leader = c;
         a->leader = true;
-        forward(d, "app_attached", id, NULL);
+        /* limits set before the attach come with it: no offer goes out without them */
+        json_t *x = NULL;
+        json_decref(j->limits);
+        j->limits = NULL;
+        if (json_is_object(json_object_get(msg, "limits"))) {
+            j->limits = limits_msg(json_object_get(msg, "limits"), err, sizeof(err));
+            if (!j->limits) {
+                fail(c, err);
+                return;
+            }
+            x = json_pack("{s:O}", "limits", j->limits);
+        }
+        forward(d, "app_attached", id, x);
+        json_decref(x);
     }
     reply(c, json_pack("{s:b,s:s,s:s}", "ok", 1, "node", d->name, "role", role));
 }
@@ -137,7 +177,8 @@ static int64_t job_of_pid(const noded_t *d, pid_t pid)
 static bool app_message(const char *type)
 {
     return !strcmp(type, "resize_answer") || !strcmp(type, "resize_commit") ||
-           !strcmp(type, "inhibit") || !strcmp(type, "mtct") || !strcmp(type, "request");
+           !strcmp(type, "inhibit") || !strcmp(type, "mtct") || !strcmp(type, "request") ||
+           !strcmp(type, "limits") || !strcmp(type, "resize_failed");
 }
 
 /* A client's request for the controller: its channel opens with the first one. */
@@ -322,7 +363,8 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
     }
     /* Answers to offers only from the leader; reports from any process of the job. */
     bool leader_only = !strcmp(type, "resize_answer") || !strcmp(type, "resize_commit") ||
-                       !strcmp(type, "inhibit") || !strcmp(type, "request");
+                       !strcmp(type, "inhibit") || !strcmp(type, "request") ||
+                       !strcmp(type, "limits") || !strcmp(type, "resize_failed");
     if (leader_only && !a->leader) {
         fail(c, "only the job's leader may do that");
         return;
@@ -373,6 +415,30 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
         json_t *x = json_pack("{s:I}", "nodes", (json_int_t)nodes);
         forward(d, "app_request", a->job, x);
         json_decref(x);
+    } else if (!strcmp(type, "limits")) {
+        json_t *x = limits_msg(msg, err, sizeof(err));
+        if (!x) {
+            fail(c, err);
+            return;
+        }
+        forward(d, "app_limits", a->job, x);
+        njob_t *j = idmap_get(d->jobs, a->job);
+        if (j) { /* kept for the controller's next registration of this node */
+            if (!j->limits)
+                j->limits = json_object();
+            json_object_update(j->limits, x);
+        }
+        json_decref(x);
+    } else if (!strcmp(type, "resize_failed")) {
+        const char *why;
+        if (proto_int(msg, "offer", 1, INT64_MAX, &offer, err, sizeof(err)) < 0 ||
+            proto_str(msg, "reason", 200, &why, err, sizeof(err)) < 0) {
+            fail(c, err);
+            return;
+        }
+        json_t *x = json_pack("{s:I,s:s}", "offer", (json_int_t)offer, "reason", why);
+        forward(d, "app_resize_failed", a->job, x);
+        json_decref(x);
     } else {
         fail(c, "unknown request");
         return;
@@ -394,6 +460,8 @@ static void on_close(conn_t *c, void *arg)
         njob_t *j = idmap_get(d->jobs, a->job);
         if (j && j->leader == c) {
             j->leader = NULL;
+            json_decref(j->limits); /* the next leader says its own */
+            j->limits = NULL;
             forward(d, "app_detached", a->job, NULL);
         }
     }

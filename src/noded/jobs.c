@@ -22,6 +22,7 @@ static void job_free_cb(uv_handle_t *h)
         if (j->script_path)
             unlink(j->script_path);
         free(j->script_path);
+        json_decref(j->limits);
         free(j);
     }
 }
@@ -596,12 +597,13 @@ static void report_one(int64_t id, void *val, void *arg)
                                              "code", j->code,
                                              "timed_out", j->timed_out,
                                              "end", j->end_time));
-    else if (!j->cleaned)
-        json_array_append_new(arr, json_pack("{s:I,s:i,s:s,s:b}",
-                                             "job", (json_int_t)j->id,
-                                             "run", j->run,
-                                             "state", "running",
-                                             "attached", j->leader != NULL));
+    else if (!j->cleaned) {
+        json_t *e = json_pack("{s:I,s:i,s:s,s:b}", "job", (json_int_t)j->id, "run", j->run,
+                              "state", "running", "attached", j->leader != NULL);
+        if (e && j->leader && j->limits)
+            json_object_set(e, "limits", j->limits);
+        json_array_append_new(arr, e);
+    }
 }
 
 json_t *jobs_report(noded_t *d)

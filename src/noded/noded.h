@@ -48,6 +48,7 @@ typedef struct njob {
     char *script_path;       /* kept until the job goes: the shell opens it after exec */
     uid_t uid;               /* the job's owner: only its processes may attach */
     conn_t *leader;          /* the application's leader (libductile), batch node only */
+    json_t *limits;          /* what it accepts (app_limits), sent again on registration */
     char error[LAUNCH_ERRLEN]; /* why it could not start */
 } njob_t;
 

@@ -79,6 +79,20 @@ spool_of() {
 # mpi_if: the interface Open MPI is to use between nodes (the emulated nodes of the
 # plain cluster share loopback, and other tests add and remove interfaces meanwhile;
 # an emulated host has its own eth0 on the cluster's bridge)
+# MPI tests: skip without mpirun; Open MPI as root, oversubscribed, on the test's
+# interface; mpi_env goes before the job's `ductile mpirun` (no leak checks in Open MPI)
+mpi_setup() {
+  command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
+  mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0" # (see test_mpi.sh)
+}
+# no live process whose command line matches PATTERN
+no_leftovers() {
+  local p
+  for p in $(pgrep -f "$1"); do alive "$p" && return 1; done
+  return 0
+}
 mpi_if() { if [ "$HOSTS" = 1 ]; then echo eth0; else echo lo; fi; }
 # as_nobody CMD...: CMD as user nobody (on the login host); $BIN stands for the command
 as_nobody() {

@@ -40,6 +40,9 @@ printf 'echo plain\n' > "$T/plain.sh"
 j4=$(submit "$T/plain.sh")
 expect_state "$j4" CD
 grep -qx plain "ductile-$j4.out" || fail "default output file"
+# show names the default output file instead of an empty StdOut (a newcomer's question)
+[ "$(field "$j4" StdOut)" = "ductile-$j4.out (the default, in WorkDir)" ] || fail "show StdOut: $(field "$j4" StdOut)"
+[ "$(field "$j1" StdOut)" = "out-%j.txt" ] || fail "show StdOut given: $(field "$j1" StdOut)"
 
 # queue: a job larger than what is free waits with a reason, behind it others wait
 s=$(script long.sh 'sleep 30')

@@ -82,7 +82,7 @@ env $mpi_env ductile mpirun $jac $args --wait-for $T/never")
 j2=$(submit "$s")
 expect_state "$j2" R
 wait_for 60 grep -q "started on 2 processes" "ductile-$j2.out" || fail "no start: $(cat "ductile-$j2.out")"
-d resize "$j2" --nodes 5
+d resize "$j2" --nodes 5 --no-wait
 wait_for 30 is_state "$j2" RS || fail "not resizing: $(d show "$j2")"
 d cancel "$j2"
 expect_state "$j2" CA 30

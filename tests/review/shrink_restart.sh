@@ -16,7 +16,7 @@ wait_for 20 on2 || fail "not on 2 nodes: $(d show $j | grep -E 'State|NodeList')
 d run --job "$j" --node n2 sh -c 'trap "" TERM; echo $$ >> '"$T"'/pids; while :; do sleep 1; done' > /dev/null 2>&1 &
 echo $! >> "$T/pids"
 wait_for 10 sh -c "[ \$(wc -l < $T/pids) -ge 3 ]" || fail "no task on n2"
-d resize "$j" --nodes 1 > /dev/null || fail "no shrink"
+d resize "$j" --nodes 1 --no-wait > /dev/null || fail "no shrink"
 expect_state "$j" RS 10
 sleep 1 # n2 is ending its task (TERM ignored, KILL in 10 s): the fault
 kill_restart_noded n2
