@@ -1,11 +1,16 @@
 # Ductile: the two commands of the README contract.
 #   make demo   installs what is missing, builds, runs the main example
 #   make test   installs what is missing, builds, runs every test (also under ASan+UBSan)
+#   make install PREFIX=/opt/ductile [DESTDIR=/stage]   builds, then installs the
+#               commands, the daemons, ductile.h, libductile, ductile.pc and the CMake
+#               package (docs/user-guide.md, "Installing")
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+PREFIX ?= /usr/local
+DESTDIR ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build asan demo test unit clean bench fuzz faults
+.PHONY: all deps build asan demo test unit clean bench fuzz faults install
 FUZZ_SECONDS ?= 10
 # make faults: the fault-injection harness's long form (docs/reliability-harness.md)
 FAULT_ROUNDS ?= 200
@@ -25,6 +30,11 @@ build: deps
 asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDUCTILE_SANITIZE=ON -DDUCTILE_WERROR=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The optimised build, installed under $(DESTDIR)$(PREFIX) (cmake --install --prefix: the
+# build directory keeps its configuration; ductile.pc is written for PREFIX).
+install: build
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(abspath $(PREFIX))"
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)
