@@ -264,7 +264,7 @@ int cmd_submit(int argc, char **argv)
     for (char **e = environ; *e; e++)
         json_array_append_new(env, json_string(*e));
     char key[72];
-    if (cu_submit_key(key, sizeof(key)) < 0) {
+    if (cu_submit_key(key, sizeof(key))) {
         free(script);
         json_decref(env);
         config_free(&cfg);

@@ -16,6 +16,10 @@ b=$(DUCTILE_SUBMIT_KEY=k-test-1 submit -J idem1 plain.sh)
 c=$(DUCTILE_SUBMIT_KEY=k-test-2 submit -J idem1 plain.sh)
 [ "$c" != "$a" ] || fail "another key returned the same job"
 ! DUCTILE_SUBMIT_KEY='bad key' d submit plain.sh 2> e.txt || fail "a malformed key was accepted"
+# refused for what it is, and nothing else (it went on with an unset key: "out of memory"
+# in one build, a job submitted with whatever the stack held in another)
+grep -q "DUCTILE_SUBMIT_KEY must be 1 to 64" e.txt && [ "$(wc -l < e.txt)" = 1 ] ||
+  fail "a malformed key: $(cat e.txt)"
 # keys are per user: another user's key never returns (or reveals) someone else's job
 mkdir -m 777 pub && cp plain.sh pub/
 jo=$(cd pub && DUCTILE_SUBMIT_KEY=k-test-1 setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
