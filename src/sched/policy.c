@@ -13,7 +13,7 @@
 static const sched_policy_t *const table[] = {
     &policy_fcfs,       &policy_easy,       &policy_conservative, &policy_fpsma_prma,
     &policy_fpsma_pwma, &policy_egs_prma,   &policy_egs_pwma,     &policy_perf,
-    &policy_dmr,        &policy_mebf,       &policy_equi,
+    &policy_dmr,        &policy_mebf,       &policy_equi,        &policy_power,
 };
 #define NPOLICIES (sizeof(table) / sizeof(table[0]))
 
@@ -58,7 +58,7 @@ static void list_names(char *buf, size_t len)
 }
 
 int policy_parse(const char *spec, const sched_policy_t **pol, double *params, double *tick,
-                 char *canon, size_t canonlen, char *err, size_t errlen)
+                 bool *power, char *canon, size_t canonlen, char *err, size_t errlen)
 {
     char buf[256];
     if (strlen(spec) >= sizeof(buf))
@@ -82,6 +82,7 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
     for (int i = 0; i < np; i++)
         params[i] = p->params[i].def;
     *tick = 0;
+    *power = false;
     char *kv;
     while ((kv = strtok_r(NULL, ":", &save))) {
         char *eq = strchr(kv, '=');
@@ -105,12 +106,21 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
             *tick = v;
             continue;
         }
+        /* power=1: any policy admits jobs by the power corridor (docs/power.md) */
+        if (!strcmp(kv, "power")) {
+            if (v != 0 && v != 1) {
+                snprintf(err, errlen, "policy %s: power takes 0 or 1", name);
+                return -EINVAL;
+            }
+            *power = v == 1;
+            continue;
+        }
         int k = 0;
         while (k < np && strcmp(p->params[k].name, kv))
             k++;
         if (k == np) {
-            char known[256] = "tick";
-            size_t pos = 4;
+            char known[256] = "tick, power";
+            size_t pos = 11;
             for (int i = 0; i < np && pos < sizeof(known); i++)
                 pos += (size_t)snprintf(known + pos, sizeof(known) - pos, ", %s", p->params[i].name);
             snprintf(err, errlen, "policy %s has no parameter '%s' (known: %s)", name, kv, known);
@@ -128,6 +138,8 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
     for (int i = 0; i < np && pos < canonlen; i++)
         pos += (size_t)snprintf(canon + pos, canonlen - pos, ":%s=%g", p->params[i].name, params[i]);
     if (*tick > 0 && pos < canonlen)
-        snprintf(canon + pos, canonlen - pos, ":tick=%g", *tick);
+        pos += (size_t)snprintf(canon + pos, canonlen - pos, ":tick=%g", *tick);
+    if (*power && !p->uses_power && pos < canonlen)
+        snprintf(canon + pos, canonlen - pos, ":power=1");
     return 0;
 }

@@ -18,8 +18,8 @@ int sched_create(int nnodes, const char *spec, sched_t **out, char *err, size_t 
     sched_t *s = calloc(1, sizeof(*s));
     if (!s)
         return ERR("out of memory");
-    int rc = policy_parse(spec ? spec : "fcfs", &s->policy, s->params, &s->tick, s->spec,
-                          sizeof(s->spec), err, errlen);
+    int rc = policy_parse(spec ? spec : "fcfs", &s->policy, s->params, &s->tick,
+                          &s->power_admit, s->spec, sizeof(s->spec), err, errlen);
     if (rc < 0) {
         free(s);
         return rc;
@@ -36,6 +36,9 @@ int sched_create(int nnodes, const char *spec, sched_t **out, char *err, size_t 
     nodeset_set_all(s->freeset);
     s->nfree = s->navail = nnodes;
     sched_set_backoff(s, 10, 300);
+    s->pw_upper = INFINITY;
+    if (s->policy->uses_power)
+        s->power_admit = true;
     *out = s;
     return 0;
 }
@@ -543,6 +546,8 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     s->now = now;
     s->nacts = 0;
     s->nactnodes = 0;
+    if (s->power_admit)
+        sched_power_estimate(s, &s->pw_lo, &s->pw_hi);
     if (sched_hold_due(s, now))
         expire_holds(s);
     if (s->nrequests)
@@ -634,6 +639,8 @@ static const char *const reason_names[SCHED_R__COUNT] = {
     [SCHED_R_INEFFICIENT] = "HighMTCT",
     [SCHED_R_REQUESTED] = "Requested",
     [SCHED_R_OPERATOR] = "Operator",
+    [SCHED_R_POWER] = "Power",
+    [SCHED_R_POWER_CORRIDOR] = "PowerCorridor",
 };
 
 const char *sched_reason_name(sched_reason_t r)

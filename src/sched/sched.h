@@ -80,6 +80,11 @@ typedef enum sched_reason {
     /* either */
     SCHED_R_REQUESTED,         /* an evolving job asked for it */
     SCHED_R_OPERATOR,          /* an operator asked for it */
+    /* power (seed 002 ch. 5, docs/power.md) */
+    SCHED_R_POWER,             /* waiting: starting it would take the draw above the
+                                  corridor's upper bound */
+    SCHED_R_POWER_CORRIDOR,    /* started, grown or shrunk to keep the draw inside the
+                                  power corridor (the node-redistribution model) */
     SCHED_R__COUNT
 } sched_reason_t;
 
@@ -203,6 +208,18 @@ int sched_set_node_available(sched_t *s, int node, bool available);
 /* Re-create a running job (controller restart): it holds exactly these nodes. */
 int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start, const int *nodes,
                           int n, char *err, size_t errlen);
+
+/* The power corridor (seed 002 ch. 5; docs/power.md). The engine predicts the draw
+ * from what jobs declare (power_min/power_max W per node; default_w when a job declares
+ * none) and idle_w per free node. Policies that take power into account (the `power`
+ * policy, any policy with power=1) start a job only if its draw keeps the prediction
+ * below upper (a moldable or malleable job may start smaller to fit); the `power`
+ * policy also resizes running malleable jobs to bring the draw back inside. upper may
+ * be INFINITY, lower 0. A change takes effect at the next sched_schedule. */
+int sched_set_power(sched_t *s, double lower, double upper, double idle_w, double default_w,
+                    char *err, size_t errlen);
+/* The predicted draw now: lo with every job at its power_min, hi at its power_max. */
+void sched_power_estimate(const sched_t *s, double *lo, double *hi);
 
 /* Decide what to do at time now. The actions stay valid until the next call that
  * changes the engine. */

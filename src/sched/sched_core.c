@@ -113,8 +113,18 @@ static void take_free(sched_t *s, sjob_t *j, int k)
     s->nfree -= k;
 }
 
+/* The predicted draw follows starts and expands within a pass. */
+static void draw_add(sched_t *s, const sjob_t *j, int k)
+{
+    double pl, ph;
+    core_job_power(s, j, &pl, &ph);
+    s->pw_lo += k * (pl - s->pw_idle);
+    s->pw_hi += k * (ph - s->pw_idle);
+}
+
 void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
 {
+    draw_add(s, j, size);
     take_free(s, j, size);
     j->ncommit = size;
     j->state = SCHED_RUNNING;
@@ -132,6 +142,7 @@ void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why)
     int k = newsize - j->ncommit;
     if (k <= 0 || k > s->nfree || j->state != SCHED_RUNNING)
         return;
+    draw_add(s, j, k);
     take_free(s, j, k);
     j->state = SCHED_RESIZING;
     j->target = newsize;
@@ -168,9 +179,10 @@ sjob_t *core_pass_fcfs(sched_t *s, bool flexible)
             j->reason = SCHED_R_NODES_UNAVAILABLE;
             continue;
         }
-        int size = core_fit(j, s->nfree, flexible);
+        sched_reason_t why;
+        int size = core_fit_now(s, j, s->nfree, flexible, &why);
         if (!size) {
-            j->reason = SCHED_R_RESOURCES;
+            j->reason = why;
             j->reason_job = -1;
             return j;
         }
@@ -228,16 +240,20 @@ void core_pass_easy(sched_t *s, bool flexible, easy_plan_t *plan)
             j->reason = SCHED_R_NODES_UNAVAILABLE;
             continue;
         }
-        int size = core_fit(j, s->nfree, flexible);
-        if (!size)
+        sched_reason_t why;
+        int size = core_fit_now(s, j, s->nfree, flexible, &why);
+        if (!size) {
+            if (why == SCHED_R_POWER)
+                j->reason = why;
             continue;
+        }
         double dur = j->spec.walltime > 0 ? j->spec.walltime : INFINITY;
         if (s->now + dur <= plan->shadow) {
             core_start(s, j, size, SCHED_R_BACKFILL);
             continue;
         }
         int lim = s->nfree < plan->extra ? s->nfree : plan->extra;
-        size = core_fit(j, lim, flexible);
+        size = core_fit_now(s, j, lim, flexible, &why);
         if (size) {
             core_start(s, j, size, SCHED_R_BACKFILL);
             plan->extra -= size;
@@ -359,9 +375,16 @@ void core_pass_conservative(sched_t *s)
         double dur = j->spec.walltime > 0 ? j->spec.walltime : INFINITY;
         int i = prof_find(&p, need, dur, &minfree);
         if (i == 0 && s->nfree >= need) {
-            int size = core_fit(j, minfree < s->nfree ? minfree : s->nfree, false);
-            core_start(s, j, size, first_waiting ? SCHED_R_ORDER : SCHED_R_BACKFILL);
-            prof_take(&p, s->now, dur, size);
+            sched_reason_t why;
+            int size = core_fit_now(s, j, minfree < s->nfree ? minfree : s->nfree, false, &why);
+            if (size) {
+                core_start(s, j, size, first_waiting ? SCHED_R_ORDER : SCHED_R_BACKFILL);
+                prof_take(&p, s->now, dur, size);
+                continue;
+            }
+            /* held for power: no reservation (when power allows it is not known) */
+            j->reason = why;
+            first_waiting = false;
             continue;
         }
         j->reason = first_waiting ? SCHED_R_RESOURCES : SCHED_R_RESERVED;

@@ -5,6 +5,7 @@
 #include "../common/idmap.h"
 #include "../common/nodeset.h"
 #include "constraint.h"
+#include "power.h"
 #include "sched.h"
 
 #define SCHED_MAX_PARAMS 8
@@ -65,6 +66,7 @@ typedef struct sched_policy {
     const char *summary;
     const sched_param_def_t *params; /* terminated by a NULL name */
     bool needs_end_order;            /* keeps running jobs sorted by expected end */
+    bool uses_power;                 /* admits jobs by power (as power=1 does) */
     void (*pass)(sched_t *s);
 } sched_policy_t;
 
@@ -89,6 +91,12 @@ struct sched {
     double params[SCHED_MAX_PARAMS];
     double tick;         /* seconds between periodic passes the caller should run; 0 = none */
     double backoff, backoff_max; /* after a declined resize (sched_set_backoff) */
+    /* power (corridor.c): the corridor, W per idle node and for a job that declares
+     * nothing; power_admit: starts are checked against the upper bound; pw_lo/hi: the
+     * predicted draw, brought up to date at each pass and by each start and expand */
+    double pw_lower, pw_upper, pw_idle, pw_default;
+    bool power_admit;
+    double pw_lo, pw_hi;
     char spec[256];
     double now;
     /* output of the current pass */
@@ -105,7 +113,7 @@ struct sched {
 /* policy table (policy.c) */
 const sched_policy_t *policy_lookup(const char *name);
 int policy_parse(const char *spec, const sched_policy_t **pol, double *params, double *tick,
-                 char *canon, size_t canonlen, char *err, size_t errlen);
+                 bool *power, char *canon, size_t canonlen, char *err, size_t errlen);
 
 /* --- core helpers for policies (sched_core.c) --- */
 
@@ -115,6 +123,17 @@ int core_min_start(const sjob_t *j, bool flexible);
 int core_max_start(const sjob_t *j, bool flexible);
 /* Size to start j with when avail nodes are free, 0 if it does not fit. */
 int core_fit(const sjob_t *j, int avail, bool flexible);
+/* core_fit, and then (power admission on) the largest size, down to the job's minimum,
+ * whose draw keeps the predicted draw within the corridor's upper bound. 0 when it
+ * does not fit; *why says whether nodes (Resources) or power (Power) stopped it. */
+int core_fit_now(sched_t *s, const sjob_t *j, int avail, bool flexible, sched_reason_t *why);
+/* The node-redistribution model over the running jobs (the n resizable ones in s->tmp
+ * vary, the others are constants) and, if cand, that waiting job: sets newsize of the
+ * jobs in s->tmp and *cand_size; min_idle nodes stay idle. 0, or < 0 on an error. */
+int core_power_plan(sched_t *s, int n, sjob_t *cand, int min_idle, int *cand_size,
+                    sched_power_solution_t *sol);
+/* W per node of a job as the engine predicts it (corridor.c). */
+void core_job_power(const sched_t *s, const sjob_t *j, double *lo, double *hi);
 /* True when j can never start with the nodes that are up. */
 bool core_unrunnable(const sched_t *s, const sjob_t *j, bool flexible);
 
