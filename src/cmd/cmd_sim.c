@@ -33,6 +33,12 @@ typedef struct opts {
     sim_reconf_t reconf;
     speedup_t speedup;
     bool force_speedup;
+    /* power (docs/power.md) */
+    sim_corridor_t corridor[32];
+    int ncorridor;
+    double idle_w, default_w;
+    bool power;
+    const char *power_csv;
 } opts_t;
 
 static void help(FILE *f)
@@ -59,6 +65,11 @@ static void help(FILE *f)
         "  --events-csv FILE    one row per allocation change\n"
         "  --gantt FILE.svg     nodes by time, one colour per job\n"
         "  --no-progress        never draw the progress bar\n"
+        "  --corridor L-U[,L-U@T]...  a power corridor in W, changing at T seconds from the\n"
+        "                       workload's start: 1700-2500,1000-1700@550,2500-3500@800\n"
+        "  --idle-power W       an idle node's draw (default 71, seed 002 §9.2.4)\n"
+        "  --default-power W    per node of a job that declares no power (default 200)\n"
+        "  --power-csv FILE     the draw after every change: t,watts,lower,upper\n"
         "\n"
         "With several policies the CSV and SVG names get the policy inserted before the\n"
         "extension (jobs.csv -> jobs.easy.csv).\n\npolicies:\n");
@@ -89,10 +100,47 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     return strparse_long(s, lo, hi, out) < 0 ? -1 : 0;
 }
 
+/* --corridor L-U[,L-U@T]...: the first applies from the start unless it has @T */
+static int parse_corridor(const char *arg, opts_t *o)
+{
+    char buf[1024];
+    if (strlen(arg) >= sizeof(buf))
+        return -cmd_fail("--corridor: too long");
+    strcpy(buf, arg);
+    o->ncorridor = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (o->ncorridor == 32)
+            return -cmd_fail("--corridor: at most 32 changes");
+        sim_corridor_t *k = &o->corridor[o->ncorridor];
+        char *at = strchr(t, '@'), *dash = strchr(t, '-');
+        if (at)
+            *at = '\0';
+        if (!dash || (at && dash > at))
+            return -cmd_fail("--corridor: '%s' is not LOWER-UPPER[@SECONDS]", t);
+        *dash = '\0';
+        k->t = 0;
+        if (parse_double(t, &k->lower) < 0 || parse_double(dash + 1, &k->upper) < 0 ||
+            k->lower < 0 || k->upper < k->lower)
+            return -cmd_fail("--corridor: '%s-%s' is not a range of W with lower <= upper", t,
+                             dash + 1);
+        if (at && (parse_double(at + 1, &k->t) < 0 || k->t < 0))
+            return -cmd_fail("--corridor: '@%s' is not a time in seconds", at + 1);
+        if (!at && o->ncorridor > 0)
+            return -cmd_fail("--corridor: every change after the first needs @SECONDS");
+        if (o->ncorridor > 0 && k->t <= o->corridor[o->ncorridor - 1].t)
+            return -cmd_fail("--corridor: the changes must come in time order");
+        o->ncorridor++;
+    }
+    if (!o->ncorridor)
+        return -cmd_fail("--corridor: empty");
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, opts_t *o)
 {
     enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
-           O_EVENTS, O_GANTT, O_NOPROG, O_HELP };
+           O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV };
     static const struct option lopts[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'N'},
@@ -111,6 +159,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
         {"gantt", required_argument, 0, O_GANTT},
         {"no-progress", no_argument, 0, O_NOPROG},
         {"help", no_argument, 0, O_HELP},
+        {"corridor", required_argument, 0, O_CORRIDOR},
+        {"idle-power", required_argument, 0, O_IDLEW},
+        {"default-power", required_argument, 0, O_DEFW},
+        {"power-csv", required_argument, 0, O_PCSV},
         {0, 0, 0, 0},
     };
     static char polbuf[1024];
@@ -203,6 +255,25 @@ static int parse_args(int argc, char **argv, opts_t *o)
         case O_HELP:
             help(stdout);
             exit(0);
+        case O_CORRIDOR:
+            if (parse_corridor(optarg, o) < 0)
+                return 1;
+            o->power = true;
+            break;
+        case O_IDLEW:
+        case O_DEFW: {
+            double w;
+            if (parse_double(optarg, &w) < 0 || w < 0)
+                return cmd_fail("--%s: '%s' is not a power in W (>= 0)",
+                                c == O_IDLEW ? "idle-power" : "default-power", optarg);
+            *(c == O_IDLEW ? &o->idle_w : &o->default_w) = w;
+            o->power = true;
+            break;
+        }
+        case O_PCSV:
+            o->power_csv = optarg;
+            o->power = true;
+            break;
         default:
             return cmd_fail("sim: unknown or incomplete option '%s' (try 'ductile sim --help')",
                             argv[optind - 1]);
@@ -280,6 +351,16 @@ typedef struct sinks {
     gantt_t *gantt;
 } sinks_t;
 
+static void on_power(void *arg, double t, double watts, double lower, double upper)
+{
+    FILE *f = arg;
+    fprintf(f, "%.3f,%.1f,%.1f,", t, watts, lower);
+    if (isinf(upper))
+        fprintf(f, "\n");
+    else
+        fprintf(f, "%.1f\n", upper);
+}
+
 static void on_event(void *arg, const sim_alloc_event_t *ev)
 {
     sinks_t *k = arg;
@@ -322,7 +403,8 @@ int cmd_sim(int argc, char **argv)
 {
     opts_t o = {.cores_per_node = 1, .malleable = -1, .seed = 1, .interarrival = 30,
                 .progress = true, .reconf = sim_reconf_default,
-                .speedup = {.model = SPEEDUP_AMDAHL, .a = 0.01}};
+                .speedup = {.model = SPEEDUP_AMDAHL, .a = 0.01}, .idle_w = 71,
+                .default_w = 200};
     o.policies[0] = "fcfs";
     o.npolicies = 1;
     int rc = parse_args(argc, argv, &o);
@@ -354,6 +436,21 @@ int cmd_sim(int argc, char **argv)
             events_csv_close(sinks.events, err, sizeof(err));
             break;
         }
+        FILE *pcsv = NULL;
+        if (o.power_csv) {
+            per_policy_path(o.power_csv, o.policies[p], several, path, sizeof(path));
+            if (!(pcsv = fopen(path, "w"))) {
+                status = cmd_fail("cannot write %s: %s", path, strerror(errno));
+                events_csv_close(sinks.events, err, sizeof(err));
+                gantt_destroy(sinks.gantt);
+                break;
+            }
+            fputs("t,watts,lower,upper\n", pcsv);
+        }
+        sim_power_t power = {.idle_w = o.idle_w, .default_w = o.default_w,
+                             .corridor = o.ncorridor ? o.corridor : NULL,
+                             .ncorridor = o.ncorridor, .on_sample = pcsv ? on_power : NULL,
+                             .sample_arg = pcsv};
         progress_t prog = {.label = o.policies[p]};
         clock_gettime(CLOCK_MONOTONIC, &prog.t0);
         sim_config_t cfg = {
@@ -366,6 +463,7 @@ int cmd_sim(int argc, char **argv)
             .event_arg = &sinks,
             .on_progress = show_progress ? on_progress : NULL,
             .progress_arg = &prog,
+            .power = o.power ? &power : NULL,
         };
         sim_result_t res;
         if (sim_run(&wl, &cfg, &res, err, sizeof(err)) < 0) {
@@ -383,6 +481,8 @@ int cmd_sim(int argc, char **argv)
             }
             sim_result_free(&res);
         }
+        if (pcsv && (ferror(pcsv) | (fclose(pcsv) != 0)) && !status)
+            status = cmd_fail("error writing %s", o.power_csv);
         if (sinks.events && events_csv_close(sinks.events, err, sizeof(err)) < 0 && !status)
             status = cmd_fail("%s", err);
         if (sinks.gantt) {
@@ -397,7 +497,7 @@ int cmd_sim(int argc, char **argv)
     if (!status) {
         report_info_t info = {.workload = o.workload, .njobs = wl.njobs, .nodes = o.nodes,
                               .skipped = wl.skipped, .malformed = wl.malformed,
-                              .malleable = o.malleable, .seed = o.seed};
+                              .malleable = o.malleable, .seed = o.seed, .power = o.power};
         if (o.json)
             report_json(stdout, &info, runs, o.npolicies);
         else

@@ -47,6 +47,11 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
     m->expansions = res->expansions;
     m->shrinks = res->shrinks;
     m->reconf_node_seconds = res->reconf_node_seconds;
+    m->energy_kwh = res->energy_j / 3.6e6;
+    m->power_peak = res->power_peak;
+    m->violations = res->violations;
+    m->outside_seconds = res->outside_seconds;
+    m->outside_ws = res->outside_ws;
     if (n == 0)
         return 0;
     double *v[4];

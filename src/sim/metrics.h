@@ -21,6 +21,10 @@ typedef struct sim_metrics {
     stat4_t bsld;           /* max(1, response / max(run, 10 s)) */
     long expansions, shrinks;
     double reconf_node_seconds;
+    /* power (a run with a power model): energy, peak draw, corridor violations */
+    double energy_kwh, power_peak;
+    long violations;
+    double outside_seconds, outside_ws;
 } sim_metrics_t;
 
 /* Percentiles use the nearest-rank method (p-th percentile = the ceil(p n)-th

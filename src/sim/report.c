@@ -43,6 +43,11 @@ GETTER(g_bmax, m->bsld.max)
 GETTER(g_exp, m->expansions)
 GETTER(g_shr, m->shrinks)
 GETTER(g_reconf, m->reconf_node_seconds)
+GETTER(g_energy, m->energy_kwh)
+GETTER(g_peak, m->power_peak)
+GETTER(g_viol, m->violations)
+GETTER(g_outs, m->outside_seconds)
+GETTER(g_outws, m->outside_ws)
 
 static const row_t rows[] = {
     {"jobs completed", g_jobs, "%.0f"},
@@ -67,7 +72,14 @@ static const row_t rows[] = {
     {"expansions", g_exp, "%.0f"},
     {"shrinks", g_shr, "%.0f"},
     {"reconfiguring [node-s]", g_reconf, "%.1f"},
+    /* shown for runs with a power model (info->power) */
+    {"energy [kWh]", g_energy, "%.3f"},
+    {"power peak [W]", g_peak, "%.0f"},
+    {"corridor violations", g_viol, "%.0f"},
+    {"outside corridor [s]", g_outs, "%.1f"},
+    {"outside corridor [W s]", g_outws, "%.0f"},
 };
+#define NPOWER_ROWS 5
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
 static void cell(char *buf, const row_t *r, const sim_metrics_t *m, const sim_metrics_t *base)
@@ -106,14 +118,15 @@ void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, 
     }
     if (n > 1)
         fprintf(f, "(ratios to %s in parentheses)\n", runs[0].name);
+    size_t nrows = info->power ? NROWS : NROWS - NPOWER_ROWS;
     int lw = 0, w[MAXCOL];
-    for (size_t r = 0; r < NROWS; r++)
+    for (size_t r = 0; r < nrows; r++)
         if ((int)strlen(rows[r].label) > lw)
             lw = (int)strlen(rows[r].label);
     char buf[CELL];
     for (int c = 0; c < n; c++) {
         w[c] = (int)strlen(runs[c].name);
-        for (size_t r = 0; r < NROWS; r++) {
+        for (size_t r = 0; r < nrows; r++) {
             cell(buf, &rows[r], &runs[c].m, c ? &runs[0].m : NULL);
             if ((int)strlen(buf) > w[c])
                 w[c] = (int)strlen(buf);
@@ -123,7 +136,7 @@ void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, 
     for (int c = 0; c < n; c++)
         fprintf(f, "  %*s", w[c], runs[c].name);
     fprintf(f, "\n");
-    for (size_t r = 0; r < NROWS; r++) {
+    for (size_t r = 0; r < nrows; r++) {
         fprintf(f, "%-*s", lw, rows[r].label);
         for (int c = 0; c < n; c++) {
             cell(buf, &rows[r], &runs[c].m, c ? &runs[0].m : NULL);
@@ -154,6 +167,12 @@ int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, in
             "response", stat_json(&m->response), "slowdown", stat_json(&m->slowdown),
             "bounded_slowdown", stat_json(&m->bsld), "expansions", (json_int_t)m->expansions,
             "shrinks", (json_int_t)m->shrinks, "reconf_node_seconds", m->reconf_node_seconds);
+        if (info->power)
+            json_object_set_new(o, "power",
+                                json_pack("{s:f,s:f,s:I,s:f,s:f}", "energy_kwh", m->energy_kwh,
+                                          "peak_w", m->power_peak, "violations",
+                                          (json_int_t)m->violations, "outside_seconds",
+                                          m->outside_seconds, "outside_ws", m->outside_ws));
         json_array_append_new(arr, o);
     }
     json_t *root = json_pack("{s:s,s:I,s:i,s:I,s:I,s:I,s:o}", "workload", info->workload, "jobs",

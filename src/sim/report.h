@@ -2,6 +2,7 @@
 #ifndef DUCTILE_SIM_REPORT_H
 #define DUCTILE_SIM_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -16,6 +17,7 @@ typedef struct report_info {
     size_t malformed;       /* malformed lines skipped (--lenient) */
     double malleable;       /* --malleable share, < 0 when not given */
     uint64_t seed;
+    bool power;             /* runs had a power model: show its rows */
 } report_info_t;
 
 typedef struct report_run {

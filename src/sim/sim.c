@@ -16,7 +16,7 @@ const sim_reconf_t sim_reconf_default = {
     .shrink_per_node = 0.14,
 };
 
-enum { EV_END, EV_RESIZE, EV_TICK };
+enum { EV_END, EV_RESIZE, EV_TICK, EV_CORRIDOR };
 enum { CLS_CHANGE = 0, CLS_TICK = 2 }; /* arrivals sit between the two classes */
 enum { RJ_WAITING, RJ_RUNNING, RJ_DONE, RJ_REJECTED };
 
@@ -45,6 +45,9 @@ typedef struct simctx {
     idmap_t *byid;
     evq_t q;
     int err;
+    /* power: the corridor in force, the draw since t_draw, whether it is outside */
+    double lower, upper, draw, t_draw;
+    bool out;
 } simctx_t;
 
 static double rate_at(const rjob_t *r, int n, int nodes_ref)
@@ -253,6 +256,63 @@ static void init_job(simctx_t *c, size_t i)
     jr->max_nodes = mx > cfg->nodes ? cfg->nodes : mx;
 }
 
+/* W per node a job draws in the model: the mean of what it declares. */
+static double job_watts(const sim_power_t *pw, const wl_job_t *j)
+{
+    double a = j->power_min, b = j->power_max;
+    if (a <= 0 && b <= 0)
+        return pw->default_w;
+    if (a <= 0 || b <= 0)
+        return a > b ? a : b;
+    return (a + b) / 2;
+}
+
+/* Integrates the draw up to t, then takes the draw now. */
+static void power_sample(simctx_t *c, double t)
+{
+    const sim_power_t *pw = c->cfg->power;
+    if (!pw)
+        return;
+    sim_result_t *res = c->res;
+    double dt = t - c->t_draw;
+    if (dt > 0) {
+        res->energy_j += c->draw * dt;
+        double o = c->draw > c->upper ? c->draw - c->upper
+                   : c->draw < c->lower ? c->lower - c->draw : 0;
+        if (o > 0) {
+            res->outside_seconds += dt;
+            res->outside_ws += o * dt;
+        }
+    }
+    int used = 0;
+    double w = 0;
+    for (size_t i = 0; i < c->wl->njobs; i++)
+        if (c->rj[i].state == RJ_RUNNING) {
+            used += c->rj[i].alloc;
+            w += c->rj[i].alloc * job_watts(pw, &c->wl->jobs[i]);
+        }
+    c->draw = w + (c->cfg->nodes - used) * pw->idle_w;
+    c->t_draw = t;
+    if (c->draw > res->power_peak)
+        res->power_peak = c->draw;
+    /* an idle cluster after the last job is no violation */
+    bool out = (c->draw > c->upper + 1e-9 || c->draw < c->lower - 1e-9) &&
+               (sched_pending_count(c->s) || sched_running_count(c->s));
+    if (out && !c->out)
+        res->violations++;
+    c->out = out;
+    if (pw->on_sample)
+        pw->on_sample(pw->sample_arg, t, c->draw, c->lower, c->upper);
+}
+
+static int set_corridor(simctx_t *c, int k, char *err, size_t errlen)
+{
+    const sim_power_t *pw = c->cfg->power;
+    c->lower = k >= 0 ? pw->corridor[k].lower : 0;
+    c->upper = k >= 0 ? pw->corridor[k].upper : INFINITY;
+    return sched_set_power(c->s, c->lower, c->upper, pw->idle_w, pw->default_w, err, errlen);
+}
+
 static void pass(simctx_t *c, double t)
 {
     const sched_action_t *acts;
@@ -293,6 +353,28 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
     double tick = sched_tick(c.s);
     if (tick > 0 && nj > 0)
         evq_push(&c.q, wl->jobs[0].submit + tick, CLS_TICK, EV_TICK, 0, 0);
+    if (cfg->power) {
+        const sim_power_t *pw = cfg->power;
+        int first = pw->ncorridor > 0 && pw->corridor[0].t <= (nj ? wl->jobs[0].submit : 0) ? 0 : -1;
+        for (int k = 1; k < pw->ncorridor; k++)
+            if (!(pw->corridor[k].t > pw->corridor[k - 1].t)) {
+                snprintf(err, errlen, "corridor changes must come in ascending time order");
+                rc = -EINVAL;
+                goto out;
+            }
+        for (int k = 0; k < pw->ncorridor; k++)
+            if (k != first && evq_push(&c.q, pw->corridor[k].t, CLS_CHANGE, EV_CORRIDOR,
+                                       (uint32_t)k, 0) < 0) {
+                rc = -ENOMEM;
+                goto out;
+            }
+        if ((rc = set_corridor(&c, first, err, errlen)) < 0)
+            goto out;
+        c.t_draw = nj ? wl->jobs[0].submit : 0;
+        power_sample(&c, c.t_draw);
+        c.res->violations = 0; /* counted from the first job on */
+        c.out = false;
+    }
     size_t next = 0, reported = 0, same_instant = 0;
     double last_t = -INFINITY;
     for (;;) {
@@ -305,11 +387,18 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
         while (c.q.n && evq_top(&c.q)->t == t && evq_top(&c.q)->cls == CLS_CHANGE) {
             evq_item_t it = *evq_top(&c.q);
             evq_pop(&c.q);
-            rjob_t *r = &c.rj[it.job];
-            if (it.kind == EV_RESIZE) {
+            if (it.kind == EV_CORRIDOR) {
+                /* once every job is done, the corridor no longer matters */
+                if (next >= nj && !sched_pending_count(c.s) && !sched_running_count(c.s))
+                    continue;
+                if ((rc = set_corridor(&c, (int)it.job, err, errlen)) < 0)
+                    goto out;
+                changed = true;
+            } else if (it.kind == EV_RESIZE) {
                 resize_done(&c, it.job, t);
                 changed = true;
-            } else if (it.ver == r->ver && r->state == RJ_RUNNING && r->target == 0) {
+            } else if (it.ver == c.rj[it.job].ver && c.rj[it.job].state == RJ_RUNNING &&
+                       c.rj[it.job].target == 0) {
                 job_end(&c, it.job, t);
                 changed = true;
             }
@@ -339,8 +428,10 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
             rc = -ELOOP;
             goto out;
         }
-        if (changed)
+        if (changed) {
             pass(&c, t);
+            power_sample(&c, t);
+        }
         if (cfg->on_progress && next - reported >= 4096) {
             reported = next;
             cfg->on_progress(cfg->progress_arg, next, nj);

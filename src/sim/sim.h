@@ -30,6 +30,23 @@ typedef struct sim_reconf {
  * at 15->16 nodes; shrink 2.25 s at 16->15). */
 extern const sim_reconf_t sim_reconf_default;
 
+/* Power (seed 002 ch. 5; docs/power.md): the draw is modelled as idle_w per free node
+ * plus, per allocated node of a job, the mean of its power_min and power_max
+ * (default_w when it declares none). The corridor changes at the given times (the
+ * first applies from the start); the engine is told each change and runs a pass. */
+typedef struct sim_corridor {
+    double t, lower, upper;
+} sim_corridor_t;
+
+typedef struct sim_power {
+    double idle_w, default_w;
+    const sim_corridor_t *corridor; /* ascending t; may be NULL (no corridor) */
+    int ncorridor;
+    /* the draw after every change: t, W, and the corridor then */
+    void (*on_sample)(void *arg, double t, double watts, double lower, double upper);
+    void *sample_arg;
+} sim_power_t;
+
 typedef struct sim_config {
     int nodes;                  /* cluster size */
     const char *policy;         /* one policy spec */
@@ -40,6 +57,7 @@ typedef struct sim_config {
     void *event_arg;
     void (*on_progress)(void *arg, size_t done, size_t total);
     void *progress_arg;
+    const sim_power_t *power;   /* NULL: no power model */
 } sim_config_t;
 
 typedef struct sim_jobres {
@@ -61,6 +79,11 @@ typedef struct sim_result {
     size_t passes;              /* scheduling passes run */
     long expansions, shrinks;
     double busy_node_seconds, reconf_node_seconds;
+    /* power (cfg->power): energy, and the time the draw spent outside the corridor:
+     * violations (times it left it), seconds, and W s outside (the integral) */
+    double energy_j, power_peak;
+    long violations;
+    double outside_seconds, outside_ws;
 } sim_result_t;
 
 int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, char *err,

@@ -28,10 +28,21 @@ static double outside(const sched_t *s)
 /* The plan in newsize (s->tmp) and cand: shrinks, the start, then expands. */
 static void carry_out(sched_t *s, int n, sjob_t *cand, int cand_size)
 {
+    bool shrunk = false;
     for (int i = 0; i < n; i++) {
         sjob_t *j = s->tmp[i];
-        if (j->newsize < j->ncommit && !core_resize_held(s, j, j->newsize))
+        if (j->newsize < j->ncommit && !core_resize_held(s, j, j->newsize)) {
             core_shrink(s, j, j->newsize, SCHED_R_POWER_CORRIDOR, cand ? cand->spec.id : -1);
+            shrunk = true;
+        }
+    }
+    /* A shrinking job draws on its leaving nodes until it is done: the expands (and
+     * the waiting job's start) would take the draw above the plan meanwhile. They
+     * follow in the pass after the shrinks, which solves again from there. */
+    if (shrunk) {
+        if (cand)
+            cand->reason = SCHED_R_RESIZE_PENDING;
+        return;
     }
     if (cand) {
         if (cand_size <= s->nfree)
