@@ -460,25 +460,17 @@ static void oper_committed(ctld_t *c, job_t *j)
         oper_hold(c, j);
 }
 
-/* The job leaves a state with the operator's resize pending or under way: back to R
- * without the new size (declined, withdrawn), or ending. */
+/* The job ends or goes back to the queue with the operator's resize pending or under
+ * way. (Back to R without the new size is withdraw's to record: it knows why.) */
 static void oper_left(job_t *j, jstate_t to, const char *why)
 {
-    if (to == JS_RESIZING || (to == JS_RUNNING && j->state != JS_RESIZING))
+    if (to == JS_RESIZING || to == JS_RUNNING ||
+        (j->oper != OP_UNDERWAY && j->oper != OP_PENDING))
         return;
-    if (to == JS_RUNNING) { /* a resize ends without its new size */
-        if (j->oper != OP_UNDERWAY)
-            return; /* not the operator's: hers still waits for it */
-        j->oper = strstr(why, "declined") ? OP_DECLINED : OP_WITHDRAWN;
-        snprintf(j->oper_why, sizeof(j->oper_why), "%s", why);
-    } else if (j->oper == OP_UNDERWAY || j->oper == OP_PENDING) {
-        j->oper = OP_FAILED;
-        snprintf(j->oper_why, sizeof(j->oper_why), "the job %s (%.32s%s%.180s)",
-                 to == JS_PENDING ? "went back to the queue" : "ended", why,
-                 j->reason[0] ? ": " : "", j->reason);
-    } else {
-        return;
-    }
+    j->oper = OP_FAILED;
+    snprintf(j->oper_why, sizeof(j->oper_why), "the job %s (%.32s%s%.180s)",
+             to == JS_PENDING ? "went back to the queue" : "ended", why, j->reason[0] ? ": " : "",
+             j->reason);
     j->oper_since = ctld_now();
 }
 
@@ -626,9 +618,15 @@ static void resize_node_done(ctld_t *c, job_t *j, node_t *n, const char *event)
 }
 
 /* Take back an offer (declined, timed out, the application went away): the job keeps
- * its committed nodes, an expand's reserved nodes are cleaned and returned. */
-static void withdraw(ctld_t *c, job_t *j, const char *why)
+ * its committed nodes, an expand's reserved nodes are cleaned and returned. An
+ * operator's resize under way ends declined (by the application) or withdrawn. */
+static void withdraw(ctld_t *c, job_t *j, const char *why, bool declined)
 {
+    if (j->oper == OP_UNDERWAY) {
+        j->oper = declined ? OP_DECLINED : OP_WITHDRAWN;
+        snprintf(j->oper_why, sizeof(j->oper_why), "%s", why);
+        j->oper_since = ctld_now();
+    }
     if (j->phase == RZ_OFFERED)
         nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:i,s:I,s:s}",
                                              "type", "resize_withdraw",
@@ -703,7 +701,7 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
             app_limits(c, j, limits); /* set before the attach: before any offer */
         set_adaptive(c, j);
         if (!j->attached && j->state == JS_RESIZING && j->phase == RZ_OFFERED)
-            withdraw(c, j, "the application went away");
+            withdraw(c, j, "the application went away", false);
         else if (!j->attached && j->state == JS_RESIZING && j->phase == RZ_ADAPTING)
             resize_failed(c, j, "the application's leader went away during the resize");
         jobs_want_schedule(c);
@@ -751,7 +749,7 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
                 j->resize_deadline = ctld_mono() + c->cfg.resize_timeout;
             }
         } else if (!strcmp(answer, "decline"))
-            withdraw(c, j, "declined by the application");
+            withdraw(c, j, "declined by the application", true);
         else if (!strcmp(answer, "commit")) {
             if (j->resize_target > j->nalloc)
                 resize_commit(c, j);
@@ -889,7 +887,7 @@ static void check_one(int64_t id, void *val, void *arg)
         resize_failed(c, j, why);
         return;
     }
-    withdraw(c, j, "no answer within ResizeTimeout");
+    withdraw(c, j, "no answer within ResizeTimeout", false);
 }
 
 void jobs_check_timeouts(ctld_t *c)
