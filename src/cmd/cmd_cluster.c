@@ -27,12 +27,6 @@
 #include "strparse.h"
 #include "util.h"
 
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* The daemons live next to this binary. */
 static int sibling(const char *name, char *out, size_t len)
@@ -272,9 +266,9 @@ static int cluster_up(int argc, char **argv)
             return cmd_fail("cannot start ductile-noded: %s", strerror(errno));
     }
     /* Wait until every node has registered. */
-    double deadline = mono() + 30;
+    double deadline = cu_mono() + 30;
     int up = 0;
-    while (mono() < deadline) {
+    while (cu_mono() < deadline) {
         client_t *c;
         json_t *rep = NULL, *req = json_pack("{s:s}", "type", "status");
         if (client_open_unix(cfg.control_socket, &c, err, sizeof(err)) == 0) {
@@ -331,8 +325,8 @@ static void stop_pid(const char *pidfile, double grace)
 {
     pid_t pid = read_pid(pidfile);
     if (pid > 0 && kill(pid, SIGTERM) == 0) {
-        double deadline = mono() + grace;
-        while (mono() < deadline && alive(pid)) {
+        double deadline = cu_mono() + grace;
+        while (cu_mono() < deadline && alive(pid)) {
             waitpid(pid, NULL, WNOHANG);
             usleep(5000);
         }
@@ -403,9 +397,9 @@ static int cancel_jobs(const config_t *cfg, double wait)
                st ? st : "?");
     }
     json_decref(jobs);
-    double deadline = mono() + wait;
+    double deadline = cu_mono() + wait;
     int left = 0;
-    while (mono() < deadline) {
+    while (cu_mono() < deadline) {
         json_t *now = live_jobs(cfg);
         left = now ? (int)json_array_size(now) : 0;
         json_decref(now);
@@ -461,7 +455,7 @@ static int kill_cgroup_tree(const char *dir, double deadline)
         }
         if (f)
             fclose(f);
-        if (!found || mono() > deadline)
+        if (!found || cu_mono() > deadline)
             break;
         usleep(10000);
     }
@@ -569,7 +563,7 @@ static int cluster_down(int argc, char **argv)
         int killed = 0;
         char cg[PATH_MAX];
         if (cluster_cgroup(&cfg, cg, sizeof(cg)) == 0)
-            killed += kill_cgroup_tree(cg, mono() + 5);
+            killed += kill_cgroup_tree(cg, cu_mono() + 5);
         killed += kill_by_environment(&cfg);
         if (left || killed)
             printf("Killed %d leftover process%s (%d job%s had not ended after %g s)\n", killed,

@@ -503,13 +503,6 @@ static void clock_of(double t, char *buf, size_t len)
     strftime(buf, len, "%H:%M:%S", &tm);
 }
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ", held at that size until 12:00:00 ..." when the job is held; "" when not. */
 static void hold_text(const json_t *job, long long id, char *buf, size_t len)
 {
@@ -616,7 +609,7 @@ int cmd_resize(int argc, char **argv)
         json_object_get(json_object_get(job, "operator_resize"), "seq"));
     /* Long enough for one offer to be answered or withdrawn (ResizeTimeout), twice. */
     long limit = o.wait >= 0 ? o.wait : (long)(2 * cfg.resize_timeout + 0.5);
-    double deadline = mono_now() + (double)limit;
+    double deadline = cu_mono() + (double)limit;
     bool told = false;
     while (!resize_outcome(job, id, seq, o.nodes, &status)) {
         const json_t *op = json_object_get(job, "operator_resize");
@@ -626,13 +619,13 @@ int cmd_resize(int argc, char **argv)
             printf("job %lld: resize to %ld node%s %s: %s\n", id, o.nodes, plural(o.nodes), state,
                    why ? why : "");
             status = RESIZE_DONE;
-        } else if (mono_now() >= deadline) {
+        } else if (cu_mono() >= deadline) {
             fprintf(stderr, "ductile: job %lld: resize to %ld node%s still %s after %ld s: %s%s\n",
                     id, o.nodes, plural(o.nodes), state, limit, why ? why : "",
                     strcmp(state, "pending") ? ""
                                              : "; it stays asked for (--release drops it)");
             status = RESIZE_WAITING;
-        } else if (!told && !strcmp(state, "pending") && mono_now() > deadline - limit + 0.5) {
+        } else if (!told && !strcmp(state, "pending") && cu_mono() > deadline - limit + 0.5) {
             fprintf(stderr, "ductile: job %lld: resize to %ld node%s pending: %s; waiting up to "
                     "%ld s (--no-wait returns at once)\n", id, o.nodes, plural(o.nodes),
                     why ? why : "", limit);

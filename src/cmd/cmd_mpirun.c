@@ -191,12 +191,6 @@ static char **group_words(const char *dir, const char *ppn, char **prog, int npr
     return w;
 }
 
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* Starts ompi-server for the job; returns its pid once its URI file is written. */
 static pid_t start_server(const char *dir)
@@ -210,7 +204,7 @@ static pid_t start_server(const char *dir)
         return -1;
     if (pid == 0)
         _exit(exec_unique(dir, argv));
-    for (double end = mono() + 30; mono() < end;) {
+    for (double end = cu_mono() + 30; cu_mono() < end;) {
         struct stat st;
         if (stat(uri, &st) == 0 && st.st_size > 0)
             return pid;

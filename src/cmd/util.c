@@ -106,7 +106,7 @@ int cu_submit_key(char *key, size_t len)
     return 0;
 }
 
-static double mono_now(void)
+double cu_mono(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -131,7 +131,7 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
      * the reply, as a client whose connection broke after the controller committed */
     const char *drop = getenv("DUCTILE_TEST_DROP_REPLY");
     bool dropped = !(drop && !strcmp(drop, "1"));
-    double deadline = mono_now() + limit, pause = 0.1;
+    double deadline = cu_mono() + limit, pause = 0.1;
     bool told = false;
     char err[1024];
     for (;;) {
@@ -146,7 +146,7 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
                 snprintf(err, sizeof(err), "the connection was closed (test: reply dropped)");
             }
         } else if (rc == 0) {
-            double left = deadline - mono_now();
+            double left = deadline - cu_mono();
             rc = client_call(c, req, &reply, left > attempt ? attempt : left < 1 ? 1 : left,
                              err, sizeof(err));
         }
@@ -155,7 +155,7 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
             json_decref(req);
             return reply;
         }
-        if (!client_retryable(rc) || mono_now() + pause > deadline) {
+        if (!client_retryable(rc) || cu_mono() + pause > deadline) {
             json_decref(req);
             cmd_fail("%s", err);
             return NULL;

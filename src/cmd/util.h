@@ -18,6 +18,8 @@ json_t *cu_call(const config_t *cfg, json_t *req);
 /* A submission's idempotency key: $DUCTILE_SUBMIT_KEY if set (checked), else 32
  * random hex digits; one per `ductile submit` invocation. 0, or 1 once told. */
 int cu_submit_key(char *key, size_t len);
+/* Seconds on the monotonic clock (for deadlines). */
+double cu_mono(void);
 /* cu_call for a request that is safe to repeat (a submission with its key): on a
  * broken connection, a refused one (the controller restarting) or a timeout, tries
  * again with backoff until $DUCTILE_SUBMIT_RETRY_SECONDS (default 60) have passed;
