@@ -69,7 +69,7 @@ int core_fit_now(sched_t *s, const sjob_t *j, int avail, bool flexible, sched_re
     return v;
 }
 
-int core_power_plan(sched_t *s, int n, sjob_t *cand, int min_idle, int *cand_size,
+int core_power_plan(sched_t *s, sjob_t *cand, int min_idle, int *cand_size,
                     sched_power_solution_t *sol)
 {
     int cap = s->nrunning + 1, k = 0, nodes = s->nfree;
@@ -83,9 +83,7 @@ int core_power_plan(sched_t *s, int n, sjob_t *cand, int min_idle, int *cand_siz
     /* the resizable jobs (s->tmp) vary within their limits; every other running job
      * (rigid, resizing, held by an operator or a back-off) is a constant */
     for (sjob_t *j = s->rhead; j; j = j->rnext) {
-        bool var = false;
-        for (int i = 0; i < n && !var; i++)
-            var = s->tmp[i] == j;
+        bool var = core_resizable(j); /* = in s->tmp (core_collect_resizable) */
         if (var && (core_resize_held(s, j, j->ncommit + 1) || core_resize_held(s, j, j->ncommit - 1)))
             var = false;
         sched_power_job_t *x = &pj[k];

@@ -108,6 +108,11 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
         }
         /* power=1: any policy admits jobs by the power corridor (docs/power.md) */
         if (!strcmp(kv, "power")) {
+            if (p->uses_power) {
+                snprintf(err, errlen, "policy %s admits jobs by power already (admit=0 turns "
+                         "it off)", name);
+                return -EINVAL;
+            }
             if (v != 0 && v != 1) {
                 snprintf(err, errlen, "policy %s: power takes 0 or 1", name);
                 return -EINVAL;
@@ -139,7 +144,7 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
         pos += (size_t)snprintf(canon + pos, canonlen - pos, ":%s=%g", p->params[i].name, params[i]);
     if (*tick > 0 && pos < canonlen)
         pos += (size_t)snprintf(canon + pos, canonlen - pos, ":tick=%g", *tick);
-    if (*power && !p->uses_power && pos < canonlen)
+    if (*power && pos < canonlen)
         snprintf(canon + pos, canonlen - pos, ":power=1");
     return 0;
 }

@@ -35,7 +35,6 @@ typedef struct model {
     double *c0;
     double *coef;  /* per column (1-based): its contribution to the job's size */
     int idle, slo, shi; /* columns */
-    int row_lo, row_hi; /* 0 when absent */
     /* triplets */
     int *ia, *ja;
     double *ar;
@@ -225,24 +224,24 @@ static int build(const sched_power_problem_t *p, model_t *m, char *err, size_t e
     glp_set_row_bnds(m->lp, row, GLP_FX, rhs, rhs);
     /* the corridor: lower with p_min, upper with p_max; slacks are 0 until phase 2 */
     if (p->lower > 0) {
-        m->row_lo = glp_add_rows(m->lp, 1);
+        int row_lo = glp_add_rows(m->lp, 1);
         rhs = p->lower - fixed_lo;
         for (int i = 0; i < n; i++)
-            if (!p->jobs[i].fixed && add_size_terms(m, m->row_lo, i, p->jobs[i].p_min, &rhs) < 0)
+            if (!p->jobs[i].fixed && add_size_terms(m, row_lo, i, p->jobs[i].p_min, &rhs) < 0)
                 return -ENOMEM;
-        if (push(m, m->row_lo, m->idle, p->p_idle) < 0 || push(m, m->row_lo, m->slo, 1) < 0)
+        if (push(m, row_lo, m->idle, p->p_idle) < 0 || push(m, row_lo, m->slo, 1) < 0)
             return -ENOMEM;
-        glp_set_row_bnds(m->lp, m->row_lo, GLP_LO, rhs, 0);
+        glp_set_row_bnds(m->lp, row_lo, GLP_LO, rhs, 0);
     }
     if (!isinf(p->upper)) {
-        m->row_hi = glp_add_rows(m->lp, 1);
+        int row_hi = glp_add_rows(m->lp, 1);
         rhs = p->upper - fixed_hi;
         for (int i = 0; i < n; i++)
-            if (!p->jobs[i].fixed && add_size_terms(m, m->row_hi, i, p->jobs[i].p_max, &rhs) < 0)
+            if (!p->jobs[i].fixed && add_size_terms(m, row_hi, i, p->jobs[i].p_max, &rhs) < 0)
                 return -ENOMEM;
-        if (push(m, m->row_hi, m->idle, p->p_idle) < 0 || push(m, m->row_hi, m->shi, -1) < 0)
+        if (push(m, row_hi, m->idle, p->p_idle) < 0 || push(m, row_hi, m->shi, -1) < 0)
             return -ENOMEM;
-        glp_set_row_bnds(m->lp, m->row_hi, GLP_UP, 0, rhs);
+        glp_set_row_bnds(m->lp, row_hi, GLP_UP, 0, rhs);
     }
     /* d_i >= |size_i - current_i| */
     for (int i = 0; i < n; i++) {
@@ -288,9 +287,8 @@ static int solve(model_t *m)
     parm.presolve = GLP_ON;
     parm.msg_lev = GLP_MSG_OFF;
     parm.tm_lim = MIP_TIME_LIMIT_MS;
-    int rc = glp_intopt(m->lp, &parm);
+    glp_intopt(m->lp, &parm); /* its status, not its code, says whether it found one */
     int st = glp_mip_status(m->lp);
-    (void)rc;
     return st == GLP_OPT || st == GLP_FEAS;
 }
 

@@ -37,8 +37,6 @@ int sched_create(int nnodes, const char *spec, sched_t **out, char *err, size_t 
     s->nfree = s->navail = nnodes;
     sched_set_backoff(s, 10, 300);
     s->pw_upper = INFINITY;
-    if (s->policy->uses_power)
-        s->power_admit = true;
     *out = s;
     return 0;
 }
@@ -546,7 +544,7 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     s->now = now;
     s->nacts = 0;
     s->nactnodes = 0;
-    if (s->power_admit)
+    if (s->power_admit || s->policy->uses_power)
         sched_power_estimate(s, &s->pw_lo, &s->pw_hi);
     if (sched_hold_due(s, now))
         expire_holds(s);

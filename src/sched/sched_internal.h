@@ -66,7 +66,8 @@ typedef struct sched_policy {
     const char *summary;
     const sched_param_def_t *params; /* terminated by a NULL name */
     bool needs_end_order;            /* keeps running jobs sorted by expected end */
-    bool uses_power;                 /* admits jobs by power (as power=1 does) */
+    bool uses_power;                 /* works with the power corridor (its own admit
+                                        parameter instead of power=1) */
     void (*pass)(sched_t *s);
 } sched_policy_t;
 
@@ -127,10 +128,11 @@ int core_fit(const sjob_t *j, int avail, bool flexible);
  * whose draw keeps the predicted draw within the corridor's upper bound. 0 when it
  * does not fit; *why says whether nodes (Resources) or power (Power) stopped it. */
 int core_fit_now(sched_t *s, const sjob_t *j, int avail, bool flexible, sched_reason_t *why);
-/* The node-redistribution model over the running jobs (the n resizable ones in s->tmp
- * vary, the others are constants) and, if cand, that waiting job: sets newsize of the
- * jobs in s->tmp and *cand_size; min_idle nodes stay idle. 0, or < 0 on an error. */
-int core_power_plan(sched_t *s, int n, sjob_t *cand, int min_idle, int *cand_size,
+/* The node-redistribution model over the running jobs (the resizable ones vary, the
+ * others are constants) and, if cand, that waiting job: sets newsize of the resizable
+ * jobs (those core_collect_resizable put in s->tmp) and *cand_size; min_idle nodes stay
+ * idle. 0, or < 0 on an error. */
+int core_power_plan(sched_t *s, sjob_t *cand, int min_idle, int *cand_size,
                     sched_power_solution_t *sol);
 /* W per node of a job as the engine predicts it (corridor.c). */
 void core_job_power(const sched_t *s, const sjob_t *j, double *lo, double *hi);

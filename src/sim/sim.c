@@ -45,9 +45,12 @@ typedef struct simctx {
     idmap_t *byid;
     evq_t q;
     int err;
-    /* power: the corridor in force, the draw since t_draw, whether it is outside */
+    /* power: the corridor in force, the draw since t_draw, whether it is outside;
+     * nodes held by jobs and their draw, kept up to date by set_alloc */
     double lower, upper, draw, t_draw;
     bool out;
+    long held;
+    double held_w;
 } simctx_t;
 
 static double rate_at(const rjob_t *r, int n, int nodes_ref)
@@ -65,13 +68,35 @@ static void progress(rjob_t *r, double t)
     r->t_prog = t;
 }
 
+/* W per node a job draws in the model: the mean of what it declares. */
+static double job_watts(const sim_power_t *pw, const wl_job_t *j)
+{
+    double a = j->power_min, b = j->power_max;
+    if (a <= 0 && b <= 0)
+        return pw->default_w;
+    if (a <= 0 || b <= 0)
+        return a > b ? a : b;
+    return (a + b) / 2;
+}
+
+/* The job holds new_alloc nodes from now (the power model's sums follow). */
+static void set_alloc(simctx_t *c, size_t i, int new_alloc)
+{
+    rjob_t *r = &c->rj[i];
+    if (c->cfg->power) {
+        c->held += new_alloc - r->alloc;
+        c->held_w += (new_alloc - r->alloc) * job_watts(c->cfg->power, &c->wl->jobs[i]);
+    }
+    r->alloc = new_alloc;
+}
+
 static void account(simctx_t *c, size_t i, double t, int new_alloc)
 {
     rjob_t *r = &c->rj[i];
     double ns = (double)r->alloc * (t - r->t_alloc);
     c->res->jobs[i].node_seconds += ns;
     c->res->busy_node_seconds += ns;
-    r->alloc = new_alloc;
+    set_alloc(c, i, new_alloc);
     r->t_alloc = t;
 }
 
@@ -145,7 +170,7 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
     if (a->op == SCHED_OP_START) {
         r->state = RJ_RUNNING;
         r->n = a->nnodes;
-        r->alloc = a->nnodes;
+        set_alloc(c, i, a->nnodes);
         r->t_alloc = t;
         jr->start = t;
         jr->nodes_start = a->nnodes;
@@ -256,17 +281,6 @@ static void init_job(simctx_t *c, size_t i)
     jr->max_nodes = mx > cfg->nodes ? cfg->nodes : mx;
 }
 
-/* W per node a job draws in the model: the mean of what it declares. */
-static double job_watts(const sim_power_t *pw, const wl_job_t *j)
-{
-    double a = j->power_min, b = j->power_max;
-    if (a <= 0 && b <= 0)
-        return pw->default_w;
-    if (a <= 0 || b <= 0)
-        return a > b ? a : b;
-    return (a + b) / 2;
-}
-
 /* Integrates the draw up to t, then takes the draw now. */
 static void power_sample(simctx_t *c, double t)
 {
@@ -284,14 +298,7 @@ static void power_sample(simctx_t *c, double t)
             res->outside_ws += o * dt;
         }
     }
-    int used = 0;
-    double w = 0;
-    for (size_t i = 0; i < c->wl->njobs; i++)
-        if (c->rj[i].state == RJ_RUNNING) {
-            used += c->rj[i].alloc;
-            w += c->rj[i].alloc * job_watts(pw, &c->wl->jobs[i]);
-        }
-    c->draw = w + (c->cfg->nodes - used) * pw->idle_w;
+    c->draw = c->held_w + (c->cfg->nodes - c->held) * pw->idle_w;
     c->t_draw = t;
     if (c->draw > res->power_peak)
         res->power_peak = c->draw;
@@ -372,8 +379,6 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
             goto out;
         c.t_draw = nj ? wl->jobs[0].submit : 0;
         power_sample(&c, c.t_draw);
-        c.res->violations = 0; /* counted from the first job on */
-        c.out = false;
     }
     size_t next = 0, reported = 0, same_instant = 0;
     double last_t = -INFINITY;

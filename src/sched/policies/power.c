@@ -65,13 +65,13 @@ static void redistribute(sched_t *s, int ncand)
             continue;
         tried++;
         core_reset_targets(s, n);
-        if (core_power_plan(s, n, j, 0, &m, &sol) == 0 && sol.status == SCHED_POWER_INSIDE) {
+        if (core_power_plan(s, j, 0, &m, &sol) == 0 && sol.status == SCHED_POWER_INSIDE) {
             carry_out(s, n, j, m);
             return;
         }
     }
     core_reset_targets(s, n);
-    if (core_power_plan(s, n, NULL, 0, NULL, &sol) < 0 || sol.status == SCHED_POWER_NONE ||
+    if (core_power_plan(s, NULL, 0, NULL, &sol) < 0 || sol.status == SCHED_POWER_NONE ||
         sol.moved == 0)
         return;
     /* the closest solution only if it is nearer than where the draw is now */
@@ -88,15 +88,14 @@ static void fill(sched_t *s, const easy_plan_t *plan)
     if (extra <= 0)
         return;
     sched_power_solution_t sol;
-    if (core_power_plan(s, n, NULL, s->nfree - extra, NULL, &sol) == 0 &&
+    if (core_power_plan(s, NULL, s->nfree - extra, NULL, &sol) == 0 &&
         sol.status == SCHED_POWER_INSIDE && sol.idle < s->nfree)
         carry_out(s, n, NULL, 0);
 }
 
 static void pass(sched_t *s)
 {
-    s->power_admit = s->params[1] != 0;
-    sched_power_estimate(s, &s->pw_lo, &s->pw_hi);
+    s->power_admit = s->params[1] != 0; /* admit= is this policy's power= */
     bool broken = s->pw_lo < s->pw_lower - EPS || s->pw_hi > s->pw_upper + EPS;
     if (broken && s->nresizing == 0)
         redistribute(s, (int)s->params[0]);
