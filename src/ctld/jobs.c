@@ -675,17 +675,10 @@ static void set_adaptive(ctld_t *c, job_t *j)
 static void app_limits(ctld_t *c, job_t *j, const json_t *msg)
 {
     char err[128];
-    int64_t v[3] = {-1, -1, -1};
-    static const char *const keys[] = {"min", "max", "preferred"};
-    for (int k = 0; k < 3; k++)
-        if (json_object_get(msg, keys[k]) &&
-            proto_int(msg, keys[k], 0, 1 << 24, &v[k], err, sizeof(err)) < 0)
-            return;
-    double interval = -1;
-    if (json_object_get(msg, "interval") &&
-        proto_num_opt(msg, "interval", 0, 1e7, 0, &interval, err, sizeof(err)) < 0)
+    proto_limits_t l;
+    if (proto_limits(msg, &l, err, sizeof(err)) < 0)
         return;
-    sched_set_app_limits(c->sched, j->id, (int)v[0], (int)v[1], (int)v[2], interval);
+    sched_set_app_limits(c->sched, j->id, (int)l.min, (int)l.max, (int)l.preferred, l.interval);
     jobs_want_schedule(c);
 }
 

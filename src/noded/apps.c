@@ -79,31 +79,12 @@ static void forward(noded_t *d, const char *type, int64_t job, const json_t *ext
     noded_send(d, m);
 }
 
-/* limits: any of min, max, preferred (nodes) and interval (seconds), checked here so
- * that the controller gets only sane values. NULL with err on a bad one. */
+/* limits: checked here (proto_limits) so that the controller gets only sane values.
+ * NULL with err on a bad one. */
 static json_t *limits_msg(const json_t *msg, char *err, size_t errlen)
 {
-    int64_t v;
-    double iv;
-    json_t *x = json_object();
-    static const char *const keys[] = {"min", "max", "preferred"};
-    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-        if (!json_object_get(msg, keys[k]))
-            continue;
-        if (proto_int(msg, keys[k], 0, 1 << 24, &v, err, errlen) < 0) {
-            json_decref(x);
-            return NULL;
-        }
-        json_object_set_new(x, keys[k], json_integer(v));
-    }
-    if (json_object_get(msg, "interval")) {
-        if (proto_num_opt(msg, "interval", 0, 1e7, 0, &iv, err, errlen) < 0) {
-            json_decref(x);
-            return NULL;
-        }
-        json_object_set_new(x, "interval", json_real(iv));
-    }
-    return x;
+    proto_limits_t l;
+    return proto_limits(msg, &l, err, errlen) < 0 ? NULL : proto_limits_json(&l);
 }
 
 static void on_attach(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
@@ -361,11 +342,8 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
         fail(c, "attach first");
         return;
     }
-    /* Answers to offers only from the leader; reports from any process of the job. */
-    bool leader_only = !strcmp(type, "resize_answer") || !strcmp(type, "resize_commit") ||
-                       !strcmp(type, "inhibit") || !strcmp(type, "request") ||
-                       !strcmp(type, "limits") || !strcmp(type, "resize_failed");
-    if (leader_only && !a->leader) {
+    /* Everything but reports (mtct, from any process of the job) is the leader's. */
+    if (strcmp(type, "mtct") && !a->leader) {
         fail(c, "only the job's leader may do that");
         return;
     }

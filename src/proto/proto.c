@@ -433,3 +433,27 @@ int proto_strarray_opt(const json_t *msg, const char *key, size_t maxn, size_t m
     *out = v;
     return 0;
 }
+
+int proto_limits(const json_t *msg, proto_limits_t *out, char *err, size_t errlen)
+{
+    if (proto_int_opt(msg, "min", 0, 1 << 24, -1, &out->min, err, errlen) < 0 ||
+        proto_int_opt(msg, "max", 0, 1 << 24, -1, &out->max, err, errlen) < 0 ||
+        proto_int_opt(msg, "preferred", 0, 1 << 24, -1, &out->preferred, err, errlen) < 0 ||
+        proto_num_opt(msg, "interval", 0, 1e7, -1, &out->interval, err, errlen) < 0)
+        return -EINVAL;
+    return 0;
+}
+
+json_t *proto_limits_json(const proto_limits_t *l)
+{
+    json_t *x = json_object();
+    if (l->min >= 0)
+        json_object_set_new(x, "min", json_integer(l->min));
+    if (l->max >= 0)
+        json_object_set_new(x, "max", json_integer(l->max));
+    if (l->preferred >= 0)
+        json_object_set_new(x, "preferred", json_integer(l->preferred));
+    if (l->interval >= 0)
+        json_object_set_new(x, "interval", json_real(l->interval));
+    return x;
+}

@@ -96,6 +96,16 @@ int proto_num_opt(const json_t *msg, const char *key, double lo, double hi, doub
                   double *out, char *err, size_t errlen);
 int proto_bool_opt(const json_t *msg, const char *key, bool def, bool *out, char *err,
                    size_t errlen);
+/* What a malleable application accepts (dt_set_size_limits, dt_set_offer_interval),
+ * as the node daemon forwards it (app_limits, attach) and the controller takes it:
+ * min, max, preferred nodes in [0, 2^24] and interval seconds in [0, 1e7]; -1 for an
+ * absent one. proto_limits_json gives back the present ones. */
+typedef struct proto_limits {
+    int64_t min, max, preferred;
+    double interval;
+} proto_limits_t;
+int proto_limits(const json_t *msg, proto_limits_t *out, char *err, size_t errlen);
+json_t *proto_limits_json(const proto_limits_t *l);
 /* Array of at most maxn strings of at most maxlen bytes each (optional: NULL, 0). */
 int proto_strarray_opt(const json_t *msg, const char *key, size_t maxn, size_t maxlen,
                        const json_t **out, char *err, size_t errlen);

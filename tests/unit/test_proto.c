@@ -253,6 +253,35 @@ static void key_files(void **state)
     free(dir);
 }
 
+/* An application's limits: absent fields are -1, bad ones refused, present ones kept */
+static void app_limits(void **state)
+{
+    (void)state;
+    char err[128];
+    proto_limits_t l;
+    json_t *m = json_pack("{s:i,s:f}", "max", 4, "interval", 2.5);
+    assert_int_equal(proto_limits(m, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.min, -1);
+    assert_int_equal(l.max, 4);
+    assert_int_equal(l.preferred, -1);
+    assert_true(l.interval == 2.5);
+    json_t *back = proto_limits_json(&l);
+    assert_int_equal(json_object_size(back), 2);
+    assert_int_equal(json_integer_value(json_object_get(back, "max")), 4);
+    json_decref(back);
+    json_decref(m);
+    m = json_pack("{s:i}", "min", -3);
+    assert_int_not_equal(proto_limits(m, &l, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "min"));
+    json_decref(m);
+    m = json_pack("{s:s}", "preferred", "two");
+    assert_int_not_equal(proto_limits(m, &l, err, sizeof(err)), 0);
+    json_decref(m);
+    m = json_pack("{s:f}", "interval", 1e9);
+    assert_int_not_equal(proto_limits(m, &l, err, sizeof(err)), 0);
+    json_decref(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +291,7 @@ int main(void)
         cmocka_unit_test(field_checks),
         cmocka_unit_test(key_files),
         cmocka_unit_test(script_bytes),
+        cmocka_unit_test(app_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
