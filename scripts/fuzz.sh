@@ -28,7 +28,7 @@ done
 ctld_src=$(ls src/ctld/*.c | grep -v '/main\.c$')
 clang $flags -Isrc/ctld -Isrc/sched -Isrc/proto tests/fuzz/fuzz_db.c $ctld_src src/common/*.c \
   src/sched/*.c src/sched/policies/*.c "$out"/obj-db/proto-*.o \
-  -lsqlite3 -ljansson -luv -lsodium -lmunge -lm -o "$out/fuzz_db"
+  -lsqlite3 -ljansson -luv -lsodium -lmunge -lglpk -lm -o "$out/fuzz_db"
 for f in fuzz_proto fuzz_config fuzz_directives fuzz_noded fuzz_db; do
   mkdir -p "$out/corpus-$f"
   echo "fuzz: $f for ${secs}s"
