@@ -33,13 +33,6 @@ static int limits_set, resent;     /* resent: after declining an offer outside t
 static double period, next_probe;
 static long every = 1, calls;
 
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* The leader tells the controller (so that the scheduler offers only what this
  * application takes); the other processes keep the values for nothing. Before
  * dt_init_adapt every process hands them to the process layer, which sends them with
@@ -392,12 +385,12 @@ int dt_reconfigure(void)
         if (++calls % every != 0)
             return 0;
     }
-    dt_mpi_set_poll(period <= 0 || mono() >= next_probe);
+    dt_mpi_set_poll(period <= 0 || dt_mono() >= next_probe);
     int rc = dt_mpi_probe(&pending, &role, "dt_reconfigure");
     if (rc < 0 || !pending)
         return rc;
     if (period > 0)
-        next_probe = mono() + period;
+        next_probe = dt_mono() + period;
     if (role != DT_ROLE_JOINING && (rc = check_registrations()) < 0) {
         dt_mpi_decline_pending();
         return rc;

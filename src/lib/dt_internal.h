@@ -42,6 +42,18 @@ int dt_mpi_leader_attached(void);
  * offer, and every process forgets it (collective in effect: every process calls it). */
 void dt_mpi_decline_pending(void);
 
+/* dt_mpi.c: seconds on the monotonic clock; a short sleep for polling loops */
+double dt_mono(void);
+void dt_nap(void);
+
+/* dt_debug.c: DUCTILE_DEBUG. init reads the environment; reset makes a twin of comm
+ * (collective over it; nothing when off); sync is the check at the top of the
+ * collective libductile call `api`; free drops the twin. */
+void dt_debug_init(void);
+void dt_debug_reset(MPI_Comm comm);
+void dt_debug_sync(const char *api, const char *node);
+void dt_debug_free(void);
+
 /* dt_dmr.c: does an offer respect the limits of dt_set_limits? */
 int dt_dmr_offer_ok(const dt_offer_t *o);
 /* The leader declined an offer outside the limits (it tells the scheduler again). */

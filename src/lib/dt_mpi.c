@@ -33,7 +33,6 @@ extern char **environ;
 
 #define NEW_KEY (1 << 30) /* split keys of joining processes: after everyone there */
 #define TAG 4711
-#define DBG_TAG 4712
 
 static MPI_Comm comm = MPI_COMM_NULL;        /* dt_comm() */
 static int status_;                          /* DT_STATUS_NEW or DT_STATUS_JOINING */
@@ -54,10 +53,6 @@ static int poll_offers = 1;                  /* leader: look at offers (inhibito
 static pid_t started[64];                    /* ... of the expansion under way */
 static int nstarted;
 static int my_rank = -1;                     /* in dt_comm(), for messages */
-static int debug;                            /* DUCTILE_DEBUG=1: collectives checked */
-static double debug_timeout = 10;            /* DUCTILE_DEBUG_TIMEOUT (seconds) */
-static MPI_Comm dbg = MPI_COMM_NULL;         /* debug mode: a twin of comm */
-static long dbg_calls, *dbg_seen;            /* calls reached here / by each rank */
 
 /* The adaptation in progress (op 0: none). */
 static struct {
@@ -89,14 +84,14 @@ static int mpi_fail(const char *what, int rc)
             return mpi_fail(what, rc_);                                                    \
     } while (0)
 
-static double mono(void)
+double dt_mono(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void nap(void)
+void dt_nap(void)
 {
     struct timespec ts = {0, 2000000};
     nanosleep(&ts, NULL);
@@ -236,7 +231,7 @@ static void *wd_main(void *arg)
     while (wd.armed || wd.watching) {
         if (leader)
             wd_check_kids();
-        if (wd.armed && mono() > wd.deadline) {
+        if (wd.armed && dt_mono() > wd.deadline) {
             char cause[200];
             snprintf(cause, sizeof(cause),
                      "the window did not close in time (%.0f s after it opened; the controller "
@@ -261,7 +256,7 @@ static void wd_arm(double seconds)
 {
     pthread_mutex_lock(&wd.mu);
     wd.seconds = seconds;
-    wd.deadline = mono() + seconds;
+    wd.deadline = dt_mono() + seconds;
     if (!wd.armed && wd.running) {
         wd.armed = 1; /* the leader's thread, watching its groups since the last window */
     } else if (!wd.armed) {
@@ -353,8 +348,8 @@ static int connect_group(const char *tag, int k, MPI_Comm *out)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
         FILE *f = NULL;
-        for (double end = mono() + 120; !(f = fopen(path, "r")) && mono() < end;)
-            nap();
+        for (double end = dt_mono() + 120; !(f = fopen(path, "r")) && dt_mono() < end;)
+            dt_nap();
         if (!f || !fgets(port, sizeof(port), f)) {
             fprintf(stderr, "libductile: no port to join at %s\n", path);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -412,73 +407,6 @@ static int check_jobfam(void)
     return -EEXIST;
 }
 
-/* Debug mode: a fresh twin of comm (collective over comm), calls counted from 0. */
-static void debug_reset(void)
-{
-    if (!debug)
-        return;
-    if (dbg != MPI_COMM_NULL)
-        MPI_Comm_free(&dbg);
-    MPI_Comm_dup(comm, &dbg);
-    int n;
-    MPI_Comm_size(comm, &n);
-    free(dbg_seen);
-    dbg_seen = calloc((size_t)n, sizeof(long));
-    dbg_calls = 0;
-}
-
-/* Debug mode, at the top of a collective call of libductile (api): tell every rank
- * "I am at call #k", and wait until every rank has said the same; every
- * DUCTILE_DEBUG_TIMEOUT seconds meanwhile, say which ranks have not reached it. */
-static void debug_sync(const char *api)
-{
-    if (dbg == MPI_COMM_NULL || !dbg_seen)
-        return;
-    int me, n;
-    MPI_Comm_rank(dbg, &me);
-    MPI_Comm_size(dbg, &n);
-    static long sent;
-    sent = ++dbg_calls;
-    MPI_Request *rq = calloc((size_t)n, sizeof(*rq));
-    int nr = 0;
-    for (int p = 0; rq && p < n; p++)
-        if (p != me)
-            PMPI_Isend(&sent, 1, MPI_LONG, p, DBG_TAG, dbg, &rq[nr++]);
-    double start = mono(), next = start + debug_timeout;
-    for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        while (PMPI_Iprobe(MPI_ANY_SOURCE, DBG_TAG, dbg, &flag, &st) == MPI_SUCCESS && flag) {
-            long v;
-            PMPI_Recv(&v, 1, MPI_LONG, st.MPI_SOURCE, DBG_TAG, dbg, MPI_STATUS_IGNORE);
-            dbg_seen[st.MPI_SOURCE] = v;
-        }
-        int missing = 0;
-        for (int p = 0; p < n; p++)
-            missing += p != me && dbg_seen[p] < sent;
-        if (!missing)
-            break;
-        if (mono() >= next) {
-            char list[1024] = "";
-            size_t used = 0;
-            for (int p = 0; p < n && used + 64 < sizeof(list); p++)
-                if (p != me && dbg_seen[p] < sent)
-                    used += (size_t)snprintf(list + used, sizeof(list) - used,
-                                             "%srank %d (last at call %ld)", used ? ", " : "", p,
-                                             dbg_seen[p]);
-            fprintf(stderr,
-                    "libductile: DUCTILE_DEBUG: rank %d of %d (node %s) has waited %.0f s in %s "
-                    "(call %ld on this communicator; it is collective over dt_comm()); not "
-                    "reached it: %s\n",
-                    me, n, *node ? node : "?", mono() - start, api, sent, list);
-            next += debug_timeout;
-        }
-        nap();
-    }
-    PMPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
-    free(rq);
-}
-
 /* A joining process: the seconds its window may last (the leader's word). */
 static double window_seconds(const char *tag)
 {
@@ -502,15 +430,12 @@ int dt_init_adapt(int *argc, char ***argv, int *status)
     /* one thread calls MPI; the watchdog's (below) never does */
     MPI_TRY("MPI_Init", MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
     *status = status_ = DT_STATUS_NEW;
-    const char *dbgs = getenv("DUCTILE_DEBUG"), *dbgt = getenv("DUCTILE_DEBUG_TIMEOUT");
-    debug = dbgs && *dbgs && strcmp(dbgs, "0");
-    if (dbgt && atof(dbgt) > 0)
-        debug_timeout = atof(dbgt);
+    dt_debug_init();
     const char *d = getenv("DT_MPI_DIR");
     if (!d) {
         /* a plain MPI run: the world, for ever */
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-        debug_reset();
+        dt_debug_reset(comm);
         return 0;
     }
     snprintf(dir, sizeof(dir), "%s", d);
@@ -572,11 +497,11 @@ int dt_init_adapt(int *argc, char ***argv, int *status)
     }
     MPI_Bcast(&malleable, 1, MPI_INT, 0, comm);
     MPI_Comm_rank(comm, &my_rank);
-    debug_reset();
+    dt_debug_reset(comm);
     const char *period = getenv("DT_MTCT_PERIOD");
     if (period && atof(period) > 0)
         mtct_period = atof(period);
-    last_report = mono();
+    last_report = dt_mono();
     double ignored;
     dt_pmpi_window(&ignored);
     return 0;
@@ -624,18 +549,17 @@ int dt_mpi_probe(int *pending, int *role, const char *api)
         *role = ad.role = DT_ROLE_JOINING;
         return 0;
     }
-    if (debug)
-        debug_sync(api);
+    dt_debug_sync(api, node);
     if (!malleable || ad.op)
         return 0;
     /* op, nodes, MTCT report, the window's seconds (ms), nodes before, after */
     int msg[6] = {0, 0, 0, 0, 0, 0};
-    double got = mono();
+    double got = dt_mono();
     if (leader) {
         reap(0);
-        if (mono() - last_report >= mtct_period) {
+        if (dt_mono() - last_report >= mtct_period) {
             msg[2] = 1;
-            last_report = mono();
+            last_report = dt_mono();
         }
         dt_offer_t *o = &ad.offer;
         if (poll_offers && dt_poll_offer(o) == 1 && (o->op == DT_EXPAND || o->op == DT_SHRINK)) {
@@ -675,7 +599,7 @@ int dt_mpi_probe(int *pending, int *role, const char *api)
      * a second before the controller's (ResizeTimeout from the accept, which comes
      * later), so that the leader, which can say where it is stuck, speaks first */
     set_phase("the application's code between %s and dt_adapt_begin", api);
-    double left = ad.timeout - (mono() - got);
+    double left = ad.timeout - (dt_mono() - got);
     wd_arm((left > 2 ? left - 1 : left) + (leader ? 0 : WD_GRACE));
     *pending = 1;
     *role = ad.role;
@@ -701,7 +625,7 @@ static int start_groups(void)
     if (wf) {
         double left;
         pthread_mutex_lock(&wd.mu);
-        left = wd.deadline - mono();
+        left = wd.deadline - dt_mono();
         pthread_mutex_unlock(&wd.mu);
         fprintf(wf, "%.3f\n", left > 1 ? left : 1);
         fclose(wf);
@@ -754,11 +678,11 @@ static int start_groups(void)
                 started[i] = 0;
                 return -ECHILD;
             }
-        if (mono() > end) {
+        if (dt_mono() > end) {
             fprintf(stderr, "libductile: new groups did not start in time\n");
             return -ETIMEDOUT;
         }
-        nap();
+        dt_nap();
     }
     pthread_mutex_lock(&wd.mu); /* the watchdog watches them from here */
     for (int i = 0; i < nstarted; i++)
@@ -1056,7 +980,7 @@ done:
  * leave a marker each), so that the node daemons find nothing left to kill. */
 static void wait_leavers(void)
 {
-    for (double end = mono() + 30; mono() < end;) {
+    for (double end = dt_mono() + 30; dt_mono() < end;) {
         int done = 0;
         for (int i = 0; i < ad.n; i++)
             for (int r = 0; r < ppn; r++) {
@@ -1066,7 +990,7 @@ static void wait_leavers(void)
             }
         if (done >= ad.n * ppn)
             return;
-        nap();
+        dt_nap();
     }
     fprintf(stderr, "libductile: leaving processes did not finish within 30 s\n");
 }
@@ -1101,8 +1025,7 @@ int dt_adapt_commit(void)
         int grank;
         MPI_Comm_rank(MPI_COMM_WORLD, &grank);
         set_phase("MPI_Finalize of a leaving process");
-        if (dbg != MPI_COMM_NULL)
-            MPI_Comm_free(&dbg);
+        dt_debug_free();
         MPI_Comm_free(&comm);
         MPI_Finalize();
         char path[PATH_MAX + 128];
@@ -1118,7 +1041,7 @@ int dt_adapt_commit(void)
     ad.next = MPI_COMM_NULL;
     joined = 1;
     MPI_Comm_rank(comm, &my_rank);
-    debug_reset();
+    dt_debug_reset(comm);
     int rc = 0;
     if (leader) {
         set_phase("waiting for the leaving processes to finish");
@@ -1136,10 +1059,7 @@ int dt_adapt_commit(void)
 int dt_finalize(void)
 {
     wd_stop(true);
-    if (dbg != MPI_COMM_NULL)
-        MPI_Comm_free(&dbg);
-    free(dbg_seen);
-    dbg_seen = NULL;
+    dt_debug_free();
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
     MPI_Finalize();
