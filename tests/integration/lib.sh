@@ -76,9 +76,6 @@ ctl_sock() { awk '$1 == "ControlSocket" {print $3}' "$DUCTILE_CONF"; }
 spool_of() {
   if [ "$HOSTS" = 1 ]; then echo "/var/spool/ductile/spool/$1"; else echo "$T/c/state/spool/$1"; fi
 }
-# mpi_if: the interface Open MPI is to use between nodes (the emulated nodes of the
-# plain cluster share loopback, and other tests add and remove interfaces meanwhile;
-# an emulated host has its own eth0 on the cluster's bridge)
 # MPI tests: skip without mpirun; Open MPI as root, oversubscribed, on the test's
 # interface; mpi_env goes before the job's `ductile mpirun` (no leak checks in Open MPI)
 mpi_setup() {
@@ -87,12 +84,22 @@ mpi_setup() {
   export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
   mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0" # (see test_mpi.sh)
 }
+# the issue-9 fault-making MPI program (tests/integration/apps/dt_faults.c) in $app;
+# jobs find `ductile` on PATH
+dt_faults_app() {
+  export PATH="$BINDIR:$PATH"
+  app="$BINDIR/dt_faults"
+  [ -x "$app" ] || fail "dt_faults not built"
+}
 # no live process whose command line matches PATTERN
 no_leftovers() {
   local p
   for p in $(pgrep -f "$1"); do alive "$p" && return 1; done
   return 0
 }
+# mpi_if: the interface Open MPI is to use between nodes (the emulated nodes of the
+# plain cluster share loopback, and other tests add and remove interfaces meanwhile;
+# an emulated host has its own eth0 on the cluster's bridge)
 mpi_if() { if [ "$HOSTS" = 1 ]; then echo eth0; else echo lo; fi; }
 # as_nobody CMD...: CMD as user nobody (on the login host); $BIN stands for the command
 as_nobody() {

@@ -7,9 +7,7 @@
 mpi_setup
 up 2
 cd "$T"
-export PATH="$BINDIR:$PATH"
-app="$BINDIR/dt_faults"
-[ -x "$app" ] || fail "dt_faults not built"
+dt_faults_app
 # 3 processes; rank 1 calls MPI_Barrier instead of dt_reconfigure at iteration 5
 s=$(script skip.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=2
 env $mpi_env DUCTILE_DEBUG=1 DUCTILE_DEBUG_TIMEOUT=1 ductile mpirun --ppn 3 $app --ms 20 --iters 100000 --skip-rank 1 --skip-iter 5 --until $T/never")

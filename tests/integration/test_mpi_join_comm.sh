@@ -8,9 +8,7 @@
 mpi_setup
 up 2 --resize-timeout 30
 cd "$T"
-export PATH="$BINDIR:$PATH"
-app="$BINDIR/dt_faults"
-[ -x "$app" ] || fail "dt_faults not built"
+dt_faults_app
 
 s=$(script join.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=2
 env $mpi_env ductile mpirun --ppn 2 $app --ms 50 --until $T/go --joiner-uses-comm")

@@ -9,9 +9,7 @@
 mpi_setup
 up 3 --resize-timeout 8
 cd "$T"
-export PATH="$BINDIR:$PATH"
-app="$BINDIR/dt_faults"
-[ -x "$app" ] || fail "dt_faults not built"
+dt_faults_app
 ended() { case $(state "$1") in CD | F | CA | TO | NF) return 0 ;; esac; return 1; }
 
 # the joining group's first process dies 300 ms after its MPI_Init; the staying

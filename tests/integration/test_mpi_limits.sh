@@ -9,9 +9,7 @@
 mpi_setup
 up 4 --policy fpsma-pwma --resize-timeout 10
 cd "$T"
-export PATH="$BINDIR:$PATH"
-app="$BINDIR/dt_faults"
-[ -x "$app" ] || fail "dt_faults not built"
+dt_faults_app
 offers() { d show "$1" | grep -Ec "^ +[0-9:]+ +(expand|shrink|resize_withdrawn) "; }
 
 for early in "" --early-limits; do

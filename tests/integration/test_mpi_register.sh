@@ -8,9 +8,7 @@
 mpi_setup
 up 2 --resize-timeout 30
 cd "$T"
-export PATH="$BINDIR:$PATH"
-app="$BINDIR/dt_faults"
-[ -x "$app" ] || fail "dt_faults not built"
+dt_faults_app
 
 # rank 1 of 2 registers 510 elements where the block distribution gives it 500
 s=$(script bad.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=2
