@@ -144,6 +144,15 @@ static MPI_Aint extent_of(MPI_Datatype t)
     return ext;
 }
 
+/* The elements of the blocks of b that block-cyclic deals to rank r of n (total). */
+static long cyclic_count(long total, long b, int r, int n)
+{
+    long nblocks = (total + b - 1) / b, c = 0;
+    for (long k = r; k < nblocks; k += n)
+        c += k == nblocks - 1 ? total - k * b : b;
+    return c;
+}
+
 /* Block-cyclic: blocks of b elements dealt round-robin over the processes; a process
  * keeps its blocks in increasing order. Moves every block to its new owner. */
 static int move_block_cyclic(const dt_window_t *w, var_t *v, long total)
@@ -154,9 +163,7 @@ static int move_block_cyclic(const dt_window_t *w, var_t *v, long total)
     int *sc = calloc((size_t)n, sizeof(int)), *sd = calloc((size_t)n, sizeof(int));
     int *rc = calloc((size_t)n, sizeof(int)), *rd = calloc((size_t)n, sizeof(int));
     int my_old = w->old_of[me], my_new = w->new_of[me];
-    long mine_new = 0;
-    for (long k = my_new >= 0 ? my_new : nblocks; k < nblocks; k += w->new_size)
-        mine_new += (k == nblocks - 1 ? total - k * v->block : v->block);
+    long mine_new = my_new >= 0 ? cyclic_count(total, v->block, my_new, w->new_size) : 0;
     char *out = malloc((size_t)(*v->count > 0 ? *v->count : 1) * (size_t)ext);
     char *in = malloc((size_t)(mine_new > 0 ? mine_new : 1) * (size_t)ext);
     char *fresh = malloc((size_t)(mine_new > 0 ? mine_new : 1) * (size_t)ext);
@@ -260,17 +267,71 @@ static const char *dist_name(int d)
     return d == DT_DIST_BLOCK ? "block" : d == DT_DIST_BLOCK_CYCLIC ? "block-cyclic" : "replicated";
 }
 
-/* The elements of the blocks of b that block-cyclic deals to rank r of n (total). */
-static long cyclic_count(long total, long b, int r, int n)
-{
-    long nblocks = (total + b - 1) / b, c = 0;
-    for (long k = r; k < nblocks; k += n)
-        c += k == nblocks - 1 ? total - k * b : b;
-    return c;
-}
-
 /* Per rank and variable, what the check compares. */
 enum { F_DIST, F_BLOCK, F_EXT, F_COUNT, F_CAP, NF };
+#define ROW (1 + MAX_VARS * NF) /* a rank's row: nvars, then NF fields per variable */
+#define F(r, i, k) all[(size_t)(r) * ROW + 1 + (size_t)(i) * NF + (k)]
+
+/* Variable i as every rank of n registered it (all: the rows of check_registrations):
+ * 1 (and rank 0 says why, say) when it does not fit, else 0. */
+static int check_var(const long *all, int n, int i, int say)
+{
+    int bad = 0;
+    long total = 0;
+    int differ = 0;
+    for (int r = 0; r < n; r++) {
+        if (F(r, i, F_DIST) != F(0, i, F_DIST) || F(r, i, F_BLOCK) != F(0, i, F_BLOCK) ||
+            F(r, i, F_EXT) != F(0, i, F_EXT)) {
+            differ = 1;
+            if (say)
+                fprintf(stderr, "libductile: dt_register: variable %d on rank %d is %s (block %ld, "
+                                "%ld-byte elements), on rank 0 %s (block %ld, %ld-byte elements): "
+                                "every process registers the same variables in the same order\n",
+                        i + 1, r, dist_name((int)F(r, i, F_DIST)), F(r, i, F_BLOCK), F(r, i, F_EXT),
+                        dist_name((int)F(0, i, F_DIST)), F(0, i, F_BLOCK), F(0, i, F_EXT));
+        }
+        total += F(r, i, F_COUNT);
+    }
+    if (differ)
+        return 1;
+    for (int r = 0; r < n; r++) {
+        long cnt = F(r, i, F_COUNT), want, lo, hi;
+        const char *d = dist_name((int)F(r, i, F_DIST));
+        if (F(r, i, F_DIST) == DT_DIST_REPLICATED) {
+            if (cnt != F(0, i, F_COUNT)) {
+                bad = 1;
+                if (say)
+                    fprintf(stderr, "libductile: dt_register: variable %d (replicated) on rank %d: "
+                                    "%ld elements registered, rank 0 has %ld: every process holds "
+                                    "all of a replicated variable\n",
+                            i + 1, r, cnt, F(0, i, F_COUNT));
+            }
+        } else {
+            if (F(r, i, F_DIST) == DT_DIST_BLOCK) {
+                dt_block_range(total, r, n, &lo, &hi);
+                want = hi - lo;
+            } else {
+                want = cyclic_count(total, F(r, i, F_BLOCK), r, n);
+            }
+            if (cnt != want) {
+                bad = 1;
+                if (say)
+                    fprintf(stderr, "libductile: dt_register: variable %d (%s) on rank %d: %ld "
+                                    "elements registered, the %s distribution of %ld elements "
+                                    "over %d ranks gives it %ld\n",
+                            i + 1, d, r, cnt, d, total, n, want);
+            }
+        }
+        if (F(r, i, F_CAP) >= 0 && cnt > F(r, i, F_CAP)) {
+            bad = 1;
+            if (say)
+                fprintf(stderr, "libductile: dt_register: variable %d (%s) on rank %d: %ld "
+                                "elements registered, but its buffer holds %ld\n",
+                        i + 1, d, r, cnt, F(r, i, F_CAP));
+        }
+    }
+    return bad;
+}
 
 /* Before any data moves (an offer is pending, nothing started): every rank registered
  * the same variables, and each count fits its distribution and its buffer. Collective
@@ -281,7 +342,7 @@ static int check_registrations(void)
     int me, n;
     MPI_Comm_rank(c, &me);
     MPI_Comm_size(c, &n);
-    long mine[1 + MAX_VARS * NF], *all = calloc((size_t)n * (1 + MAX_VARS * NF), sizeof(long));
+    long mine[ROW], *all = calloc((size_t)n * ROW, sizeof(long));
     int ok = all != NULL, all_ok;
     memset(mine, 0, sizeof(mine));
     mine[0] = nvars;
@@ -300,75 +361,18 @@ static int check_registrations(void)
         free(all);
         return -ENOMEM;
     }
-    MPI_Allgather(mine, 1 + MAX_VARS * NF, MPI_LONG, all, 1 + MAX_VARS * NF, MPI_LONG, c);
+    MPI_Allgather(mine, ROW, MPI_LONG, all, ROW, MPI_LONG, c);
     int bad = 0, bad_nvars = 0, say = me == 0;
-#define F(r, i, k) all[(size_t)(r) * (1 + MAX_VARS * NF) + 1 + (size_t)(i) * NF + (k)]
     for (int r = 1; r < n; r++)
-        if (all[(size_t)r * (1 + MAX_VARS * NF)] != nvars) {
+        if (all[(size_t)r * ROW] != nvars) {
             bad = bad_nvars = 1;
             if (say)
                 fprintf(stderr, "libductile: dt_register: rank %d registered %ld variables, rank 0 "
                                 "%d: every process registers the same variables in the same order\n",
-                        r, all[(size_t)r * (1 + MAX_VARS * NF)], nvars);
+                        r, all[(size_t)r * ROW], nvars);
         }
-    for (int i = 0; i < nvars && !bad_nvars; i++) {
-        long total = 0;
-        int differ = 0;
-        for (int r = 0; r < n; r++) {
-            if (F(r, i, F_DIST) != F(0, i, F_DIST) || F(r, i, F_BLOCK) != F(0, i, F_BLOCK) ||
-                F(r, i, F_EXT) != F(0, i, F_EXT)) {
-                differ = 1;
-                if (say)
-                    fprintf(stderr, "libductile: dt_register: variable %d on rank %d is %s (block %ld, "
-                                    "%ld-byte elements), on rank 0 %s (block %ld, %ld-byte elements): "
-                                    "every process registers the same variables in the same order\n",
-                            i + 1, r, dist_name((int)F(r, i, F_DIST)), F(r, i, F_BLOCK), F(r, i, F_EXT),
-                            dist_name((int)F(0, i, F_DIST)), F(0, i, F_BLOCK), F(0, i, F_EXT));
-            }
-            total += F(r, i, F_COUNT);
-        }
-        if (differ) {
-            bad = 1;
-            continue;
-        }
-        for (int r = 0; r < n; r++) {
-            long cnt = F(r, i, F_COUNT), want, lo, hi;
-            const char *d = dist_name((int)F(r, i, F_DIST));
-            if (F(r, i, F_DIST) == DT_DIST_REPLICATED) {
-                if (cnt != F(0, i, F_COUNT)) {
-                    bad = 1;
-                    if (say)
-                        fprintf(stderr, "libductile: dt_register: variable %d (replicated) on rank %d: "
-                                        "%ld elements registered, rank 0 has %ld: every process holds "
-                                        "all of a replicated variable\n",
-                                i + 1, r, cnt, F(0, i, F_COUNT));
-                }
-            } else {
-                if (F(r, i, F_DIST) == DT_DIST_BLOCK) {
-                    dt_block_range(total, r, n, &lo, &hi);
-                    want = hi - lo;
-                } else {
-                    want = cyclic_count(total, F(r, i, F_BLOCK), r, n);
-                }
-                if (cnt != want) {
-                    bad = 1;
-                    if (say)
-                        fprintf(stderr, "libductile: dt_register: variable %d (%s) on rank %d: %ld "
-                                        "elements registered, the %s distribution of %ld elements "
-                                        "over %d ranks gives it %ld\n",
-                                i + 1, d, r, cnt, d, total, n, want);
-                }
-            }
-            if (F(r, i, F_CAP) >= 0 && cnt > F(r, i, F_CAP)) {
-                bad = 1;
-                if (say)
-                    fprintf(stderr, "libductile: dt_register: variable %d (%s) on rank %d: %ld "
-                                    "elements registered, but its buffer holds %ld\n",
-                            i + 1, d, r, cnt, F(r, i, F_CAP));
-            }
-        }
-    }
-#undef F
+    for (int i = 0; i < nvars && !bad_nvars; i++)
+        bad |= check_var(all, n, i, say);
     free(all);
     all_ok = !bad;
     if (!all_ok && me == 0)
