@@ -69,6 +69,8 @@ static void defaults(void **state)
     assert_true(c.heartbeat_interval == 10.0);
     assert_true(c.resize_timeout == 60.0);
     assert_true(c.operator_resize_hold == 3600.0);
+    assert_true(c.resize_backoff == 10.0);
+    assert_true(c.resize_backoff_max == 300.0);
     assert_true(c.kill_wait == 10.0);
     assert_int_equal(c.auth_type, CONFIG_AUTH_KEY);
     assert_string_equal(c.auth_key_file, "/var/lib/ductile/cluster.key");
@@ -112,6 +114,8 @@ static void every_key(void **state)
                           "HeartbeatInterval = 5\n"
                           "ResizeTimeout = 120\n"
                           "OperatorResizeHold = 0\n"
+                          "ResizeBackoff = 2\n"
+                          "ResizeBackoffMax = 40\n"
                           "KillWait = 0\n"
                           "AuthType = munge\n"
                           "AuthKeyFile = /etc/ductile/key\n"
@@ -144,6 +148,8 @@ static void every_key(void **state)
     assert_true(c.heartbeat_interval == 5.0);
     assert_true(c.resize_timeout == 120.0);
     assert_true(c.operator_resize_hold == 0.0);
+    assert_true(c.resize_backoff == 2.0);
+    assert_true(c.resize_backoff_max == 40.0);
     assert_true(c.kill_wait == 0.0);
     assert_int_equal(c.auth_type, CONFIG_AUTH_MUNGE);
     assert_string_equal(c.auth_key_file, "/etc/ductile/key");
