@@ -185,6 +185,15 @@ static void free_job(int64_t id, void *val, void *arg)
     job_free(val);
 }
 
+/* The engine for the configuration's policy, with its settings from ductile.conf. */
+static int engine_create(ctld_t *c, char *err, size_t errlen)
+{
+    int rc = sched_create(c->nnodes, c->cfg.policy, &c->sched, err, errlen);
+    if (rc == 0)
+        sched_set_backoff(c->sched, c->cfg.resize_backoff, c->cfg.resize_backoff_max);
+    return rc;
+}
+
 /* A batch did not commit (a full disk, an I/O error): it was rolled back, so memory
  * claims what the disk does not have. Undo it the way a restart would, without one:
  *   - the replies of the batch that said ok now say why it failed ("cannot save: no
@@ -212,9 +221,8 @@ static int reload(ctld_t *c, char *err, size_t errlen)
     c->njobs_live = 0;
     sched_destroy(c->sched);
     c->sched = NULL;
-    if (!c->jobs || sched_create(c->nnodes, c->cfg.policy, &c->sched, err, errlen) < 0)
+    if (!c->jobs || engine_create(c, err, errlen) < 0)
         return -ENOMEM;
-    sched_set_backoff(c->sched, c->cfg.resize_backoff, c->cfg.resize_backoff_max);
     int rc = db_load(c, jobs_restore, err, errlen);
     if (rc < 0)
         return rc;
@@ -412,11 +420,10 @@ int main(int argc, char **argv)
     c.jobs = idmap_create();
     c.steps = idmap_create();
     nodes_init(&c);
-    if (sched_create(c.nnodes, c.cfg.policy, &c.sched, err, sizeof(err)) < 0) {
+    if (engine_create(&c, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: Policy: %s\n", err);
         return 1;
     }
-    sched_set_backoff(c.sched, c.cfg.resize_backoff, c.cfg.resize_backoff_max);
     char dbpath[4096];
     snprintf(dbpath, sizeof(dbpath), "%s/ductile.db", c.cfg.state_dir);
     if (db_open(&c, dbpath, dbflags, err, sizeof(err)) < 0 ||

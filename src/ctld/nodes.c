@@ -220,7 +220,6 @@ void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             proto_bool_opt(e, "attached", false, &attached, err, sizeof(err));
             if (attached)
                 jobs_app_message(c, j, "app_attached", e);
-
             /* the job's nodes again: a resize may have been committed while the node
              * was away (its host files follow) */
             if (!strcmp(st, "running"))
