@@ -5,8 +5,9 @@
  *
  * The leader hands out work items to one worker per node of the job and sums their
  * results. Outside a job (no $DUCTILE_JOB_ID) it runs alone on this host, with
- * --workers N local worker processes (default 1), and never resizes. When the scheduler offers nodes, it starts workers there and commits; when
- * it takes nodes back, the workers there finish their item and stop, then it commits.
+ * --workers N local worker processes (default 1), and never resizes. When the
+ * scheduler offers nodes, it starts workers there and commits; when it takes nodes
+ * back, the workers there finish their item and stop, then it commits.
  * The checksum does not depend on how often the job was resized: a test compares it
  * with a fixed-size run. */
 #define _GNU_SOURCE
