@@ -81,9 +81,11 @@ static void redistribute(sched_t *s, int ncand)
 
 static void fill(sched_t *s, const easy_plan_t *plan)
 {
-    int n = core_collect_resizable(s, false);
-    if (n == 0)
-        return;
+    int n = core_collect_resizable(s, false), room = 0;
+    for (int i = 0; i < n; i++)
+        room += s->tmp[i]->ncommit < s->tmp[i]->spec.max_nodes;
+    if (room == 0)
+        return; /* every resizable job is at its maximum: no solve can fill anything */
     int extra = plan->head ? (plan->extra < s->nfree ? plan->extra : s->nfree) : s->nfree;
     if (extra <= 0)
         return;
