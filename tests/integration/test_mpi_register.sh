@@ -27,6 +27,23 @@ grep -q "rank 0: dt_reconfigure failed" <<< "$out" && grep -q "rank 1: dt_reconf
 d show "$j" | grep -q "declined by the application" || fail "offer not declined: $(d show "$j")"
 [ "$(field "$j" NodeList)" = n1 ] || fail "allocation: $(d show "$j")"
 
+# rank 1 of 2 registers one variable fewer: every rank's dt_reconfigure fails, the
+# message names the counts (rank 1 went on into the window as if nothing were wrong,
+# and the job died in an MPI_Bcast: it compared rank 0's count with its own only)
+s=$(script fewer.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=2
+env $mpi_env ductile mpirun --ppn 2 $app --ms 50 --until $T/never --fewer-vars 1")
+j=$(submit "$s")
+expect_state "$j" R
+wait_for 60 grep -q "started on 2 processes" "ductile-$j.out" || fail "no start: $(cat "ductile-$j.out")"
+d resize "$j" --nodes 2 --no-wait > /dev/null
+wait_for 40 is_state "$j" F || fail "job $j is $(state "$j"): $(cat "ductile-$j.out")"
+out=$(cat "ductile-$j.out"); echo "$out"
+grep -q "libductile: dt_register: rank 1 registered 1 variables, rank 0 2" <<< "$out" ||
+  fail "no message naming the counts: $out"
+grep -q "rank 0: dt_reconfigure failed" <<< "$out" && grep -q "rank 1: dt_reconfigure failed" <<< "$out" ||
+  fail "not every rank got the error: $out"
+! grep -q "resized" <<< "$out" || fail "data moved: $out"
+
 # a registration that cannot be right is refused at once, with the reason
 on login env "$mpi_env" mpirun --oversubscribe -np 1 "$app" --iters 2 --ms 1 --bad-register > plain.out 2>&1 ||
   fail "plain run: $(cat plain.out)"

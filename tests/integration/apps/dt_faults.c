@@ -4,7 +4,8 @@
  *
  *   ductile mpirun dt_faults [--iters N] [--ms M] [--until FILE] [--window-ms W]
  *       [--joiner-dies-ms D] [--joiner-uses-comm] [--skip-rank R --skip-iter K]
- *       [--bad-count R] [--limits MIN MAX PREF] [--early-limits] [--period S]
+ *       [--bad-count R] [--fewer-vars R] [--limits MIN MAX PREF] [--early-limits]
+ *       [--period S]
  *
  * A block-distributed vector of 1000 doubles (value = global index) and a replicated
  * iteration counter are registered; each iteration sleeps M ms and sums the vector over
@@ -19,6 +20,7 @@
  *   --skip-rank R --skip-iter K   rank R calls MPI_Barrier instead of dt_reconfigure at
  *                        iteration K (a collective called by only some ranks)
  *   --bad-count R        rank R registers its block with 10 elements more than it has
+ *   --fewer-vars R       rank R registers one variable fewer than the others
  *   --bad-register       registers a variable with a negative count first (and says
  *                        what dt_register returned)
  *   --limits MIN MAX PREF dt_set_limits (after dt_init_adapt; --early-limits: before)
@@ -80,7 +82,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dt_faults [--iters N] [--ms M] [--until FILE] [--window-ms W] "
                     "[--joiner-dies-ms D] [--joiner-uses-comm] [--skip-rank R --skip-iter K] "
-                    "[--bad-count R] [--bad-register] [--limits MIN MAX PREF] [--early-limits] "
+                    "[--bad-count R] [--fewer-vars R] [--bad-register] [--limits MIN MAX PREF] "
+                    "[--early-limits] "
                     "[--period S]\n");
     exit(2);
 }
@@ -90,7 +93,7 @@ int main(int argc, char **argv)
     long iters = 20, skip_iter = -1;
     double ms = 100, period = -1;
     const char *until = NULL;
-    int bad_register = 0, uses_comm = 0, skip_rank = -1, bad_rank = -1, early = 0, lim[3] = {0, 0, 0};
+    int bad_register = 0, uses_comm = 0, skip_rank = -1, bad_rank = -1, fewer_rank = -1, early = 0, lim[3] = {0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
@@ -112,6 +115,8 @@ int main(int argc, char **argv)
             skip_iter = atol(argv[++i]);
         else if (!strcmp(a, "--bad-count") && more)
             bad_rank = atoi(argv[++i]);
+        else if (!strcmp(a, "--fewer-vars") && more)
+            fewer_rank = atoi(argv[++i]);
         else if (!strcmp(a, "--limits") && i + 3 < argc) {
             for (int k = 0; k < 3; k++)
                 lim[k] = atoi(argv[++i]);
@@ -177,7 +182,8 @@ int main(int argc, char **argv)
     reg = rank == bad_rank && status == DT_STATUS_NEW ? 10 : 0;
     nx += reg;
     dt_register((void **)&x, &nx, MPI_DOUBLE, DT_DIST_BLOCK, 0);
-    dt_register((void **)&iter, &niter, MPI_LONG, DT_DIST_REPLICATED, 0);
+    if (!(rank == fewer_rank && status == DT_STATUS_NEW))
+        dt_register((void **)&iter, &niter, MPI_LONG, DT_DIST_REPLICATED, 0);
     int was = size;
     dt_on_adapt(on_adapt, &was);
     for (;;) {
