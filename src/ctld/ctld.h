@@ -267,6 +267,12 @@ void jobs_resize_release(ctld_t *c, job_t *j, char *msg, size_t msglen);
 /* The operator's resize as the client shows it: {seq, nodes, from, since, state, why},
  * or NULL when none was asked for. */
 json_t *jobs_oper_json(const ctld_t *c, const job_t *j);
+/* oper.c follows the operator's resize through the job's resize: its new size was
+ * committed (the hold starts); it ended without it (declined by the application, or
+ * withdrawn); the job leaves R/RS for `to` (ending, or back to the queue). */
+void jobs_oper_committed(ctld_t *c, job_t *j);
+void jobs_oper_not_done(job_t *j, bool declined, const char *why);
+void jobs_oper_left(job_t *j, jstate_t to, const char *why);
 /* Is a node's message about job `id` of run `run` about what the controller runs there
  * now? Returns the job, or NULL for a stale message (no such job, another run, or a
  * node that is not the job's). */
