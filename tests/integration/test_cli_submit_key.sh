@@ -8,6 +8,10 @@ printf '#!/bin/sh\ntrue\n' > plain.sh
 jobs_named() { # NAME: how many jobs (queued or finished) carry that name
   { d queue --json; d history --json; } | grep -c "\"name\": \"$1\"" || true
 }
+# NAME N: exactly N jobs carry that name (for wait_for: the count is taken at each try;
+# `wait_for 10 test "$(jobs_named X)" = 1` took it once, before the restarted controller
+# answered, and waited out its deadline on that 0)
+named_count() { [ "$(jobs_named "$1")" = "$2" ]; }
 # --- 12. a submission has a key: a repeat returns the first job's id
 a=$(DUCTILE_SUBMIT_KEY=k-test-1 submit -J idem1 plain.sh)
 b=$(DUCTILE_SUBMIT_KEY=k-test-1 submit -J idem1 plain.sh)
@@ -28,7 +32,7 @@ jo=$(cd pub && DUCTILE_SUBMIT_KEY=k-test-1 setpriv --reuid=nobody --regid=nogrou
 # the reply is lost after the controller committed the job: the retry gets the same job
 DUCTILE_TEST_DROP_REPLY=1 d submit -J dropped plain.sh > o.txt 2> e.txt || fail "retry failed: $(cat e.txt)"
 grep -q "^Submitted job" o.txt || fail "retry: $(cat o.txt)"
-wait_for 10 test "$(jobs_named dropped)" = 1 || true
+wait_for 10 named_count dropped 1 || true
 [ "$(jobs_named dropped)" = 1 ] || fail "a retried submission made $(jobs_named dropped) jobs"
 
 
@@ -51,7 +55,7 @@ wait "$client" || fail "the submission failed: $(cat across.err)"
 grep -q "trying again" across.err || fail "the CLI did not retry: $(cat across.err)"
 ja=$(awk '/^Submitted job/ {print $3}' across.out)
 [ -n "$ja" ] || fail "no job id: $(cat across.out)"
-wait_for 10 test "$(jobs_named across)" = 1 || fail "the retry made $(jobs_named across) jobs"
+wait_for 10 named_count across 1 || fail "the retry made $(jobs_named across) jobs"
 [ "$(field "$ja" Name)" = across ] || fail "the CLI was given job $ja, not the job it made"
 
 # the controller stops answering (SIGSTOP): after an attempt's timeout the CLI sends
@@ -64,5 +68,5 @@ client=$!
 wait_for 20 grep -q "no answer within" stalled.err || { kill -CONT "$stopped"; fail "no retry after a timeout: $(cat stalled.err)"; }
 kill -CONT "$stopped"
 wait "$client" || fail "the stalled submission failed: $(cat stalled.err)"
-wait_for 10 test "$(jobs_named stalled)" = 1 || fail "a retry after a timeout made $(jobs_named stalled) jobs"
+wait_for 10 named_count stalled 1 || fail "a retry after a timeout made $(jobs_named stalled) jobs"
 echo ok
