@@ -190,18 +190,6 @@ static json_t *job_ids(char **args, int n, const char *list)
  * a name with an escape sequence must not reach other users' terminals). */
 static char *esc(const json_t *o, const char *key) { return strparse_escape(cu_str(o, key)); }
 
-static json_t *call(const char *conf, json_t *req)
-{
-    config_t cfg = {0};
-    if (cu_load_conf(conf, &cfg)) {
-        json_decref(req);
-        return NULL;
-    }
-    json_t *rep = cu_call(&cfg, req);
-    config_free(&cfg);
-    return rep;
-}
-
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static char *fmt(const char *f, ...)
 {
@@ -247,7 +235,7 @@ int cmd_queue(int argc, char **argv)
         json_object_set_new(req, "user", json_string(o.user));
     if (o.state)
         json_object_set_new(req, "state", json_string(o.state));
-    json_t *rep = call(o.conf, req);
+    json_t *rep = cu_request(o.conf, req);
     if (!rep)
         return 1;
     json_t *jobs = json_object_get(rep, "jobs");
@@ -296,11 +284,8 @@ static void print_time(const char *label, double t)
         printf("%-14s -\n", label);
         return;
     }
-    time_t s = (time_t)t;
-    struct tm tm;
     char buf[64];
-    localtime_r(&s, &tm);
-    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    cu_fmt_time(t, buf, sizeof(buf));
     printf("%-14s %s\n", label, buf);
 }
 
@@ -365,7 +350,7 @@ int cmd_show(int argc, char **argv)
     long long id;
     if (parse_job(argv[i], &id))
         return 1;
-    json_t *rep = call(o.conf, json_pack("{s:s,s:I}", "type", "show", "job", (json_int_t)id));
+    json_t *rep = cu_request(o.conf, json_pack("{s:s,s:I}", "type", "show", "job", (json_int_t)id));
     if (!rep)
         return 1;
     json_t *j = json_object_get(rep, "job");
@@ -398,6 +383,17 @@ int cmd_show(int argc, char **argv)
     cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
     printf("%-14s %s\n", "Elapsed", t);
     printf("%-14s %.0f\n", "NodeSeconds", cu_num(j, "node_seconds"));
+    json_t *pw = json_object_get(j, "power");
+    if (pw) {
+        printf("%-14s %.0f-%.0f W per node (%s)", "Power", cu_num(pw, "min"), cu_num(pw, "max"),
+               cu_str(pw, "from")[0] ? cu_str(pw, "from") : "not recorded");
+        if (cu_num(pw, "draw") > 0)
+            printf(", drawing %.0f W now", cu_num(pw, "draw"));
+        printf("\n");
+    }
+    char en[32];
+    cu_fmt_energy(cu_num(j, "energy"), en, sizeof(en));
+    printf("%-14s %s\n", "Energy", en);
     long long ec = (long long)json_integer_value(json_object_get(j, "exit_code"));
     long long sig = (long long)json_integer_value(json_object_get(j, "signal"));
     if (ec >= 0)
@@ -456,7 +452,7 @@ int cmd_cancel(int argc, char **argv)
         json_object_set_new(req, "state", json_string(o.state));
     if (o.name)
         json_object_set_new(req, "name", json_string(o.name));
-    json_t *rep = call(o.conf, req);
+    json_t *rep = cu_request(o.conf, req);
     if (!rep)
         return 1;
     json_t *res = json_object_get(rep, "results");
@@ -667,7 +663,7 @@ int cmd_nodes(int argc, char **argv)
         if (!nwant)
             return cmd_fail("nodes: '%s' names no node", argv[i]);
     }
-    json_t *rep = call(o.conf, json_pack("{s:s}", "type", "nodes"));
+    json_t *rep = cu_request(o.conf, json_pack("{s:s}", "type", "nodes"));
     if (!rep) {
         hostlist_free(want, nwant);
         return 1;
@@ -697,7 +693,7 @@ int cmd_nodes(int argc, char **argv)
         json_decref(rep);
         return 0;
     }
-    static const char *hdr[] = {"NODE", "STATE", "CPUS", "MEMORY", "REASON"};
+    static const char *hdr[] = {"NODE", "STATE", "CPUS", "MEMORY", "POWER", "REASON"};
     int n = (int)json_array_size(nodes);
     char ***rows = calloc((size_t)n + 1, sizeof(char **));
     const char *states[] = {"idle", "alloc", "draining", "drained", "down", "unknown"};
@@ -706,18 +702,22 @@ int cmd_nodes(int argc, char **argv)
     json_t *x;
     json_array_foreach(nodes, k, x)
     {
-        rows[k] = calloc(5, sizeof(char *));
+        rows[k] = calloc(6, sizeof(char *));
         rows[k][0] = esc(x, "name");
         rows[k][1] = fmt("%s", cu_str(x, "state"));
         rows[k][2] = fmt("%lld", (long long)json_integer_value(json_object_get(x, "cpus")));
         rows[k][3] = fmt("%lldM", (long long)json_integer_value(json_object_get(x, "memory_mb")));
-        rows[k][4] = esc(x, "reason");
+        /* the watts and where they come from: rapl (measured) or model */
+        rows[k][4] = json_is_number(json_object_get(x, "power"))
+                         ? fmt("%.0fW(%s)", cu_num(x, "power"), cu_str(x, "power_source"))
+                         : fmt("-");
+        rows[k][5] = esc(x, "reason");
         for (int s = 0; s < 6; s++)
             if (!strncmp(cu_str(x, "state"), states[s], strlen(states[s])))
                 count[s]++;
     }
-    cu_table(hdr, rows, n, 5);
-    free_rows(rows, n, 5);
+    cu_table(hdr, rows, n, 6);
+    free_rows(rows, n, 6);
     printf("%d nodes: %d idle, %d allocated, %d draining, %d drained, %d down, %d unknown\n", n,
            count[0], count[1], count[2], count[3], count[4], count[5]);
     json_decref(rep);
@@ -772,7 +772,7 @@ int cmd_history(int argc, char **argv)
         }
         json_object_set_new(req, "since", json_real(t));
     }
-    json_t *rep = call(o.conf, req);
+    json_t *rep = cu_request(o.conf, req);
     if (!rep)
         return 1;
     json_t *jobs = json_object_get(rep, "jobs");
@@ -782,7 +782,7 @@ int cmd_history(int argc, char **argv)
         return 0;
     }
     static const char *hdr[] = {"JOBID", "NAME", "USER", "STATE", "ELAPSED", "NODES", "NODESECS",
-                                "EXIT", "SIZES"};
+                                "ENERGY", "EXIT", "SIZES"};
     int n = (int)json_array_size(jobs);
     char ***rows = calloc((size_t)n + 1, sizeof(char **));
     size_t k;
@@ -792,7 +792,7 @@ int cmd_history(int argc, char **argv)
         char t[32];
         cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
         long long sig = (long long)json_integer_value(json_object_get(j, "signal"));
-        rows[k] = calloc(9, sizeof(char *));
+        rows[k] = calloc(10, sizeof(char *));
         rows[k][0] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
         char *name = esc(j, "name");
         rows[k][1] = fmt("%.20s", name ? name : "");
@@ -802,12 +802,15 @@ int cmd_history(int argc, char **argv)
         rows[k][4] = fmt("%s", t);
         rows[k][5] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
         rows[k][6] = fmt("%.0f", cu_num(j, "node_seconds"));
-        rows[k][7] = sig ? fmt("%lld:%lld", (long long)json_integer_value(json_object_get(j, "exit_code")), sig)
+        char en[32];
+        cu_fmt_energy(cu_num(j, "energy"), en, sizeof(en));
+        rows[k][7] = fmt("%s", en);
+        rows[k][8] = sig ? fmt("%lld:%lld", (long long)json_integer_value(json_object_get(j, "exit_code")), sig)
                          : fmt("%lld", (long long)json_integer_value(json_object_get(j, "exit_code")));
-        rows[k][8] = fmt("%.40s", cu_str(j, "sizes")[0] ? cu_str(j, "sizes") : "-");
+        rows[k][9] = fmt("%.40s", cu_str(j, "sizes")[0] ? cu_str(j, "sizes") : "-");
     }
-    cu_table(hdr, rows, n, 9);
-    free_rows(rows, n, 9);
+    cu_table(hdr, rows, n, 10);
+    free_rows(rows, n, 10);
     json_decref(rep);
     return 0;
 }
@@ -824,7 +827,7 @@ static int drain_resume(int argc, char **argv, bool drain)
     json_t *req = json_pack("{s:s,s:s}", "type", drain ? "drain" : "resume", "nodes", argv[i]);
     if (o.reason)
         json_object_set_new(req, "reason", json_string(o.reason));
-    json_t *rep = call(o.conf, req);
+    json_t *rep = cu_request(o.conf, req);
     if (!rep)
         return 1;
     json_decref(rep);

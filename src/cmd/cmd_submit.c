@@ -20,11 +20,13 @@ typedef struct sub {
     const char *name, *out, *err, *cons, *type;
     long nodes, minn, maxn;
     double time;
+    double pmin, pmax;  /* --power-min/--power-max, W per node; < 0: not given */
     bool requeue;
     bool set_nodes, set_time;
 } sub_t;
 
-enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP };
+enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
+       O_PMIN, O_PMAX };
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -33,6 +35,7 @@ static const struct option lopts[] = {
     {"malleable", no_argument, 0, O_MALL},     {"moldable", no_argument, 0, O_MOLD},
     {"rigid", no_argument, 0, O_RIGID},        {"evolving", no_argument, 0, O_EVOL},
     {"requeue", no_argument, 0, O_REQ},        {"conf", required_argument, 0, O_CONF},
+    {"power-min", required_argument, 0, O_PMIN}, {"power-max", required_argument, 0, O_PMAX},
     {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
 };
 
@@ -58,6 +61,12 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
                             "D-HH[:MM[:SS]], or 90s, 30m, 2h, 1d; at most 100 years)", where, arg);
         return 0;
     case O_MIN: return parse_count(where, "--min-nodes", arg, &s->minn);
+    case O_PMIN:
+    case O_PMAX:
+        if (strparse_decimal(arg, CONFIG_WATTS_MAX, o == O_PMIN ? &s->pmin : &s->pmax) < 0)
+            return cmd_fail("%s--power-%s: '%s' is not a power in watts per node (e.g. 250 or "
+                            "70.5)", where, o == O_PMIN ? "min" : "max", arg);
+        return 0;
     case O_MAX: return parse_count(where, "--max-nodes", arg, &s->maxn);
     case O_CONS: {
         sched_constraint_t c;
@@ -183,7 +192,7 @@ static bool utf8_ok(const char *s)
 
 int cmd_submit(int argc, char **argv)
 {
-    sub_t s = {.nodes = 1};
+    sub_t s = {.nodes = 1, .pmin = -1, .pmax = -1};
     const char *conf = NULL;
     /* First pass: find the script (the first non-option argument). */
     const char *script_path = NULL;
@@ -203,6 +212,9 @@ int cmd_submit(int argc, char **argv)
                    "      --node-constraint C   none, pof2, even, odd, ncube, square\n"
                    "      --rigid | --moldable | --malleable | --evolving\n"
                    "      --requeue             requeue if a node fails\n"
+                   "      --power-min W, --power-max W\n"
+                   "                            the power the job draws per node, in watts (the\n"
+                   "                            power corridor; default: its past runs, or DefaultJobPower)\n"
                    "Options may also be given as '#DUCTILE --nodes=4' lines at the top of the script.\n");
             return 0;
         }
@@ -248,6 +260,13 @@ int cmd_submit(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
+    if (!bad && s.pmin >= 0 && s.pmax >= 0 && s.pmax < s.pmin)
+        bad = cmd_fail("--power-max (%g W) is below --power-min (%g W)", s.pmax, s.pmin);
+    if (bad) {
+        free(script);
+        config_free(&cfg);
+        return 1;
+    }
     const char *base = strrchr(script_path, '/');
     const char *name = s.name ? s.name : (base ? base + 1 : script_path);
     const struct { const char *what, *v; } texts[] = {
@@ -287,6 +306,9 @@ int cmd_submit(int argc, char **argv)
         json_object_set_new(req, "min_nodes", json_integer(s.minn));
     if (s.maxn)
         json_object_set_new(req, "max_nodes", json_integer(s.maxn));
+    if (s.pmin >= 0 || s.pmax >= 0) /* one alone stands for both */
+        json_object_set_new(req, "power", json_pack("[f,f]", s.pmin >= 0 ? s.pmin : s.pmax,
+                                                     s.pmax >= 0 ? s.pmax : s.pmin));
     if (s.out)
         json_object_set_new(req, "stdout", json_string(s.out));
     if (s.err)

@@ -28,6 +28,7 @@ static const struct subcmd subcmds[] = {
     {"drain", cmd_drain, "stop placing jobs on nodes (operators)"},
     {"resume", cmd_resume, "place jobs on drained nodes again (operators)"},
     {"resize", cmd_resize, "expand or shrink a running job"},
+    {"power", cmd_power, "the power corridor, the draw and its forecast; change the corridor"},
     {"cluster", cmd_cluster, "start, stop or inspect a local emulated cluster"},
     {"sim", cmd_sim, "replay a workload through the scheduler in simulated time"},
 };

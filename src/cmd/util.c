@@ -219,3 +219,35 @@ const char *cu_str(const json_t *o, const char *key)
 }
 
 double cu_num(const json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
+
+void cu_fmt_energy(double j, char *buf, size_t len)
+{
+    if (!(j > 0))
+        snprintf(buf, len, "0 J");
+    else if (j < 1e3)
+        snprintf(buf, len, "%.0f J", j);
+    else if (j < 1e6)
+        snprintf(buf, len, "%.1f kJ", j / 1e3);
+    else
+        snprintf(buf, len, "%.2f MJ (%.2f kWh)", j / 1e6, j / 3.6e6);
+}
+
+json_t *cu_request(const char *conf, json_t *req)
+{
+    config_t cfg = {0};
+    if (cu_load_conf(conf, &cfg)) {
+        json_decref(req);
+        return NULL;
+    }
+    json_t *rep = cu_call(&cfg, req);
+    config_free(&cfg);
+    return rep;
+}
+
+void cu_fmt_time(double t, char *buf, size_t len)
+{
+    time_t s = (time_t)t;
+    struct tm tm;
+    localtime_r(&s, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+}

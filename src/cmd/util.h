@@ -15,6 +15,8 @@ int cu_load_conf(const char *conf, config_t *cfg);
  * local socket, else TCP with MUNGE (a login host). */
 int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen);
 json_t *cu_call(const config_t *cfg, json_t *req);
+/* cu_call with the configuration named by conf (--conf) or DUCTILE_CONF. */
+json_t *cu_request(const char *conf, json_t *req);
 /* A submission's idempotency key: $DUCTILE_SUBMIT_KEY if set (checked), else 32
  * random hex digits; one per `ductile submit` invocation. 0, or 1 once told. */
 int cu_submit_key(char *key, size_t len);
@@ -27,6 +29,10 @@ double cu_mono(void);
 json_t *cu_call_retry(const config_t *cfg, json_t *req);
 /* "12:34" style durations: [D-]HH:MM:SS, MM:SS. */
 void cu_fmt_duration(double secs, char *buf, size_t len);
+/* A wall-clock time as the commands print it: 2026-11-26T14:05:00, local time. */
+void cu_fmt_time(double t, char *buf, size_t len);
+/* Joules as users read them: "0 J", "850 J", "12.3 kJ", "4.56 MJ" (with kWh beyond). */
+void cu_fmt_energy(double joules, char *buf, size_t len);
 /* Prints rows as aligned columns; every row has ncols strings. */
 void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols);
 /* A common --conf / --json option scan: returns the index of the first other arg. */

@@ -1,4 +1,5 @@
 #include "config.h"
+#include "strparse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,7 +28,8 @@ enum {
     K_MUNGE_SOCKET, K_OPERATORS, K_MAX_JOBS, K_MAX_SCRIPT, K_NODE_ADDR,
     K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
-    K_OPER_HOLD, NKEYS
+    K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
+    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, NKEYS
 };
 
 typedef enum ktype {
@@ -43,6 +45,8 @@ typedef enum ktype {
     T_NODES,     /* host list */
     T_USERS,     /* comma-separated user names */
     T_NODE_ADDR, /* name=host,...: checked once Nodes is known */
+    T_WATTS,     /* watts, >= 0 */
+    T_POWER_SRC, /* model, rapl, auto or none */
 } ktype_t;
 
 typedef struct cfgkey {
@@ -87,6 +91,13 @@ static const cfgkey_t keys[NKEYS] = {
     [K_FRAME_TIMEOUT] = {"FrameTimeout", T_SEC0, F(frame_timeout), 0, 0},
     [K_IDLE_TIMEOUT] = {"IdleTimeout", T_SEC0, F(idle_timeout), 0, 0},
     [K_OPER_HOLD] = {"OperatorResizeHold", T_SEC0, F(operator_resize_hold), 0, 0},
+    [K_POWER_SOURCE] = {"PowerSource", T_POWER_SRC, F(power_source), 0, 0},
+    [K_IDLE_POWER] = {"IdlePower", T_WATTS, F(idle_power), 0, 0},
+    [K_DEFAULT_JOB_POWER] = {"DefaultJobPower", T_WATTS, F(default_job_power), 0, 0},
+    [K_POWER_LOWER] = {"PowerLower", T_WATTS, F(power_lower), 0, 0},
+    [K_POWER_UPPER] = {"PowerUpper", T_WATTS, F(power_upper), 0, 0},
+    [K_POWER_SCHEDULE] = {"PowerSchedule", T_PATH_OPT, F(power_schedule), 0, 0},
+    [K_POWERCAP_DIR] = {"PowercapDir", T_PATH, F(powercap_dir), 0, 0},
 };
 #undef F
 
@@ -198,6 +209,15 @@ static int set_seconds(parse_t *ps, const cfgkey_t *k, int line, const char *v, 
         return fail(ps, line, "%s: %s is out of range (accepted: seconds %s 0 and <= %.0f)",
                     k->name, clip(v, strlen(v), q), zero_ok ? ">=" : ">", CONFIG_SECONDS_MAX);
     *out = x + 0.0; /* -0 becomes 0 */
+    return 0;
+}
+
+static int set_watts(parse_t *ps, const cfgkey_t *k, int line, const char *v, double *out)
+{
+    char q[72];
+    if (strparse_decimal(v, CONFIG_WATTS_MAX, out) < 0)
+        return fail(ps, line, "%s: '%s' is not a power in watts (accepted: 0 to %.0f, e.g. 250 "
+                    "or 70.5)", k->name, clip(v, strlen(v), q), CONFIG_WATTS_MAX);
     return 0;
 }
 
@@ -318,6 +338,16 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
         return set_users(ps, k, line, v);
     case T_NODE_ADDR:
         return (ps->node_addr_text = strdup(v)) ? 0 : -ENOMEM;
+    case T_WATTS:
+        return set_watts(ps, k, line, v, field);
+    case T_POWER_SRC:
+        for (int i = 0; i <= CONFIG_POWER_NONE; i++)
+            if (strcasecmp(v, config_power_source_name(i)) == 0) {
+                ps->cfg->power_source = i;
+                return 0;
+            }
+        return fail(ps, line, "%s: '%s' is not a power source (accepted: model, rapl, auto, "
+                    "none)", k->name, clip(v, n, q));
     }
     return (*str = strdup(v)) ? 0 : -ENOMEM;
 }
@@ -521,8 +551,14 @@ static int finish(parse_t *ps)
         (rc = set_default(&cfg->state_dir, "/var/lib/ductile")) ||
         (rc = set_default(&cfg->log_dir, cfg->state_dir)) ||
         (rc = derived_path(&cfg->control_socket, cfg->state_dir, "ctld.sock")) ||
-        (rc = derived_path(&cfg->auth_key_file, cfg->state_dir, "cluster.key")))
+        (rc = derived_path(&cfg->auth_key_file, cfg->state_dir, "cluster.key")) ||
+        (rc = set_default(&cfg->power_schedule, "")) ||
+        (rc = set_default(&cfg->powercap_dir, "/sys/class/powercap")))
         return rc;
+    if (cfg->power_upper > 0 && cfg->power_upper < cfg->power_lower)
+        return fail(ps, ps->line[K_POWER_UPPER],
+                    "PowerUpper: %g W is below PowerLower (%g W): the corridor would be empty",
+                    cfg->power_upper, cfg->power_lower);
     if (strlen(cfg->control_socket) > CONFIG_SOCKET_PATH_MAX) {
         int set = ps->line[K_CONTROL_SOCKET];
         return fail(ps, set ? set : ps->line[K_STATE_DIR],
@@ -570,6 +606,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,
         .max_connections_per_host = 128, .auth_timeout = 10, .frame_timeout = 30,
         .idle_timeout = 600, .operator_resize_hold = 3600,
+        .power_source = CONFIG_POWER_MODEL, .idle_power = 71, .default_job_power = 200,
     };
     int rc = 0, line = 0;
     for (const char *p = text, *end = text + len; rc == 0 && p < end;) {
@@ -716,7 +753,7 @@ void config_free(config_t *cfg)
         return;
     char **strs[] = {&cfg->cluster_name, &cfg->control_addr, &cfg->control_socket,
                      &cfg->state_dir, &cfg->log_dir, &cfg->policy, &cfg->auth_key_file,
-                     &cfg->munge_socket};
+                     &cfg->munge_socket, &cfg->power_schedule, &cfg->powercap_dir};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
         free(*strs[i]);
     if (cfg->node_addr)
@@ -727,6 +764,12 @@ void config_free(config_t *cfg)
     hostlist_free(cfg->operators, cfg->noperators);
     hostlist_index_destroy(cfg->node_index);
     *cfg = (config_t){0};
+}
+
+const char *config_power_source_name(config_power_source_t s)
+{
+    static const char *const names[] = {"model", "rapl", "auto", "none"};
+    return (unsigned)s <= CONFIG_POWER_NONE ? names[s] : "?";
 }
 
 int config_node_index(const config_t *cfg, const char *name)

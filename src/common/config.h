@@ -27,6 +27,17 @@ typedef enum config_auth {
     CONFIG_AUTH_MUNGE, /* MUNGE credentials */
 } config_auth_t;
 
+/* Largest power any key accepts, W (a 10,000-node cluster at 100 kW a node). */
+#define CONFIG_WATTS_MAX 1e9
+
+/* Where a node daemon's power readings come from (docs/power.md). */
+typedef enum config_power_source {
+    CONFIG_POWER_MODEL, /* idle power plus each job's declared power scaled by its CPU use */
+    CONFIG_POWER_RAPL,  /* the energy counters under PowercapDir (an error without them) */
+    CONFIG_POWER_AUTO,  /* RAPL where the host has it, else the model */
+    CONFIG_POWER_NONE,  /* no readings */
+} config_power_source_t;
+
 /* Filled by config_load / config_parse_string; every string and array is owned by
  * the struct and released by config_free. Paths are absolute when the file was
  * found by an absolute path or loaded with config_load. */
@@ -68,6 +79,14 @@ typedef struct config {
     double auth_timeout;          /* AuthTimeout: seconds to authenticate on TCP, 0: none */
     double frame_timeout;         /* FrameTimeout: seconds a half-sent frame may stall, 0: none */
     double idle_timeout;          /* IdleTimeout: seconds a client may stay silent, 0: none */
+    /* Power (docs/power.md) */
+    config_power_source_t power_source; /* PowerSource */
+    double idle_power;            /* IdlePower: W of an idle node (the model, the engine) */
+    double default_job_power;     /* DefaultJobPower: W per node of a job that declares none */
+    double power_lower;           /* PowerLower: the corridor at start, W; 0: none */
+    double power_upper;           /* PowerUpper: W; 0: no upper bound */
+    char *power_schedule;         /* PowerSchedule: file of corridor changes; "": none */
+    char *powercap_dir;           /* PowercapDir: where RAPL's counters are */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 
@@ -85,6 +104,8 @@ void config_free(config_t *cfg);
 
 /* Position of a node in cfg->nodes, or -1. Constant time. */
 int config_node_index(const config_t *cfg, const char *name);
+
+const char *config_power_source_name(config_power_source_t s);
 
 /* True for root and for every user listed in Operators. */
 bool config_is_operator(const config_t *cfg, const char *user);

@@ -1,6 +1,9 @@
+#define _XOPEN_SOURCE 700 /* strptime */
 #include "strparse.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +67,54 @@ static int decimal(const char *s, size_t n, double *out)
         v += (double)fp / scale;
     }
     *out = v;
+    return 0;
+}
+
+int strparse_decimal(const char *s, double max, double *out)
+{
+    if (!s || !*s || strspn(s, "0123456789.") != strlen(s))
+        return -EINVAL;
+    double v;
+    int rc = decimal(s, strlen(s), &v);
+    if (rc < 0)
+        return rc;
+    if (v > max)
+        return -ERANGE;
+    *out = v;
+    return 0;
+}
+
+int strparse_time(const char *s, double now, double *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    if (!strcmp(s, "now")) {
+        *out = now;
+        return 0;
+    }
+    if (s[0] == '+') {
+        double d;
+        int rc = strparse_duration(s + 1, &d);
+        if (rc == 0)
+            *out = now + d;
+        return rc;
+    }
+    long v;
+    if (strparse_long(s, 0, LONG_MAX, &v) == 0) {
+        *out = (double)v;
+        return 0;
+    }
+    struct tm tm = {0};
+    const char *e = strptime(s, "%Y-%m-%dT%H:%M", &tm);
+    if (e && *e == ':')
+        e = strptime(e, ":%S", &tm);
+    if (!e || *e)
+        return -EINVAL;
+    tm.tm_isdst = -1;
+    time_t t = mktime(&tm);
+    if (t == (time_t)-1)
+        return -ERANGE;
+    *out = (double)t;
     return 0;
 }
 

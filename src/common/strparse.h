@@ -23,6 +23,15 @@ int strparse_long(const char *s, long min, long max, long *out);
  * colon are below 60. 0, -EINVAL or -ERANGE (above STRPARSE_DURATION_MAX). */
 int strparse_duration(const char *s, double *out);
 
+/* A non-negative decimal number, "250" or "70.5" (at most 9 decimals), at most max:
+ * 0, -EINVAL or -ERANGE. */
+int strparse_decimal(const char *s, double max, double *out);
+
+/* A point in time as users give one: "now", "+DURATION" from now (strparse_duration:
+ * +30s, +10m, +2h), a Unix time, or a local date and time YYYY-MM-DDTHH:MM[:SS].
+ * 0, -EINVAL or -ERANGE. */
+int strparse_time(const char *s, double now, double *out);
+
 /* True when s has a control character (below 0x20, or 0x7f): a newline or escape
  * sequence in a job name would be printed into other users' terminals. */
 bool strparse_has_control(const char *s);

@@ -116,6 +116,16 @@ typedef struct job {
     double oper_hold;        /* the size holds against the policy until then (wall
                               * clock; INFINITY: until released); 0: no hold */
     double node_seconds;     /* accounting: integral of allocated nodes */
+    /* power (energy.c, docs/power.md): what it draws per node, W, and where that came
+     * from (declared at submission, estimated from its history, or the default); the
+     * energy of its nodes while it held them, J; their draw at the last sample, W */
+    double power_min, power_max;
+    char power_from[12];
+    double energy;
+    double energy_at;        /* wall clock its energy runs to; 0: its start */
+    double power_w;
+    double *pw_hist;         /* its last draws (energy.c's ring), NULL until it runs */
+    int pw_n, pw_head;
     double alloc_since;      /* time of the last allocation change */
     char reason[256];        /* why it waits or how it ended (a launch error in full) */
 } job_t;
@@ -137,6 +147,9 @@ typedef struct node {
     int cpus;
     long memory_mb;
     int step_port;           /* where its daemon takes other nodes' step output; 0: none */
+    double power_w;          /* its last power reading, W */
+    double power_at;         /* when it came (monotonic); 0: none */
+    char power_src[8];       /* rapl or model */
     /* Runs of jobs the node still had that are not ours to run there (a run the
      * controller ended while the node was away, a leftover of an earlier incarnation):
      * job id -> run. The node takes no new work until it confirms each one is gone. */
@@ -170,6 +183,7 @@ typedef struct ctld {
     int64_t step_bytes_relayed;  /* step output that passed through us (status) */
     bool stopping;
     double t0;                   /* wall clock at start, for now() */
+    struct energy *energy;       /* the power corridor and the draw (energy.c) */
 } ctld_t;
 
 /* Wall-clock seconds (jobs are accounted in Unix time). */
@@ -232,6 +246,39 @@ void ctld_forget_conn(ctld_t *c, conn_t *conn);
 /* A batch failed to commit: replies that said ok become the error `why`; messages to
  * connections for which drop(conn) is true (node daemons) are dropped. */
 void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn_t *conn));
+
+/* --- energy.c: the power corridor at run time, the cluster's and jobs' draw, the
+ * violations, the energy of jobs (docs/power.md) --- */
+/* At start, after db_open: the corridor from the configuration, PowerSchedule and the
+ * operators' changes stored in the database; the sampling timer. */
+int energy_init(ctld_t *c, char *err, size_t errlen);
+void energy_close(ctld_t *c);
+/* Gives the engine the corridor in force (after sched_create, and on each change). */
+int energy_engine(ctld_t *c, char *err, size_t errlen);
+/* A node's reading from its ping. */
+void energy_on_ping(ctld_t *c, node_t *n, const json_t *msg);
+/* A submission's power per node: "power": [min, max] as declared (1), or absent (0),
+ * or not valid (-EINVAL, err says why). */
+int energy_declared(const json_t *m, double *pmin, double *pmax, char *err, size_t errlen);
+/* Fills j->power_min/max and power_from: declared values, else the job's own history
+ * (finished jobs of the same user, name and size), else DefaultJobPower. */
+void energy_resolve(ctld_t *c, job_t *j, bool declared, double pmin, double pmax);
+/* Requests: `ductile power` (anyone) and `ductile power corridor` (operators). */
+void energy_rpc_power(ctld_t *c, conn_t *conn, const json_t *m);
+void energy_rpc_corridor(ctld_t *c, conn_t *conn, const json_t *m, bool operator_);
+/* db.c: the operators' corridor changes (table power_corridor) and the history estimate */
+int db_corridor_add(ctld_t *c, double at, double lower, double upper, const char *by);
+int db_corridor_reset(ctld_t *c);
+/* A running job's energy so far (id > 0), or (id 0) the time of the sample: in the
+ * open batch. db_power_sampled: that time as last committed, 0 if never. */
+int db_job_energy(ctld_t *c, int64_t id, double energy, double sampled);
+double db_power_sampled(ctld_t *c);
+/* fn(at, lower, upper, by, arg) for each stored change, oldest first */
+int db_corridor_load(ctld_t *c, void (*fn)(double, double, double, const char *, void *), void *arg);
+/* The range of W per node that finished jobs of user, name and size drew (their last
+ * 10); 1 when found, 0 when none, -EIO. */
+int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, double *lo,
+                     double *hi);
 
 /* --- jobs.c --- */
 job_t *job_new(void);

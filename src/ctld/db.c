@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@ static const char *schema =
     " nodes_before INTEGER, nodes_after INTEGER, alloc TEXT, detail TEXT);"
     "CREATE INDEX IF NOT EXISTS job_events_job ON job_events(job);"
     "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, drain INTEGER, reason TEXT);"
+    /* the operators' changes of the power corridor (energy.c); upper 0: none */
+    "CREATE TABLE IF NOT EXISTS power_corridor (at REAL, lower REAL, upper REAL, by TEXT);"
     /* the number of the last committed batch (see the high-water mark below) */
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER);"
     "INSERT OR IGNORE INTO meta VALUES ('seq', 0);"
@@ -64,24 +67,30 @@ static const char *schema =
     " WHERE key = 'live_ids'; END;";
 
 /* Version 1: allocations are stored as node names (they were indices into Nodes, which
- * pointed elsewhere, or past the table, once an operator edited Nodes). */
-#define SCHEMA_VERSION 1
+ * pointed elsewhere, or past the table, once an operator edited Nodes).
+ * Version 2: jobs have their power per node, where it came from, and their energy
+ * (columns added at the end, so that "SELECT *" keeps the older columns' places). */
+#define SCHEMA_VERSION 2
 
-enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST__N };
+enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
     [ST_INSERT] = "INSERT INTO jobs (name, user, uid, gid, state, final, type, nodes,"
                   " min_nodes, max_nodes, constraint_, time_limit, requeue, script, cwd, env,"
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
-                  " node_seconds, alloc_since, reason, id, launched) VALUES (?1, ?2, ?3, ?4, ?5,"
+                  " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
+                  " power_from, energy) VALUES (?1, ?2, ?3, ?4, ?5,"
                   " ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
-                  " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+                  " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
-                " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30"
-                " WHERE id = ?29",
+                " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
+                " energy = ?34 WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
     [ST_SEQ] = "UPDATE meta SET value = ?1 WHERE key = 'seq'",
+    [ST_ENERGY] = "UPDATE jobs SET energy = ?2 WHERE id = ?1",
+    /* when the draw was last sampled (ms): a restart accounts the time it was away */
+    [ST_SAMPLED] = "INSERT OR REPLACE INTO meta VALUES ('power_sampled', ?1)",
 };
 
 /* The database subsystem's private state. */
@@ -363,13 +372,8 @@ static int integrity_check(sqlite3 *db, char *err, size_t errlen, double *ms)
 /* Version 0 stored allocations as indices into Nodes: name them with the configuration
  * of this start (the one the indices were written with, unless Nodes was edited in
  * between; an index past the table becomes "#INDEX"). */
-static int migrate(ctld_t *c, char *err, size_t errlen)
+static int migrate_v1(ctld_t *c, char *err, size_t errlen)
 {
-    int64_t v;
-    if (query_int(c->db, "PRAGMA user_version", &v, err, errlen) < 0)
-        return -EIO;
-    if (v >= SCHEMA_VERSION)
-        return 0;
     static const char *const upd[] = {
         "UPDATE jobs SET alloc = (SELECT json_group_array(CASE WHEN value >= 0 AND value < ?1"
         " THEN (SELECT name FROM cfg_nodes WHERE i = value) ELSE '#' || value END)"
@@ -403,8 +407,44 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         return -EIO;
     }
     char q[96];
-    snprintf(q, sizeof(q), "DROP TABLE cfg_nodes; PRAGMA user_version = %d; COMMIT", SCHEMA_VERSION);
+    snprintf(q, sizeof(q), "DROP TABLE cfg_nodes; PRAGMA user_version = 1; COMMIT");
     if (exec_sql(c->db, q, err, errlen) < 0) {
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        return -EIO;
+    }
+    return 0;
+}
+
+static int migrate(ctld_t *c, char *err, size_t errlen)
+{
+    int64_t v;
+    if (query_int(c->db, "PRAGMA user_version", &v, err, errlen) < 0)
+        return -EIO;
+    if (v < 1 && migrate_v1(c, err, errlen) < 0)
+        return -EIO;
+    if (v >= 2)
+        return 0;
+    /* each column once (a database marked older than it is keeps what it has) */
+    static const char *const add[][2] = {
+        {"power_min", "ALTER TABLE jobs ADD COLUMN power_min REAL DEFAULT 0"},
+        {"power_max", "ALTER TABLE jobs ADD COLUMN power_max REAL DEFAULT 0"},
+        {"power_from", "ALTER TABLE jobs ADD COLUMN power_from TEXT DEFAULT ''"},
+        {"energy", "ALTER TABLE jobs ADD COLUMN energy REAL DEFAULT 0"},
+    };
+    int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
+    for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
+        char q[128];
+        int64_t has;
+        snprintf(q, sizeof(q), "SELECT count(*) FROM pragma_table_info('jobs') WHERE name = '%s'",
+                 add[k][0]);
+        rc = query_int(c->db, q, &has, err, errlen);
+        if (rc == 0 && !has)
+            rc = exec_sql(c->db, add[k][1], err, errlen);
+    }
+    if (rc == 0)
+        rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
+                             " PRAGMA user_version = 2; COMMIT", err, errlen);
+    if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
     }
@@ -658,6 +698,10 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_double(st, 27, j->alloc_since);
     sqlite3_bind_text(st, 28, j->reason, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 30, j->launched);
+    sqlite3_bind_double(st, 31, j->power_min);
+    sqlite3_bind_double(st, 32, j->power_max);
+    sqlite3_bind_text(st, 33, j->power_from, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 34, j->energy);
     return 0;
 }
 
@@ -833,6 +877,11 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     s = (const char *)sqlite3_column_text(st, 28);
     snprintf(j->reason, sizeof(j->reason), "%s", s ? s : "");
     j->launched = sqlite3_column_int(st, 29);
+    j->power_min = sqlite3_column_double(st, 30);
+    j->power_max = sqlite3_column_double(st, 31);
+    s = (const char *)sqlite3_column_text(st, 32);
+    snprintf(j->power_from, sizeof(j->power_from), "%s", s ? s : "");
+    j->energy = sqlite3_column_double(st, 33);
     if (rc || bad || j->id <= 0) {
         if (rc)
             snprintf(err, errlen, "out of memory");
@@ -1188,4 +1237,102 @@ int db_submit_key_put(ctld_t *c, uid_t uid, const char *key, int64_t job, double
         sqlite3_finalize(st);
     }
     return rc;
+}
+
+/* ---- power (energy.c) ---------------------------------------------------------- */
+
+int db_corridor_add(ctld_t *c, double at, double lower, double upper, const char *by)
+{
+    if (db_write_begin(c) < 0)
+        return -EIO;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "INSERT INTO power_corridor VALUES (?1, ?2, ?3, ?4)", -1, &st,
+                           NULL)) {
+        batch_fail(c, "saving the power corridor");
+        return -EIO;
+    }
+    sqlite3_bind_double(st, 1, at);
+    sqlite3_bind_double(st, 2, lower);
+    sqlite3_bind_double(st, 3, upper > 0 && upper < INFINITY ? upper : 0);
+    sqlite3_bind_text(st, 4, by, -1, SQLITE_STATIC);
+    int rc = run(st, c, "saving the power corridor");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_corridor_reset(ctld_t *c)
+{
+    if (db_write_begin(c) < 0)
+        return -EIO;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "DELETE FROM power_corridor", -1, &st, NULL)) {
+        batch_fail(c, "resetting the power corridor");
+        return -EIO;
+    }
+    int rc = run(st, c, "resetting the power corridor");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_corridor_load(ctld_t *c, void (*fn)(double, double, double, const char *, void *), void *arg)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "SELECT at, lower, upper, by FROM power_corridor ORDER BY rowid",
+                           -1, &st, NULL))
+        return -EIO;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *by = (const char *)sqlite3_column_text(st, 3);
+        fn(sqlite3_column_double(st, 0), sqlite3_column_double(st, 1),
+           sqlite3_column_double(st, 2), by ? by : "operator", arg);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, double *lo,
+                     double *hi)
+{
+    sqlite3_stmt *st;
+    /* a job's mean draw per node: its energy over its node-seconds */
+    if (sqlite3_prepare_v2(c->db, "SELECT min(w), max(w), count(*) FROM (SELECT energy /"
+                                  " node_seconds AS w FROM jobs WHERE user = ?1 AND name = ?2"
+                                  " AND nodes = ?3 AND state IN ('CD','TO') AND energy > 0 AND"
+                                  " node_seconds > 0 ORDER BY end_ DESC LIMIT 10)",
+                           -1, &st, NULL))
+        return -EIO;
+    sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, nodes);
+    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
+    if (rc == 0 && sqlite3_column_int(st, 2) > 0) {
+        *lo = sqlite3_column_double(st, 0);
+        *hi = sqlite3_column_double(st, 1);
+        rc = 1;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_job_energy(ctld_t *c, int64_t id, double energy, double sampled)
+{
+    struct db *s = c->store;
+    if (db_write_begin(c) < 0)
+        return -EIO;
+    sqlite3_stmt *st = s->st[id ? ST_ENERGY : ST_SAMPLED];
+    if (id) {
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_double(st, 2, energy);
+    } else {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)(sampled * 1000));
+    }
+    return run(st, c, "saving the energy of jobs");
+}
+
+double db_power_sampled(ctld_t *c)
+{
+    int64_t v = 0;
+    char err[128];
+    query_int(c->db, "SELECT value FROM meta WHERE key = 'power_sampled'", &v, err, sizeof(err));
+    return (double)v / 1000;
 }

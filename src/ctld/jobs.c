@@ -99,6 +99,7 @@ void job_free(job_t *j)
     free(j->resize_nodes);
     free(j->clean_wait);
     free(j->resize_wait);
+    free(j->pw_hist);
     free(j);
 }
 
@@ -217,6 +218,8 @@ static sched_jobspec_t spec_of(const job_t *j)
         .max_nodes = j->max_nodes,
         .constraint = j->constraint,
         .walltime = j->time_limit,
+        .power_min = j->power_min,
+        .power_max = j->power_max,
         .wait_adaptive = true, /* resizes go to the application: not before it attaches */
     };
 }
@@ -693,6 +696,8 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
     free(nl);
     if (m && j->requeue)
         json_object_set_new(m, "requeue", json_true()); /* ended by a node cut off from us */
+    if (m) /* for the node's power model */
+        json_object_set_new(m, "power", json_pack("[f,f]", j->power_min, j->power_max));
     if (m && batch) {
         proto_set_bytes(m, "script", j->script); /* any bytes: base64 unless UTF-8 */
         json_object_set_new(m, "cwd", json_string(j->cwd));
@@ -946,6 +951,8 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                           reason, "submit", j->submit, "start", j->start, "end", j->end,
                           "time_limit", j->time_limit, "elapsed", elapsed, "exit_code",
                           j->exit_code, "signal", j->signal, "node_seconds", ns);
+    if (o)
+        json_object_set_new(o, "energy", json_real(j->energy));
     free(nl);
     if (full && o) {
         json_object_set_new(o, "min_nodes", json_integer(j->min_nodes));
@@ -962,6 +969,9 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                                               "interval", info.app_interval));
         }
         json_object_set_new(o, "constraint", json_string(sched_constraint_name(j->constraint)));
+        json_object_set_new(o, "power", json_pack("{s:f,s:f,s:s,s:f}", "min", j->power_min, "max",
+                                                  j->power_max, "from", j->power_from, "draw",
+                                                  j->power_w));
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
         json_object_set_new(o, "restarts", json_integer(j->restarts));
         json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : ""));

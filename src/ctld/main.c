@@ -191,6 +191,8 @@ static int engine_create(ctld_t *c, char *err, size_t errlen)
     int rc = sched_create(c->nnodes, c->cfg.policy, &c->sched, err, errlen);
     if (rc == 0)
         sched_set_backoff(c->sched, c->cfg.resize_backoff, c->cfg.resize_backoff_max);
+    if (rc == 0)
+        rc = energy_engine(c, err, errlen); /* the corridor, once energy_init has run */
     return rc;
 }
 
@@ -453,6 +455,11 @@ int main(int argc, char **argv)
     uv_timer_init(c.loop, &c.watchdog);
     c.watchdog.data = &c;
     uv_timer_start(&c.watchdog, on_watchdog, 1000, 1000);
+    /* after the loop's handles: a corridor change that is due wants a pass */
+    if (energy_init(&c, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: %s\n", err);
+        return 1;
+    }
     uv_signal_init(c.loop, &c.sigterm);
     c.sigterm.data = &c;
     uv_signal_start(&c.sigterm, on_signal, SIGTERM);
@@ -463,6 +470,7 @@ int main(int argc, char **argv)
             c.cfg.cluster_name, c.nnodes, sched_policy_spec(c.sched), c.cfg.control_socket,
             c.cfg.control_addr, c.cfg.control_port);
     uv_run(c.loop, UV_RUN_DEFAULT);
+    energy_close(&c);
     db_close(&c);
     unlink(c.cfg.control_socket);
     fprintf(stderr, "ductiled: stopped\n");

@@ -105,6 +105,12 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         fail(c, conn, "the submission key must be 1 to 64 letters, digits, '.', '_' or '-'");
         return;
     }
+    double pmin = 0, pmax = 0;
+    int declared = energy_declared(m, &pmin, &pmax, err, sizeof(err));
+    if (declared < 0) {
+        fail(c, conn, err);
+        return;
+    }
     if (cwd[0] != '/') {
         fail(c, conn, "the working directory must be an absolute path");
         return;
@@ -156,6 +162,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->env = env ? json_deep_copy(env) : json_array();
     j->out_path = dup_or_null(out);
     j->err_path = dup_or_null(errp);
+    energy_resolve(c, j, declared == 1, pmin, pmax);
     if (jobs_submit(c, j, err, sizeof(err)) < 0) {
         job_free(j);
         fail(c, conn, err);
@@ -620,6 +627,12 @@ static void do_nodes(ctld_t *c, conn_t *conn)
                                              n->cpus ? n->cpus : c->cfg.cores_per_node,
                                              "memory_mb", (json_int_t)(n->memory_mb ? n->memory_mb
                                                                        : c->cfg.memory_per_node)));
+        /* its last power reading while it is fresh (a silent node's is not its draw) */
+        if (n->power_at > 0 && ctld_mono() - n->power_at <= c->cfg.node_timeout) {
+            json_t *o = json_array_get(arr, json_array_size(arr) - 1);
+            json_object_set_new(o, "power", json_real(n->power_w));
+            json_object_set_new(o, "power_source", json_string(n->power_src));
+        }
     }
     reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "nodes", arr));
 }
@@ -777,6 +790,10 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         steps_run(c, conn, msg);
     else if (!strcmp(type, "step_ack"))
         steps_ack(c, conn, msg);
+    else if (!strcmp(type, "power"))
+        energy_rpc_power(c, conn, msg);
+    else if (!strcmp(type, "power_corridor"))
+        energy_rpc_corridor(c, conn, msg, is_operator(c, conn));
     else if (!strcmp(type, "status"))
         do_status(c, conn);
     else if (!strcmp(type, "shutdown"))

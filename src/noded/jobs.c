@@ -53,6 +53,8 @@ static njob_t *job_new(noded_t *d, int64_t id)
         return NULL;
     j->d = d;
     j->id = id;
+    /* an adopted run's declaration is not kept: the configured default stands for it */
+    j->power_min = j->power_max = d->cfg.default_job_power;
     uv_timer_init(d->loop, &j->wall);
     uv_timer_init(d->loop, &j->kill);
     j->wall.data = j->kill.data = j;
@@ -388,6 +390,16 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     j->run = (int)run;
     j->batch = batch;
     j->requeue = json_is_true(json_object_get(msg, "requeue"));
+    /* the power it may draw per node, for the power model (metering.c) */
+    json_t *pw = json_object_get(msg, "power");
+    if (json_is_array(pw) && json_array_size(pw) == 2 && json_is_number(json_array_get(pw, 0)) &&
+        json_is_number(json_array_get(pw, 1))) {
+        double a = json_number_value(json_array_get(pw, 0)), b = json_number_value(json_array_get(pw, 1));
+        if (a >= 0 && b >= a && b <= CONFIG_WATTS_MAX) {
+            j->power_min = a;
+            j->power_max = b;
+        }
+    }
     j->uid = geteuid() == 0 ? (uid_t)uid : geteuid();
     if (!batch) {
         runs_record(d, j);

@@ -103,7 +103,10 @@ static void on_heartbeat(uv_timer_t *t)
         d->cut_off_fenced = true;
         jobs_fence_cut_off(d, silence);
     }
-    noded_send(d, json_pack("{s:s}", "type", "ping"));
+    json_t *ping = json_pack("{s:s}", "type", "ping");
+    if (ping)
+        metering_ping(d, ping);
+    noded_send(d, ping);
     apps_check_pending(d);
 }
 
@@ -227,6 +230,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "ductile-noded %s: jobs' cgroups under %s/%s\n", d.name, root,
                 d.cgroup_parent);
     }
+    if (nodepower_init(&d.power, d.cfg.power_source, d.cfg.powercap_dir) < 0) {
+        fprintf(stderr, "ductile-noded %s: PowerSource = rapl: %s\n", d.name, d.power.why);
+        return 1;
+    }
+    if (d.power.why[0])
+        fprintf(stderr, "ductile-noded %s: PowerSource = auto: %s; using the model\n", d.name,
+                d.power.why);
     /* Orphans of jobs come to us, not to init: we reap them, and no process of a job
      * escapes to a parent that might never reap it. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "idmap.h"
 #include "launch.h"
+#include "nodepower.h"
 
 typedef struct noded noded_t;
 
@@ -49,6 +50,9 @@ typedef struct njob {
     uid_t uid;               /* the job's owner: only its processes may attach */
     conn_t *leader;          /* the application's leader (libductile), batch node only */
     json_t *limits;          /* what it accepts (app_limits), sent again on registration */
+    double power_min, power_max; /* W per node it may draw (the power model) */
+    uint64_t cpu_usec;       /* its cgroups' CPU time at cpu_at (metering.c) */
+    double cpu_at;
     char error[LAUNCH_ERRLEN]; /* why it could not start */
 } njob_t;
 
@@ -83,6 +87,7 @@ struct noded {
     struct task *tasks;         /* tasks of `ductile run` (steps.c) */
     char spool[4096];
     char cgroup_parent[256];
+    nodepower_t power;          /* where the node's power readings come from */
     bool stopping;
 };
 
@@ -170,6 +175,11 @@ void steps_on_credit(noded_t *d, const json_t *msg);
 json_t *steps_report(noded_t *d);
 /* Registered again: send what was kept while the controller was away, read again. */
 void steps_on_registered(noded_t *d);
+
+/* metering.c: the node's draw now, W (-ENOENT: PowerSource = none; -EAGAIN: the first
+ * RAPL reading), and the ping message with it */
+int metering_sample(noded_t *d, double *watts);
+void metering_ping(noded_t *d, json_t *ping);
 
 /* noded.c: one message from the controller, dispatched by type. Never trusts it: bad
  * or unknown messages are logged and dropped. */

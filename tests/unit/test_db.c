@@ -191,12 +191,58 @@ static void failed_batch_rolls_back(void **state)
     close_ctld(&c);
 }
 
+/* A version-1 database has no power columns: the upgrade adds them, its jobs load
+ * with no energy; a job's energy saved by the sampler (db_job_energy) is what a
+ * restart finds, and so is the history's estimate of its draw per node. */
+static void power_columns_and_energy(void **state)
+{
+    fixture_t *f = *state;
+    ctld_t c;
+    open_ctld(f, &c, 0, 0);
+    int64_t old = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
+    assert_int_equal(db_commit(&c), 0);
+    close_ctld(&c);
+    exec(f->path, "ALTER TABLE jobs DROP COLUMN energy; ALTER TABLE jobs DROP COLUMN power_from;"
+                  " ALTER TABLE jobs DROP COLUMN power_max; ALTER TABLE jobs DROP COLUMN power_min;"
+                  " PRAGMA user_version = 1");
+    open_ctld(f, &c, 0, 0); /* the upgrade */
+    job_t *j = db_job_find_finished(&c, old);
+    assert_non_null(j);
+    assert_true(j->energy == 0 && j->power_max == 0);
+    job_free(j);
+    int64_t id = add_job(&c, JS_COMPLETED, (const int[]){1}, 1);
+    assert_int_equal(db_job_energy(&c, id, 12345.5, 0), 0);
+    assert_int_equal(db_job_energy(&c, 0, 0, 1.7e9), 0);
+    assert_int_equal(db_commit(&c), 0);
+    close_ctld(&c);
+    open_ctld(f, &c, 0, 0);
+    j = db_job_find_finished(&c, id);
+    assert_non_null(j);
+    assert_true(j->energy == 12345.5);
+    job_free(j);
+    assert_true(db_power_sampled(&c) == 1.7e9);
+    /* 12345.5 J over no node-seconds: no estimate from it */
+    double lo = -1, hi = -1;
+    assert_int_equal(db_power_history(&c, "alice", "j", 1, &lo, &hi), 0);
+    close_ctld(&c);
+    char q[96];
+    snprintf(q, sizeof(q), "UPDATE jobs SET node_seconds = 50 WHERE id = %lld", (long long)id);
+    exec(f->path, q);
+    open_ctld(f, &c, 0, 0);
+    assert_int_equal(db_power_history(&c, "alice", "j", 1, &lo, &hi), 1);
+    assert_true(lo == 12345.5 / 50 && hi == lo);
+    assert_int_equal(db_power_history(&c, "bob", "j", 1, &lo, &hi), 0);
+    assert_int_equal(db_power_history(&c, "alice", "j", 2, &lo, &hi), 0);
+    close_ctld(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(upgrade_and_removed_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(ids_never_go_back, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_batch_rolls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(power_columns_and_energy, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,79 @@
+/* metering: the node's power for each heartbeat (nodepower.h), from RAPL or from the
+ * model over the jobs that run here and their cgroups' CPU use. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "noded.h"
+#include "nodepower.h"
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+typedef struct sample {
+    noded_t *d;
+    double now, watts;
+    int jobs;
+} sample_t;
+
+/* A job's share of the node's cores since the last heartbeat, from its cgroups; -1
+ * when not known (no cgroup, first reading). */
+static double cpu_share(noded_t *d, njob_t *j, double now)
+{
+    char root[256], parent[600], prefix[40];
+    uint64_t usec;
+    if (!d->cgroup_parent[0] || launch_cgroup_root(root, sizeof(root)) < 0)
+        return -1;
+    snprintf(parent, sizeof(parent), "%s/%s", root, d->cgroup_parent);
+    snprintf(prefix, sizeof(prefix), "job_%" PRId64, j->id);
+    if (nodepower_cgroup_usage(parent, prefix, &usec) < 0)
+        return -1;
+    double share = -1;
+    if (j->cpu_at > 0 && now > j->cpu_at && usec >= j->cpu_usec)
+        share = (double)(usec - j->cpu_usec) / 1e6 / (now - j->cpu_at) / d->cfg.cores_per_node;
+    j->cpu_usec = usec;
+    j->cpu_at = now;
+    return share > 1 ? 1 : share;
+}
+
+static void add_job(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    njob_t *j = val;
+    sample_t *s = arg;
+    if (j->cleaning || j->cleaned || (j->batch && j->ended))
+        return;
+    double share = cpu_share(s->d, j, s->now);
+    /* one job per node: the node draws what the model gives for it, not idle as well */
+    double w = nodepower_model(s->d->cfg.idle_power, true, j->power_min, j->power_max, share);
+    s->watts += s->jobs++ ? w - s->d->cfg.idle_power : w;
+}
+
+int metering_sample(noded_t *d, double *watts)
+{
+    nodepower_t *p = &d->power;
+    double now = mono();
+    if (p->source == CONFIG_POWER_RAPL)
+        return nodepower_rapl(p, now, watts);
+    if (p->source != CONFIG_POWER_MODEL)
+        return -ENOENT;
+    sample_t s = {.d = d, .now = now};
+    idmap_foreach(d->jobs, add_job, &s);
+    *watts = s.jobs ? s.watts : d->cfg.idle_power;
+    return 0;
+}
+
+void metering_ping(noded_t *d, json_t *ping)
+{
+    double w;
+    if (metering_sample(d, &w) == 0) {
+        json_object_set_new(ping, "power", json_real(w));
+        json_object_set_new(ping, "power_source",
+                            json_string(config_power_source_name(d->power.source)));
+    }
+}
