@@ -68,6 +68,15 @@ sim --policy easy --corridor 300-500,600-700@120 --power-svg "$tmp/p.svg" > "$tm
   fail "sim --power-svg failed"
 grep -Eq '^corridor violations +2$' "$tmp/out.txt" ||
   fail "expected 2 violations: $(cat "$tmp/out.txt")"
+# outside: 50-100 s 100 W above, 120-150 s 300 W below; 100-120 s is judged against the
+# corridor then in force (inside), and the idle cluster after the last job (a tick at
+# 154 s) is not outside
+for pol in easy easy:tick=7; do
+  sim --policy "$pol" --corridor 300-500,600-700@120 > "$tmp/o.txt"
+  grep -Eq '^outside corridor \[s\] +80\.0$' "$tmp/o.txt" &&
+    grep -Eq '^outside corridor \[W s\] +14000$' "$tmp/o.txt" ||
+    fail "$pol: outside the corridor: $(grep outside "$tmp/o.txt")"
+done
 
 # the drawing's elements, by class (an ElementTree parse: well-formed XML)
 python3 - "$tmp/p.svg" > "$tmp/paths.txt" <<'EOF' || fail "the SVG is not well-formed XML"
