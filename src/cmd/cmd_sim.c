@@ -363,11 +363,12 @@ typedef struct sinks {
     power_chart_t *pchart;
 } sinks_t;
 
-static void on_power(void *arg, double t, double watts, double lower, double upper)
+static void on_power(void *arg, double t, double watts, double lower, double upper,
+                     bool busy)
 {
     sinks_t *k = arg;
     if (k->pchart)
-        power_chart_add(k->pchart, t, watts, lower, upper);
+        power_chart_add(k->pchart, t, watts, lower, upper, busy);
     if (!k->pcsv)
         return;
     fprintf(k->pcsv, "%.3f,%.1f,%.1f,", t, watts, lower);

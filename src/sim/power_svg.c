@@ -26,6 +26,7 @@
 
 typedef struct sample {
     double t, w, lo, up;
+    bool busy;          /* jobs queued or running: only then is a draw outside */
 } sample_t;
 
 struct power_chart {
@@ -62,12 +63,13 @@ power_chart_t *power_chart_open(const char *path, char *err, size_t errlen)
     return c;
 }
 
-void power_chart_add(power_chart_t *c, double t, double watts, double lower, double upper)
+void power_chart_add(power_chart_t *c, double t, double watts, double lower, double upper,
+                     bool busy)
 {
     if (!c || !isfinite(t) || !isfinite(watts) || (c->n && t < c->s[c->n - 1].t))
         return;
     if (c->n && t == c->s[c->n - 1].t) {
-        c->s[c->n - 1] = (sample_t){t, watts, lower, upper};
+        c->s[c->n - 1] = (sample_t){t, watts, lower, upper, busy};
         return;
     }
     if (c->n == c->cap) {
@@ -80,7 +82,7 @@ void power_chart_add(power_chart_t *c, double t, double watts, double lower, dou
         c->s = p;
         c->cap = nc;
     }
-    c->s[c->n++] = (sample_t){t, watts, lower, upper};
+    c->s[c->n++] = (sample_t){t, watts, lower, upper, busy};
 }
 
 static double ypos(const view_t *v, double w)
@@ -90,7 +92,11 @@ static double ypos(const view_t *v, double w)
     return svg_round2(PY + PH - w * PH / v->w_top);
 }
 
-static bool outside(const sample_t *s) { return s->w > s->up + EPS || s->w < s->lo - EPS; }
+/* As the simulator counts it: an idle cluster after the last job is not outside. */
+static bool outside(const sample_t *s)
+{
+    return s->busy && (s->w > s->up + EPS || s->w < s->lo - EPS);
+}
 
 typedef enum { DRAW, LOWER, UPPER } line_t;
 

@@ -319,7 +319,7 @@ static void power_sample(simctx_t *c, double t)
         res->violations++;
     c->out = out;
     if (pw->on_sample)
-        pw->on_sample(pw->sample_arg, t, c->draw, c->lower, c->upper);
+        pw->on_sample(pw->sample_arg, t, c->draw, c->lower, c->upper, c->busy);
 }
 
 static int set_corridor(simctx_t *c, int k, char *err, size_t errlen)

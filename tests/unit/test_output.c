@@ -329,11 +329,11 @@ static void test_power_chart_edges(void **state)
     free(s);
 
     assert_non_null(c = power_chart_open(path, err, sizeof(err)));
-    power_chart_add(c, 0, 100, 0, INFINITY);
-    power_chart_add(c, 10, 300, 0, INFINITY);
-    power_chart_add(c, 5, 999, 0, INFINITY);   /* before the last: dropped */
-    power_chart_add(c, NAN, 999, 0, INFINITY); /* dropped */
-    power_chart_add(c, 20, 100, 0, INFINITY);
+    power_chart_add(c, 0, 100, 0, INFINITY, true);
+    power_chart_add(c, 10, 300, 0, INFINITY, true);
+    power_chart_add(c, 5, 999, 0, INFINITY, true);   /* before the last: dropped */
+    power_chart_add(c, NAN, 999, 0, INFINITY, true); /* dropped */
+    power_chart_add(c, 20, 100, 0, INFINITY, true);
     assert_int_equal(power_chart_close(c, "no corridor", err, sizeof(err)), 0);
     s = tu_slurp(path, &len);
     assert_svg_frame(s, len);
@@ -344,13 +344,26 @@ static void test_power_chart_edges(void **state)
         strstr(s, "<path class=\"draw\" d=\"M70 457.14H620V131.43H1170V457.14H1170\"/>"));
     free(s);
 
+    /* below the corridor: outside while jobs are queued or running, not after */
+    assert_non_null(c = power_chart_open(path, err, sizeof(err)));
+    power_chart_add(c, 0, 10, 50, 150, true);
+    power_chart_add(c, 10, 100, 50, 150, true);
+    power_chart_add(c, 20, 10, 50, 150, false);
+    power_chart_add(c, 30, 10, 50, 150, false);
+    assert_int_equal(power_chart_close(c, "idle at the end", err, sizeof(err)), 0);
+    s = tu_slurp(path, &len);
+    assert_int_equal(count(s, "class=\"out\""), 1);
+    assert_non_null(strstr(s, "<title>outside the corridor: 0-10 s</title>"));
+    assert_non_null(strstr(s, "2 changes of the draw, 1 period outside the corridor"));
+    free(s);
+
     char *missing = path_in(dir, "missing/p.svg");
     assert_null(power_chart_open(missing, err, sizeof(err)));
     assert_non_null(strstr(err, "cannot create power chart"));
     assert_non_null(strstr(err, missing));
     if (access("/dev/full", W_OK) == 0) {
         assert_non_null(c = power_chart_open("/dev/full", err, sizeof(err)));
-        power_chart_add(c, 0, 100, 50, 150);
+        power_chart_add(c, 0, 100, 50, 150, true);
         err[0] = '\0';
         assert_true(power_chart_close(c, "t", err, sizeof(err)) < 0);
         assert_non_null(strstr(err, "writing power chart /dev/full"));
