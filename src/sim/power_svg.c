@@ -247,9 +247,9 @@ static void put_legend(const power_chart_t *c, const view_t *v, size_t runs)
                "fill-opacity=\"0.4\"/>\n",
             PX + 320, y - 9);
     fprintf(f, "<text x=\"%d\" y=\"%d\">outside the corridor</text>\n", PX + 346, y);
-    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%zu changes of the draw, %zu "
+    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%zu change%s of the draw, %zu "
                "period%s outside the corridor</text>\n",
-            PX + PW, y, changes, runs, runs == 1 ? "" : "s");
+            PX + PW, y, changes, changes == 1 ? "" : "s", runs, runs == 1 ? "" : "s");
 }
 
 static void put_svg(const power_chart_t *c, const char *title)
