@@ -27,3 +27,19 @@ for p in easy fpsma-pwma perf; do
       awk -v p="$p" '/"makespan"/{m=$2} /"wait"/{w=1} w&&/"mean"/{wm=$2; w=0} /"response"/{r=1} r&&/"mean"/{rm=$2; r=0} END{gsub(",","",m); gsub(",","",wm); gsub(",","",rm); print p, m, wm, rm}'
   done
 done | awk '{n[$1]++; m[$1]+=$2; w[$1]+=$3; r[$1]+=$4} END{for (p in n) printf "%-12s makespan %.1f  wait %.1f  response %.1f\n", p, m[p]/n[p], w[p]/n[p], r[p]/n[p]}' | sort
+
+echo; echo "## seed 002 §9.2.2-9.2.3: the power-corridor runtime (application power only)"
+prows='^ |makespan|expansions|shrinks|peak|corridor'
+pol=easy,power:waiting=0:admit=0:fill=0:tick=10,power:tick=10
+out=$(mktemp -d)
+for run in upper:3000-4000 lower:1500-2500 dynamic:100-600,700-1200@240,1300-1900@480,100-600@700; do
+  echo "### ${run%%:*}"
+  sim --workload "$d/power-${run%%:*}.json" --idle-power 0 --corridor "${run#*:}" --policy "$pol" \
+    --events-csv "$out/ev.csv" | grep -E "$prows"
+  grep -E 'shrink|expand' "$out/ev.power_waiting_0_admit_0_fill_0_tick_10.csv"
+done
+rm -rf "$out"
+
+echo; echo "## seed 002 §9.2.4: the power corridor with 20 jobs (14 nodes)"
+sim --workload "$d/power20.json" --policy easy,power:waiting=0:admit=0:fill=0,power \
+  --corridor 1700-2500,1000-1700@400,2500-3500@650 | grep -E "$prows"

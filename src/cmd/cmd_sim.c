@@ -38,7 +38,7 @@ typedef struct opts {
     int ncorridor;
     double idle_w, default_w;
     bool power;
-    const char *power_csv;
+    const char *power_csv, *power_svg;
 } opts_t;
 
 static void help(FILE *f)
@@ -70,6 +70,7 @@ static void help(FILE *f)
         "  --idle-power W       an idle node's draw (default 71, seed 002 §9.2.4)\n"
         "  --default-power W    per node of a job that declares no power (default 200)\n"
         "  --power-csv FILE     the draw after every change: t,watts,lower,upper\n"
+        "  --power-svg FILE     the draw over time against the corridor, outside in red\n"
         "\n"
         "With several policies the CSV and SVG names get the policy inserted before the\n"
         "extension (jobs.csv -> jobs.easy.csv).\n\npolicies:\n");
@@ -140,7 +141,8 @@ static int parse_corridor(const char *arg, opts_t *o)
 static int parse_args(int argc, char **argv, opts_t *o)
 {
     enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
-           O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV };
+           O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV,
+           O_PSVG };
     static const struct option lopts[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'N'},
@@ -163,6 +165,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         {"idle-power", required_argument, 0, O_IDLEW},
         {"default-power", required_argument, 0, O_DEFW},
         {"power-csv", required_argument, 0, O_PCSV},
+        {"power-svg", required_argument, 0, O_PSVG},
         {0, 0, 0, 0},
     };
     static char polbuf[1024];
@@ -274,6 +277,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->power_csv = optarg;
             o->power = true;
             break;
+        case O_PSVG:
+            o->power_svg = optarg;
+            break;
         default:
             return cmd_fail("sim: unknown or incomplete option '%s' (try 'ductile sim --help')",
                             argv[optind - 1]);
@@ -283,6 +289,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
         return cmd_fail("sim: unexpected argument '%s'", argv[optind]);
     if (!o->workload)
         return cmd_fail("sim: --workload is required (a .swf or .json file, or 'esp')");
+    if (o->power_svg && !o->ncorridor)
+        return cmd_fail("--power-svg draws the cluster's power draw against a power corridor, "
+                        "and none was given: add --corridor LOWER-UPPER (in W; "
+                        "'ductile sim --help')");
     return 0;
 }
 
@@ -349,16 +359,23 @@ static void per_policy_path(const char *path, const char *policy, bool several, 
 typedef struct sinks {
     events_csv_t *events;
     gantt_t *gantt;
+    FILE *pcsv;
+    power_chart_t *pchart;
 } sinks_t;
 
-static void on_power(void *arg, double t, double watts, double lower, double upper)
+static void on_power(void *arg, double t, double watts, double lower, double upper,
+                     bool busy)
 {
-    FILE *f = arg;
-    fprintf(f, "%.3f,%.1f,%.1f,", t, watts, lower);
+    sinks_t *k = arg;
+    if (k->pchart)
+        power_chart_add(k->pchart, t, watts, lower, upper, busy);
+    if (!k->pcsv)
+        return;
+    fprintf(k->pcsv, "%.3f,%.1f,%.1f,", t, watts, lower);
     if (isinf(upper))
-        fprintf(f, "\n");
+        fprintf(k->pcsv, "\n");
     else
-        fprintf(f, "%.1f\n", upper);
+        fprintf(k->pcsv, "%.1f\n", upper);
 }
 
 static void on_event(void *arg, const sim_alloc_event_t *ev)
@@ -436,21 +453,32 @@ int cmd_sim(int argc, char **argv)
             events_csv_close(sinks.events, err, sizeof(err));
             break;
         }
-        FILE *pcsv = NULL;
         if (o.power_csv) {
             per_policy_path(o.power_csv, o.policies[p], several, path, sizeof(path));
-            if (!(pcsv = fopen(path, "w"))) {
+            if (!(sinks.pcsv = fopen(path, "w"))) {
                 status = cmd_fail("cannot write %s: %s", path, strerror(errno));
                 events_csv_close(sinks.events, err, sizeof(err));
                 gantt_destroy(sinks.gantt);
                 break;
             }
-            fputs("t,watts,lower,upper\n", pcsv);
+            fputs("t,watts,lower,upper\n", sinks.pcsv);
+        }
+        if (o.power_svg) {
+            per_policy_path(o.power_svg, o.policies[p], several, path, sizeof(path));
+            if (!(sinks.pchart = power_chart_open(path, err, sizeof(err)))) {
+                status = cmd_fail("--power-svg: %s", err);
+                events_csv_close(sinks.events, err, sizeof(err));
+                gantt_destroy(sinks.gantt);
+                if (sinks.pcsv)
+                    fclose(sinks.pcsv);
+                break;
+            }
         }
         sim_power_t power = {.idle_w = o.idle_w, .default_w = o.default_w,
                              .corridor = o.ncorridor ? o.corridor : NULL,
-                             .ncorridor = o.ncorridor, .on_sample = pcsv ? on_power : NULL,
-                             .sample_arg = pcsv};
+                             .ncorridor = o.ncorridor,
+                             .on_sample = sinks.pcsv || sinks.pchart ? on_power : NULL,
+                             .sample_arg = &sinks};
         progress_t prog = {.label = o.policies[p]};
         clock_gettime(CLOCK_MONOTONIC, &prog.t0);
         sim_config_t cfg = {
@@ -481,14 +509,18 @@ int cmd_sim(int argc, char **argv)
             }
             sim_result_free(&res);
         }
-        if (pcsv && (ferror(pcsv) | (fclose(pcsv) != 0)) && !status)
+        if (sinks.pcsv && (ferror(sinks.pcsv) | (fclose(sinks.pcsv) != 0)) && !status)
             status = cmd_fail("error writing %s", o.power_csv);
         if (sinks.events && events_csv_close(sinks.events, err, sizeof(err)) < 0 && !status)
             status = cmd_fail("%s", err);
+        char title[512];
+        snprintf(title, sizeof(title), "%.200s, %.200s, %d nodes", o.workload,
+                 status ? o.policies[p] : specs[p], o.nodes);
+        if (sinks.pchart && power_chart_close(sinks.pchart, title, err, sizeof(err)) < 0 &&
+            !status)
+            status = cmd_fail("--power-svg: %s", err);
         if (sinks.gantt) {
             per_policy_path(o.gantt, o.policies[p], several, path, sizeof(path));
-            char title[512];
-            snprintf(title, sizeof(title), "%.200s, %.200s, %d nodes", o.workload, specs[p], o.nodes);
             if (!status && gantt_write_svg(sinks.gantt, path, title, err, sizeof(err)) < 0)
                 status = cmd_fail("%s", err);
             gantt_destroy(sinks.gantt);

@@ -1,9 +1,11 @@
-/* Simulator outputs that follow allocations over time: the events CSV (one row per
- * allocation change) and the Gantt chart (SVG). Both are fed by the same calls as the
- * simulation runs; the jobs CSV is written from the final per-job records. */
+/* Simulator outputs that follow the run over time: the events CSV (one row per
+ * allocation change) and the Gantt chart (SVG), fed by the same calls as the
+ * simulation runs, and the power chart (SVG), fed by the power samples; the jobs CSV
+ * is written from the final per-job records. */
 #ifndef DUCTILE_SIM_OUTPUT_H
 #define DUCTILE_SIM_OUTPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +39,18 @@ void gantt_add(gantt_t *g, const sim_alloc_event_t *ev);
 int gantt_write_svg(const gantt_t *g, const char *path, const char *title, char *err,
                     size_t errlen);
 void gantt_destroy(gantt_t *g);
+
+/* Power chart: the cluster's draw over time as a step line against the corridor (a
+ * band between its bounds), the periods outside it in red. The file is created at
+ * open, so a path that cannot be written fails before the run; power_chart_add takes
+ * the samples of sim_power_t.on_sample in time order (busy: jobs are queued or
+ * running, without which no draw is outside); close draws, writes and frees (NULL is
+ * a no-op). */
+typedef struct power_chart power_chart_t;
+power_chart_t *power_chart_open(const char *path, char *err, size_t errlen);
+void power_chart_add(power_chart_t *c, double t, double watts, double lower, double upper,
+                     bool busy);
+int power_chart_close(power_chart_t *c, const char *title, char *err, size_t errlen);
 
 /* Formats a time in seconds the way every output does (up to 3 decimals, no
  * trailing zeros: "12", "12.5", "0.125"). Returns buf. */

@@ -48,7 +48,7 @@ typedef struct simctx {
     /* power: the corridor in force, the draw since t_draw, whether it is outside;
      * nodes held by jobs and their draw, kept up to date by set_alloc */
     double lower, upper, draw, t_draw;
-    bool out;
+    bool out, busy;     /* busy: jobs queued or running at the last sample */
     long held;
     double held_w;
 } simctx_t;
@@ -281,6 +281,25 @@ static void init_job(simctx_t *c, size_t i)
     jr->max_nodes = mx > cfg->nodes ? cfg->nodes : mx;
 }
 
+/* Integrates the draw since the last sample up to t, against the corridor in force
+ * over that time (so before a corridor change takes effect). An idle cluster after the
+ * last job is not outside, as it is no violation. */
+static void power_integrate(simctx_t *c, double t)
+{
+    sim_result_t *res = c->res;
+    double dt = t - c->t_draw;
+    if (dt > 0) {
+        res->energy_j += c->draw * dt;
+        double o = c->draw > c->upper ? c->draw - c->upper
+                   : c->draw < c->lower ? c->lower - c->draw : 0;
+        if (o > 0 && c->busy) {
+            res->outside_seconds += dt;
+            res->outside_ws += o * dt;
+        }
+        c->t_draw = t;
+    }
+}
+
 /* Integrates the draw up to t, then takes the draw now. */
 static void power_sample(simctx_t *c, double t)
 {
@@ -288,28 +307,19 @@ static void power_sample(simctx_t *c, double t)
     if (!pw)
         return;
     sim_result_t *res = c->res;
-    double dt = t - c->t_draw;
-    if (dt > 0) {
-        res->energy_j += c->draw * dt;
-        double o = c->draw > c->upper ? c->draw - c->upper
-                   : c->draw < c->lower ? c->lower - c->draw : 0;
-        if (o > 0) {
-            res->outside_seconds += dt;
-            res->outside_ws += o * dt;
-        }
-    }
+    power_integrate(c, t);
     c->draw = c->held_w + (c->cfg->nodes - c->held) * pw->idle_w;
     c->t_draw = t;
     if (c->draw > res->power_peak)
         res->power_peak = c->draw;
     /* an idle cluster after the last job is no violation */
-    bool out = (c->draw > c->upper + 1e-9 || c->draw < c->lower - 1e-9) &&
-               (sched_pending_count(c->s) || sched_running_count(c->s));
+    c->busy = sched_pending_count(c->s) || sched_running_count(c->s);
+    bool out = (c->draw > c->upper + 1e-9 || c->draw < c->lower - 1e-9) && c->busy;
     if (out && !c->out)
         res->violations++;
     c->out = out;
     if (pw->on_sample)
-        pw->on_sample(pw->sample_arg, t, c->draw, c->lower, c->upper);
+        pw->on_sample(pw->sample_arg, t, c->draw, c->lower, c->upper, c->busy);
 }
 
 static int set_corridor(simctx_t *c, int k, char *err, size_t errlen)
@@ -396,6 +406,7 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
                 /* once every job is done, the corridor no longer matters */
                 if (next >= nj && !sched_pending_count(c.s) && !sched_running_count(c.s))
                     continue;
+                power_integrate(&c, t);
                 if ((rc = set_corridor(&c, (int)it.job, err, errlen)) < 0)
                     goto out;
                 changed = true;

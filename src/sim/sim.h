@@ -42,8 +42,10 @@ typedef struct sim_power {
     double idle_w, default_w;
     const sim_corridor_t *corridor; /* ascending t; may be NULL (no corridor) */
     int ncorridor;
-    /* the draw after every change: t, W, and the corridor then */
-    void (*on_sample)(void *arg, double t, double watts, double lower, double upper);
+    /* the draw after every change: t, W, the corridor then, and whether jobs are
+     * queued or running (the draw is outside the corridor only then) */
+    void (*on_sample)(void *arg, double t, double watts, double lower, double upper,
+                      bool busy);
     void *sample_arg;
 } sim_power_t;
 

@@ -310,6 +310,71 @@ static void test_gantt_write_errors(void **state)
     free(dir);
 }
 
+/* The power chart without samples, without a corridor, with samples out of order or
+ * not finite (dropped), and on a full disk. */
+static void test_power_chart_edges(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir();
+    char *path = path_in(dir, "p.svg");
+    char err[512] = "";
+    power_chart_t *c = power_chart_open(path, err, sizeof(err));
+    assert_non_null(c);
+    assert_int_equal(power_chart_close(c, "empty", err, sizeof(err)), 0);
+    size_t len;
+    char *s = tu_slurp(path, &len);
+    assert_svg_frame(s, len);
+    assert_null(strstr(s, "class=\"draw\""));
+    assert_non_null(strstr(s, "0 changes of the draw, 0 periods outside the corridor"));
+    free(s);
+
+    assert_non_null(c = power_chart_open(path, err, sizeof(err)));
+    power_chart_add(c, 0, 100, 0, INFINITY, true);
+    power_chart_add(c, 10, 300, 0, INFINITY, true);
+    power_chart_add(c, 5, 999, 0, INFINITY, true);   /* before the last: dropped */
+    power_chart_add(c, NAN, 999, 0, INFINITY, true); /* dropped */
+    power_chart_add(c, 20, 100, 0, INFINITY, true);
+    assert_int_equal(power_chart_close(c, "no corridor", err, sizeof(err)), 0);
+    s = tu_slurp(path, &len);
+    assert_svg_frame(s, len);
+    assert_null(strstr(s, "class=\"corridor\""));
+    assert_int_equal(count(s, "class=\"out\""), 0);
+    /* 0..20 s over 70..1170 px; 0..350 W (300 W + 5 %, to a 50 W tick) over 620..50 px */
+    assert_non_null(
+        strstr(s, "<path class=\"draw\" d=\"M70 457.14H620V131.43H1170V457.14H1170\"/>"));
+    free(s);
+
+    /* below the corridor: outside while jobs are queued or running, not after */
+    assert_non_null(c = power_chart_open(path, err, sizeof(err)));
+    power_chart_add(c, 0, 10, 50, 150, true);
+    power_chart_add(c, 10, 100, 50, 150, true);
+    power_chart_add(c, 20, 10, 50, 150, false);
+    power_chart_add(c, 30, 10, 50, 150, false);
+    assert_int_equal(power_chart_close(c, "idle at the end", err, sizeof(err)), 0);
+    s = tu_slurp(path, &len);
+    assert_int_equal(count(s, "class=\"out\""), 1);
+    assert_non_null(strstr(s, "<title>outside the corridor: 0-10 s</title>"));
+    assert_non_null(strstr(s, "2 changes of the draw, 1 period outside the corridor"));
+    free(s);
+
+    char *missing = path_in(dir, "missing/p.svg");
+    assert_null(power_chart_open(missing, err, sizeof(err)));
+    assert_non_null(strstr(err, "cannot create power chart"));
+    assert_non_null(strstr(err, missing));
+    if (access("/dev/full", W_OK) == 0) {
+        assert_non_null(c = power_chart_open("/dev/full", err, sizeof(err)));
+        power_chart_add(c, 0, 100, 50, 150, true);
+        err[0] = '\0';
+        assert_true(power_chart_close(c, "t", err, sizeof(err)) < 0);
+        assert_non_null(strstr(err, "writing power chart /dev/full"));
+    }
+    assert_int_equal(power_chart_close(NULL, "t", err, sizeof(err)), 0);
+    free(missing);
+    free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* Long spans switch the time labels to h:mm, then to days. */
 static void test_gantt_time_units(void **state)
 {
@@ -449,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_gantt_write_errors),
         cmocka_unit_test(test_gantt_time_units),
         cmocka_unit_test(test_gantt_big),
+        cmocka_unit_test(test_power_chart_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
