@@ -255,6 +255,9 @@ int energy_init(ctld_t *c, char *err, size_t errlen);
 void energy_close(ctld_t *c);
 /* Gives the engine the corridor in force (after sched_create, and on each change). */
 int energy_engine(ctld_t *c, char *err, size_t errlen);
+/* The job ends, or goes back to the queue, at now: its energy up to then at its last
+ * sampled draw. */
+void energy_settle(ctld_t *c, job_t *j, double now);
 /* A node's reading from its ping. */
 void energy_on_ping(ctld_t *c, node_t *n, const json_t *msg);
 /* A submission's power per node: "power": [min, max] as declared (1), or absent (0),

@@ -189,6 +189,29 @@ static bool fresh(const ctld_t *c, const node_t *n, double mono)
     return n->power_at > 0 && mono - n->power_at <= c->cfg.node_timeout;
 }
 
+/* The job's energy from its last sample (or its start, or the last sample before a
+ * restart) to now at w; a sample without readings (w 0) leaves the time to the next
+ * one that has them. True if it grew. */
+static bool accrue(job_t *j, double w, double now)
+{
+    double since = j->energy_at > 0 ? j->energy_at : j->start;
+    if (!(w > 0))
+        return false;
+    bool grew = since > 0 && now > since && now - since < 86400;
+    if (grew)
+        j->energy += w * (now - since);
+    j->energy_at = now;
+    return grew;
+}
+
+void energy_settle(ctld_t *c, job_t *j, double now)
+{
+    (void)c;
+    accrue(j, j->power_w, now); /* the job's save that follows keeps it */
+    j->energy_at = 0;
+    j->power_w = 0;
+}
+
 typedef struct jsample {
     ctld_t *c;
     double mono, now;
@@ -211,15 +234,8 @@ static void sample_job(int64_t id, void *val, void *arg)
             w += n->power_w;
     }
     j->power_w = w;
-    /* from its last sample (or its start, or the last sample before a restart) to now;
-     * a sample without readings leaves the time to the next one that has them */
-    double since = j->energy_at > 0 ? j->energy_at : j->start;
-    if (w > 0 && since > 0 && x->now > since && x->now - since < 86400) {
-        j->energy += w * (x->now - since);
+    if (accrue(j, w, x->now))
         db_job_energy(x->c, j->id, j->energy, 0); /* a crash loses one interval at most */
-    }
-    if (w > 0)
-        j->energy_at = x->now;
     if (j->pw_hist || (j->pw_hist = calloc(JOB_SERIES, sizeof(double))))
         push(NULL, j->pw_hist, &j->pw_n, &j->pw_head, JOB_SERIES, 0, w);
 }

@@ -289,6 +289,7 @@ static void finish(ctld_t *c, job_t *j)
     if (j->node_end > j->start && j->node_end < now)
         now = j->node_end;
     account(j, now);
+    energy_settle(c, j, now);
     job_to(j, j->final, "every node is clean");
     j->end = now;
     if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12) &&
@@ -307,6 +308,7 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
 {
     sched_remove(c->sched, j->id);
     account(j, ctld_now());
+    energy_settle(c, j, ctld_now());
     free(j->alloc);
     j->alloc = NULL;
     j->nalloc = 0;
