@@ -6,10 +6,13 @@
  *       6 steps ahead. Prints the median and worst time of REPEAT fits and the errors.
  *   bench_forecast CSV TICK SEASON H   a recorded draw (`ductile sim --power-csv`:
  *       t,watts,... after every change), sampled every TICK s as the value in force,
- *       fitted with SEASON (0: none), H steps ahead. Prints the fit. */
+ *       fitted with SEASON (0: none), H steps ahead. Prints the fit.
+ *   bench_forecast --dump N | --dump CSV TICK   the synthetic draw's first N samples,
+ *       or the sampled recorded one, a value a line (bench/power/forecast_compare.py). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_util.h"
 #include "forecast.h"
@@ -30,37 +33,56 @@ static void header(void)
            "gamma", "mae", "rmse", "mape%", "mae_h", "naive_mae", "naive_rmse");
 }
 
-/* The recorded series: the value in force at 0, TICK, 2 TICK, ... */
-static int recorded(const char *path, double tick, int season, int h)
+/* The synthetic draw: y[0..n). */
+static double *synthetic(int n)
+{
+    double *y = malloc((size_t)n * sizeof(double));
+    rng_t r;
+    rng_seed(&r, 1);
+    for (int i = 0; y && i < n; i++)
+        y[i] = 2000 + 0.5 * i + 300 * sin(2 * 3.14159265358979 * i / 24) +
+               200 * (rng_uniform(&r) - 0.5);
+    return y;
+}
+
+/* A recorded draw, the value in force at 0, TICK, 2 TICK, ...; NULL on error. */
+static double *recorded(const char *path, double tick, int *np)
 {
     FILE *fp = fopen(path, "r");
-    if (!fp || tick <= 0 || h < 1) {
-        fprintf(stderr, "bench_forecast: cannot read %s, or bad TICK/H\n", path);
-        return 1;
+    if (!fp || tick <= 0) {
+        fprintf(stderr, "bench_forecast: cannot read %s, or bad TICK\n", path);
+        if (fp)
+            fclose(fp);
+        return NULL;
     }
     int n = 0, cap = 1024;
-    double *y = malloc((size_t)cap * sizeof(double)), *out = calloc((size_t)h, sizeof(double));
-    double t, w, t0 = NAN, last = 0;
+    double *y = malloc((size_t)cap * sizeof(double)), t, w, t0 = NAN, last = 0;
     char line[256];
-    while (y && out && fgets(line, sizeof(line), fp)) {
+    while (y && fgets(line, sizeof(line), fp)) {
         if (sscanf(line, "%lf,%lf", &t, &w) != 2)
             continue; /* the header */
         if (isnan(t0))
             t0 = last = t;
-        for (; t0 + n * tick < t; n++) {
+        for (; y && t0 + n * tick < t; n++) {
             double *more = n == cap ? realloc(y, (size_t)(cap *= 2) * sizeof(double)) : y;
             if (!more)
-                goto done;
-            y = more;
-            y[n] = last;
+                free(y);
+            if ((y = more))
+                y[n] = last;
         }
         last = w;
     }
-done:
     fclose(fp);
+    *np = n;
+    return y;
+}
+
+static int fit_recorded(const char *path, double tick, int season, int h)
+{
+    int n = 0, rc = -1;
+    double *y = recorded(path, tick, &n), *out = calloc(h > 0 ? (size_t)h : 1, sizeof(double));
     forecast_fit_t f;
-    int rc = y && out ? forecast_holt_winters(y, n, season, h, out, &f) : -1;
-    if (rc == 0) {
+    if (y && out && (rc = forecast_holt_winters(y, n, season, h, out, &f)) == 0) {
         header();
         print_fit(n, &f);
         printf("forecast:");
@@ -75,22 +97,30 @@ done:
     return rc != 0;
 }
 
+/* --dump N | --dump CSV TICK: the series, one value a line, for other tools */
+static int dump(int argc, char **argv)
+{
+    int n = argc == 3 ? atoi(argv[2]) : 0;
+    double *y = argc == 3 ? (n > 0 ? synthetic(n) : NULL) : recorded(argv[2], atof(argv[3]), &n);
+    for (int i = 0; y && i < n; i++)
+        printf("%.17g\n", y[i]);
+    free(y);
+    return !y;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "--dump"))
+        return dump(argc, argv);
     if (argc == 5)
-        return recorded(argv[1], atof(argv[2]), atoi(argv[3]), atoi(argv[4]));
+        return fit_recorded(argv[1], atof(argv[2]), atoi(argv[3]), atoi(argv[4]));
     int repeat = argc > 1 ? atoi(argv[1]) : 11;
     if (repeat < 1)
         repeat = 1;
     static const int ns[] = {100, 1000, 10000};
-    double *y = malloc(10000 * sizeof(double)), *t = calloc((size_t)repeat, sizeof(double));
+    double *y = synthetic(10000), *t = calloc((size_t)repeat, sizeof(double));
     if (!y || !t)
         return 1;
-    rng_t r;
-    rng_seed(&r, 1);
-    for (int i = 0; i < 10000; i++)
-        y[i] = 2000 + 0.5 * i + 300 * sin(2 * 3.14159265358979 * i / 24) +
-               200 * (rng_uniform(&r) - 0.5);
     header();
     for (size_t x = 0; x < sizeof(ns) / sizeof(ns[0]); x++)
         for (int season = 24; season >= 0; season -= 24) {

@@ -12,10 +12,13 @@
  * is the last-value forecast, so the fit is never worse than it in squares: a trend
  * estimated across a step in the first samples would otherwise stay for small b.
  *
- * The grid search tries a, b, g in {0, 0.1, ..., 1} from each start, then steps of
- * 0.025 within 0.05 of the best point; a candidate stops as soon as its squared error
- * passes the best so far (or its state overflows), which is what keeps it cheap. Ties
- * keep the first. */
+ * The grid search tries a, b, g in {0, 0.2, ..., 1} from each start (with a = 0 only
+ * b = 0: the level, hence the trend, never moves), then from the best point moves to a
+ * better neighbour at distance 0.1 on each axis while there is one, then 0.05, then
+ * 0.025: a pattern search on the 0.025 grid (checked once against the whole grid, 2 x
+ * 41^3 points, on 40 random series with and without trend, season and steps: the same
+ * optimum every time). A candidate stops as soon as its squared error passes the best
+ * so far (or its state overflows), which is what keeps it cheap. Ties keep the first. */
 #include "forecast.h"
 
 #include <errno.h>
@@ -23,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COARSE 10   /* coarse grid: k / COARSE */
-#define FINE 0.025  /* refinement step */
-#define FINE_K 2    /* refinement: FINE_K steps either side */
+#define COARSE 5    /* coarse grid: k / COARSE */
+#define FINE 0.025  /* the last refinement step */
+#define MOVES 8     /* moves at one step */
 
 typedef struct start {
     double l, b;     /* level and trend after sample w->start - 1 */
@@ -112,24 +115,38 @@ static void consider(hw_t *w, cand_t *best, int st, double a, double b, double g
         *best = c;
 }
 
+/* The neighbours of the best point at distance step on each axis (26, or 8 without a
+ * season), as long as one of them is better (at most MOVES times). */
+static void descend(hw_t *w, cand_t *best, double step)
+{
+    int kg = w->m ? 1 : 0;
+    for (int moves = 0; moves < MOVES; moves++) {
+        cand_t c = *best;
+        for (int i = -1; i <= 1; i++)
+            for (int j = -1; j <= 1; j++)
+                for (int k = -kg; k <= kg; k++) {
+                    double a = c.a + i * step, b = c.b + j * step, g = c.g + k * step;
+                    if ((i || j || k) && a >= 0 && a <= 1 && b >= 0 && b <= 1 && g >= 0 &&
+                        g <= 1)
+                        consider(w, best, c.st, a, b, g);
+                }
+        if (best->sse == c.sse)
+            return;
+    }
+}
+
 static void search(hw_t *w, cand_t *best)
 {
-    int kg = w->m ? COARSE : 0, fg = w->m ? FINE_K : 0;
+    int kg = w->m ? COARSE : 0;
     *best = (cand_t){0, 0, 0, 0, INFINITY};
     for (int st = 0; st < 2; st++)
         for (int i = 0; i <= COARSE; i++)
-            for (int j = 0; j <= COARSE; j++)
+            for (int j = 0; j <= (i ? COARSE : 0); j++) /* with a = 0, b changes nothing */
                 for (int k = 0; k <= kg; k++)
                     consider(w, best, st, (double)i / COARSE, (double)j / COARSE,
                              (double)k / COARSE);
-    cand_t c = *best;
-    for (int i = -FINE_K; i <= FINE_K; i++)
-        for (int j = -FINE_K; j <= FINE_K; j++)
-            for (int k = -fg; k <= fg; k++) {
-                double a = c.a + i * FINE, b = c.b + j * FINE, g = c.g + k * FINE;
-                if ((i || j || k) && a >= 0 && a <= 1 && b >= 0 && b <= 1 && g >= 0 && g <= 1)
-                    consider(w, best, c.st, a, b, g);
-            }
+    for (double step = 0.5 / COARSE; step >= FINE; step /= 2)
+        descend(w, best, step);
 }
 
 /* The chosen fit once more: its errors, the h-step-ahead errors, the forecasts. */

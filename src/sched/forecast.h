@@ -1,15 +1,16 @@
 /* Forecast of a power series a few ticks ahead (seed 002 §5.1.4; docs/power.md,
  * "Forecasting"): additive Holt-Winters, or Holt's linear trend without a season,
- * its smoothing parameters chosen by grid search on the one-step squared error, and
- * its error measured on the series it was fitted to.
+ * its smoothing parameters chosen by a search on the 0.025 grid (a coarse grid, then a
+ * pattern search) for the least one-step squared error, and its error measured on the
+ * series it was fitted to.
  *
  * The state starts from the first two seasons (Holt: from the first two samples):
  * level and trend from the two seasons' means, each season index from the detrended
  * deviations of both seasons; or flat (the last warm-up sample, trend and season 0),
  * whichever fits better. The recursions run from sample `season` (Holt: 2), and every
- * later sample is scored. Forecasts are clamped at 0 (power is never
- * negative), in out[] and in the errors alike. Pure C, no allocation but one buffer of
- * `season` doubles, no state between calls. */
+ * later sample is scored. Forecasts are clamped at 0 (power is never negative), in
+ * out[] and in the errors alike. Pure C, no allocation but one buffer of 3 x `season`
+ * doubles, no state between calls. */
 #ifndef DUCTILE_SCHED_FORECAST_H
 #define DUCTILE_SCHED_FORECAST_H
 
