@@ -255,6 +255,8 @@ int energy_init(ctld_t *c, char *err, size_t errlen);
 void energy_close(ctld_t *c);
 /* Gives the engine the corridor in force (after sched_create, and on each change). */
 int energy_engine(ctld_t *c, char *err, size_t errlen);
+/* One sample of the draw (every HeartbeatInterval; bench/power/bench_metering). */
+void energy_sample(ctld_t *c);
 /* The job ends, or goes back to the queue, at now: its energy up to then at its last
  * sampled draw. */
 void energy_settle(ctld_t *c, job_t *j, double now);

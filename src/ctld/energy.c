@@ -240,9 +240,10 @@ static void sample_job(int64_t id, void *val, void *arg)
         push(NULL, j->pw_hist, &j->pw_n, &j->pw_head, JOB_SERIES, 0, w);
 }
 
-static void on_sample(uv_timer_t *t)
+static void on_sample(uv_timer_t *t) { energy_sample(t->data); }
+
+void energy_sample(ctld_t *c)
 {
-    ctld_t *c = t->data;
     struct energy *e = c->energy;
     double now = ctld_now(), mono = ctld_mono();
     double dt = e->last_t > 0 && now > e->last_t ? now - e->last_t : 0;

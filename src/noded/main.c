@@ -227,6 +227,7 @@ int main(int argc, char **argv)
             h = (h ^ (uint8_t)*p) * 16777619u;
         snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s-%08x/%s",
                  d.cfg.cluster_name, h, d.name);
+        snprintf(d.cgroup_root, sizeof(d.cgroup_root), "%s", root);
         fprintf(stderr, "ductile-noded %s: jobs' cgroups under %s/%s\n", d.name, root,
                 d.cgroup_parent);
     }

@@ -25,11 +25,11 @@ typedef struct sample {
  * when not known (no cgroup, first reading). */
 static double cpu_share(noded_t *d, njob_t *j, double now)
 {
-    char root[256], parent[600], prefix[40];
+    char parent[600], prefix[40];
     uint64_t usec;
-    if (!d->cgroup_parent[0] || launch_cgroup_root(root, sizeof(root)) < 0)
+    if (!d->cgroup_parent[0])
         return -1;
-    snprintf(parent, sizeof(parent), "%s/%s", root, d->cgroup_parent);
+    snprintf(parent, sizeof(parent), "%s/%s", d->cgroup_root, d->cgroup_parent);
     snprintf(prefix, sizeof(prefix), "job_%" PRId64, j->id);
     if (nodepower_cgroup_usage(parent, prefix, &usec) < 0)
         return -1;

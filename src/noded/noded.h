@@ -87,6 +87,7 @@ struct noded {
     struct task *tasks;         /* tasks of `ductile run` (steps.c) */
     char spool[4096];
     char cgroup_parent[256];
+    char cgroup_root[256];      /* the cgroup2 mount, when cgroup_parent is set */
     nodepower_t power;          /* where the node's power readings come from */
     bool stopping;
 };
