@@ -122,6 +122,11 @@ static int show(const char *conf, bool json, bool forecast, long ahead, long sea
             printf("%-8lld %-16.16s %-10.10s %5d %6.0f W %12s %-9s %s\n",
                    (long long)cu_num(x, "id"), name ? name : "", user ? user : "",
                    (int)cu_num(x, "nodes"), cu_num(x, "draw"), range, cu_str(x, "power_from"), en);
+            const json_t *pl = json_object_get(x, "planned");
+            if (pl)
+                printf("%-8s measured: planned with %.0f-%.0f W per node\n", "",
+                       json_number_value(json_array_get(pl, 0)),
+                       json_number_value(json_array_get(pl, 1)));
             const json_t *jf = json_object_get(x, "forecast");
             if (jf) {
                 printf("%-8s forecast:", "");

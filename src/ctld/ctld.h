@@ -123,6 +123,8 @@ typedef struct job {
     char power_from[12];
     double energy;
     double energy_at;        /* wall clock its energy runs to; 0: its start */
+    double seen_min, seen_max; /* the range of its measured draw per node, widening what
+                              * it declared (energy.c); 0: none yet */
     double power_w;
     double *pw_hist;         /* its last draws (energy.c's ring), NULL until it runs */
     int pw_n, pw_head;
@@ -149,6 +151,7 @@ typedef struct node {
     int step_port;           /* where its daemon takes other nodes' step output; 0: none */
     double power_w;          /* its last power reading, W */
     double power_at;         /* when it came (monotonic); 0: none */
+    double power_wall;       /* and on the wall clock */
     char power_src[8];       /* rapl or model */
     /* Runs of jobs the node still had that are not ours to run there (a run the
      * controller ended while the node was away, a leftover of an earlier incarnation):

@@ -212,6 +212,26 @@ void energy_settle(ctld_t *c, job_t *j, double now)
     j->power_w = 0;
 }
 
+/* The engine plans with what a job declared, widened to what its nodes were measured
+ * drawing: a job that draws more (or less) than it said is planned with its real draw
+ * from then on, and a draw that leaves the corridor because of it is answered by the
+ * model like any other. The range only widens, so it cannot make the plan oscillate. */
+static void widen(ctld_t *c, job_t *j, double per_node)
+{
+    double lo = j->seen_min > 0 ? j->seen_min : j->power_min;
+    double hi = j->seen_max > 0 ? j->seen_max : j->power_max;
+    if (per_node >= lo - 0.5 && per_node <= hi + 0.5)
+        return;
+    j->seen_min = per_node < lo ? per_node : lo;
+    j->seen_max = per_node > hi ? per_node : hi;
+    if (c->sched && sched_set_job_power(c->sched, j->id, j->seen_min, j->seen_max) == 0) {
+        fprintf(stderr, "ductiled: job %lld draws %.0f W per node, declared %.0f-%.0f W: planned "
+                "with %.0f-%.0f W from now on\n", (long long)j->id, per_node, j->power_min,
+                j->power_max, j->seen_min, j->seen_max);
+        jobs_want_schedule(c);
+    }
+}
+
 typedef struct jsample {
     ctld_t *c;
     double mono, now;
@@ -228,12 +248,17 @@ static void sample_job(int64_t id, void *val, void *arg)
         return;
     }
     double w = 0;
+    int settled = 0; /* nodes whose reading covers only time since its last resize */
     for (int i = 0; i < j->nalloc; i++) {
         const node_t *n = &x->c->nodes[j->alloc[i]];
-        if (j->alloc[i] < x->c->nnodes && fresh(x->c, n, x->mono))
+        if (j->alloc[i] < x->c->nnodes && fresh(x->c, n, x->mono)) {
             w += n->power_w;
+            settled += n->power_wall - x->c->cfg.heartbeat_interval > j->alloc_since;
+        }
     }
     j->power_w = w;
+    if (j->state == JS_RUNNING && j->nalloc > 0 && settled == j->nalloc)
+        widen(x->c, j, w / j->nalloc);
     if (accrue(j, w, x->now))
         db_job_energy(x->c, j->id, j->energy, 0); /* a crash loses one interval at most */
     if (j->pw_hist || (j->pw_hist = calloc(JOB_SERIES, sizeof(double))))
@@ -339,6 +364,7 @@ void energy_on_ping(ctld_t *c, node_t *n, const json_t *msg)
         return;
     n->power_w = v;
     n->power_at = ctld_mono();
+    n->power_wall = ctld_now();
     snprintf(n->power_src, sizeof(n->power_src), "%s",
              src && (!strcmp(src, "rapl") || !strcmp(src, "model")) ? src : "?");
     (void)c;
@@ -424,6 +450,8 @@ static void job_row(int64_t id, void *val, void *arg)
                           j->name, "user", j->user, "nodes", j->nalloc, "draw", j->power_w,
                           "power_min", j->power_min, "power_max", j->power_max, "power_from",
                           j->power_from, "energy", j->energy);
+    if (o && j->seen_max > 0) /* what the engine plans with, widened by measurement */
+        json_object_set_new(o, "planned", json_pack("[f,f]", j->seen_min, j->seen_max));
     if (o && x->forecast && j->pw_hist && j->pw_n >= 3) {
         double y[JOB_SERIES], out[100];
         forecast_fit_t f;

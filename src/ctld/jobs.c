@@ -218,8 +218,9 @@ static sched_jobspec_t spec_of(const job_t *j)
         .max_nodes = j->max_nodes,
         .constraint = j->constraint,
         .walltime = j->time_limit,
-        .power_min = j->power_min,
-        .power_max = j->power_max,
+        /* what it declared, widened by what it was measured drawing (energy.c) */
+        .power_min = j->seen_max > 0 ? j->seen_min : j->power_min,
+        .power_max = j->seen_max > 0 ? j->seen_max : j->power_max,
         .wait_adaptive = true, /* resizes go to the application: not before it attaches */
     };
 }

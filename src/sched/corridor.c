@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "idmap.h"
 #include "power.h"
 #include "sched_internal.h"
 
@@ -21,6 +22,18 @@ int sched_set_power(sched_t *s, double lower, double upper, double idle_w, doubl
     s->pw_upper = upper;
     s->pw_idle = idle_w;
     s->pw_default = default_w;
+    return 0;
+}
+
+int sched_set_job_power(sched_t *s, int64_t id, double lo, double hi)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (!(lo >= 0) || !(hi >= lo) || isinf(hi))
+        return -EINVAL;
+    j->spec.power_min = lo;
+    j->spec.power_max = hi;
     return 0;
 }
 

@@ -218,6 +218,9 @@ int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start,
  * be INFINITY, lower 0. A change takes effect at the next sched_schedule. */
 int sched_set_power(sched_t *s, double lower, double upper, double idle_w, double default_w,
                     char *err, size_t errlen);
+/* A job's power per node changes (the controller widens what a job declared to what
+ * its nodes were measured drawing): planned with from the next pass. */
+int sched_set_job_power(sched_t *s, int64_t id, double lo, double hi);
 /* The predicted draw now: lo with every job at its power_min, hi at its power_max. */
 void sched_power_estimate(const sched_t *s, double *lo, double *hi);
 

@@ -171,13 +171,15 @@ munge_start() {
 }
 
 # hosts_up N [--policy P] [--tick S] [--node-timeout S] [--resize-timeout S]
-# [--kill-wait S]: hosts ctl (.1), login (.2), n1..nN (.11..); munged on each; ductiled
+# [--kill-wait S] [--set KEY=VALUE]...: hosts ctl (.1), login (.2), n1..nN (.11..); munged on each; ductiled
 # on ctl listening on its bridge address, ductile-noded on every compute host.
 hosts_up() {
   local n=$1; shift
-  local policy=easy tick=1 nto=30 rto=60 kw=10
+  local policy=easy tick=1 nto=30 rto=60 kw=10 extra=""
   while [ $# -gt 0 ]; do
     case $1 in
+      --set) extra="$extra${2%%=*} = ${2#*=}
+" ;;
       --policy) policy=$2 ;;
       --tick) tick=$2 ;;
       --node-timeout) nto=$2 ;;
@@ -224,6 +226,7 @@ ResizeTimeout = $rto
 KillWait = $kw
 AuthType = munge
 MungeSocket = /run/munge/munge.sock
+$extra
 CONF
   chmod 644 "$DUCTILE_CONF"
   restart_ctld
