@@ -385,7 +385,7 @@ int cmd_show(int argc, char **argv)
     printf("%-14s %.0f\n", "NodeSeconds", cu_num(j, "node_seconds"));
     json_t *pw = json_object_get(j, "power");
     if (pw) {
-        printf("%-14s %.0f-%.0f W per node (%s)", "Power", cu_num(pw, "min"), cu_num(pw, "max"),
+        printf("%-14s %g-%g W per node (%s)", "Power", cu_num(pw, "min"), cu_num(pw, "max"),
                cu_str(pw, "from")[0] ? cu_str(pw, "from") : "not recorded");
         if (cu_num(pw, "draw") > 0)
             printf(", drawing %.0f W now", cu_num(pw, "draw"));

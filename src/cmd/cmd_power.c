@@ -97,6 +97,10 @@ static int show(const char *conf, bool json, bool forecast, long ahead, long sea
         printf("%-12s no node reports its power yet (PowerSource %s); predicted from the "
                "jobs' declared power: %.0f-%.0f W\n", "Draw", cu_str(rep, "source"),
                cu_num(rep, "estimate_min"), cu_num(rep, "estimate_max"));
+    const json_t *un = json_object_get(rep, "unreachable");
+    if (un)
+        printf("%-12s the corridor cannot be met with the running jobs' sizes and powers: the "
+               "closest plan, chosen, is %.0f W outside\n", "Unreachable", cu_num(un, "outside"));
     const json_t *v = json_object_get(rep, "violations");
     cu_fmt_time(cu_num(v, "since"), t, sizeof(t));
     printf("%-12s %.0f since %s: %.0f s outside, %.0f W s; %s now\n", "Violations",
@@ -122,6 +126,8 @@ static int show(const char *conf, bool json, bool forecast, long ahead, long sea
             printf("%-8lld %-16.16s %-10.10s %5d %6.0f W %12s %-9s %s\n",
                    (long long)cu_num(x, "id"), name ? name : "", user ? user : "",
                    (int)cu_num(x, "nodes"), cu_num(x, "draw"), range, cu_str(x, "power_from"), en);
+            free(name);
+            free(user);
             const json_t *pl = json_object_get(x, "planned");
             if (pl)
                 printf("%-8s measured: planned with %.0f-%.0f W per node\n", "",

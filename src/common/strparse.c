@@ -111,9 +111,13 @@ int strparse_time(const char *s, double now, double *out)
     if (!e || *e)
         return -EINVAL;
     tm.tm_isdst = -1;
+    struct tm want = tm;
     time_t t = mktime(&tm);
     if (t == (time_t)-1)
         return -ERANGE;
+    /* mktime moves 2026-11-31 to 2026-12-01: a day that does not exist is an error */
+    if (tm.tm_mday != want.tm_mday || tm.tm_mon != want.tm_mon || tm.tm_year != want.tm_year)
+        return -EINVAL;
     *out = (double)t;
     return 0;
 }

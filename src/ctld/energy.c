@@ -44,6 +44,7 @@ struct energy {
     int64_t vcount;          /* violations: times the draw left the corridor */
     double vsecs, vws;       /* time outside (s), and the integral outside (W s) */
     bool outside;
+    bool unreachable;        /* the engine said the corridor cannot be met (logged once) */
     double since;            /* wall clock: violations count from here */
 };
 
@@ -282,6 +283,13 @@ void energy_sample(ctld_t *c)
         }
     e->draw = w;
     e->reporting = k;
+    double off;
+    bool unreachable = c->sched && sched_power_unreachable(c->sched, &off);
+    if (unreachable && !e->unreachable)
+        fprintf(stderr, "ductiled: the power corridor [%g, %g] W cannot be met with the running "
+                "jobs' sizes and powers: the closest plan is %.0f W outside\n", e->now.lower,
+                e->now.upper, off);
+    e->unreachable = unreachable;
     jsample_t x = {c, mono, now};
     idmap_foreach(c->jobs, sample_job, &x);
     db_job_energy(c, 0, 0, now);
@@ -394,6 +402,8 @@ void energy_resolve(ctld_t *c, job_t *j, bool declared, double pmin, double pmax
     const char *from = "declared";
     if (!declared) {
         if (db_power_history(c, j->user, j->name, j->nodes, &pmin, &pmax) == 1) {
+            pmin = round(pmin); /* whole watts: a mean of samples is no finer than that */
+            pmax = round(pmax);
             from = "history";
         } else {
             pmin = pmax = c->cfg.default_job_power;
@@ -493,6 +503,9 @@ void energy_rpc_power(ctld_t *c, conn_t *conn, const json_t *m)
         "estimate_min", lo, "estimate_max", hi, "idle_power", c->cfg.idle_power, "violations",
         "count", (json_int_t)e->vcount, "seconds", e->vsecs, "watt_seconds", e->vws, "since",
         e->since, "outside", e->outside, "jobs", x.arr, "interval", c->cfg.heartbeat_interval);
+    double outside;
+    if (r && c->sched && sched_power_unreachable(c->sched, &outside))
+        json_object_set_new(r, "unreachable", json_pack("{s:f}", "outside", outside));
     if (r && want_forecast) {
         double *y = malloc(SERIES_MAX * sizeof(double)), out[100];
         forecast_fit_t f;
@@ -551,7 +564,7 @@ void energy_rpc_corridor(ctld_t *c, conn_t *conn, const json_t *m, bool operator
         }
     } else {
         double now = ctld_now();
-        if (at <= 0)
+        if (at <= now) /* now, or a time past: now (never ahead of a later change) */
             at = now;
         rc = db_corridor_add(c, at, lower, upper, "operator");
         if (rc == 0)

@@ -25,7 +25,7 @@ typedef struct nodepower {
     uint64_t range[NODEPOWER_ZONES];   /* max_energy_range_uj: where a counter wraps */
     uint64_t last[NODEPOWER_ZONES];    /* the previous reading, uJ */
     double last_t;                     /* when it was taken (monotonic s); 0: none yet */
-    char why[200];                     /* auto fell back to the model, or rapl failed: why */
+    char why[400];                     /* auto fell back to the model, or rapl failed: why */
 } nodepower_t;
 
 /* Sets up the source: for rapl and auto, finds the packages under dir. rapl without

@@ -50,6 +50,13 @@ void core_job_power(const sched_t *s, const sjob_t *j, double *lo, double *hi)
     *hi = b;
 }
 
+bool sched_power_unreachable(const sched_t *s, double *outside)
+{
+    if (outside)
+        *outside = s->pw_unreachable ? s->pw_closest : 0;
+    return s->pw_unreachable;
+}
+
 void sched_power_estimate(const sched_t *s, double *lo, double *hi)
 {
     double a = s->nfree * s->pw_idle, b = a;

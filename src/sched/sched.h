@@ -221,6 +221,10 @@ int sched_set_power(sched_t *s, double lower, double upper, double idle_w, doubl
 /* A job's power per node changes (the controller widens what a job declared to what
  * its nodes were measured drawing): planned with from the next pass. */
 int sched_set_job_power(sched_t *s, int64_t id, double lo, double hi);
+/* The `power` policy's last solve found no plan inside the corridor (with the running
+ * jobs' limits, N nodes and their powers): true, and *outside the W its closest plan
+ * is outside by. False once the predicted draw is inside again. */
+bool sched_power_unreachable(const sched_t *s, double *outside);
 /* The predicted draw now: lo with every job at its power_min, hi at its power_max. */
 void sched_power_estimate(const sched_t *s, double *lo, double *hi);
 

@@ -98,6 +98,8 @@ struct sched {
     double pw_lower, pw_upper, pw_idle, pw_default;
     bool power_admit;
     double pw_lo, pw_hi;
+    bool pw_unreachable;             /* the last solve found no plan inside the corridor */
+    double pw_closest;               /* and its closest plan's W outside */
     char spec[256];
     double now;
     /* output of the current pass */

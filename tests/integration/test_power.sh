@@ -87,6 +87,19 @@ restart_ctld
 wait_for 20 d power || fail "the controller did not come back"
 d power | grep -q "^Corridor *1200-1400 W (operator" || fail "corridor lost: $(d power)"
 
+# A corridor that cannot be met (six nodes draw 1500 W at most): reported, and the
+# closest plan taken (no loop); a time in the past means now, also after a restart
+d power corridor --lower 5000 --upper 6000 --at 2020-01-01T00:00 > out.txt || fail "past --at"
+grep -q "^Corridor *5000-6000 W (operator, since $(date +%Y)" out.txt || fail "past --at: $(cat out.txt)"
+unreachable() { d power | grep -q "^Unreachable .* cannot be met"; }
+wait_for 20 unreachable || fail "an unreachable corridor not reported: $(d power)"
+grep -q "the power corridor \[5000, 6000\] W cannot be met" "$T/c/log/ductiled.log" ||
+  fail "not in the log: $(tail -5 "$T/c/log/ductiled.log")"
+kill -9 "$(cat "$T/c/ctld.pid")"
+restart_ctld
+wait_for 20 d power || fail "the controller did not come back"
+d power | grep -q "^Corridor *5000-6000 W (operator" || fail "restart: $(d power)"
+
 # 4. A forecast of the recorded draw (samples since the controller started), with its
 # measured error
 has_forecast() { d power --forecast > out.txt && grep -q "^Forecast *next" out.txt; }

@@ -172,7 +172,7 @@ static void times(void **state)
     assert_true(t == 1795701900);
     assert_int_equal(strparse_time("2026-11-26T14:05:09", 0, &t), 0);
     assert_true(t == 1795701909);
-    const char *bad[] = {"", "soon", "+", "+-5", "2026-11-26", "2026-11-26T14:05x", "12:00",
+    const char *bad[] = {"", "soon", "+", "+-5", "2026-11-26", "2026-11-26T14:05x", "12:00", "2026-11-31T08:00", "2026-02-30T08:00",
                          "-5"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (strparse_time(bad[i], 0, &t) == 0)

@@ -71,8 +71,11 @@ static void redistribute(sched_t *s, int ncand)
         }
     }
     core_reset_targets(s, n);
-    if (core_power_plan(s, NULL, 0, NULL, &sol) < 0 || sol.status == SCHED_POWER_NONE ||
-        sol.moved == 0)
+    if (core_power_plan(s, NULL, 0, NULL, &sol) < 0 || sol.status == SCHED_POWER_NONE)
+        return;
+    s->pw_unreachable = sol.status != SCHED_POWER_INSIDE;
+    s->pw_closest = sol.status == SCHED_POWER_INSIDE ? 0 : sol.outside;
+    if (sol.moved == 0)
         return;
     /* the closest solution only if it is nearer than where the draw is now */
     if (sol.status == SCHED_POWER_INSIDE || sol.outside < outside(s) - 0.5)
@@ -99,6 +102,8 @@ static void pass(sched_t *s)
 {
     s->power_admit = s->params[1] != 0; /* admit= is this policy's power= */
     bool broken = s->pw_lo < s->pw_lower - EPS || s->pw_hi > s->pw_upper + EPS;
+    if (!broken)
+        s->pw_unreachable = false;
     if (broken && s->nresizing == 0)
         redistribute(s, (int)s->params[0]);
     easy_plan_t plan;
