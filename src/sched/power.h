@@ -55,6 +55,9 @@ typedef struct sched_power_solution {
     double draw_lo, draw_hi; /* the draw with every job at p_min / p_max */
     double outside;      /* W outside the corridor (CLOSEST) */
     int moved;           /* nodes moved */
+    bool proven;         /* optimal as the model says; false: a time limit stopped the
+                          * search with the best solution it had (very large or very
+                          * tight instances) */
 } sched_power_solution_t;
 
 /* Solves the model; sol->sizes must hold njobs ints. 0, or -EINVAL with a message for
