@@ -15,22 +15,7 @@
 #include "bench_util.h"
 #include "power.h"
 
-<<<<<<< HEAD
-=======
 static const sched_constraint_t cons[] = {SCHED_CONS_NONE, SCHED_CONS_EVEN, SCHED_CONS_POF2};
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Solves p `repeat` times; the times in t (sorted), the last solution in sol. */
 static int run(const sched_power_problem_t *p, sched_power_solution_t *sol, double *t, int repeat)
@@ -91,7 +76,6 @@ static double varied(sched_power_job_t *j, int k, int n)
     return draw + (n - used) * 71.0;
 }
 
->>>>>>> power-solve
 int main(int argc, char **argv)
 {
     int repeat = argc > 1 ? atoi(argv[1]) : 21, nvaried = argc > 2 ? atoi(argv[2]) : 0;
