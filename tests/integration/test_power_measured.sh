@@ -24,14 +24,18 @@ while os.path.isdir(d):
 ' "$rapl" &
 counter=$!
 extra_cleanup() { kill "$counter" 2> /dev/null || true; }
-up 6 --policy power --node-timeout 3 --set PowerSource=rapl --set "PowercapDir=$T/rapl" \
+# heartbeats every 3 s: a counter written every 10 ms by a process that a loaded machine
+# may hold back for a tenth of a second reads within a few % over 3 s (1 s gave 20 %)
+up 6 --policy power --node-timeout 9 --set PowerSource=rapl --set "PowercapDir=$T/rapl" \
   --set PowerUpper=1100
 export PATH="$BINDIR:$PATH"
 app="$BINDIR/tests/resize_app"
 [ -x "$app" ] || fail "resize_app not built"
 rapl_nodes() { [ "$(d nodes | grep -c 'W(rapl)')" = 6 ]; }
-wait_for 15 rapl_nodes || fail "nodes without RAPL readings: $(d nodes)"
-d nodes | grep -Eq "n1 .* 3[2-7][0-9]W\(rapl\)" || fail "n1 does not read about 350 W: $(d nodes)"
+wait_for 30 rapl_nodes || fail "nodes without RAPL readings: $(d nodes)"
+# (the first reading may be low: its start preceded the counter's writer)
+n1_350() { d nodes | grep -Eq "n1 .* 3[0-9][0-9]W\(rapl\)"; }
+wait_for 30 n1_350 || fail "n1 does not read about 350 W: $(d nodes)"
 
 f=$(script cool.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=4
 #DUCTILE --power-min=170 --power-max=170
@@ -44,13 +48,13 @@ size() { field "$j" Nodes | awk '{print $1}'; }
 # (2 x 350 + 4 x 71 = 984 W; 3 x 350 + 3 x 71 = 1263 W is above; a reading 5 % off
 # either way gives the same)
 is_size() { [ "$(size)" = "$1" ]; }
-wait_for 30 grep -q "job $j draws 3[2-7][0-9] W per node, declared 170-170 W" "$T/c/log/ductiled.log" ||
+wait_for 60 grep -Eq "job $j draws 3[0-9][0-9] W per node, declared 170-170 W" "$T/c/log/ductiled.log" ||
   fail "the measured draw was not taken: $(tail -5 "$T/c/log/ductiled.log"; d power; d nodes)"
-wait_for 30 is_size 2 || fail "not shrunk to 2 nodes: $(d show "$j"; d power)"
-d power | grep -q "measured: planned with 170-3[2-7][0-9] W per node" || fail "power: $(d power)"
-# and it stays there: no oscillation back to the declared 170 W over a few samples
+wait_for 60 is_size 2 || fail "not shrunk to 2 nodes: $(d show "$j"; d power)"
+d power | grep -Eq "measured: planned with 170-3[0-9][0-9] W per node" || fail "power: $(d power)"
+# and it stays there: no oscillation back to the declared 170 W over two samples
 for _ in 1 2 3 4 5 6; do
-  sleep 0.5
+  sleep 1
   is_size 2 || fail "the size moved again: $(d show "$j")"
 done
 touch "$T/stop-cool"
