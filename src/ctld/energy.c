@@ -250,13 +250,18 @@ static void sample_job(int64_t id, void *val, void *arg)
     }
     double w = 0;
     int settled = 0; /* nodes whose reading covers only time since its last resize */
+    int fresh_n = 0;
     for (int i = 0; i < j->nalloc; i++) {
         const node_t *n = &x->c->nodes[j->alloc[i]];
         if (j->alloc[i] < x->c->nnodes && fresh(x->c, n, x->mono)) {
             w += n->power_w;
+            fresh_n++;
             settled += n->power_wall - x->c->cfg.heartbeat_interval > j->alloc_since;
         }
     }
+    if (fresh_n > 0 && fresh_n < j->nalloc) /* nodes not heard yet (a controller restart):
+                                              * at the mean of those that were */
+        w = w / fresh_n * j->nalloc;
     j->power_w = w;
     if (j->state == JS_RUNNING && j->nalloc > 0 && settled == j->nalloc)
         widen(x->c, j, w / j->nalloc);

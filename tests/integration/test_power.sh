@@ -115,8 +115,10 @@ expect_state "$cool" CD 30
 energy_j() { d history --json | python3 -c "import json,sys; print(int([j for j in json.load(sys.stdin) if j['id']==$1][0]['energy']))"; }
 e=$(energy_j "$hot")
 ns=$(d show "$hot" | awk '$1 == "NodeSeconds" {print $2}')
-# about 250 W on every node-second it held (samples every second: within 20 %)
-[ "$e" -ge $((ns * 200)) ] && [ "$e" -le $((ns * 300)) ] || fail "hot's energy $e J for $ns node-s"
+# about 250 W on every node-second it held: below by at most a heartbeat at each resize
+# (a node that joined draws 71 W in its last reading until its next heartbeat; five
+# resizes of 1-2 nodes in about 40 node-s), never above
+[ "$e" -ge $((ns * 175)) ] && [ "$e" -le $((ns * 260)) ] || fail "hot's energy $e J for $ns node-s"
 field "$hot" Energy | grep -q "kJ" || fail "show without energy: $(d show "$hot")"
 d history | grep -q "ENERGY" || fail "history without energy: $(d history)"
 
