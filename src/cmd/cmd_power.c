@@ -155,7 +155,7 @@ static int watts(const char *opt, const char *v, double *out)
         *out = 0;
         return 0;
     }
-    if (strparse_decimal(v, 1e9, out) < 0)
+    if (strparse_decimal(v, CONFIG_WATTS_MAX, out) < 0)
         return cmd_fail("power corridor: --%s: '%s' is not a power in watts (e.g. 1700%s)", opt,
                         v, strcmp(opt, "upper") ? "" : ", or none");
     return 0;

@@ -277,9 +277,10 @@ void energy_rpc_corridor(ctld_t *c, conn_t *conn, const json_t *m, bool operator
 /* db.c: the operators' corridor changes (table power_corridor) and the history estimate */
 int db_corridor_add(ctld_t *c, double at, double lower, double upper, const char *by);
 int db_corridor_reset(ctld_t *c);
-/* A running job's energy so far (id > 0), or (id 0) the time of the sample: in the
- * open batch. db_power_sampled: that time as last committed, 0 if never. */
-int db_job_energy(ctld_t *c, int64_t id, double energy, double sampled);
+/* A running job's energy so far, and the time of the sample, in the open batch;
+ * db_power_sampled: that time as last committed, 0 if never. */
+int db_job_energy(ctld_t *c, int64_t id, double energy);
+int db_power_sampled_put(ctld_t *c, double t);
 double db_power_sampled(ctld_t *c);
 /* fn(at, lower, upper, by, arg) for each stored change, oldest first */
 int db_corridor_load(ctld_t *c, void (*fn)(double, double, double, const char *, void *), void *arg);

@@ -1314,19 +1314,24 @@ int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, d
     return rc;
 }
 
-int db_job_energy(ctld_t *c, int64_t id, double energy, double sampled)
+/* One statement of the open batch with its bindings done by the caller. */
+static int run_in_batch(ctld_t *c, int which)
 {
-    struct db *s = c->store;
-    if (db_write_begin(c) < 0)
-        return -EIO;
-    sqlite3_stmt *st = s->st[id ? ST_ENERGY : ST_SAMPLED];
-    if (id) {
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_double(st, 2, energy);
-    } else {
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)(sampled * 1000));
-    }
-    return run(st, c, "saving the energy of jobs");
+    return db_write_begin(c) < 0 ? -EIO : run(c->store->st[which], c, "saving the energy of jobs");
+}
+
+int db_job_energy(ctld_t *c, int64_t id, double energy)
+{
+    sqlite3_stmt *st = c->store->st[ST_ENERGY];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_double(st, 2, energy);
+    return run_in_batch(c, ST_ENERGY);
+}
+
+int db_power_sampled_put(ctld_t *c, double t)
+{
+    sqlite3_bind_int64(c->store->st[ST_SAMPLED], 1, (sqlite3_int64)(t * 1000));
+    return run_in_batch(c, ST_SAMPLED);
 }
 
 double db_power_sampled(ctld_t *c)

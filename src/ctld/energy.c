@@ -266,7 +266,7 @@ static void sample_job(int64_t id, void *val, void *arg)
     if (j->state == JS_RUNNING && j->nalloc > 0 && settled == j->nalloc)
         widen(x->c, j, w / j->nalloc);
     if (accrue(j, w, x->now))
-        db_job_energy(x->c, j->id, j->energy, 0); /* a crash loses one interval at most */
+        db_job_energy(x->c, j->id, j->energy); /* a crash loses one interval at most */
     if (j->pw_hist || (j->pw_hist = calloc(JOB_SERIES, sizeof(double))))
         push(NULL, j->pw_hist, &j->pw_n, &j->pw_head, JOB_SERIES, 0, w);
 }
@@ -297,7 +297,7 @@ void energy_sample(ctld_t *c)
     e->unreachable = unreachable;
     jsample_t x = {c, mono, now};
     idmap_foreach(c->jobs, sample_job, &x);
-    db_job_energy(c, 0, 0, now);
+    db_power_sampled_put(c, now);
     if (k == 0)
         return;
     push(e->st, e->sw, &e->sn, &e->shead, SERIES_MAX, now, w);
@@ -380,7 +380,6 @@ void energy_on_ping(ctld_t *c, node_t *n, const json_t *msg)
     n->power_wall = ctld_now();
     snprintf(n->power_src, sizeof(n->power_src), "%s",
              src && (!strcmp(src, "rapl") || !strcmp(src, "model")) ? src : "?");
-    (void)c;
 }
 
 /* ---- jobs' declared power -------------------------------------------------------- */

@@ -211,8 +211,8 @@ static void power_columns_and_energy(void **state)
     assert_true(j->energy == 0 && j->power_max == 0);
     job_free(j);
     int64_t id = add_job(&c, JS_COMPLETED, (const int[]){1}, 1);
-    assert_int_equal(db_job_energy(&c, id, 12345.5, 0), 0);
-    assert_int_equal(db_job_energy(&c, 0, 0, 1.7e9), 0);
+    assert_int_equal(db_job_energy(&c, id, 12345.5), 0);
+    assert_int_equal(db_power_sampled_put(&c, 1.7e9), 0);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
     open_ctld(f, &c, 0, 0);
