@@ -33,7 +33,8 @@ grep -q "cannot execute /bin/nosuch" "$out" || fail "exec failure message: $(cat
 s=$(script hang.sh '#DUCTILE --nodes=2
 ductile run sh -c "echo \$\$ > '"$T"'/task.\$DUCTILE_PROCID; exec sleep 300"')
 j=$(submit "$s")
-wait_for 20 test -s "$T/task.1" || fail "tasks did not start"
+tasks_started() { test -s "$T/task.0" && test -s "$T/task.1"; }
+wait_for 20 tasks_started || fail "tasks did not start"
 p0=$(cat "$T/task.0"); p1=$(cat "$T/task.1")
 alive "$p0" && alive "$p1" || fail "tasks not running"
 d cancel "$j"
