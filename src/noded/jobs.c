@@ -2,6 +2,7 @@
 /* Jobs on one node: start, walltime, clean-up, and reporting how they ended. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,6 +350,20 @@ static int watch_start(noded_t *d, njob_t *j, char *err, size_t errlen)
     return 0;
 }
 
+/* Tests only (test_launch_crash): the daemon dies between the fork of a batch script
+ * and its record, once the script has exec'd or after a second in which it did not. */
+static void test_die_before_record(noded_t *d, njob_t *j)
+{
+    const char *hook = getenv("DUCTILE_TEST_DIE_BEFORE_RECORD");
+    if (!hook || strcmp(hook, "1"))
+        return;
+    struct pollfd p = {launch_pending_fd(j->starting), POLLIN, 0};
+    poll(&p, 1, 1000);
+    fprintf(stderr, "ductile-noded %s: test: dying before the record of job %lld\n", d->name,
+            (long long)j->id);
+    _exit(99);
+}
+
 void jobs_on_start(noded_t *d, const json_t *msg)
 {
     char err[LAUNCH_ERRLEN];
@@ -447,6 +462,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
             .gid = rgid,
             .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
             .status_fd = runs_status_open(d, id),
+            .gate = true, /* no exec before the run is on record (launch_go below) */
         };
         rc = launch_begin(&spec, &j->starting, err, sizeof(err));
         if (spec.status_fd >= 0)
@@ -459,7 +475,17 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     if (rc == 0)
         rc = watch_start(d, j, err, sizeof(err));
     if (rc == 0)
-        runs_record(d, j); /* rewritten once it has exec'd (started) */
+        test_die_before_record(d, j);
+    if (rc == 0) {
+        /* Recorded before it may exec: a daemon killed before this line leaves a child
+         * that ends at its gate, and the controller starts the job again (LaunchLost);
+         * one killed after finds the record and adopts the run. Rewritten once it has
+         * exec'd (started). */
+        runs_record(d, j);
+        /* fails only for a child that failed before its gate: its report says why, and
+         * the watch reads it */
+        launch_go(j->starting);
+    }
     if (rc < 0)
         start_failed(d, j, rc, err);
 }

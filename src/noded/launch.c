@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -293,6 +294,7 @@ struct child_plan {
     gid_t *groups;
     int ngroups;
     int report_fd;
+    bool gate; /* wait for the parent's go on report_fd (a socket pair) before exec */
 };
 
 static void child_report(int fd, int step, int err)
@@ -432,6 +434,19 @@ static _Noreturn void child_main(const struct child_plan *pl)
      * open on a hung filesystem): not its connection, not its lock, which would keep a
      * restarted daemon from starting. */
     close_all_but(3, pl->report_fd, pl->status_fd >= 3 ? pl->status_fd : -1);
+
+    if (pl->gate) {
+        /* The parent records the start, then says go: a parent that died before (end
+         * of file) restarts without knowing us, so nothing of the job may run. Read
+         * before any step can fail: a socket closed with the go unread would reset the
+         * parent's end, and the report of the failure with it. */
+        char go;
+        ssize_t r;
+        while ((r = read(pl->report_fd, &go, 1)) < 0 && errno == EINTR)
+            ;
+        if (r != 1)
+            _exit(127);
+    }
 
     if (setsid() < 0)
         child_fail(pl, STEP_SESSION, errno);
@@ -707,10 +722,12 @@ static int prepare_cgroup(const launch_spec_t *s, launch_proc_t *p, char *err, s
     return 0;
 }
 
-/* The pipe must stay off 0..2 in the child, where stdio goes. */
-static int report_pipe(int fds[2])
+/* The pipe must stay off 0..2 in the child, where stdio goes. A gated start needs it
+ * both ways (the child's reports, the parent's go): a socket pair. */
+static int report_pipe(int fds[2], bool gate)
 {
-    if (pipe2(fds, O_CLOEXEC) < 0)
+    if (gate ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0
+             : pipe2(fds, O_CLOEXEC) < 0)
         return -errno;
     for (int i = 0; i < 2; i++) {
         if (fds[i] > 2)
@@ -769,7 +786,7 @@ static pid_t spawn_child(struct child_plan *pl)
  * pipe (non-blocking) and its pid. */
 static int spawn(struct child_plan *pl, pid_t *pid_out, char *err, size_t errlen)
 {
-    int fds[2], rc = report_pipe(fds);
+    int fds[2], rc = report_pipe(fds, pl->gate);
     if (rc < 0) {
         seterr(err, errlen, "cannot create a pipe: %s", strerror(-rc));
         return rc;
@@ -850,6 +867,16 @@ void launch_abandon(launch_pending_t *pd)
     pending_free(pd);
 }
 
+int launch_go(launch_pending_t *pd)
+{
+    if (!pd || !pd->pl.gate)
+        return 0;
+    ssize_t w;
+    while ((w = send(pd->fd, "g", 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    return w == 1 ? 0 : -(errno ? errno : EIO);
+}
+
 int launch_pending_fd(const launch_pending_t *pd) { return pd->fd; }
 pid_t launch_pending_pid(const launch_pending_t *pd) { return pd->pid; }
 const char *launch_pending_cgroup(const launch_pending_t *pd) { return pd->p->cgroup; }
@@ -862,6 +889,10 @@ int launch_start(const launch_spec_t *spec, launch_proc_t **out, char *err, size
         return -EINVAL;
     }
     *out = NULL;
+    if (spec && spec->gate) {
+        seterr(err, errlen, "a gated start needs launch_begin");
+        return -EINVAL;
+    }
     int rc = launch_begin(spec, &pd, err, errlen);
     if (rc < 0)
         return rc;
@@ -917,6 +948,7 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
         .err_path = err_path,
         .same_out_err = strcmp(out_path, err_path) == 0,
         .drop = geteuid() == 0 && spec->uid != 0,
+        .gate = spec->gate,
         .uid = spec->uid,
         .gid = spec->gid,
     };

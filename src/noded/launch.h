@@ -48,6 +48,10 @@ typedef struct launch_spec {
      * the shepherd (launch_pid) is the daemon's child. -1: no shepherd. Below 3 (as
      * when left out of an initializer): no shepherd. */
     int status_fd;
+    /* The child waits, set up but before exec (and before its shepherd), until
+     * launch_go: the caller records the start first. A caller that dies before
+     * launch_go leaves a child that ends without running anything (launch_begin only). */
+    bool gate;
 } launch_spec_t;
 
 typedef struct launch_proc launch_proc_t;
@@ -68,6 +72,9 @@ typedef struct launch_pending launch_pending_t;
 int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, size_t errlen);
 int launch_finish(launch_pending_t *pd, launch_proc_t **out, char *err, size_t errlen);
 void launch_abandon(launch_pending_t *pd);
+/* Lets a gated child (spec.gate) exec; 0, or a negative errno: the child failed before
+ * its gate (launch_finish gives its report). */
+int launch_go(launch_pending_t *pd);
 int launch_pending_fd(const launch_pending_t *pd);
 pid_t launch_pending_pid(const launch_pending_t *pd);
 /* The cgroup the child is joining, or NULL (tracked by its session, pid == pgid). */

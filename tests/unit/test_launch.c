@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -353,6 +354,93 @@ static void chdir_failure(void **state)
              missing);
     expect_fail(&s, -ENOENT, msg);
     free(missing);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* launch_begin, then launch_finish until the child has exec'd or failed. */
+static int finish_within(launch_pending_t *pd, launch_proc_t **p, char *err, size_t errlen)
+{
+    double deadline = now_s() + 10;
+    int rc;
+    while ((rc = launch_finish(pd, p, err, errlen)) == 0) {
+        if (now_s() > deadline)
+            fail_msg("the gated child neither exec'd nor failed in 10 s");
+        struct pollfd pf = {launch_pending_fd(pd), POLLIN, 0};
+        poll(&pf, 1, 100);
+    }
+    return rc;
+}
+
+/* A gated start (the node daemon's batch scripts): no exec before launch_go; a parent
+ * that dies before its go leaves a child that ends without running anything; a child
+ * that fails during its set-up still reports why (the go it read is not left unread). */
+static void gated_start(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir();
+    char *mark = path_in(dir, "ran");
+    char body[PATH_MAX + 64];
+    snprintf(body, sizeof(body), "#!/bin/sh\necho ran >> %s\n", mark);
+    char *script = write_script(dir, "job.sh", body);
+    char *const argv[] = {script, NULL};
+    launch_spec_t s = base_spec(argv, dir);
+    s.gate = true;
+    char err[LAUNCH_ERRLEN] = "";
+    launch_proc_t *p = NULL;
+
+    /* launch_start cannot wait for a go it would have to give */
+    assert_int_equal(launch_start(&s, &p, err, sizeof(err)), -EINVAL);
+
+    /* held at the gate until the go */
+    launch_pending_t *pd = NULL;
+    assert_int_equal(launch_begin(&s, &pd, err, sizeof(err)), 0);
+    assert_int_equal(launch_finish(pd, &p, err, sizeof(err)), 0);
+    assert_int_equal(access(mark, F_OK), -1);
+    assert_int_equal(launch_go(pd), 0);
+    assert_int_equal(finish_within(pd, &p, err, sizeof(err)), 1);
+    assert_int_equal(reap_within(p, 10), 0);
+    char *got = wait_line(mark, 10);
+    assert_string_equal(got, "ran\n");
+    free(got);
+    launch_cleanup(p);
+
+    /* the parent dies before its go: the child ends, the script never ran */
+    unlink(mark);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t helper = fork();
+    assert_true(helper >= 0);
+    if (helper == 0) {
+        launch_pending_t *hp = NULL;
+        char herr[LAUNCH_ERRLEN];
+        pid_t child = launch_begin(&s, &hp, herr, sizeof(herr)) == 0 ? launch_pending_pid(hp) : -1;
+        (void)!write(fds[1], &child, sizeof(child));
+        _exit(0);
+    }
+    close(fds[1]);
+    pid_t child = -1;
+    assert_int_equal(read(fds[0], &child, sizeof(child)), (ssize_t)sizeof(child));
+    close(fds[0]);
+    assert_true(child > 0);
+    waitpid(helper, NULL, 0);
+    assert_dead(child); /* ours as subreaper once its parent is gone */
+    assert_int_equal(access(mark, F_OK), -1);
+
+    /* a set-up step fails after the go was read: its message, not a reset */
+    char *missing = path_in(dir, "missing");
+    s.cwd = missing;
+    assert_int_equal(launch_begin(&s, &pd, err, sizeof(err)), 0);
+    assert_int_equal(launch_go(pd), 0);
+    assert_int_equal(finish_within(pd, &p, err, sizeof(err)), -ENOENT);
+    char msg[PATH_MAX + 64];
+    snprintf(msg, sizeof(msg), "cannot change directory to %s: No such file or directory",
+             missing);
+    assert_string_equal(err, msg);
+    assert_no_children();
+    free(missing);
+    free(script);
+    free(mark);
     tu_rmtree(dir);
     free(dir);
 }
@@ -724,6 +812,7 @@ int main(void)
         cmocka_unit_test(only_given_env),
         cmocka_unit_test(exec_failure),
         cmocka_unit_test(chdir_failure),
+        cmocka_unit_test(gated_start),
         cmocka_unit_test(unwritable_output),
         cmocka_unit_test(bad_spec),
         cmocka_unit_test(background_grandchild),
