@@ -94,7 +94,9 @@ static void report_end(noded_t *d, njob_t *j)
                           "end", j->end_time);
     if (m && j->error[0])
         json_object_set_new(m, "error", json_string(j->error));
-    noded_send(d, m);
+    if (noded_send(d, m) == -ENOTCONN)
+        fprintf(stderr, "ductile-noded %s: job %lld ended; the controller hears of it once "
+                "this daemon is registered\n", d->name, (long long)j->id);
 }
 
 static void on_kill(uv_timer_t *t);
@@ -643,6 +645,17 @@ static void report_one(int64_t id, void *val, void *arg)
         json_array_append_new(arr, e);
     }
 }
+
+/* Registered: the register message said what we held when we connected; a script that
+ * ended after that was reported while nobody listened (noded_send drops it). Every end
+ * not acknowledged goes again: the controller takes a repeat as a repeat. */
+static void resend_end(noded_t *d, njob_t *j)
+{
+    if (j->ended && j->batch && !j->acked)
+        report_end(d, j);
+}
+
+void jobs_on_registered(noded_t *d) { each_job(d, resend_end); }
 
 json_t *jobs_report(noded_t *d)
 {

@@ -34,6 +34,7 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         d->registered = true;
         d->registered_once = true;
         fprintf(stderr, "ductile-noded %s: registered with the controller\n", d->name);
+        jobs_on_registered(d);
         steps_on_registered(d);
     } else if (!strcmp(type, "job_start")) {
         jobs_on_start(d, msg);

@@ -98,6 +98,7 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg);
 void jobs_on_ended_ack(noded_t *d, const json_t *msg);
 void jobs_reap(noded_t *d);
 json_t *jobs_report(noded_t *d);
+void jobs_on_registered(noded_t *d); /* sends again the ends not acknowledged */
 int noded_send(noded_t *d, json_t *msg); /* takes msg */
 
 /* runs.c: a durable record of each run on this node, so that a restarted daemon

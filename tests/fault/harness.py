@@ -691,10 +691,28 @@ class Round:
                 except OSError:
                     pass
 
+    def log_excerpts(self):
+        """The daemons' last words, for a failed round's report (CI keeps no files)."""
+        out = []
+        try:
+            names = sorted(os.listdir(os.path.join(self.C, "log")))
+        except OSError:
+            return out
+        for name in names:
+            try:
+                with open(os.path.join(self.C, "log", name), errors="replace") as f:
+                    lines = f.readlines()[-(40 if name.startswith("ductiled") else 15):]
+            except OSError:
+                continue
+            out.append("--- %s" % name)
+            out.extend("    " + x.rstrip() for x in lines)
+        return out
+
     def cleanup(self):
         # a round that crashed half-way must not leave its cluster behind either
         if not hasattr(self, "T"):
             return
+        self.logs = self.log_excerpts() if self.violations else []
         if os.path.exists(os.path.join(self.C, "ctld.pid")):
             self.d("cluster", "down", "--dir", self.C, timeout=30)
         for p in os.listdir("/proc"):
@@ -806,6 +824,8 @@ def main():
             print("  VIOLATION %s: %s" % (kind, detail), flush=True)
         for note in r.notes:
             print("  note: %s" % note, flush=True)
+        for line in getattr(r, "logs", []):
+            print("  " + line, flush=True)
         if r.violations:
             print("  replay: %s --bin %s --seed %d --first-round %d --rounds 1 --faults %s "
                   "--workload %s" % (sys.argv[0], a.bin, a.seed, n, ",".join(a.kinds),
