@@ -137,15 +137,14 @@ int dt_dmr_offer_ok(const dt_offer_t *o)
     return o->after >= min_nodes && o->after <= max_nodes;
 }
 
-static MPI_Aint extent_of(MPI_Datatype t)
+MPI_Aint dt_extent(MPI_Datatype t)
 {
     MPI_Aint lb, ext;
     MPI_Type_get_extent(t, &lb, &ext);
     return ext;
 }
 
-/* The elements of the blocks of b that block-cyclic deals to rank r of n (total). */
-static long cyclic_count(long total, long b, int r, int n)
+long dt_cyclic_count(long total, long b, int r, int n)
 {
     long nblocks = (total + b - 1) / b, c = 0;
     for (long k = r; k < nblocks; k += n)
@@ -157,13 +156,13 @@ static long cyclic_count(long total, long b, int r, int n)
  * keeps its blocks in increasing order. Moves every block to its new owner. */
 static int move_block_cyclic(const dt_window_t *w, var_t *v, long total)
 {
-    MPI_Aint ext = extent_of(v->type);
+    MPI_Aint ext = dt_extent(v->type);
     long nblocks = (total + v->block - 1) / v->block;
     int n = w->cover_size, me = w->cover_rank;
     int *sc = calloc((size_t)n, sizeof(int)), *sd = calloc((size_t)n, sizeof(int));
     int *rc = calloc((size_t)n, sizeof(int)), *rd = calloc((size_t)n, sizeof(int));
     int my_old = w->old_of[me], my_new = w->new_of[me];
-    long mine_new = my_new >= 0 ? cyclic_count(total, v->block, my_new, w->new_size) : 0;
+    long mine_new = my_new >= 0 ? dt_cyclic_count(total, v->block, my_new, w->new_size) : 0;
     char *out = malloc((size_t)(*v->count > 0 ? *v->count : 1) * (size_t)ext);
     char *in = malloc((size_t)(mine_new > 0 ? mine_new : 1) * (size_t)ext);
     char *fresh = malloc((size_t)(mine_new > 0 ? mine_new : 1) * (size_t)ext);
@@ -223,7 +222,7 @@ done:
 
 static int move_var(const dt_window_t *w, var_t *v)
 {
-    MPI_Aint ext = extent_of(v->type);
+    MPI_Aint ext = dt_extent(v->type);
     long total = 0, mine = w->old_of[w->cover_rank] >= 0 ? *v->count : 0;
     if (v->dist == DT_DIST_REPLICATED) {
         /* the new processes get rank 0's copy */
@@ -311,7 +310,7 @@ static int check_var(const long *all, int n, int i, int say)
                 dt_block_range(total, r, n, &lo, &hi);
                 want = hi - lo;
             } else {
-                want = cyclic_count(total, F(r, i, F_BLOCK), r, n);
+                want = dt_cyclic_count(total, F(r, i, F_BLOCK), r, n);
             }
             if (cnt != want) {
                 bad = 1;
@@ -348,7 +347,7 @@ static int check_registrations(void)
     mine[0] = nvars;
     for (int i = 0; i < nvars; i++) {
         long *f = mine + 1 + i * NF;
-        MPI_Aint ext = extent_of(vars[i].type);
+        MPI_Aint ext = dt_extent(vars[i].type);
         f[F_DIST] = vars[i].dist;
         f[F_BLOCK] = vars[i].block;
         f[F_EXT] = (long)ext;

@@ -54,6 +54,11 @@ void dt_debug_reset(MPI_Comm comm);
 void dt_debug_sync(const char *api, const char *node);
 void dt_debug_free(void);
 
+/* dt_dmr.c: the extent of an element of t; the elements of the blocks of b that
+ * block-cyclic deals to rank r of n (total elements). */
+MPI_Aint dt_extent(MPI_Datatype t);
+long dt_cyclic_count(long total, long b, int r, int n);
+
 /* dt_dmr.c: does an offer respect the limits of dt_set_limits? */
 int dt_dmr_offer_ok(const dt_offer_t *o);
 /* The leader declined an offer outside the limits (it tells the scheduler again). */

@@ -186,6 +186,42 @@ void dt_on_adapt(dt_adapt_fn *fn, void *arg);
  * offer is declined before anything starts, and rank 0 says which variable, rank and
  * count. */
 int dt_reconfigure(void);
+
+/* Checkpoints (docs/checkpointing.md): register the data once, commit it regularly,
+ * and after a restart (on any number of processes) restore it. A version is whole or
+ * absent: a run killed in the middle of a commit restarts from the one before.
+ *
+ *   dt_ckpt_init("jacobi", NULL, comm);          // collective from here on
+ *   if (dt_ckpt_restart(&v) == 1) {             // a checkpoint exists
+ *       dt_ckpt_count("grid", &n, NULL);        // this process's share now
+ *       grid = malloc(n * sizeof(double));
+ *       dt_ckpt_restore("grid", grid, n);
+ *   }
+ *   dt_ckpt_add("grid", grid, n, MPI_DOUBLE, DT_DIST_BLOCK, 0);
+ *   for (...) { ...; if (it % 10 == 0) dt_ckpt_commit(); }
+ *   dt_ckpt_finalize();
+ *
+ * Checkpoints go to dir/app (dir NULL: $DUCTILE_CKPT_DIR, else ~/.ductile/checkpoints),
+ * which must be visible from every node (the home or the parallel file system); one
+ * process per node writes that node's file. Replicated data is saved from rank 0. */
+#define DT_CKPT_LABEL_MAX 64
+int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm);
+/* count local elements of type at data, distributed as dist (dt_register's meaning);
+ * the same label again updates where the data is and its count. */
+int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt_dist_t dist,
+                long block);
+/* Collective: the registered data as the next version. -EINVAL on every process when
+ * the registrations differ or a count is not its distribution's share. */
+int dt_ckpt_commit(void);
+/* Collective: 1 and *version when a complete checkpoint exists, 0 when none. */
+int dt_ckpt_restart(long *version);
+/* This process's share of a restarted variable on the current process count, and the
+ * whole; restore copies it into data (count must be that share). */
+int dt_ckpt_count(const char *label, long *count, long *total);
+int dt_ckpt_restore(const char *label, void *data, long count);
+int dt_ckpt_finalize(void);
+/* The message of the last checkpoint error on this process. */
+const char *dt_ckpt_strerror(void);
 #endif
 
 #ifdef __cplusplus

@@ -1,0 +1,730 @@
+/* Application checkpoints, the file level (docs/checkpointing.md): what the checkpoint
+ * service's agents flush to the parallel file system, and what the library writes by
+ * itself when no agent can take a checkpoint (seed 002, iCheck 6.5: "one lead process
+ * per node writes with POSIX"). A directory per application:
+ *
+ *   <dir>/latest            the number of the last complete version (tmp + rename)
+ *   <dir>/v<k>/node<i>.dat  node i's processes' parts, written by the node's lead
+ *   <dir>/v<k>/manifest.json  the variables, and where each old rank's part is
+ *   <dir>/v<k>.part/        a version being written: never read, removed at the next
+ *
+ * A version is whole or absent: its directory is renamed into place only after every
+ * node file is on disk, and `latest` moves after that. A restart with another number
+ * of processes reads from each old part what its new part needs (block, block-cyclic,
+ * replicated), so the same files restore on any process count. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_internal.h"
+
+#define CK_KEEP 2 /* complete versions kept: the last and the one before */
+
+typedef struct ck_var {
+    char label[DT_CKPT_LABEL_MAX];
+    void *data;
+    long count; /* local elements */
+    int esize;
+    int dist;
+    long block;
+} ck_var_t;
+
+/* A restored version's description (from its manifest). */
+typedef struct ck_saved {
+    char label[DT_CKPT_LABEL_MAX];
+    int esize, dist;
+    long block, total;
+} ck_saved_t;
+
+static struct {
+    int on;
+    char dir[PATH_MAX];
+    MPI_Comm comm, node;
+    int rank, size, node_rank;
+    ck_var_t *v;
+    int nv;
+    long version; /* the last complete version on disk (0: none) */
+    /* after dt_ckpt_restart: the version read, its variables and old ranks' parts */
+    json_t *man;
+    ck_saved_t *saved;
+    int nsaved, old_size;
+} ck;
+
+static char errbuf[512];
+
+/* The message of a failure, printed where it happened: by rank 0 for the mistakes
+ * every process makes alike (-EINVAL, -ENOENT), by any process for the rest. */
+static int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+    va_end(ap);
+    if (ck.rank == 0 || (rc != -EINVAL && rc != -ENOENT))
+        fprintf(stderr, "libductile: rank %d: %s\n", ck.rank, errbuf);
+    return rc;
+}
+
+const char *dt_ckpt_strerror(void) { return errbuf; }
+
+/* Every process gets the worst status (the lowest: errors are negative). */
+static int agree(int rc)
+{
+    int all = rc;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, ck.comm);
+    return all;
+}
+
+static int mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+                return -errno;
+            *p = '/';
+        }
+    return mkdir(buf, 0700) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+static void rmtree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                char p[PATH_MAX + 256];
+                snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+                unlink(p);
+            }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+static int fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+static long read_latest(void)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/latest", ck.dir);
+    FILE *f = fopen(p, "re");
+    long v = 0;
+    if (f && fscanf(f, "%ld", &v) != 1)
+        v = 0;
+    if (f)
+        fclose(f);
+    return v > 0 ? v : 0;
+}
+
+int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
+{
+    if (ck.on)
+        return fail(-EALREADY, "dt_ckpt_init: already called");
+    memset(&ck, 0, sizeof(ck));
+    MPI_Comm_rank(comm, &ck.rank);
+    if (!app || !*app || strchr(app, '/') || strlen(app) >= DT_CKPT_LABEL_MAX)
+        return fail(-EINVAL, "dt_ckpt_init: the application name '%s' must be 1 to 63 "
+                    "characters without '/'", app ? app : "");
+    const char *base = dir ? dir : getenv("DUCTILE_CKPT_DIR");
+    const char *home = getenv("HOME");
+    if (base)
+        snprintf(ck.dir, sizeof(ck.dir), "%s/%s", base, app);
+    else
+        snprintf(ck.dir, sizeof(ck.dir), "%s/.ductile/checkpoints/%s", home ? home : "/tmp", app);
+    MPI_Comm_dup(comm, &ck.comm);
+    MPI_Comm_size(ck.comm, &ck.size);
+    MPI_Comm_split_type(ck.comm, MPI_COMM_TYPE_SHARED, ck.rank, MPI_INFO_NULL, &ck.node);
+    MPI_Comm_rank(ck.node, &ck.node_rank);
+    int rc = ck.rank == 0 ? mkdirs(ck.dir) : 0;
+    if (rc < 0)
+        fail(rc, "cannot create the checkpoint directory %s: %s", ck.dir, strerror(-rc));
+    rc = agree(rc);
+    if (rc < 0) {
+        MPI_Comm_free(&ck.node);
+        MPI_Comm_free(&ck.comm);
+        return rc;
+    }
+    long v = ck.rank == 0 ? read_latest() : 0;
+    MPI_Bcast(&v, 1, MPI_LONG, 0, ck.comm);
+    ck.version = v;
+    ck.on = 1;
+    return 0;
+}
+
+int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt_dist_t dist,
+                long block)
+{
+    if (!ck.on)
+        return fail(-EINVAL, "dt_ckpt_add: call dt_ckpt_init first");
+    const char *why = !label || !*label || strlen(label) >= DT_CKPT_LABEL_MAX
+                          ? "a label is 1 to 63 characters"
+                      : count < 0 || (count > 0 && !data) ? "the data and its count do not fit"
+                      : dist != DT_DIST_BLOCK && dist != DT_DIST_BLOCK_CYCLIC &&
+                              dist != DT_DIST_REPLICATED
+                          ? "dist must be DT_DIST_BLOCK, DT_DIST_BLOCK_CYCLIC or DT_DIST_REPLICATED"
+                      : dist == DT_DIST_BLOCK_CYCLIC && block < 1 ? "a block-cyclic block must be >= 1"
+                                                                  : NULL;
+    if (why)
+        return fail(-EINVAL, "dt_ckpt_add '%s': %s", label ? label : "", why);
+    for (int i = 0; i < ck.nv; i++)
+        if (!strcmp(ck.v[i].label, label)) { /* the same label again: new place or size */
+            ck.v[i].data = data;
+            ck.v[i].count = count;
+            return 0;
+        }
+    ck_var_t *nv = realloc(ck.v, (size_t)(ck.nv + 1) * sizeof(*nv));
+    if (!nv)
+        return fail(-ENOMEM, "dt_ckpt_add '%s': out of memory", label);
+    ck.v = nv;
+    ck_var_t *v = &ck.v[ck.nv++];
+    memset(v, 0, sizeof(*v));
+    snprintf(v->label, sizeof(v->label), "%s", label);
+    v->data = data;
+    v->count = count;
+    v->esize = (int)dt_extent(type);
+    v->dist = dist;
+    v->block = dist == DT_DIST_BLOCK_CYCLIC ? block : 0;
+    return 0;
+}
+
+/* This process's share of one checkpoint, in bytes (replicated data: rank 0's copy). */
+static long part_bytes(int i)
+{
+    const ck_var_t *v = &ck.v[i];
+    return v->dist == DT_DIST_REPLICATED && ck.rank != 0 ? 0 : v->count * v->esize;
+}
+
+/* Every process registered the same variables, and the counts fit their distribution:
+ * checked on rank 0 from everybody's counts; the totals go in the manifest. */
+static int check_counts(const long *all, long *total)
+{
+    for (int i = 0; i < ck.nv; i++) {
+        const ck_var_t *v = &ck.v[i];
+        long t = 0;
+        for (int r = 0; r < ck.size; r++)
+            t += all[r * (ck.nv + 1) + 1 + i];
+        if (v->dist == DT_DIST_REPLICATED)
+            t = all[1 + i];
+        total[i] = t;
+        for (int r = 0; r < ck.size; r++) {
+            long have = all[r * (ck.nv + 1) + 1 + i], lo, hi, want;
+            if (v->dist == DT_DIST_BLOCK) {
+                dt_block_range(t, r, ck.size, &lo, &hi);
+                want = hi - lo;
+            } else {
+                want = v->dist == DT_DIST_BLOCK_CYCLIC ? dt_cyclic_count(t, v->block, r, ck.size) : t;
+            }
+            if (have != want) {
+                char who[96];
+                snprintf(who, sizeof(who), "rank %d has %ld elements, its share is %ld", r, have, want);
+                return fail(-EINVAL, "dt_ckpt_commit '%s': %s", v->label, who);
+            }
+        }
+    }
+    return 0;
+}
+
+/* The node's lead gathers its processes' parts and writes them as one file. */
+static int write_node_file(const char *vdir, int file, long *my_off)
+{
+    long mine = 0;
+    for (int i = 0; i < ck.nv; i++)
+        mine += part_bytes(i);
+    if (mine > INT_MAX)
+        return fail(-EOVERFLOW, "dt_ckpt_commit: a process's part exceeds 2 GiB");
+    char *buf = malloc(mine ? (size_t)mine : 1);
+    if (!buf)
+        return -ENOMEM;
+    long at = 0;
+    for (int i = 0; i < ck.nv; i++) {
+        memcpy(buf + at, ck.v[i].data ? ck.v[i].data : "", (size_t)part_bytes(i));
+        at += part_bytes(i);
+    }
+    int nsize, len = (int)mine;
+    MPI_Comm_size(ck.node, &nsize);
+    int *lens = ck.node_rank == 0 ? malloc((size_t)nsize * sizeof(int)) : NULL;
+    int *displs = ck.node_rank == 0 ? malloc((size_t)nsize * sizeof(int)) : NULL;
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, ck.node);
+    long sum = 0;
+    int rc = 0;
+    if (ck.node_rank == 0)
+        for (int r = 0; r < nsize; r++) {
+            displs[r] = (int)sum;
+            sum += lens[r];
+            if (sum > INT_MAX)
+                rc = -EOVERFLOW;
+        }
+    int off = 0;
+    MPI_Scatter(displs, 1, MPI_INT, &off, 1, MPI_INT, 0, ck.node);
+    *my_off = off;
+    char *all = ck.node_rank == 0 && rc == 0 ? malloc(sum ? (size_t)sum : 1) : NULL;
+    if (ck.node_rank == 0 && rc == 0 && !all)
+        rc = -ENOMEM;
+    MPI_Bcast(&rc, 1, MPI_INT, 0, ck.node);
+    if (rc == 0)
+        MPI_Gatherv(buf, len, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, ck.node);
+    free(buf);
+    if (ck.node_rank == 0 && rc == 0) {
+        char p[PATH_MAX + 64];
+        snprintf(p, sizeof(p), "%s/node%d.dat", vdir, file);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        long done = 0;
+        while (fd >= 0 && done < sum) {
+            ssize_t w = write(fd, all + done, (size_t)(sum - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            done += w;
+        }
+        if (fd < 0 || done < sum || fsync(fd) < 0)
+            rc = -errno ? -errno : -EIO;
+        if (fd >= 0)
+            close(fd);
+        if (rc < 0)
+            fail(rc, "cannot write the checkpoint file %s: %s", p, strerror(-rc));
+    }
+    free(all);
+    free(lens);
+    free(displs);
+    return rc;
+}
+
+static json_t *manifest(long version, const long *total, const long *parts)
+{
+    json_t *vars = json_array(), *ranks = json_array();
+    for (int i = 0; i < ck.nv; i++)
+        json_array_append_new(vars, json_pack("{s:s,s:i,s:i,s:I,s:I}", "label", ck.v[i].label,
+                                              "esize", ck.v[i].esize, "dist", ck.v[i].dist,
+                                              "block", (json_int_t)ck.v[i].block,
+                                              "total", (json_int_t)total[i]));
+    /* per old rank: its file, the offset of its part there, and each variable's count */
+    for (int r = 0; r < ck.size; r++) {
+        const long *p = &parts[r * (ck.nv + 2)];
+        json_t *counts = json_array();
+        for (int i = 0; i < ck.nv; i++)
+            json_array_append_new(counts, json_integer(p[2 + i]));
+        json_array_append_new(ranks, json_pack("{s:I,s:I,s:o}", "file", (json_int_t)p[0],
+                                               "offset", (json_int_t)p[1], "counts", counts));
+    }
+    return json_pack("{s:I,s:f,s:i,s:o,s:o}", "version", (json_int_t)version, "time",
+                     (double)time(NULL), "procs", ck.size, "vars", vars, "ranks", ranks);
+}
+
+/* Rank 0: the manifest, then the version in place, then `latest`; older ones go. */
+static int publish(const char *part, long version, const long *total, const long *parts)
+{
+    char p[PATH_MAX + 64], final[PATH_MAX + 32];
+    snprintf(p, sizeof(p), "%s/manifest.json", part);
+    json_t *m = manifest(version, total, parts);
+    int rc = m && json_dump_file(m, p, JSON_COMPACT) == 0 ? fsync_path(p) : -EIO;
+    json_decref(m);
+    snprintf(final, sizeof(final), "%s/v%ld", ck.dir, version);
+    if (rc == 0) {
+        rmtree(final); /* a version of a run that never published it */
+        rc = rename(part, final) < 0 ? -errno : fsync_path(ck.dir);
+    }
+    if (rc == 0) {
+        char tmp[PATH_MAX + 16], latest[PATH_MAX + 16];
+        snprintf(tmp, sizeof(tmp), "%s/latest.tmp", ck.dir);
+        snprintf(latest, sizeof(latest), "%s/latest", ck.dir);
+        FILE *f = fopen(tmp, "we");
+        rc = f && fprintf(f, "%ld\n", version) > 0 && fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0
+                                                                                             : -EIO;
+        if (f)
+            fclose(f);
+        if (rc == 0)
+            rc = rename(tmp, latest) < 0 ? -errno : fsync_path(ck.dir);
+    }
+    if (rc < 0)
+        return fail(rc, "cannot publish the checkpoint in %s: %s", ck.dir, strerror(-rc));
+    for (long old = version - CK_KEEP; old > 0 && old > version - CK_KEEP - 8; old--) {
+        snprintf(final, sizeof(final), "%s/v%ld", ck.dir, old);
+        rmtree(final);
+    }
+    return 0;
+}
+
+int dt_ckpt_commit(void)
+{
+    if (!ck.on)
+        return fail(-EINVAL, "dt_ckpt_commit: call dt_ckpt_init first");
+    long version = ck.version + 1;
+    /* everybody's variable count and counts, on rank 0 */
+    int w = ck.nv + 1;
+    long *mine = calloc((size_t)w, sizeof(long));
+    long *all = ck.rank == 0 ? calloc((size_t)w * (size_t)ck.size, sizeof(long)) : NULL;
+    long *total = calloc((size_t)ck.nv + 1, sizeof(long));
+    int rc = mine && total && (ck.rank != 0 || all) ? 0 : -ENOMEM;
+    rc = agree(rc);
+    if (rc == 0) {
+        mine[0] = ck.nv;
+        for (int i = 0; i < ck.nv; i++)
+            mine[1 + i] = ck.v[i].count;
+        MPI_Gather(mine, w, MPI_LONG, all, w, MPI_LONG, 0, ck.comm);
+        if (ck.rank == 0) {
+            for (int r = 0; r < ck.size && rc == 0; r++)
+                if (all[r * w] != ck.nv) {
+                    char n[64];
+                    snprintf(n, sizeof(n), "rank %d registered %ld", r, all[r * w]);
+                    rc = fail(-EINVAL, "dt_ckpt_commit: %s variables, rank 0 %d", n, ck.nv);
+                }
+            if (rc == 0)
+                rc = check_counts(all, total);
+        }
+        rc = agree(rc);
+    }
+    char part[PATH_MAX + 32];
+    snprintf(part, sizeof(part), "%s/v%ld.part", ck.dir, version);
+    if (rc == 0) {
+        if (ck.rank == 0) {
+            rmtree(part);
+            rc = mkdir(part, 0700) < 0 ? -errno : 0;
+            if (rc < 0)
+                fail(rc, "cannot create %s: %s", part, strerror(-rc));
+        }
+        rc = agree(rc);
+    }
+    /* node files: one per node lead, numbered by the leads' order */
+    long off = 0;
+    int file = 0;
+    if (rc == 0) {
+        MPI_Comm leads;
+        MPI_Comm_split(ck.comm, ck.node_rank == 0 ? 0 : MPI_UNDEFINED, ck.rank, &leads);
+        if (leads != MPI_COMM_NULL) {
+            MPI_Comm_rank(leads, &file);
+            MPI_Comm_free(&leads);
+        }
+        MPI_Bcast(&file, 1, MPI_INT, 0, ck.node);
+        rc = agree(write_node_file(part, file, &off));
+    }
+    /* Tests only (test_ckpt_files): the run dies with the version's files written and
+     * not published, the commit a kill interrupts. */
+    const char *crash = getenv("DUCTILE_TEST_CKPT_CRASH");
+    if (rc == 0 && crash && atol(crash) == version)
+        _exit(9);
+    if (rc == 0) {
+        long *p = calloc((size_t)ck.nv + 2, sizeof(long));
+        long *parts = ck.rank == 0 ? calloc((size_t)(ck.nv + 2) * (size_t)ck.size, sizeof(long)) : NULL;
+        if (p) {
+            p[0] = file;
+            p[1] = off;
+            for (int i = 0; i < ck.nv; i++)
+                p[2 + i] = ck.v[i].dist == DT_DIST_REPLICATED && ck.rank != 0 ? 0 : ck.v[i].count;
+        }
+        rc = agree(p && (ck.rank != 0 || parts) ? 0 : -ENOMEM);
+        if (rc == 0) {
+            MPI_Gather(p, ck.nv + 2, MPI_LONG, parts, ck.nv + 2, MPI_LONG, 0, ck.comm);
+            rc = agree(ck.rank == 0 ? publish(part, version, total, parts) : 0);
+        }
+        free(p);
+        free(parts);
+    }
+    if (rc == 0)
+        ck.version = version;
+    free(mine);
+    free(all);
+    free(total);
+    return rc;
+}
+
+/* ---- restart ------------------------------------------------------------------ */
+
+static void forget_saved(void)
+{
+    json_decref(ck.man);
+    ck.man = NULL;
+    free(ck.saved);
+    ck.saved = NULL;
+    ck.nsaved = ck.old_size = 0;
+}
+
+static int load_manifest(const char *text)
+{
+    json_error_t jerr;
+    json_t *m = json_loads(text, 0, &jerr), *vars, *ranks;
+    int procs;
+    if (!m || json_unpack(m, "{s:i,s:o,s:o}", "procs", &procs, "vars", &vars, "ranks", &ranks) < 0 ||
+        !json_is_array(vars) || !json_is_array(ranks) || procs < 1 ||
+        json_array_size(ranks) != (size_t)procs) {
+        json_decref(m);
+        return -EINVAL;
+    }
+    ck.saved = calloc(json_array_size(vars) + 1, sizeof(*ck.saved));
+    if (!ck.saved) {
+        json_decref(m);
+        return -ENOMEM;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(vars, i, e)
+    {
+        ck_saved_t *s = &ck.saved[i];
+        const char *label;
+        json_int_t block, total;
+        if (json_unpack(e, "{s:s,s:i,s:i,s:I,s:I}", "label", &label, "esize", &s->esize, "dist",
+                        &s->dist, "block", &block, "total", &total) < 0 ||
+            s->esize < 1) {
+            json_decref(m);
+            return -EINVAL;
+        }
+        snprintf(s->label, sizeof(s->label), "%s", label);
+        s->block = (long)block;
+        s->total = (long)total;
+    }
+    ck.nsaved = (int)json_array_size(vars);
+    ck.old_size = procs;
+    ck.man = m;
+    return 0;
+}
+
+int dt_ckpt_restart(long *version)
+{
+    if (!ck.on)
+        return fail(-EINVAL, "dt_ckpt_restart: call dt_ckpt_init first");
+    forget_saved();
+    char *text = NULL;
+    long len = 0, v = 0;
+    if (ck.rank == 0) {
+        /* what a run killed mid-commit left: never a version */
+        DIR *d = opendir(ck.dir);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n > 5 && !strcmp(e->d_name + n - 5, ".part")) {
+                char p[PATH_MAX + 256];
+                snprintf(p, sizeof(p), "%s/%s", ck.dir, e->d_name);
+                rmtree(p);
+            }
+        }
+        if (d)
+            closedir(d);
+        v = read_latest();
+        if (v > 0) {
+            char p[PATH_MAX + 64];
+            snprintf(p, sizeof(p), "%s/v%ld/manifest.json", ck.dir, v);
+            json_error_t jerr;
+            json_t *m = json_load_file(p, 0, &jerr);
+            text = m ? json_dumps(m, JSON_COMPACT) : NULL;
+            json_decref(m);
+            len = text ? (long)strlen(text) + 1 : -1;
+        }
+    }
+    MPI_Bcast(&v, 1, MPI_LONG, 0, ck.comm);
+    MPI_Bcast(&len, 1, MPI_LONG, 0, ck.comm);
+    if (len < 0)
+        return agree(fail(-EIO, "the checkpoint's manifest in %s cannot be read", ck.dir));
+    if (v == 0) {
+        if (version)
+            *version = 0;
+        return 0;
+    }
+    if (ck.rank != 0)
+        text = malloc((size_t)len);
+    int rc = agree(text ? 0 : -ENOMEM);
+    if (rc == 0)
+        MPI_Bcast(text, (int)len, MPI_CHAR, 0, ck.comm);
+    if (rc == 0)
+        rc = agree(load_manifest(text));
+    free(text);
+    if (rc < 0)
+        return fail(rc, "the checkpoint's manifest in %s is damaged", ck.dir);
+    ck.version = v;
+    if (version)
+        *version = v;
+    return 1;
+}
+
+static const ck_saved_t *saved_var(const char *label, int *index)
+{
+    for (int i = 0; i < ck.nsaved; i++)
+        if (!strcmp(ck.saved[i].label, label)) {
+            *index = i;
+            return &ck.saved[i];
+        }
+    return NULL;
+}
+
+/* This process's share of a saved variable on the current number of processes. */
+static long new_count(const ck_saved_t *s)
+{
+    long lo, hi;
+    if (s->dist == DT_DIST_REPLICATED)
+        return s->total;
+    if (s->dist == DT_DIST_BLOCK_CYCLIC)
+        return dt_cyclic_count(s->total, s->block, ck.rank, ck.size);
+    dt_block_range(s->total, ck.rank, ck.size, &lo, &hi);
+    return hi - lo;
+}
+
+int dt_ckpt_count(const char *label, long *count, long *total)
+{
+    int i;
+    const ck_saved_t *s = ck.man && label ? saved_var(label, &i) : NULL;
+    if (!s)
+        return fail(-ENOENT, "dt_ckpt_count: no variable '%s' in the restarted checkpoint",
+                    label ? label : "");
+    if (count)
+        *count = new_count(s);
+    if (total)
+        *total = s->total;
+    return 0;
+}
+
+/* Old rank r's part of variable vi: its file and the byte offset where it starts. */
+static int old_part(int r, int vi, long *count, char *path, size_t plen, long *offset)
+{
+    json_t *rk = json_array_get(json_object_get(ck.man, "ranks"), (size_t)r);
+    json_int_t file = 0, off = 0;
+    json_t *counts = NULL;
+    if (!rk || json_unpack(rk, "{s:I,s:I,s:o}", "file", &file, "offset", &off, "counts", &counts) < 0 ||
+        json_array_size(counts) != (size_t)ck.nsaved)
+        return -EINVAL;
+    long at = (long)off;
+    for (int i = 0; i < vi; i++)
+        at += (long)json_integer_value(json_array_get(counts, (size_t)i)) * ck.saved[i].esize;
+    *count = (long)json_integer_value(json_array_get(counts, (size_t)vi));
+    *offset = at;
+    snprintf(path, plen, "%s/v%ld/node%lld.dat", ck.dir, ck.version, (long long)file);
+    return 0;
+}
+
+static int read_at(const char *path, void *buf, long len, long offset)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    long done = 0;
+    while (done < len) {
+        ssize_t n = pread(fd, (char *)buf + done, (size_t)(len - done), (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += n;
+    }
+    close(fd);
+    return done == len ? 0 : -EIO;
+}
+
+/* Block: the overlap of my new block with each old rank's block. */
+static int restore_block(const ck_saved_t *s, int vi, char *out)
+{
+    long nlo, nhi;
+    dt_block_range(s->total, ck.rank, ck.size, &nlo, &nhi);
+    for (int r = 0; r < ck.old_size; r++) {
+        long olo, ohi, cnt, off;
+        char path[PATH_MAX + 64];
+        dt_block_range(s->total, r, ck.old_size, &olo, &ohi);
+        long a = olo > nlo ? olo : nlo, b = ohi < nhi ? ohi : nhi;
+        if (b <= a)
+            continue;
+        if (old_part(r, vi, &cnt, path, sizeof(path), &off) < 0 || cnt != ohi - olo)
+            return -EINVAL;
+        int rc = read_at(path, out + (a - nlo) * s->esize, (b - a) * s->esize,
+                         off + (a - olo) * s->esize);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Block-cyclic: block k of the array is old rank k % P's (k / P)-th and new rank
+ * k % P''s (k / P')-th; each old part is read once and its blocks that are mine kept. */
+static int restore_cyclic(const ck_saved_t *s, int vi, char *out)
+{
+    long b = s->block, nblocks = (s->total + b - 1) / b;
+    for (int r = 0; r < ck.old_size; r++) {
+        long cnt, off;
+        char path[PATH_MAX + 64];
+        if (old_part(r, vi, &cnt, path, sizeof(path), &off) < 0 ||
+            cnt != dt_cyclic_count(s->total, b, r, ck.old_size))
+            return -EINVAL;
+        int mine = 0;
+        for (long k = r; k < nblocks && !mine; k += ck.old_size)
+            mine = k % ck.size == ck.rank;
+        if (!mine || cnt == 0)
+            continue;
+        char *part = malloc((size_t)(cnt * s->esize));
+        if (!part)
+            return -ENOMEM;
+        int rc = read_at(path, part, cnt * s->esize, off);
+        for (long k = r; rc == 0 && k < nblocks; k += ck.old_size) {
+            if (k % ck.size != ck.rank)
+                continue;
+            long len = k == nblocks - 1 ? s->total - k * b : b;
+            memcpy(out + (k / ck.size) * b * s->esize, part + (k / ck.old_size) * b * s->esize,
+                   (size_t)(len * s->esize));
+        }
+        free(part);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int dt_ckpt_restore(const char *label, void *data, long count)
+{
+    int vi;
+    const ck_saved_t *s = ck.man && label ? saved_var(label, &vi) : NULL;
+    if (!s)
+        return fail(-ENOENT, "dt_ckpt_restore: no variable '%s' in the restarted checkpoint",
+                    label ? label : "");
+    long want = new_count(s);
+    if (count != want || (want > 0 && !data)) {
+        char n[96];
+        snprintf(n, sizeof(n), "this process's share is %ld elements, the buffer holds %ld", want,
+                 count);
+        return fail(-EINVAL, "dt_ckpt_restore '%s': %s", label, n);
+    }
+    int rc;
+    if (s->dist == DT_DIST_BLOCK) {
+        rc = restore_block(s, vi, data);
+    } else if (s->dist == DT_DIST_BLOCK_CYCLIC) {
+        rc = restore_cyclic(s, vi, data);
+    } else {
+        long cnt, off;
+        char path[PATH_MAX + 64];
+        rc = old_part(0, vi, &cnt, path, sizeof(path), &off);
+        rc = rc == 0 && cnt == s->total ? read_at(path, data, cnt * s->esize, off) : -EINVAL;
+    }
+    if (rc < 0)
+        return fail(rc, "dt_ckpt_restore '%s': the checkpoint's files cannot be read (%s)", label,
+                    strerror(-rc));
+    return 0;
+}
+
+int dt_ckpt_finalize(void)
+{
+    if (!ck.on)
+        return 0;
+    forget_saved();
+    free(ck.v);
+    MPI_Comm_free(&ck.node);
+    MPI_Comm_free(&ck.comm);
+    memset(&ck, 0, sizeof(ck));
+    return 0;
+}

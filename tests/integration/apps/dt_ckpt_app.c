@@ -1,0 +1,172 @@
+/* Drives libductile's checkpoints for the tests (test_ckpt_files, test_ckpt_requeue).
+ *
+ *   dt_ckpt_app DIR write N     commits versions 1..N of three variables
+ *   dt_ckpt_app DIR check       restarts, restores, checks every element, prints the version
+ *   dt_ckpt_app DIR bad         commits with the last rank one element short (a mistake)
+ *   dt_ckpt_app DIR run N SECS  a job: restarts where a checkpoint left it (or at 0), then
+ *                               steps to N, committing every step, SECS seconds a step
+ *
+ * Element g of version v is known: block[g] = g + v / 8.0, cyc[g] = 7 g + v,
+ * rep = "version v"; so a restore on any process count can be checked in full. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ductile.h"
+
+#define NBLOCK 1003 /* not a multiple of any process count used */
+#define NCYC 997
+#define CYC_B 3
+
+static int rank, size;
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "rank %d: %s: %d (%s)\n", rank, what, rc, dt_ckpt_strerror());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* global index of local element i of a block-cyclic share */
+static long cyc_global(long i) { return ((i / CYC_B) * size + rank) * CYC_B + i % CYC_B; }
+
+typedef struct vars {
+    double *block;
+    int *cyc;
+    char rep[32];
+    long nb, nc, lo;
+} vars_t;
+
+static void shares(vars_t *v)
+{
+    long hi;
+    dt_block_range(NBLOCK, rank, size, &v->lo, &hi);
+    v->nb = hi - v->lo;
+    v->nc = 0;
+    for (long k = rank; k * CYC_B < NCYC; k += size)
+        v->nc += (k + 1) * CYC_B <= NCYC ? CYC_B : NCYC - k * CYC_B;
+    v->block = malloc((size_t)(v->nb + 1) * sizeof(double));
+    v->cyc = malloc((size_t)(v->nc + 1) * sizeof(int));
+}
+
+static void fill(vars_t *v, long version)
+{
+    for (long i = 0; i < v->nb; i++)
+        v->block[i] = (double)(v->lo + i) + (double)version / 8.0;
+    for (long i = 0; i < v->nc; i++)
+        v->cyc[i] = (int)(7 * cyc_global(i) + version);
+    memset(v->rep, 0, sizeof(v->rep));
+    snprintf(v->rep, sizeof(v->rep), "version %ld", version);
+}
+
+static void add(vars_t *v)
+{
+    int rc;
+    if ((rc = dt_ckpt_add("block", v->block, v->nb, MPI_DOUBLE, DT_DIST_BLOCK, 0)) < 0 ||
+        (rc = dt_ckpt_add("cyc", v->cyc, v->nc, MPI_INT, DT_DIST_BLOCK_CYCLIC, CYC_B)) < 0 ||
+        (rc = dt_ckpt_add("rep", v->rep, sizeof(v->rep), MPI_CHAR, DT_DIST_REPLICATED, 0)) < 0)
+        die("dt_ckpt_add", rc);
+}
+
+/* Restores and checks; returns the version (0: none). */
+static long restore(vars_t *v)
+{
+    long version = 0, n;
+    int rc = dt_ckpt_restart(&version);
+    if (rc < 0)
+        die("dt_ckpt_restart", rc);
+    if (rc == 0)
+        return 0;
+    if ((rc = dt_ckpt_count("block", &n, NULL)) < 0 || n != v->nb)
+        die("dt_ckpt_count block", rc < 0 ? rc : (int)n);
+    if ((rc = dt_ckpt_restore("block", v->block, v->nb)) < 0 ||
+        (rc = dt_ckpt_restore("cyc", v->cyc, v->nc)) < 0 ||
+        (rc = dt_ckpt_restore("rep", v->rep, sizeof(v->rep))) < 0)
+        die("dt_ckpt_restore", rc);
+    vars_t want;
+    shares(&want);
+    fill(&want, version);
+    long bad = 0;
+    for (long i = 0; i < v->nb; i++)
+        bad += v->block[i] != want.block[i];
+    for (long i = 0; i < v->nc; i++)
+        bad += v->cyc[i] != want.cyc[i];
+    bad += strcmp(v->rep, want.rep) != 0;
+    free(want.block);
+    free(want.cyc);
+    long all = 0;
+    MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (all) {
+        if (rank == 0)
+            fprintf(stderr, "version %ld restored on %d processes: %ld elements differ\n", version,
+                    size, all);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    return version;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc < 3) {
+        fprintf(stderr, "usage: dt_ckpt_app DIR write N | check | run N SECS\n");
+        return 2;
+    }
+    int rc = dt_ckpt_init("app", argv[1], MPI_COMM_WORLD);
+    if (rc < 0)
+        die("dt_ckpt_init", rc);
+    vars_t v;
+    shares(&v);
+    if (!strcmp(argv[2], "write") && argc > 3) {
+        long base = 0; /* versions go on from the last one in DIR */
+        if ((rc = dt_ckpt_restart(&base)) < 0)
+            die("dt_ckpt_restart", rc);
+        add(&v);
+        for (long k = base + 1; k <= base + atol(argv[3]); k++) {
+            fill(&v, k);
+            if ((rc = dt_ckpt_commit()) < 0)
+                die("dt_ckpt_commit", rc);
+        }
+    } else if (!strcmp(argv[2], "bad")) { /* the last rank registers one element short */
+        if (rank == size - 1)
+            v.nb--;
+        add(&v);
+        fill(&v, 1);
+        rc = dt_ckpt_commit();
+        if (rank == 0)
+            printf("commit: %d\n", rc);
+    } else if (!strcmp(argv[2], "check")) {
+        long version = restore(&v);
+        if (rank == 0)
+            printf("restored version %ld on %d processes\n", version, size);
+    } else if (!strcmp(argv[2], "run") && argc > 4) {
+        long start = restore(&v), steps = atol(argv[3]);
+        double secs = atof(argv[4]);
+        if (rank == 0)
+            printf("starting at step %ld on %d processes\n", start, size);
+        add(&v);
+        for (long k = start + 1; k <= steps; k++) {
+            usleep((useconds_t)(secs * 1e6));
+            fill(&v, k);
+            if ((rc = dt_ckpt_commit()) < 0)
+                die("dt_ckpt_commit", rc);
+            if (rank == 0) {
+                printf("step %ld\n", k);
+                fflush(stdout);
+            }
+        }
+        if (rank == 0)
+            printf("done at step %ld\n", steps);
+    } else {
+        fprintf(stderr, "usage: dt_ckpt_app DIR write N | check | run N SECS\n");
+        return 2;
+    }
+    free(v.block);
+    free(v.cyc);
+    dt_ckpt_finalize();
+    MPI_Finalize();
+    return 0;
+}
