@@ -321,6 +321,8 @@ int ckpt_place(const ckpt_node_t *nodes, int nnodes, int nagents, const ckpt_pla
                int *agent_node, char *err, size_t errlen)
 {
     int rc = check_place_cfg(cfg, nagents, err, errlen);
+    if (!rc)
+        rc = check_nodes(nodes, nnodes, 1, err, errlen);
     if (rc || !agent_node)
         return rc ? rc : fail(err, errlen, -EINVAL, "placement: NULL argument");
     int *cand = malloc(2 * (size_t)nnodes * sizeof *cand), ncand = 0, room_sum = 0;

@@ -107,8 +107,9 @@ typedef struct ckpt_place_cfg {
     int block_size;      /* 0: even split over the candidates */
 } ckpt_place_cfg_t;
 
-/* The candidate list: up to `count` indices of nodes with room for an agent, best
- * first by the strategy, ties by node index. *ncand receives how many. */
+/* The candidate list: up to `count` (0: 5) indices of nodes with room for an agent
+ * (fewer than max_agents_node there), best first by the strategy, ties by node index.
+ * cand must hold min(count, nnodes). *ncand receives how many. */
 int ckpt_candidates(const ckpt_node_t *nodes, int nnodes, ckpt_select_t select, int count,
                     int max_agents_node, int *cand, int *ncand, char *err, size_t errlen);
 
