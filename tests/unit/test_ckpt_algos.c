@@ -284,6 +284,10 @@ static void scaler_memory(void **state)
     assert_int_equal(pass(m, 4, &st, &node), CKPT_SCALE_HIGH);
     assert_int_equal(node, 1);
     assert_int_equal(pass(m + 1, 3, &st, &node), CKPT_SCALE_LOW);
+    /* two nodes over 90 % and filling: one request a pass, for the first */
+    ckpt_node_t t[3] = {mem_node(50, 0), mem_node(2, 5), mem_node(1, 9)};
+    assert_int_equal(pass(t, 3, &st, &node), CKPT_SCALE_HIGH);
+    assert_int_equal(node, 1);
     /* exactly at the marks does not count: used must exceed them */
     ckpt_node_t e[2] = {mem_node(10, 10), mem_node(20, 0)};
     assert_int_equal(pass(e, 2, &st, &node), CKPT_SCALE_NONE);
@@ -333,8 +337,10 @@ static void removal_choice(void **state)
 {
     (void)state;
     ckpt_node_t n[5] = {
-        {.total_mem = 64, .avail_mem = 30, .agents = 2}, {.total_mem = 64, .avail_mem = 60, .agents = 5},
-        {.total_mem = 64, .avail_mem = 60, .agents = 1}, {.total_mem = 64, .avail_mem = 10, .agents = 0},
+        {.total_mem = 64, .avail_mem = 30, .agents = 2},
+        {.total_mem = 64, .avail_mem = 60, .agents = 5},
+        {.total_mem = 64, .avail_mem = 60, .agents = 1},
+        {.total_mem = 64, .avail_mem = 10, .agents = 0},
         {.total_mem = 64, .avail_mem = 45, .agents = 3},
     };
     int out[5], nout = -1;
