@@ -17,6 +17,7 @@ int cmd_run(int argc, char **argv);
 int cmd_rsh(int argc, char **argv);
 int cmd_mpirun(int argc, char **argv);
 int cmd_power(int argc, char **argv);
+int cmd_checkpoints(int argc, char **argv);
 
 /* $DUCTILE_JOB_ID, 0 outside a job. */
 long long cmd_job_from_env(void);

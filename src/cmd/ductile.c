@@ -29,6 +29,7 @@ static const struct subcmd subcmds[] = {
     {"resume", cmd_resume, "place jobs on drained nodes again (operators)"},
     {"resize", cmd_resize, "expand or shrink a running job"},
     {"power", cmd_power, "the power corridor, the draw and its forecast; change the corridor"},
+    {"checkpoints", cmd_checkpoints, "applications' checkpoints: versions, processes, size, variables"},
     {"cluster", cmd_cluster, "start, stop or inspect a local emulated cluster"},
     {"sim", cmd_sim, "replay a workload through the scheduler in simulated time"},
 };
@@ -50,8 +51,8 @@ static void usage(FILE *f)
                "  --conf FILE  the cluster's ductile.conf (default: $DUCTILE_CONF)\n\n"
                "commands:\n");
     for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
-        fprintf(f, "  %-10s %s\n", subcmds[i].name, subcmds[i].help);
-    fprintf(f, "  %-10s %s\n", "version", "print the version");
+        fprintf(f, "  %-12s %s\n", subcmds[i].name, subcmds[i].help);
+    fprintf(f, "  %-12s %s\n", "version", "print the version");
     fprintf(f, "\n'ductile COMMAND --help' describes a command's options.\n");
 }
 

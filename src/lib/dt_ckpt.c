@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ckptfiles.h"
 #include "dt_internal.h"
 
 #define CK_KEEP 2 /* complete versions kept: the last and the one before */
@@ -126,19 +127,6 @@ static int fsync_path(const char *path)
     return rc;
 }
 
-static long read_latest(void)
-{
-    char p[PATH_MAX + 16];
-    snprintf(p, sizeof(p), "%s/latest", ck.dir);
-    FILE *f = fopen(p, "re");
-    long v = 0;
-    if (f && fscanf(f, "%ld", &v) != 1)
-        v = 0;
-    if (f)
-        fclose(f);
-    return v > 0 ? v : 0;
-}
-
 int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
 {
     if (ck.on)
@@ -167,7 +155,7 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
         MPI_Comm_free(&ck.comm);
         return rc;
     }
-    long v = ck.rank == 0 ? read_latest() : 0;
+    long v = ck.rank == 0 ? ckptfiles_latest(ck.dir) : 0;
     MPI_Bcast(&v, 1, MPI_LONG, 0, ck.comm);
     ck.version = v;
     ck.on = 1;
@@ -522,7 +510,7 @@ int dt_ckpt_restart(long *version)
         }
         if (d)
             closedir(d);
-        v = read_latest();
+        v = ckptfiles_latest(ck.dir);
         if (v > 0) {
             char p[PATH_MAX + 64];
             snprintf(p, sizeof(p), "%s/v%ld/manifest.json", ck.dir, v);

@@ -52,4 +52,12 @@ out=$(run 2 "$D" bad 2> "$T/err") || fail "bad: $(cat "$T/err")"
 grep -q "dt_ckpt_commit 'block': rank 0 has 502 elements, its share is 501" "$T/err" ||
   fail "wrong share message: $(cat "$T/err")"
 [ "$(cat "$D/app/latest")" = 5 ] || fail "the refused commit moved latest: $(cat "$D/app/latest")"
+# what `ductile checkpoints` says of them
+"$BIN" checkpoints --dir "$D" > "$T/list" || fail "checkpoints: $(cat "$T/list")"
+grep -Eq '^app +5 +16 +1 +[0-9.]+ KiB +[0-9T:-]+ +v4,v5 +$' "$T/list" || fail "list: $(cat "$T/list")"
+"$BIN" checkpoints --dir "$D" app > "$T/show"
+grep -q "^Version      5, saved .* by 16 processes on 1 node, " "$T/show" || fail "show: $(cat "$T/show")"
+grep -Eq '^  cyc +997 elements of 4 bytes, block-cyclic 3$' "$T/show" || fail "show: $(cat "$T/show")"
+! "$BIN" checkpoints --dir "$D" nosuch 2> "$T/err" || fail "an unknown application listed"
+grep -qx "ductile: checkpoints: no checkpoints of 'nosuch' in $D" "$T/err" || fail "$(cat "$T/err")"
 echo ok
