@@ -235,70 +235,86 @@ static int check_counts(const long *all, long *total)
     return 0;
 }
 
-/* The node's lead gathers its processes' parts and writes them as one file. */
+/* Bytes per message from a process to its node's lead; tests make it small
+ * (DUCTILE_TEST_CKPT_CHUNK) so that parts take several. */
+static long chunk_bytes(void)
+{
+    const char *t = getenv("DUCTILE_TEST_CKPT_CHUNK");
+    long n = t ? atol(t) : 0;
+    return n > 0 && n <= (64L << 20) ? n : 64L << 20;
+}
+
+static int write_all(int fd, const char *p, long len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, p, (size_t)len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        p += w;
+        len -= w;
+    }
+    return 0;
+}
+
+/* The node's lead writes its processes' parts back to back in one file: its own from
+ * its variables, the others' as they arrive in chunks of chunk_bytes() (one part in memory
+ * at a time, no limit on a part's size). *my_off: where this process's part starts. */
 static int write_node_file(const char *vdir, int file, long *my_off)
 {
-    long mine = 0;
+    long mine = 0, chunk_len = chunk_bytes();
     for (int i = 0; i < ck.nv; i++)
         mine += part_bytes(i);
-    if (mine > INT_MAX)
-        return fail(-EOVERFLOW, "dt_ckpt_commit: a process's part exceeds 2 GiB");
-    char *buf = malloc(mine ? (size_t)mine : 1);
-    if (!buf)
-        return -ENOMEM;
-    long at = 0;
-    for (int i = 0; i < ck.nv; i++) {
-        memcpy(buf + at, ck.v[i].data ? ck.v[i].data : "", (size_t)part_bytes(i));
-        at += part_bytes(i);
-    }
-    int nsize, len = (int)mine;
+    int nsize, lead = ck.node_rank == 0;
     MPI_Comm_size(ck.node, &nsize);
-    int *lens = ck.node_rank == 0 ? malloc((size_t)nsize * sizeof(int)) : NULL;
-    int *displs = ck.node_rank == 0 ? malloc((size_t)nsize * sizeof(int)) : NULL;
-    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, ck.node);
-    long sum = 0;
-    int rc = 0;
-    if (ck.node_rank == 0)
-        for (int r = 0; r < nsize; r++) {
-            displs[r] = (int)sum;
-            sum += lens[r];
-            if (sum > INT_MAX)
-                rc = -EOVERFLOW;
-        }
-    int off = 0;
-    MPI_Scatter(displs, 1, MPI_INT, &off, 1, MPI_INT, 0, ck.node);
-    *my_off = off;
-    char *all = ck.node_rank == 0 && rc == 0 ? malloc(sum ? (size_t)sum : 1) : NULL;
-    if (ck.node_rank == 0 && rc == 0 && !all)
-        rc = -ENOMEM;
-    MPI_Bcast(&rc, 1, MPI_INT, 0, ck.node);
-    if (rc == 0)
-        MPI_Gatherv(buf, len, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, ck.node);
-    free(buf);
-    if (ck.node_rank == 0 && rc == 0) {
-        char p[PATH_MAX + 64];
-        snprintf(p, sizeof(p), "%s/node%d.dat", vdir, file);
-        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        long done = 0;
-        while (fd >= 0 && done < sum) {
-            ssize_t w = write(fd, all + done, (size_t)(sum - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                break;
-            done += w;
-        }
-        if (fd < 0 || done < sum || fsync(fd) < 0)
-            rc = -errno ? -errno : -EIO;
-        if (fd >= 0)
-            close(fd);
-        if (rc < 0)
+    long *lens = lead ? malloc((size_t)nsize * sizeof(long)) : NULL;
+    long *offs = lead ? malloc((size_t)nsize * sizeof(long)) : NULL;
+    char *chunk = lead && nsize > 1 ? malloc(chunk_len) : NULL;
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof(p), "%s/node%d.dat", vdir, file);
+    int fd = -1, rc = lead && (!lens || !offs || (nsize > 1 && !chunk)) ? -ENOMEM : 0;
+    if (lead && rc == 0 && (fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+        rc = fail(-errno, "cannot write the checkpoint file %s: %s", p, strerror(errno));
+    int all = rc;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, ck.node);
+    if (all == 0) {
+        MPI_Gather(&mine, 1, MPI_LONG, lens, 1, MPI_LONG, 0, ck.node);
+        for (int r = 0; lead && r < nsize; r++)
+            offs[r] = r ? offs[r - 1] + lens[r - 1] : 0;
+        MPI_Scatter(offs, 1, MPI_LONG, my_off, 1, MPI_LONG, 0, ck.node);
+        /* every process sends (the lead writes) its variables in order, chunk by chunk;
+         * a lead that cannot write goes on receiving, so that nobody waits for ever */
+        for (int i = 0; i < ck.nv; i++)
+            for (long at = 0; at < part_bytes(i); at += chunk_len) {
+                long n = part_bytes(i) - at < chunk_len ? part_bytes(i) - at : chunk_len;
+                const char *src = (const char *)ck.v[i].data + at;
+                if (!lead)
+                    MPI_Send(src, (int)n, MPI_BYTE, 0, 0, ck.node);
+                else if (rc == 0)
+                    rc = write_all(fd, src, n);
+            }
+        for (int r = 1; lead && r < nsize; r++)
+            for (long at = 0; at < lens[r];) {
+                MPI_Status st;
+                int got = 0;
+                MPI_Recv(chunk, (int)chunk_len, MPI_BYTE, r, 0, ck.node, &st);
+                MPI_Get_count(&st, MPI_BYTE, &got);
+                if (rc == 0)
+                    rc = write_all(fd, chunk, got);
+                at += got > 0 ? got : lens[r]; /* (an empty message would be a bug) */
+            }
+        if (lead && rc == 0 && fsync(fd) < 0)
+            rc = -errno;
+        if (lead && rc < 0)
             fail(rc, "cannot write the checkpoint file %s: %s", p, strerror(-rc));
     }
-    free(all);
+    if (fd >= 0)
+        close(fd);
     free(lens);
-    free(displs);
-    return rc;
+    free(offs);
+    free(chunk);
+    return all < 0 ? all : rc;
 }
 
 static json_t *manifest(long version, const long *total, const long *parts)

@@ -31,14 +31,19 @@ run 16 "$D" write 1 > /dev/null 2> "$T/err" || fail "write on 16: $(cat "$T/err"
 out=$(run 8 "$D" check 2> "$T/err") || fail "check on 8: $(cat "$T/err")"
 [ "$out" = "restored version 5 on 8 processes" ] || fail "16 -> 8: $out"
 
+# parts sent to the node's lead in many small messages
+DUCTILE_TEST_CKPT_CHUNK=1000 run 4 "$D" write 1 > /dev/null 2> "$T/err" || fail "chunks: $(cat "$T/err")"
+out=$(run 5 "$D" check 2> "$T/err") || fail "check after chunks: $(cat "$T/err")"
+[ "$out" = "restored version 6 on 5 processes" ] || fail "chunks: $out"
+
 # a commit killed after its files were written and before it was published
-! DUCTILE_TEST_CKPT_CRASH=6 run 2 "$D" write 1 > /dev/null 2>&1 || fail "the crash hook did not fire"
-[ -d "$D/app/v6.part" ] || fail "no interrupted version: $(ls "$D/app")"
+! DUCTILE_TEST_CKPT_CRASH=7 run 2 "$D" write 1 > /dev/null 2>&1 || fail "the crash hook did not fire"
+[ -d "$D/app/v7.part" ] || fail "no interrupted version: $(ls "$D/app")"
 out=$(run 3 "$D" check 2> "$T/err") || fail "check after the crash: $(cat "$T/err")"
-[ "$out" = "restored version 5 on 3 processes" ] || fail "after the crash: $out"
-[ ! -e "$D/app/v6.part" ] || fail "the interrupted version was left: $(ls "$D/app")"
+[ "$out" = "restored version 6 on 3 processes" ] || fail "after the crash: $out"
+[ ! -e "$D/app/v7.part" ] || fail "the interrupted version was left: $(ls "$D/app")"
 # a damaged file is noticed by the check (the test's own check is not a stub)
-printf 'XXXXXXXX' | dd of="$D/app/v5/node0.dat" bs=1 seek=64 conv=notrunc 2> /dev/null
+printf 'XXXXXXXX' | dd of="$D/app/v6/node0.dat" bs=1 seek=64 conv=notrunc 2> /dev/null
 ! run 2 "$D" check > /dev/null 2> "$T/err" || fail "a damaged checkpoint passed the check"
 grep -q "elements differ" "$T/err" || fail "damage: $(cat "$T/err")"
 
@@ -51,12 +56,12 @@ out=$(run 2 "$D" bad 2> "$T/err") || fail "bad: $(cat "$T/err")"
 [ "$out" = "commit: -22" ] || fail "a wrong share committed: $out"
 grep -q "dt_ckpt_commit 'block': rank 0 has 502 elements, its share is 501" "$T/err" ||
   fail "wrong share message: $(cat "$T/err")"
-[ "$(cat "$D/app/latest")" = 5 ] || fail "the refused commit moved latest: $(cat "$D/app/latest")"
+[ "$(cat "$D/app/latest")" = 6 ] || fail "the refused commit moved latest: $(cat "$D/app/latest")"
 # what `ductile checkpoints` says of them
 "$BIN" checkpoints --dir "$D" > "$T/list" || fail "checkpoints: $(cat "$T/list")"
-grep -Eq '^app +5 +16 +1 +[0-9.]+ KiB +[0-9T:-]+ +v4,v5 +$' "$T/list" || fail "list: $(cat "$T/list")"
+grep -Eq '^app +6 +4 +1 +[0-9.]+ KiB +[0-9T:-]+ +v5,v6 +$' "$T/list" || fail "list: $(cat "$T/list")"
 "$BIN" checkpoints --dir "$D" app > "$T/show"
-grep -q "^Version      5, saved .* by 16 processes on 1 node, " "$T/show" || fail "show: $(cat "$T/show")"
+grep -q "^Version      6, saved .* by 4 processes on 1 node, " "$T/show" || fail "show: $(cat "$T/show")"
 grep -Eq '^  cyc +997 elements of 4 bytes, block-cyclic 3$' "$T/show" || fail "show: $(cat "$T/show")"
 ! "$BIN" checkpoints --dir "$D" nosuch 2> "$T/err" || fail "an unknown application listed"
 grep -qx "ductile: checkpoints: no checkpoints of 'nosuch' in $D" "$T/err" || fail "$(cat "$T/err")"
