@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +60,17 @@ static struct {
     json_t *man;
     ck_saved_t *saved;
     int nsaved, old_size;
+    int async; /* dt_ckpt_set_async */
+    /* the commit under way (an asynchronous one until the next call publishes it) */
+    struct {
+        int on, rc, threaded;
+        long version, off, len;
+        char part[PATH_MAX + 32], path[PATH_MAX + 64];
+        long *total; /* rank 0: each variable's whole, for the manifest */
+        long *row;   /* this process's manifest row: file, offset, counts */
+        char *stage; /* asynchronous: the copy its thread writes */
+        pthread_t thread;
+    } pend;
 } ck;
 
 static char errbuf[512];
@@ -235,86 +247,36 @@ static int check_counts(const long *all, long *total)
     return 0;
 }
 
-/* Bytes per message from a process to its node's lead; tests make it small
- * (DUCTILE_TEST_CKPT_CHUNK) so that parts take several. */
-static long chunk_bytes(void)
+/* Writes this process's part (its pieces back to back) at its offset in its node's
+ * file and syncs it: plain POSIX, so that it can run in a thread of its own. */
+static int write_part(const char *path, long off, char *const *bufs, const long *lens, int n)
 {
-    const char *t = getenv("DUCTILE_TEST_CKPT_CHUNK");
-    long n = t ? atol(t) : 0;
-    return n > 0 && n <= (64L << 20) ? n : 64L << 20;
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; off += lens[i++])
+        for (long at = 0; at < lens[i] && rc == 0;) {
+            ssize_t w = pwrite(fd, bufs[i] + at, (size_t)(lens[i] - at), (off_t)(off + at));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                rc = w < 0 ? -errno : -EIO;
+            else
+                at += w;
+        }
+    if (rc == 0 && n > 0 && fsync(fd) < 0)
+        rc = -errno;
+    close(fd);
+    return rc;
 }
 
-static int write_all(int fd, const char *p, long len)
+static void *writer(void *arg)
 {
-    while (len > 0) {
-        ssize_t w = write(fd, p, (size_t)len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? -errno : -EIO;
-        p += w;
-        len -= w;
-    }
-    return 0;
-}
-
-/* The node's lead writes its processes' parts back to back in one file: its own from
- * its variables, the others' as they arrive in chunks of chunk_bytes() (one part in memory
- * at a time, no limit on a part's size). *my_off: where this process's part starts. */
-static int write_node_file(const char *vdir, int file, long *my_off)
-{
-    long mine = 0, chunk_len = chunk_bytes();
-    for (int i = 0; i < ck.nv; i++)
-        mine += part_bytes(i);
-    int nsize, lead = ck.node_rank == 0;
-    MPI_Comm_size(ck.node, &nsize);
-    long *lens = lead ? malloc((size_t)nsize * sizeof(long)) : NULL;
-    long *offs = lead ? malloc((size_t)nsize * sizeof(long)) : NULL;
-    char *chunk = lead && nsize > 1 ? malloc(chunk_len) : NULL;
-    char p[PATH_MAX + 64];
-    snprintf(p, sizeof(p), "%s/node%d.dat", vdir, file);
-    int fd = -1, rc = lead && (!lens || !offs || (nsize > 1 && !chunk)) ? -ENOMEM : 0;
-    if (lead && rc == 0 && (fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
-        rc = fail(-errno, "cannot write the checkpoint file %s: %s", p, strerror(errno));
-    int all = rc;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, ck.node);
-    if (all == 0) {
-        MPI_Gather(&mine, 1, MPI_LONG, lens, 1, MPI_LONG, 0, ck.node);
-        for (int r = 0; lead && r < nsize; r++)
-            offs[r] = r ? offs[r - 1] + lens[r - 1] : 0;
-        MPI_Scatter(offs, 1, MPI_LONG, my_off, 1, MPI_LONG, 0, ck.node);
-        /* every process sends (the lead writes) its variables in order, chunk by chunk;
-         * a lead that cannot write goes on receiving, so that nobody waits for ever */
-        for (int i = 0; i < ck.nv; i++)
-            for (long at = 0; at < part_bytes(i); at += chunk_len) {
-                long n = part_bytes(i) - at < chunk_len ? part_bytes(i) - at : chunk_len;
-                const char *src = (const char *)ck.v[i].data + at;
-                if (!lead)
-                    MPI_Send(src, (int)n, MPI_BYTE, 0, 0, ck.node);
-                else if (rc == 0)
-                    rc = write_all(fd, src, n);
-            }
-        for (int r = 1; lead && r < nsize; r++)
-            for (long at = 0; at < lens[r];) {
-                MPI_Status st;
-                int got = 0;
-                MPI_Recv(chunk, (int)chunk_len, MPI_BYTE, r, 0, ck.node, &st);
-                MPI_Get_count(&st, MPI_BYTE, &got);
-                if (rc == 0)
-                    rc = write_all(fd, chunk, got);
-                at += got > 0 ? got : lens[r]; /* (an empty message would be a bug) */
-            }
-        if (lead && rc == 0 && fsync(fd) < 0)
-            rc = -errno;
-        if (lead && rc < 0)
-            fail(rc, "cannot write the checkpoint file %s: %s", p, strerror(-rc));
-    }
-    if (fd >= 0)
-        close(fd);
-    free(lens);
-    free(offs);
-    free(chunk);
-    return all < 0 ? all : rc;
+    (void)arg;
+    char *bufs[1] = {ck.pend.stage};
+    ck.pend.rc = write_part(ck.pend.path, ck.pend.off, bufs, &ck.pend.len, 1);
+    return NULL;
 }
 
 static json_t *manifest(long version, const long *total, const long *parts)
@@ -372,50 +334,46 @@ static int publish(const char *part, long version, const long *total, const long
     return 0;
 }
 
-int dt_ckpt_commit(void)
+/* Collective: the registrations checked, the version's directory and this node's file
+ * made, this process's offset in it; what the manifest needs kept in ck.pend. */
+static int start_commit(void)
 {
-    if (!ck.on)
-        return fail(-EINVAL, "dt_ckpt_commit: call dt_ckpt_init first");
     long version = ck.version + 1;
-    /* everybody's variable count and counts, on rank 0 */
     int w = ck.nv + 1;
     long *mine = calloc((size_t)w, sizeof(long));
     long *all = ck.rank == 0 ? calloc((size_t)w * (size_t)ck.size, sizeof(long)) : NULL;
-    long *total = calloc((size_t)ck.nv + 1, sizeof(long));
-    int rc = mine && total && (ck.rank != 0 || all) ? 0 : -ENOMEM;
-    rc = agree(rc);
+    ck.pend.total = calloc((size_t)ck.nv + 1, sizeof(long));
+    ck.pend.row = calloc((size_t)ck.nv + 2, sizeof(long));
+    int rc = agree(mine && ck.pend.total && ck.pend.row && (ck.rank != 0 || all) ? 0 : -ENOMEM);
     if (rc == 0) {
         mine[0] = ck.nv;
         for (int i = 0; i < ck.nv; i++)
             mine[1 + i] = ck.v[i].count;
         MPI_Gather(mine, w, MPI_LONG, all, w, MPI_LONG, 0, ck.comm);
+        for (int r = 0; ck.rank == 0 && r < ck.size && rc == 0; r++)
+            if (all[r * w] != ck.nv)
+                rc = fail(-EINVAL, "dt_ckpt_commit: rank %d registered %ld variables, rank 0 %d",
+                          r, all[r * w], ck.nv);
+        if (ck.rank == 0 && rc == 0)
+            rc = check_counts(all, ck.pend.total);
+        rc = agree(rc);
+    }
+    free(mine);
+    free(all);
+    ck.pend.version = version;
+    snprintf(ck.pend.part, sizeof(ck.pend.part), "%s/v%ld.part", ck.dir, version);
+    if (rc == 0) {
         if (ck.rank == 0) {
-            for (int r = 0; r < ck.size && rc == 0; r++)
-                if (all[r * w] != ck.nv) {
-                    char n[64];
-                    snprintf(n, sizeof(n), "rank %d registered %ld", r, all[r * w]);
-                    rc = fail(-EINVAL, "dt_ckpt_commit: %s variables, rank 0 %d", n, ck.nv);
-                }
-            if (rc == 0)
-                rc = check_counts(all, total);
+            rmtree(ck.pend.part);
+            if (mkdir(ck.pend.part, 0700) < 0)
+                rc = fail(-errno, "cannot create %s: %s", ck.pend.part, strerror(errno));
         }
         rc = agree(rc);
     }
-    char part[PATH_MAX + 32];
-    snprintf(part, sizeof(part), "%s/v%ld.part", ck.dir, version);
     if (rc == 0) {
-        if (ck.rank == 0) {
-            rmtree(part);
-            rc = mkdir(part, 0700) < 0 ? -errno : 0;
-            if (rc < 0)
-                fail(rc, "cannot create %s: %s", part, strerror(-rc));
-        }
-        rc = agree(rc);
-    }
-    /* node files: one per node lead, numbered by the leads' order */
-    long off = 0;
-    int file = 0;
-    if (rc == 0) {
+        /* one file per node, numbered in the order of the nodes' lowest ranks; made by
+         * the node's lead, then written by each process at its offset */
+        int file = 0;
         MPI_Comm leads;
         MPI_Comm_split(ck.comm, ck.node_rank == 0 ? 0 : MPI_UNDEFINED, ck.rank, &leads);
         if (leads != MPI_COMM_NULL) {
@@ -423,37 +381,121 @@ int dt_ckpt_commit(void)
             MPI_Comm_free(&leads);
         }
         MPI_Bcast(&file, 1, MPI_INT, 0, ck.node);
-        rc = agree(write_node_file(part, file, &off));
+        snprintf(ck.pend.path, sizeof(ck.pend.path), "%s/node%d.dat", ck.pend.part, file);
+        long len = 0, off = 0;
+        for (int i = 0; i < ck.nv; i++)
+            len += part_bytes(i);
+        MPI_Exscan(&len, &off, 1, MPI_LONG, MPI_SUM, ck.node);
+        ck.pend.off = ck.node_rank == 0 ? 0 : off;
+        ck.pend.len = len;
+        if (ck.node_rank == 0) {
+            int fd = open(ck.pend.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+            if (fd < 0)
+                rc = fail(-errno, "cannot write the checkpoint file %s: %s", ck.pend.path,
+                          strerror(errno));
+            else
+                close(fd);
+        }
+        rc = agree(rc);
+        ck.pend.row[0] = file;
+        ck.pend.row[1] = ck.pend.off;
+        for (int i = 0; i < ck.nv; i++)
+            ck.pend.row[2 + i] = part_bytes(i) / (ck.v[i].esize ? ck.v[i].esize : 1);
     }
+    ck.pend.on = 1;
+    return rc;
+}
+
+static void forget_pending(void)
+{
+    free(ck.pend.total);
+    free(ck.pend.row);
+    free(ck.pend.stage);
+    memset(&ck.pend, 0, sizeof(ck.pend));
+}
+
+/* Collective: the writes of the commit under way done everywhere, its manifest, then
+ * the version published. 0 when no commit is under way. */
+static int finish_commit(void)
+{
+    if (!ck.pend.on)
+        return 0;
+    if (ck.pend.threaded)
+        pthread_join(ck.pend.thread, NULL);
+    if (ck.pend.rc < 0)
+        fail(ck.pend.rc, "cannot write the checkpoint file %s: %s", ck.pend.path,
+             strerror(-ck.pend.rc));
+    int rc = agree(ck.pend.rc);
     /* Tests only (test_ckpt_files): the run dies with the version's files written and
      * not published, the commit a kill interrupts. */
     const char *crash = getenv("DUCTILE_TEST_CKPT_CRASH");
-    if (rc == 0 && crash && atol(crash) == version)
+    if (rc == 0 && crash && atol(crash) == ck.pend.version)
         _exit(9);
     if (rc == 0) {
-        long *p = calloc((size_t)ck.nv + 2, sizeof(long));
-        long *parts = ck.rank == 0 ? calloc((size_t)(ck.nv + 2) * (size_t)ck.size, sizeof(long)) : NULL;
-        if (p) {
-            p[0] = file;
-            p[1] = off;
-            for (int i = 0; i < ck.nv; i++)
-                p[2 + i] = ck.v[i].dist == DT_DIST_REPLICATED && ck.rank != 0 ? 0 : ck.v[i].count;
-        }
-        rc = agree(p && (ck.rank != 0 || parts) ? 0 : -ENOMEM);
+        long *rows = ck.rank == 0 ? calloc((size_t)(ck.nv + 2) * (size_t)ck.size, sizeof(long)) : NULL;
+        rc = agree(ck.rank != 0 || rows ? 0 : -ENOMEM);
         if (rc == 0) {
-            MPI_Gather(p, ck.nv + 2, MPI_LONG, parts, ck.nv + 2, MPI_LONG, 0, ck.comm);
-            rc = agree(ck.rank == 0 ? publish(part, version, total, parts) : 0);
+            MPI_Gather(ck.pend.row, ck.nv + 2, MPI_LONG, rows, ck.nv + 2, MPI_LONG, 0, ck.comm);
+            rc = agree(ck.rank == 0 ? publish(ck.pend.part, ck.pend.version, ck.pend.total, rows)
+                                    : 0);
         }
-        free(p);
-        free(parts);
+        free(rows);
     }
     if (rc == 0)
-        ck.version = version;
-    free(mine);
-    free(all);
-    free(total);
+        ck.version = ck.pend.version;
+    forget_pending();
     return rc;
 }
+
+int dt_ckpt_commit(void)
+{
+    if (!ck.on)
+        return fail(-EINVAL, "dt_ckpt_commit: call dt_ckpt_init first");
+    int rc = finish_commit(); /* an asynchronous one before: its result is this call's */
+    if (rc < 0)
+        return rc;
+    rc = start_commit();
+    if (rc < 0) {
+        forget_pending();
+        return rc;
+    }
+    /* Asynchronous: the data copied (the application may change it as soon as we
+     * return), written by a thread; the next commit, dt_ckpt_wait or dt_ckpt_finalize
+     * publishes it. Without memory or a thread for that, the commit is a blocking one. */
+    if (ck.async && ck.pend.len > 0 && (ck.pend.stage = malloc((size_t)ck.pend.len))) {
+        long at = 0;
+        for (int i = 0; i < ck.nv; i++) {
+            memcpy(ck.pend.stage + at, ck.v[i].data, (size_t)part_bytes(i));
+            at += part_bytes(i);
+        }
+        if (pthread_create(&ck.pend.thread, NULL, writer, NULL) == 0) {
+            ck.pend.threaded = 1;
+            return 0;
+        }
+    }
+    char **bufs = malloc(((size_t)ck.nv + 1) * sizeof(char *));
+    long *lens = malloc(((size_t)ck.nv + 1) * sizeof(long));
+    if (bufs && lens) {
+        for (int i = 0; i < ck.nv; i++) {
+            bufs[i] = ck.v[i].data;
+            lens[i] = part_bytes(i);
+        }
+        ck.pend.rc = ck.pend.len > 0 ? write_part(ck.pend.path, ck.pend.off, bufs, lens, ck.nv) : 0;
+    } else {
+        ck.pend.rc = -ENOMEM;
+    }
+    free(bufs);
+    free(lens);
+    return finish_commit();
+}
+
+int dt_ckpt_set_async(int on)
+{
+    ck.async = on != 0;
+    return 0;
+}
+
+int dt_ckpt_wait(void) { return ck.on ? finish_commit() : 0; }
 
 /* ---- restart ------------------------------------------------------------------ */
 
@@ -509,6 +551,9 @@ int dt_ckpt_restart(long *version)
 {
     if (!ck.on)
         return fail(-EINVAL, "dt_ckpt_restart: call dt_ckpt_init first");
+    int prc = finish_commit();
+    if (prc < 0)
+        return prc;
     forget_saved();
     char *text = NULL;
     long len = 0, v = 0;
@@ -725,10 +770,11 @@ int dt_ckpt_finalize(void)
 {
     if (!ck.on)
         return 0;
+    int rc = finish_commit();
     forget_saved();
     free(ck.v);
     MPI_Comm_free(&ck.node);
     MPI_Comm_free(&ck.comm);
     memset(&ck, 0, sizeof(ck));
-    return 0;
+    return rc;
 }

@@ -213,6 +213,12 @@ int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt
 /* Collective: the registered data as the next version. -EINVAL on every process when
  * the registrations differ or a count is not its distribution's share. */
 int dt_ckpt_commit(void);
+/* on (every process alike): dt_ckpt_commit copies the data and returns; a thread writes
+ * it, and the next dt_ckpt_commit, dt_ckpt_wait, dt_ckpt_restart or dt_ckpt_finalize
+ * publishes it (and returns its error, if any). The data may change meanwhile. */
+int dt_ckpt_set_async(int on);
+/* Collective: the asynchronous commit under way is complete (0) or failed. */
+int dt_ckpt_wait(void);
 /* Collective: 1 and *version when a complete checkpoint exists, 0 when none. */
 int dt_ckpt_restart(long *version);
 /* This process's share of a restarted variable on the current process count, and the

@@ -1,6 +1,8 @@
 /* Drives libductile's checkpoints for the tests (test_ckpt_files, test_ckpt_requeue).
  *
  *   dt_ckpt_app DIR write N     commits versions 1..N of three variables
+ *   dt_ckpt_app DIR write-async N  the same, asynchronous, changing the data as soon as
+ *                               each commit returns
  *   dt_ckpt_app DIR check       restarts, restores, checks every element, prints the version
  *   dt_ckpt_app DIR bad         commits with the last rank one element short (a mistake)
  *   dt_ckpt_app DIR run N SECS  a job: restarts where a checkpoint left it (or at 0), then
@@ -120,16 +122,22 @@ int main(int argc, char **argv)
         die("dt_ckpt_init", rc);
     vars_t v;
     shares(&v);
-    if (!strcmp(argv[2], "write") && argc > 3) {
+    int async = !strcmp(argv[2], "write-async");
+    if ((!strcmp(argv[2], "write") || async) && argc > 3) {
         long base = 0; /* versions go on from the last one in DIR */
         if ((rc = dt_ckpt_restart(&base)) < 0)
             die("dt_ckpt_restart", rc);
         add(&v);
         for (long k = base + 1; k <= base + atol(argv[3]); k++) {
             fill(&v, k);
+            dt_ckpt_set_async(async);
             if ((rc = dt_ckpt_commit()) < 0)
                 die("dt_ckpt_commit", rc);
+            if (async) /* the data changes while the commit is written */
+                fill(&v, -1);
         }
+        if ((rc = dt_ckpt_wait()) < 0)
+            die("dt_ckpt_wait", rc);
     } else if (!strcmp(argv[2], "bad")) { /* the last rank registers one element short */
         if (rank == size - 1)
             v.nb--;
