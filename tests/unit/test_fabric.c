@@ -19,6 +19,12 @@
 #define MB (1024u * 1024u)
 #define DEADLINE_MS 20000
 
+/* DUCTILE_FAB_PROVIDER runs the tests on another provider than fab_open's choice. */
+static const char *provider(void)
+{
+    return getenv("DUCTILE_FAB_PROVIDER");
+}
+
 typedef enum agent_mode { AGENT_SERVE, AGENT_DIE_ON_DATA } agent_mode_t;
 
 typedef struct agent {
@@ -146,7 +152,7 @@ static void agent_main(int fd, size_t len, uint64_t seed, agent_mode_t mode)
     fab_t *f;
     fab_mr_t *mr;
     uint8_t *buf = calloc(1, len);
-    if (!buf || fab_open(NULL, "127.0.0.1", &f, err, sizeof(err)))
+    if (!buf || fab_open(provider(), "127.0.0.1", &f, err, sizeof(err)))
         _exit(2);
     if (seed)
         fill(buf, len, seed);
@@ -207,7 +213,7 @@ static fab_t *open_local(void)
 {
     char err[256] = "";
     fab_t *f = NULL;
-    int rc = fab_open(NULL, "127.0.0.1", &f, err, sizeof(err));
+    int rc = fab_open(provider(), "127.0.0.1", &f, err, sizeof(err));
     if (rc)
         fail_msg("fab_open: %s", err);
     return f;
