@@ -71,6 +71,7 @@ struct fab_rmr {
 
 struct fab_peer {
     fi_addr_t addr;
+    int gone; /* abandoned after a timeout: its address is out of the AV */
     fab_peer_t *next;
 };
 
@@ -519,20 +520,41 @@ static int check_bounds(const xfer_t *x, char *err, size_t errlen)
     return 0;
 }
 
+/* A peer whose transfer timed out is dropped from the AV, which closes its connection:
+ * otherwise what was posted to it would stay counted as outstanding and every later
+ * transfer, to any peer, would wait for it. tcp;ofi_rxm (1.17) neither completes nor
+ * fails those operations then, so what is still outstanding after one more round of
+ * progress is written off; a write-off that completed later anyway would count for a
+ * later transfer, which is why the peer cannot be used again. */
+static void abandon(fab_t *f, fab_peer_t *peer)
+{
+    peer->gone = 1;
+    fi_av_remove(f->av, &peer->addr, 1, 0);
+    fab_progress(f);
+    f->errs_seen = fi_cntr_readerr(f->cntr);
+    f->posted = fi_cntr_read(f->cntr) + f->errs_seen;
+}
+
 /* A transfer longer than the provider's largest message is posted as several. */
 static int transfer(fab_t *f, const xfer_t *x, char *err, size_t errlen)
 {
     int rc = check_bounds(x, err, errlen);
     if (rc)
         return rc;
+    if (x->peer->gone)
+        return fail(err, errlen, -ENOTCONN, "peer abandoned after a timeout");
     int64_t deadline = now_ms() + f->timeout_ms;
     for (size_t done = 0; done < x->len;) {
         size_t n = x->len - done < f->max_msg ? x->len - done : f->max_msg;
         if ((rc = post_piece(f, x, done, n, deadline, err, errlen)))
-            return rc;
+            break;
         done += n;
     }
-    return wait_all(f, deadline, err, errlen);
+    if (!rc)
+        rc = wait_all(f, deadline, err, errlen);
+    if (rc == -ETIMEDOUT)
+        abandon(f, x->peer);
+    return rc;
 }
 
 int fab_write(fab_t *f, fab_peer_t *peer, fab_mr_t *local, size_t loff,

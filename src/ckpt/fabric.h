@@ -13,9 +13,10 @@
  * writes a message into err[errlen]. A transfer that does not complete within the
  * timeout (fab_set_timeout) returns -ETIMEDOUT; one the provider fails returns -EIO.
  * tcp;ofi_rxm (libfabric 1.17) does not fail the operations of a peer that died: they
- * end in -ETIMEDOUT. After either error the peer's region may be partly written, the
- * operation may still hold the local region (close the fab_t before freeing it), and
- * later transfers to that peer should not be trusted. */
+ * end in -ETIMEDOUT, and the peer is then abandoned (later transfers to it return
+ * -ENOTCONN; add it again from a new blob if it comes back). After either error the
+ * peer's region may be partly written and the operation may still hold the local
+ * region (close the fab_t before freeing it). A fab_t is used by one thread at a time. */
 #ifndef DUCTILE_CKPT_FABRIC_H
 #define DUCTILE_CKPT_FABRIC_H
 

@@ -22,7 +22,8 @@
 /* DUCTILE_FAB_PROVIDER runs the tests on another provider than fab_open's choice. */
 static const char *provider(void)
 {
-    return getenv("DUCTILE_FAB_PROVIDER");
+    const char *p = getenv("DUCTILE_FAB_PROVIDER");
+    return p && *p ? p : NULL;
 }
 
 typedef enum agent_mode { AGENT_SERVE, AGENT_DIE_ON_DATA } agent_mode_t;
@@ -331,9 +332,20 @@ static void peer_killed(void **state)
     print_message("write to a dying peer: %d (%s) after %lld ms\n", rc, err, (long long)took);
     assert_true(rc == -EIO || rc == -ETIMEDOUT);
     assert_true(took < timeout_ms + 1000);
+    assert_int_equal(fab_write(f, a.peer, me.mr, 0, a.rmr, 0, 1, err, sizeof(err)), -ENOTCONN);
 
     int status = agent_stop(&a);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+    /* the abandoned write does not hold up transfers to the other agents */
+    const size_t small = MB;
+    fill(me.buf, small, 77);
+    agent_t b = agent_start(f, small, 0, AGENT_SERVE);
+    rc = fab_write(f, b.peer, me.mr, 0, b.rmr, 0, small, err, sizeof(err));
+    if (rc)
+        fail_msg("write to a live agent after a dead one: %s", err);
+    assert_int_equal(agent_verify(&b, 77), small);
+    assert_int_equal(agent_stop(&b), 0);
     side_close(&me);
 }
 
