@@ -349,6 +349,44 @@ static void peer_killed(void **state)
     side_close(&me);
 }
 
+/* A region key the agent never issued: the provider fails the write (or it times out),
+ * and the data path says so rather than reporting success. */
+static void bad_key(void **state)
+{
+    const size_t len = 64 * 1024;
+    char err[256] = "", blob[FAB_BLOB_MAX];
+    side_t me = side_open(len, 88);
+    agent_t a = agent_start(me.f, len, 0, AGENT_SERVE);
+    fab_set_timeout(me.f, 1000);
+    size_t n = sizeof(blob);
+    fab_rmr_t *forged;
+    /* the agent's region, with another key */
+    fab_mr_t *mine;
+    assert_int_equal(fab_mr_reg(me.f, me.buf, len, &mine, err, sizeof(err)), 0);
+    assert_int_equal(fab_mr_blob(mine, blob, &n, err, sizeof(err)), 0);
+    fab_mr_close(mine);
+    assert_int_equal(fab_rmr_import(blob, n, &forged, err, sizeof(err)), 0);
+    int rc = fab_write(me.f, a.peer, me.mr, 0, forged, 0, len, err, sizeof(err));
+    print_message("write with a forged key: %d (%s)\n", rc, err);
+    assert_true(rc == -EIO || rc == -ETIMEDOUT);
+    fab_rmr_free(forged);
+    assert_int_equal(agent_stop(&a), 0);
+    side_close(&me);
+}
+
+/* An interface name stands for its address; an unknown name is an unknown host. */
+static void open_by_interface(void **state)
+{
+    char err[256] = "";
+    fab_t *f = NULL;
+    int rc = fab_open(provider(), "lo", &f, err, sizeof(err));
+    if (rc)
+        fail_msg("fab_open(lo): %s", err);
+    fab_close(f);
+    assert_int_not_equal(fab_open(provider(), "no-such-host.invalid", &f, err, sizeof(err)), 0);
+    assert_true(err[0]);
+}
+
 static void bad_input(void **state)
 {
     char err[256] = "", blob[FAB_BLOB_MAX] = {0};
@@ -385,6 +423,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_input),
+        cmocka_unit_test(bad_key),
+        cmocka_unit_test(open_by_interface),
         cmocka_unit_test(push_pull),
         cmocka_unit_test(pipelined),
         cmocka_unit_test(peer_killed),
