@@ -3,8 +3,10 @@
  * What works in the development sandbox (loopback only, no RDMA hardware, Debian's
  * libfabric 1.17): fi_getinfo with node "127.0.0.1" and FI_SOURCE finds tcp;ofi_rxm on
  * domain "lo" without FI_TCP_IFACE; "tcp" resolves to the same layered provider and
- * "sockets" also answers. All three report mr_mode 0 there, so the FI_MR_* paths below
- * are exercised on real hardware (verbs, cxi) only. */
+ * "sockets" also answers. All three report mr_mode 0 there; FI_MR_VIRT_ADDR and
+ * FI_MR_PROV_KEY are exercised by asking sockets for them (extra_mr_modes), and
+ * FI_MR_ENDPOINT only on hardware that needs it (cxi, efa): neither sockets nor tcp
+ * implements fi_mr_bind. */
 #include "fabric.h"
 
 #include <arpa/inet.h>
@@ -184,8 +186,20 @@ static int find_info(const char *provider, const char *addr, struct fi_info **in
     return fi_fail(err, errlen, rc, "no provider of tcp;ofi_rxm, tcp, sockets");
 }
 
+/* DUCTILE_FAB_MR_MODE (a number of FI_MR_* bits of FAB_MR_MODES) asks the domain for
+ * registration modes the provider does not need, so that the paths for verbs and cxi
+ * (keys chosen by the provider, virtual addresses) run in the sandbox too; sockets
+ * honours modes asked for at fi_domain (test_fabric mr_modes). */
+static void extra_mr_modes(struct fi_info *info)
+{
+    const char *s = getenv("DUCTILE_FAB_MR_MODE");
+    if (s && *s)
+        info->domain_attr->mr_mode |= strtoull(s, NULL, 0) & FAB_MR_MODES;
+}
+
 static int open_resources(fab_t *f, char *err, size_t errlen)
 {
+    extra_mr_modes(f->info);
     int rc = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
     if (rc)
         return fi_fail(err, errlen, rc, "fi_fabric");
