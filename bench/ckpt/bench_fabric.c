@@ -263,5 +263,8 @@ int main(int argc, char **argv)
     fab_mr_close(r.stage);
     fab_mr_close(r.mr);
     fab_close(r.f);
+    free(r.src);
+    free(r.dst);
+    free(r.stage_buf);
     return 0;
 }
