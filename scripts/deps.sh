@@ -3,7 +3,7 @@
 # Called by `make demo` and `make test`; safe to run repeatedly.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libjansson-dev libcmocka-dev libsqlite3-dev
-      libuv1-dev libglpk-dev libsodium-dev libmunge-dev munge libopenmpi-dev openmpi-bin
+      libuv1-dev libfabric-dev libglpk-dev libsodium-dev libmunge-dev munge libopenmpi-dev openmpi-bin
       iproute2 procps)
 missing=()
 for p in "${pkgs[@]}"; do
