@@ -243,8 +243,8 @@ int cmd_checkpoints(int argc, char **argv)
     if (app) {
         char adir[PATH_MAX];
         struct stat st;
-        snprintf(adir, sizeof(adir), "%s/%s", dir, app);
-        if (strchr(app, '/') || stat(adir, &st) < 0 || !S_ISDIR(st.st_mode))
+        if (snprintf(adir, sizeof(adir), "%s/%s", dir, app) >= (int)sizeof(adir) ||
+            strchr(app, '/') || stat(adir, &st) < 0 || !S_ISDIR(st.st_mode))
             return cmd_fail("checkpoints: no checkpoints of '%s' in %s", app, dir) + 1;
         json_t *a = describe(dir, app);
         if (json)
