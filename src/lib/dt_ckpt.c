@@ -301,9 +301,28 @@ static json_t *manifest(long version, const long *total, const long *parts)
 }
 
 /* Rank 0: the manifest, then the version in place, then `latest`; older ones go. */
+/* Every node's file is where rank 0 sees it: a directory that is not the same on every
+ * node (a node's own /tmp) would publish a version that cannot be read back. */
+static int all_files_here(const char *part, const long *parts)
+{
+    for (int r = 0; r < ck.size; r++) {
+        char p[PATH_MAX + 64];
+        struct stat st;
+        snprintf(p, sizeof(p), "%s/node%ld.dat", part, parts[r * (ck.nv + 2)]);
+        if (stat(p, &st) < 0)
+            return fail(-ENOENT, "the checkpoint directory %s is not the same on every node "
+                        "(rank %d's node file is not there): use one that every node sees, "
+                        "such as one in the home directory", ck.dir, r);
+    }
+    return 0;
+}
+
 static int publish(const char *part, long version, const long *total, const long *parts)
 {
     char p[PATH_MAX + 64], final[PATH_MAX + 32];
+    int shared = all_files_here(part, parts);
+    if (shared < 0)
+        return shared;
     snprintf(p, sizeof(p), "%s/manifest.json", part);
     json_t *m = manifest(version, total, parts);
     int rc = m && json_dump_file(m, p, JSON_COMPACT) == 0 ? fsync_path(p) : -EIO;
@@ -390,7 +409,11 @@ static int start_commit(void)
         ck.pend.len = len;
         if (ck.node_rank == 0) {
             int fd = open(ck.pend.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-            if (fd < 0)
+            if (fd < 0 && errno == ENOENT && ck.rank != 0) /* rank 0 made the directory */
+                rc = fail(-ENOENT, "the checkpoint directory %s is not the same on every "
+                          "node (it is not on this one): use one that every node sees, such "
+                          "as one in the home directory", ck.dir);
+            else if (fd < 0)
                 rc = fail(-errno, "cannot write the checkpoint file %s: %s", ck.pend.path,
                           strerror(errno));
             else
