@@ -36,6 +36,7 @@ typedef struct simck {
     size_t *mj_job;   /* the workload index of each mj entry */
     int *shrink;
     ckpt_scaler_t st;
+    ckpt_prio_t deferred; /* a request decided "next pass" because a job was resizing */
     double t_prev, t_acc;
 } simck_t;
 
@@ -319,6 +320,11 @@ bool simck_pass(simctx_t *c, double t)
     simck_t *k = c->ck;
     build_view(k, t);
     ckpt_prio_t prio = ask(k);
+    /* The memory that raised a deferred request no longer grows, so the scaler would
+     * not raise it again: it is carried here until it is decided. */
+    if (prio == CKPT_PRIO_NONE)
+        prio = k->deferred;
+    k->deferred = CKPT_PRIO_NONE;
     int njobs = collect_jobs(c, t);
     ckpt_sched_in_t in = {.favor = k->cfg->favor, .prio = prio,
                           .requested = prio == CKPT_PRIO_NONE ? 0 : 1,
@@ -327,6 +333,10 @@ bool simck_pass(simctx_t *c, double t)
     ckpt_sched_out_t out = {.shrink = k->shrink};
     if (ckpt_sched_decide(&in, &out, NULL, 0) != 0)
         return false;
+    if (in.adapting) {
+        k->deferred = prio;
+        return false;
+    }
     int got = 0;
     for (int m = 0; m < out.from_idle; m++) {
         int node = idle_node(c);
