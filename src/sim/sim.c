@@ -435,12 +435,12 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
     for (size_t i = 0; i < nj; i++)
         if (c.rj[i].state == RJ_WAITING || c.rj[i].state == RJ_RUNNING)
             res->unfinished++;
-    simck_finish(&c, last_t);
+    simck_finish(&c);
     if (cfg->on_progress)
         cfg->on_progress(cfg->progress_arg, nj, nj);
     rc = 0;
 out:
-    simck_finish(&c, 0);
+    simck_finish(&c);
     evq_free(&c.q);
     idmap_destroy(c.byid);
     free(c.rj);

@@ -52,6 +52,6 @@ void simck_shrink_done(simctx_t *c, size_t i, double t);
 /* After a scheduling pass: the scaler, then the scheduler's answer. True when the
  * answer changed the engine (shrinks asked, nodes given back): run a pass again. */
 bool simck_pass(simctx_t *c, double t);
-void simck_finish(simctx_t *c, double t);
+void simck_finish(simctx_t *c);
 
 #endif

@@ -353,12 +353,18 @@ bool simck_pass(simctx_t *c, double t)
     return from_jobs > 0 || give_back(c, in.n_ic, out.reclaim, t) > 0;
 }
 
-void simck_finish(simctx_t *c, double t)
+/* Up to the last job end, as the makespan: the event loop's last time may be a stale
+ * end event of a job that was resized. */
+void simck_finish(simctx_t *c)
 {
     simck_t *k = c->ck;
     if (!k)
         return;
-    accrue(c, t);
+    double last = k->t_acc;
+    for (size_t i = 0; i < c->res->njobs; i++)
+        if (c->res->jobs[i].end > last)
+            last = c->res->jobs[i].end;
+    accrue(c, last);
     c->res->ckpt.nodes_end = k->nic;
     free(k->ic);
     free(k->view);

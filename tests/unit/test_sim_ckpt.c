@@ -165,6 +165,32 @@ static void off_changes_nothing(void **state)
     wl_free(&sized);
 }
 
+/* perf resizes jobs, which leaves stale end events after the last job's end: the
+ * node-seconds still stop at the last end, so the mean never exceeds the peak. */
+static void node_seconds_stop_at_last_end(void **state)
+{
+    (void)state;
+    char path[4096], err[256] = "";
+    const char *src = getenv("DUCTILE_SOURCE_DIR");
+    snprintf(path, sizeof(path), "%s/tests/data/ckpt.json", src ? src : ".");
+    workload_t wl = {0};
+    if (wl_load_json(path, &wl, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    sim_ckpt_t ck = {.nodes = 2, .node_mem_mb = 16384};
+    sim_config_t cfg = {.nodes = 16, .policy = "perf", .reconf = sim_reconf_default,
+                        .speedup = {.model = SPEEDUP_LINEAR}, .ckpt = &ck};
+    sim_result_t res;
+    if (sim_run(&wl, &cfg, &res, err, sizeof(err)) != 0)
+        fail_msg("sim_run: %s", err);
+    sim_metrics_t m;
+    assert_int_equal(sim_metrics_compute(&res, 16, &m), 0);
+    assert_true(res.expansions + res.shrinks > 1);
+    assert_true(m.ckpt_nodes_mean >= res.ckpt.nodes_start);
+    assert_true(m.ckpt_nodes_mean <= res.ckpt.nodes_peak);
+    sim_result_free(&res);
+    wl_free(&wl);
+}
+
 /* The service cannot hold the whole cluster, nor nothing. */
 static void bad_service_rejected(void **state)
 {
@@ -188,6 +214,7 @@ int main(void)
         cmocka_unit_test(icheck_low_takes_idle_only),
         cmocka_unit_test(app_reclaims_for_waiting_job),
         cmocka_unit_test(off_changes_nothing),
+        cmocka_unit_test(node_seconds_stop_at_last_end),
         cmocka_unit_test(bad_service_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
