@@ -79,6 +79,40 @@ static void icheck_high_shrinks_worst_job(void **state)
     wl_free(&wl);
 }
 
+/* A HIGH raised while a job resizes waits for the next pass, as both algorithms say,
+ * and is then served. Two checkpoint nodes, 7 job nodes, shrinks cost 10 s. B's data
+ * raises a HIGH at t=10: B (higher MTCT) shrinks until t=20. At t=15 D's node goes to
+ * C, whose data takes the other node past 90 %: HIGH, but B is resizing. At t=20 B's
+ * node joins the service and the carried request shrinks B again: at 2 nodes its MTCT
+ * (0.5) is still above A's. */
+static void high_during_resize_is_carried(void **state)
+{
+    (void)state;
+    workload_t wl = {0};
+    add(&wl, 1, 0, 3, 1, 1000, 45, 0.1);
+    add(&wl, 4, 0, 1, 0, 15, 0, 0);
+    add(&wl, 2, 10, 3, 1, 1000, 95, 0.5);
+    add(&wl, 3, 15, 1, 0, 100, 50, 0);
+    sim_ckpt_t ck = service(2, CKPT_FAVOR_ICHECK);
+    sim_config_t cfg = {.nodes = 9, .policy = "fcfs", .reconf = {.shrink_fixed = 10},
+                        .speedup = {.model = SPEEDUP_LINEAR}, .ckpt = &ck};
+    sim_result_t res;
+    char err[256] = "";
+    if (sim_run(&wl, &cfg, &res, err, sizeof(err)) != 0)
+        fail_msg("sim_run: %s", err);
+    assert_int_equal(res.ckpt.high_served, 2);
+    assert_int_equal(res.ckpt.high_refused, 0);
+    assert_int_equal(res.ckpt.jobs_shrunk, 2);
+    assert_int_equal(res.ckpt.lent_jobs, 2);
+    assert_int_equal(res.ckpt.nodes_peak, 4);
+    assert_int_equal(res.jobs[0].shrinks, 0); /* A */
+    assert_int_equal(res.jobs[2].shrinks, 2); /* B */
+    assert_int_equal(res.jobs[2].nodes_final, 1);
+    assert_true(res.jobs[3].start == 15);     /* C */
+    sim_result_free(&res);
+    wl_free(&wl);
+}
+
 /* Two checkpoint nodes: A's 95 MB fill one, the other is empty and its free memory
  * could take the full node's whole memory, so the request is LOW. With no idle node
  * nothing is lent and the malleable job keeps its size; with one idle node (a cluster
@@ -211,6 +245,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(icheck_high_shrinks_worst_job),
+        cmocka_unit_test(high_during_resize_is_carried),
         cmocka_unit_test(icheck_low_takes_idle_only),
         cmocka_unit_test(app_reclaims_for_waiting_job),
         cmocka_unit_test(off_changes_nothing),
