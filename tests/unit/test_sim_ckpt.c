@@ -24,18 +24,42 @@ static void add(workload_t *wl, int64_t id, double submit, int nodes, int min, d
     assert_int_equal(wl_append(wl, &j), 0);
 }
 
+/* id, submit, nodes, min (0: rigid), runtime, ckpt_mb, mtct */
+typedef struct jrow {
+    int64_t id;
+    double submit;
+    int nodes, min;
+    double runtime, ckpt_mb, mtct;
+} jrow_t;
+
+static void add_rows(workload_t *wl, const jrow_t *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        add(wl, r[i].id, r[i].submit, r[i].nodes, r[i].min, r[i].runtime, r[i].ckpt_mb,
+            r[i].mtct);
+}
+#define ADD_ROWS(wl, ...) \
+    add_rows(wl, (const jrow_t[]){__VA_ARGS__}, \
+             (int)(sizeof((const jrow_t[]){__VA_ARGS__}) / sizeof(jrow_t)))
+
 static sim_ckpt_t service(int nodes, ckpt_favor_t favor)
 {
     return (sim_ckpt_t){.nodes = nodes, .favor = favor, .node_mem_mb = 100};
 }
 
-static void run(const workload_t *wl, int nodes, const sim_ckpt_t *ck, sim_result_t *res)
+static void run_costly(const workload_t *wl, int nodes, const sim_ckpt_t *ck, double shrink_s,
+                       sim_result_t *res)
 {
-    sim_config_t cfg = {.nodes = nodes, .policy = "fcfs", .reconf = {0},
+    sim_config_t cfg = {.nodes = nodes, .policy = "fcfs", .reconf = {.shrink_fixed = shrink_s},
                         .speedup = {.model = SPEEDUP_LINEAR}, .ckpt = ck};
     char err[256] = "";
     if (sim_run(wl, &cfg, res, err, sizeof(err)) != 0)
         fail_msg("sim_run: %s", err);
+}
+
+static void run(const workload_t *wl, int nodes, const sim_ckpt_t *ck, sim_result_t *res)
+{
+    run_costly(wl, nodes, ck, 0, res);
 }
 
 /* 9 nodes, one lent: A and B fill the other 8. B's 95 MB take the service's node past
@@ -89,17 +113,11 @@ static void high_during_resize_is_carried(void **state)
 {
     (void)state;
     workload_t wl = {0};
-    add(&wl, 1, 0, 3, 1, 1000, 45, 0.1);
-    add(&wl, 4, 0, 1, 0, 15, 0, 0);
-    add(&wl, 2, 10, 3, 1, 1000, 95, 0.5);
-    add(&wl, 3, 15, 1, 0, 100, 50, 0);
+    ADD_ROWS(&wl, {1, 0, 3, 1, 1000, 45, 0.1}, {4, 0, 1, 0, 15, 0, 0},
+             {2, 10, 3, 1, 1000, 95, 0.5}, {3, 15, 1, 0, 100, 50, 0});
     sim_ckpt_t ck = service(2, CKPT_FAVOR_ICHECK);
-    sim_config_t cfg = {.nodes = 9, .policy = "fcfs", .reconf = {.shrink_fixed = 10},
-                        .speedup = {.model = SPEEDUP_LINEAR}, .ckpt = &ck};
     sim_result_t res;
-    char err[256] = "";
-    if (sim_run(&wl, &cfg, &res, err, sizeof(err)) != 0)
-        fail_msg("sim_run: %s", err);
+    run_costly(&wl, 9, &ck, 10, &res);
     assert_int_equal(res.ckpt.high_served, 2);
     assert_int_equal(res.ckpt.high_refused, 0);
     assert_int_equal(res.ckpt.jobs_shrunk, 2);
@@ -148,9 +166,7 @@ static void app_reclaims_for_waiting_job(void **state)
 {
     (void)state;
     workload_t wl = {0};
-    add(&wl, 1, 0, 3, 0, 100, 0, 0);
-    add(&wl, 2, 10, 5, 0, 100, 0, 0);
-    add(&wl, 3, 20, 6, 0, 100, 0, 0);
+    ADD_ROWS(&wl, {1, 0, 3, 0, 100, 0, 0}, {2, 10, 5, 0, 100, 0, 0}, {3, 20, 6, 0, 100, 0, 0});
     sim_ckpt_t ck = service(3, CKPT_FAVOR_APP);
     sim_result_t res;
     run(&wl, 6, &ck, &res);
