@@ -39,6 +39,9 @@ typedef struct opts {
     double idle_w, default_w;
     bool power;
     const char *power_csv, *power_svg;
+    /* checkpoint service (docs/simulator.md, "Checkpoint nodes") */
+    sim_ckpt_t ckpt;
+    const char *ckpt_csv;
 } opts_t;
 
 static void help(FILE *f)
@@ -71,6 +74,14 @@ static void help(FILE *f)
         "  --default-power W    per node of a job that declares no power (default 200)\n"
         "  --power-csv FILE     the draw after every change: t,watts,lower,upper\n"
         "  --power-svg FILE     the draw over time against the corridor, outside in red\n"
+        "  --ckpt-nodes K       a checkpoint service holding K nodes from the start\n"
+        "  --ckpt-favor icheck|app  how requests are answered: shrink malleable jobs for a\n"
+        "                       HIGH request (icheck, Alg. 10, default) or idle nodes only\n"
+        "                       and reclaim empty checkpoint nodes (app, Alg. 11)\n"
+        "  --ckpt-node-mem MB   memory of a checkpoint node (default 65536)\n"
+        "  --ckpt-mb-per-node MB  checkpoint data per node of a job without ckpt_mb\n"
+        "                       (default 1024)\n"
+        "  --ckpt-csv FILE      the service after every change: t,nodes,used_mb\n"
         "\n"
         "With several policies the CSV and SVG names get the policy inserted before the\n"
         "extension (jobs.csv -> jobs.easy.csv).\n\npolicies:\n");
@@ -138,11 +149,39 @@ static int parse_corridor(const char *arg, opts_t *o)
     return 0;
 }
 
+/* The checkpoint options, in the order of their O_CK* codes. */
+static int parse_ckpt_opt(int which, const char *arg, opts_t *o)
+{
+    long v;
+    double mb;
+    switch (which) {
+    case 0:
+        if (parse_int(arg, 1, 1 << 24, &v) < 0)
+            return -cmd_fail("--ckpt-nodes: '%s' is not a node count (>= 1)", arg);
+        o->ckpt.nodes = (int)v;
+        return 0;
+    case 1:
+        if (strcmp(arg, "icheck") && strcmp(arg, "app"))
+            return -cmd_fail("--ckpt-favor: '%s' is neither icheck nor app", arg);
+        o->ckpt.favor = strcmp(arg, "app") ? CKPT_FAVOR_ICHECK : CKPT_FAVOR_APP;
+        return 0;
+    case 4:
+        o->ckpt_csv = arg;
+        return 0;
+    }
+    if (parse_double(arg, &mb) < 0 || mb < 0 || (which == 2 && mb == 0))
+        return -cmd_fail("--%s: '%s' is not a size in MB (%s)",
+                         which == 2 ? "ckpt-node-mem" : "ckpt-mb-per-node", arg,
+                         which == 2 ? "> 0" : ">= 0");
+    *(which == 2 ? &o->ckpt.node_mem_mb : &o->ckpt.mb_per_node) = mb;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, opts_t *o)
 {
     enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
            O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV,
-           O_PSVG };
+           O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV };
     static const struct option lopts[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'N'},
@@ -166,6 +205,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
         {"default-power", required_argument, 0, O_DEFW},
         {"power-csv", required_argument, 0, O_PCSV},
         {"power-svg", required_argument, 0, O_PSVG},
+        {"ckpt-nodes", required_argument, 0, O_CKN},
+        {"ckpt-favor", required_argument, 0, O_CKF},
+        {"ckpt-node-mem", required_argument, 0, O_CKMEM},
+        {"ckpt-mb-per-node", required_argument, 0, O_CKMB},
+        {"ckpt-csv", required_argument, 0, O_CKCSV},
         {0, 0, 0, 0},
     };
     static char polbuf[1024];
@@ -280,6 +324,14 @@ static int parse_args(int argc, char **argv, opts_t *o)
         case O_PSVG:
             o->power_svg = optarg;
             break;
+        case O_CKN:
+        case O_CKF:
+        case O_CKMEM:
+        case O_CKMB:
+        case O_CKCSV:
+            if (parse_ckpt_opt(c - O_CKN, optarg, o) < 0)
+                return 1;
+            break;
         default:
             return cmd_fail("sim: unknown or incomplete option '%s' (try 'ductile sim --help')",
                             argv[optind - 1]);
@@ -289,6 +341,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         return cmd_fail("sim: unexpected argument '%s'", argv[optind]);
     if (!o->workload)
         return cmd_fail("sim: --workload is required (a .swf or .json file, or 'esp')");
+    if (o->ckpt_csv && !o->ckpt.nodes)
+        return cmd_fail("--ckpt-csv follows the checkpoint service, and there is none: add "
+                        "--ckpt-nodes K");
     if (o->power_svg && !o->ncorridor)
         return cmd_fail("--power-svg draws the cluster's power draw against a power corridor, "
                         "and none was given: add --corridor LOWER-UPPER (in W; "
@@ -361,7 +416,28 @@ typedef struct sinks {
     gantt_t *gantt;
     FILE *pcsv;
     power_chart_t *pchart;
+    FILE *ckcsv;
 } sinks_t;
+
+static void on_ckpt(void *arg, double t, int nodes, double used_mb)
+{
+    sinks_t *k = arg;
+    char buf[32];
+    fprintf(k->ckcsv, "%s,%d,%.0f\n", fmt_time(t, buf, sizeof(buf)), nodes, used_mb);
+}
+
+/* --ckpt-csv for one policy's run; 0 or the command's failure status. */
+static int open_ckpt_csv(const opts_t *o, const char *policy, bool several, sinks_t *sinks)
+{
+    char path[4096];
+    if (!o->ckpt_csv)
+        return 0;
+    per_policy_path(o->ckpt_csv, policy, several, path, sizeof(path));
+    if (!(sinks->ckcsv = fopen(path, "w")))
+        return cmd_fail("cannot write %s: %s", path, strerror(errno));
+    fputs("t,nodes,used_mb\n", sinks->ckcsv);
+    return 0;
+}
 
 static void on_power(void *arg, double t, double watts, double lower, double upper,
                      bool busy)
@@ -421,7 +497,8 @@ int cmd_sim(int argc, char **argv)
     opts_t o = {.cores_per_node = 1, .malleable = -1, .seed = 1, .interarrival = 30,
                 .progress = true, .reconf = sim_reconf_default,
                 .speedup = {.model = SPEEDUP_AMDAHL, .a = 0.01}, .idle_w = 71,
-                .default_w = 200};
+                .default_w = 200,
+                .ckpt = {.node_mem_mb = 65536, .mb_per_node = 1024}};
     o.policies[0] = "fcfs";
     o.npolicies = 1;
     int rc = parse_args(argc, argv, &o);
@@ -479,6 +556,17 @@ int cmd_sim(int argc, char **argv)
                              .ncorridor = o.ncorridor,
                              .on_sample = sinks.pcsv || sinks.pchart ? on_power : NULL,
                              .sample_arg = &sinks};
+        if ((status = open_ckpt_csv(&o, o.policies[p], several, &sinks)) != 0) {
+            events_csv_close(sinks.events, err, sizeof(err));
+            gantt_destroy(sinks.gantt);
+            if (sinks.pcsv)
+                fclose(sinks.pcsv);
+            power_chart_close(sinks.pchart, "", err, sizeof(err));
+            break;
+        }
+        sim_ckpt_t ckpt = o.ckpt;
+        ckpt.on_change = sinks.ckcsv ? on_ckpt : NULL;
+        ckpt.change_arg = &sinks;
         progress_t prog = {.label = o.policies[p]};
         clock_gettime(CLOCK_MONOTONIC, &prog.t0);
         sim_config_t cfg = {
@@ -492,6 +580,7 @@ int cmd_sim(int argc, char **argv)
             .on_progress = show_progress ? on_progress : NULL,
             .progress_arg = &prog,
             .power = o.power ? &power : NULL,
+            .ckpt = o.ckpt.nodes ? &ckpt : NULL,
         };
         sim_result_t res;
         if (sim_run(&wl, &cfg, &res, err, sizeof(err)) < 0) {
@@ -511,6 +600,8 @@ int cmd_sim(int argc, char **argv)
         }
         if (sinks.pcsv && (ferror(sinks.pcsv) | (fclose(sinks.pcsv) != 0)) && !status)
             status = cmd_fail("error writing %s", o.power_csv);
+        if (sinks.ckcsv && (ferror(sinks.ckcsv) | (fclose(sinks.ckcsv) != 0)) && !status)
+            status = cmd_fail("error writing %s", o.ckpt_csv);
         if (sinks.events && events_csv_close(sinks.events, err, sizeof(err)) < 0 && !status)
             status = cmd_fail("%s", err);
         char title[512];
@@ -529,7 +620,8 @@ int cmd_sim(int argc, char **argv)
     if (!status) {
         report_info_t info = {.workload = o.workload, .njobs = wl.njobs, .nodes = o.nodes,
                               .skipped = wl.skipped, .malformed = wl.malformed,
-                              .malleable = o.malleable, .seed = o.seed, .power = o.power};
+                              .malleable = o.malleable, .seed = o.seed, .power = o.power,
+                              .ckpt = o.ckpt.nodes > 0};
         if (o.json)
             report_json(stdout, &info, runs, o.npolicies);
         else

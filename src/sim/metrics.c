@@ -52,6 +52,7 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
     m->violations = res->violations;
     m->outside_seconds = res->outside_seconds;
     m->outside_ws = res->outside_ws;
+    m->ckpt = res->ckpt;
     if (n == 0)
         return 0;
     double *v[4];
@@ -86,6 +87,7 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
     m->response = summarize(v[1], n);
     m->slowdown = summarize(v[2], n);
     m->bsld = summarize(v[3], n);
+    m->ckpt_nodes_mean = m->makespan > 0 ? res->ckpt.node_seconds / m->makespan : 0;
     for (int q = 0; q < 4; q++)
         free(v[q]);
     return 0;

@@ -25,6 +25,8 @@ typedef struct sim_metrics {
     double energy_kwh, power_peak;
     long violations;
     double outside_seconds, outside_ws;
+    sim_ckpt_res_t ckpt;    /* a run with a checkpoint service */
+    double ckpt_nodes_mean; /* its node-seconds / makespan */
 } sim_metrics_t;
 
 /* Percentiles use the nearest-rank method (p-th percentile = the ceil(p n)-th

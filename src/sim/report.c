@@ -17,7 +17,10 @@ typedef struct row {
     const char *label;
     double (*get)(const sim_metrics_t *m);
     const char *fmt;
+    int group;              /* 0: every run; ROW_POWER, ROW_CKPT: runs with that model */
 } row_t;
+
+enum { ROW_POWER = 1, ROW_CKPT };
 
 #define GETTER(name, expr) \
     static double name(const sim_metrics_t *m) { return (double)(expr); }
@@ -48,39 +51,73 @@ GETTER(g_peak, m->power_peak)
 GETTER(g_viol, m->violations)
 GETTER(g_outs, m->outside_seconds)
 GETTER(g_outws, m->outside_ws)
+GETTER(g_ck_start, m->ckpt.nodes_start)
+GETTER(g_ck_peak, m->ckpt.nodes_peak)
+GETTER(g_ck_end, m->ckpt.nodes_end)
+GETTER(g_ck_mean, m->ckpt_nodes_mean)
+GETTER(g_ck_ns, m->ckpt.node_seconds)
+GETTER(g_ck_hs, m->ckpt.high_served)
+GETTER(g_ck_hr, m->ckpt.high_refused)
+GETTER(g_ck_ls, m->ckpt.low_served)
+GETTER(g_ck_lr, m->ckpt.low_refused)
+GETTER(g_ck_idle, m->ckpt.lent_idle)
+GETTER(g_ck_jobs, m->ckpt.lent_jobs)
+GETTER(g_ck_shrunk, m->ckpt.jobs_shrunk)
+GETTER(g_ck_recl, m->ckpt.reclaimed)
+GETTER(g_ck_used, m->ckpt.used_peak_mb)
+GETTER(g_ck_over, m->ckpt.overflow_mb)
 
 static const row_t rows[] = {
-    {"jobs completed", g_jobs, "%.0f"},
-    {"makespan [s]", g_makespan, "%.1f"},
-    {"utilization", g_util, "%.4f"},
-    {"wait mean [s]", g_wmean, "%.1f"},
-    {"wait p50 [s]", g_wp50, "%.1f"},
-    {"wait p95 [s]", g_wp95, "%.1f"},
-    {"wait max [s]", g_wmax, "%.1f"},
-    {"response mean [s]", g_rmean, "%.1f"},
-    {"response p50 [s]", g_rp50, "%.1f"},
-    {"response p95 [s]", g_rp95, "%.1f"},
-    {"response max [s]", g_rmax, "%.1f"},
-    {"slowdown mean", g_smean, "%.2f"},
-    {"slowdown p50", g_sp50, "%.2f"},
-    {"slowdown p95", g_sp95, "%.2f"},
-    {"slowdown max", g_smax, "%.2f"},
-    {"bounded slowdown mean", g_bmean, "%.2f"},
-    {"bounded slowdown p50", g_bp50, "%.2f"},
-    {"bounded slowdown p95", g_bp95, "%.2f"},
-    {"bounded slowdown max", g_bmax, "%.2f"},
-    {"expansions", g_exp, "%.0f"},
-    {"shrinks", g_shr, "%.0f"},
-    {"reconfiguring [node-s]", g_reconf, "%.1f"},
-    /* shown for runs with a power model (info->power) */
-    {"energy [kWh]", g_energy, "%.3f"},
-    {"power peak [W]", g_peak, "%.0f"},
-    {"corridor violations", g_viol, "%.0f"},
-    {"outside corridor [s]", g_outs, "%.1f"},
-    {"outside corridor [W s]", g_outws, "%.0f"},
+    {"jobs completed", g_jobs, "%.0f", 0},
+    {"makespan [s]", g_makespan, "%.1f", 0},
+    {"utilization", g_util, "%.4f", 0},
+    {"wait mean [s]", g_wmean, "%.1f", 0},
+    {"wait p50 [s]", g_wp50, "%.1f", 0},
+    {"wait p95 [s]", g_wp95, "%.1f", 0},
+    {"wait max [s]", g_wmax, "%.1f", 0},
+    {"response mean [s]", g_rmean, "%.1f", 0},
+    {"response p50 [s]", g_rp50, "%.1f", 0},
+    {"response p95 [s]", g_rp95, "%.1f", 0},
+    {"response max [s]", g_rmax, "%.1f", 0},
+    {"slowdown mean", g_smean, "%.2f", 0},
+    {"slowdown p50", g_sp50, "%.2f", 0},
+    {"slowdown p95", g_sp95, "%.2f", 0},
+    {"slowdown max", g_smax, "%.2f", 0},
+    {"bounded slowdown mean", g_bmean, "%.2f", 0},
+    {"bounded slowdown p50", g_bp50, "%.2f", 0},
+    {"bounded slowdown p95", g_bp95, "%.2f", 0},
+    {"bounded slowdown max", g_bmax, "%.2f", 0},
+    {"expansions", g_exp, "%.0f", 0},
+    {"shrinks", g_shr, "%.0f", 0},
+    {"reconfiguring [node-s]", g_reconf, "%.1f", 0},
+    {"energy [kWh]", g_energy, "%.3f", ROW_POWER},
+    {"power peak [W]", g_peak, "%.0f", ROW_POWER},
+    {"corridor violations", g_viol, "%.0f", ROW_POWER},
+    {"outside corridor [s]", g_outs, "%.1f", ROW_POWER},
+    {"outside corridor [W s]", g_outws, "%.0f", ROW_POWER},
+    {"ckpt nodes at start", g_ck_start, "%.0f", ROW_CKPT},
+    {"ckpt nodes peak", g_ck_peak, "%.0f", ROW_CKPT},
+    {"ckpt nodes at end", g_ck_end, "%.0f", ROW_CKPT},
+    {"ckpt nodes mean", g_ck_mean, "%.2f", ROW_CKPT},
+    {"ckpt [node-s]", g_ck_ns, "%.1f", ROW_CKPT},
+    {"ckpt HIGH served", g_ck_hs, "%.0f", ROW_CKPT},
+    {"ckpt HIGH refused", g_ck_hr, "%.0f", ROW_CKPT},
+    {"ckpt LOW served", g_ck_ls, "%.0f", ROW_CKPT},
+    {"ckpt LOW refused", g_ck_lr, "%.0f", ROW_CKPT},
+    {"ckpt nodes lent idle", g_ck_idle, "%.0f", ROW_CKPT},
+    {"ckpt nodes from jobs", g_ck_jobs, "%.0f", ROW_CKPT},
+    {"ckpt jobs shrunk", g_ck_shrunk, "%.0f", ROW_CKPT},
+    {"ckpt nodes reclaimed", g_ck_recl, "%.0f", ROW_CKPT},
+    {"ckpt used peak [MB]", g_ck_used, "%.0f", ROW_CKPT},
+    {"ckpt overflow [MB]", g_ck_over, "%.0f", ROW_CKPT},
 };
-#define NPOWER_ROWS 5
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static bool shown(const report_info_t *info, const row_t *r)
+{
+    return r->group == 0 || (r->group == ROW_POWER && info->power) ||
+           (r->group == ROW_CKPT && info->ckpt);
+}
 
 static void cell(char *buf, const row_t *r, const sim_metrics_t *m, const sim_metrics_t *base)
 {
@@ -118,15 +155,16 @@ void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, 
     }
     if (n > 1)
         fprintf(f, "(ratios to %s in parentheses)\n", runs[0].name);
-    size_t nrows = info->power ? NROWS : NROWS - NPOWER_ROWS;
     int lw = 0, w[MAXCOL];
-    for (size_t r = 0; r < nrows; r++)
-        if ((int)strlen(rows[r].label) > lw)
+    for (size_t r = 0; r < NROWS; r++)
+        if (shown(info, &rows[r]) && (int)strlen(rows[r].label) > lw)
             lw = (int)strlen(rows[r].label);
     char buf[CELL];
     for (int c = 0; c < n; c++) {
         w[c] = (int)strlen(runs[c].name);
-        for (size_t r = 0; r < nrows; r++) {
+        for (size_t r = 0; r < NROWS; r++) {
+            if (!shown(info, &rows[r]))
+                continue;
             cell(buf, &rows[r], &runs[c].m, c ? &runs[0].m : NULL);
             if ((int)strlen(buf) > w[c])
                 w[c] = (int)strlen(buf);
@@ -136,7 +174,9 @@ void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, 
     for (int c = 0; c < n; c++)
         fprintf(f, "  %*s", w[c], runs[c].name);
     fprintf(f, "\n");
-    for (size_t r = 0; r < nrows; r++) {
+    for (size_t r = 0; r < NROWS; r++) {
+        if (!shown(info, &rows[r]))
+            continue;
         fprintf(f, "%-*s", lw, rows[r].label);
         for (int c = 0; c < n; c++) {
             cell(buf, &rows[r], &runs[c].m, c ? &runs[0].m : NULL);
@@ -152,6 +192,25 @@ static json_t *stat_json(const stat4_t *s)
 {
     return json_pack("{s:f,s:f,s:f,s:f}", "mean", s->mean, "p50", s->p50, "p95", s->p95, "max",
                      s->max);
+}
+
+static json_t *ckpt_json(const sim_ckpt_res_t *k, double mean)
+{
+    json_t *o = json_pack("{s:i,s:i,s:i,s:f,s:f}", "nodes_start", k->nodes_start, "nodes_peak",
+                          k->nodes_peak, "nodes_end", k->nodes_end, "nodes_mean", mean,
+                          "node_seconds", k->node_seconds);
+    json_object_set_new(o, "requests",
+                        json_pack("{s:I,s:I,s:I,s:I}", "high_served", (json_int_t)k->high_served,
+                                  "high_refused", (json_int_t)k->high_refused, "low_served",
+                                  (json_int_t)k->low_served, "low_refused",
+                                  (json_int_t)k->low_refused));
+    json_object_set_new(o, "lent_idle", json_integer(k->lent_idle));
+    json_object_set_new(o, "lent_from_jobs", json_integer(k->lent_jobs));
+    json_object_set_new(o, "jobs_shrunk", json_integer(k->jobs_shrunk));
+    json_object_set_new(o, "reclaimed", json_integer(k->reclaimed));
+    json_object_set_new(o, "used_peak_mb", json_real(k->used_peak_mb));
+    json_object_set_new(o, "overflow_mb", json_real(k->overflow_mb));
+    return o;
 }
 
 int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, int n)
@@ -173,6 +232,8 @@ int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, in
                                           "peak_w", m->power_peak, "violations",
                                           (json_int_t)m->violations, "outside_seconds",
                                           m->outside_seconds, "outside_ws", m->outside_ws));
+        if (info->ckpt)
+            json_object_set_new(o, "ckpt", ckpt_json(&m->ckpt, m->ckpt_nodes_mean));
         json_array_append_new(arr, o);
     }
     json_t *root = json_pack("{s:s,s:I,s:i,s:I,s:I,s:I,s:o}", "workload", info->workload, "jobs",

@@ -18,6 +18,7 @@ typedef struct report_info {
     double malleable;       /* --malleable share, < 0 when not given */
     uint64_t seed;
     bool power;             /* runs had a power model: show its rows */
+    bool ckpt;              /* runs had a checkpoint service: show its rows */
 } report_info_t;
 
 typedef struct report_run {

@@ -8,6 +8,7 @@
 
 #include "../common/idmap.h"
 #include "evq.h"
+#include "sim_internal.h"
 
 const sim_reconf_t sim_reconf_default = {
     .expand_fixed = 0.026,
@@ -18,41 +19,6 @@ const sim_reconf_t sim_reconf_default = {
 
 enum { EV_END, EV_RESIZE, EV_TICK, EV_CORRIDOR };
 enum { CLS_CHANGE = 0, CLS_TICK = 2 }; /* arrivals sit between the two classes */
-enum { RJ_WAITING, RJ_RUNNING, RJ_DONE, RJ_REJECTED };
-
-/* Run-time state of one job. */
-typedef struct rjob {
-    double wref;     /* remaining work, in seconds at the requested size */
-    double rate;     /* progress per second; 0 while reconfiguring */
-    double t_prog;   /* when wref was last brought up to date */
-    double t_alloc;  /* last allocation change, for the node-seconds integral */
-    double est_ratio;/* walltime / runtime: how the user's estimate scales */
-    double s_ref;    /* S(requested size) */
-    speedup_t sp;
-    int alloc;       /* nodes held */
-    int n;           /* committed size */
-    int target;      /* size after the resize in progress; 0 when none */
-    uint32_t ver;    /* version of the job's pending END event */
-    int state;
-} rjob_t;
-
-typedef struct simctx {
-    const workload_t *wl;
-    const sim_config_t *cfg;
-    sched_t *s;
-    sim_result_t *res;
-    rjob_t *rj;
-    idmap_t *byid;
-    evq_t q;
-    int err;
-    /* power: the corridor in force, the draw since t_draw, whether it is outside;
-     * nodes held by jobs and their draw, kept up to date by set_alloc */
-    double lower, upper, draw, t_draw;
-    bool out, busy;     /* busy: jobs queued or running at the last sample */
-    long held;
-    double held_w;
-} simctx_t;
-
 static double rate_at(const rjob_t *r, int n, int nodes_ref)
 {
     if (n == nodes_ref)
@@ -175,6 +141,8 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         jr->start = t;
         jr->nodes_start = a->nnodes;
         settle(c, i, t);
+        if (c->ck)
+            simck_job_start(c, i, t);
         emit(c, t, i, SIM_OP_START, 0, a->nnodes, a->nodes);
         return;
     }
@@ -199,6 +167,8 @@ static void resize_done(simctx_t *c, size_t i, double t)
     rjob_t *r = &c->rj[i];
     sim_jobres_t *jr = &c->res->jobs[i];
     int before = r->n, after = r->target;
+    if (c->ck)
+        simck_shrink_done(c, i, t);
     sched_resize_done(c->s, c->wl->jobs[i].id, true);
     if (after < before) {
         account(c, i, t, after);
@@ -225,6 +195,8 @@ static void job_end(simctx_t *c, size_t i, double t)
     r->state = RJ_DONE;
     emit(c, t, i, SIM_OP_END, r->n, 0, NULL);
     sched_remove(c->s, c->wl->jobs[i].id);
+    if (c->ck)
+        simck_job_end(c, i, t);
 }
 
 static void submit(simctx_t *c, size_t i)
@@ -390,6 +362,11 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
         c.t_draw = nj ? wl->jobs[0].submit : 0;
         power_sample(&c, c.t_draw);
     }
+    if (cfg->ckpt && (rc = simck_init(&c, nj ? wl->jobs[0].submit : 0, err, errlen)) < 0) {
+        if (rc == -ENOMEM)
+            snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     size_t next = 0, reported = 0, same_instant = 0;
     double last_t = -INFINITY;
     for (;;) {
@@ -446,6 +423,8 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
         }
         if (changed) {
             pass(&c, t);
+            if (c.ck && simck_pass(&c, t))
+                pass(&c, t);
             power_sample(&c, t);
         }
         if (cfg->on_progress && next - reported >= 4096) {
@@ -456,10 +435,12 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
     for (size_t i = 0; i < nj; i++)
         if (c.rj[i].state == RJ_WAITING || c.rj[i].state == RJ_RUNNING)
             res->unfinished++;
+    simck_finish(&c);
     if (cfg->on_progress)
         cfg->on_progress(cfg->progress_arg, nj, nj);
     rc = 0;
 out:
+    simck_finish(&c);
     evq_free(&c.q);
     idmap_destroy(c.byid);
     free(c.rj);

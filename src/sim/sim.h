@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ckpt.h"
 #include "output.h"
 #include "speedup.h"
 #include "workload.h"
@@ -49,6 +50,33 @@ typedef struct sim_power {
     void *sample_arg;
 } sim_power_t;
 
+/* A checkpoint service (seed 002 ch. 7; docs/simulator.md, "Checkpoint nodes"): it
+ * holds `nodes` of the cluster from the start, keeps each running job's checkpoint
+ * data, asks for nodes as its memory fills (ckpt_scaler_pass) and is answered by
+ * ckpt_sched_decide with the `favor` strategy. */
+typedef struct sim_ckpt {
+    int nodes;                 /* checkpoint nodes at the start, >= 1 */
+    ckpt_favor_t favor;
+    double node_mem_mb;        /* memory of a checkpoint node */
+    double mb_per_node;        /* checkpoint data per node of a job without ckpt_mb */
+    /* the service's nodes and their used memory after every change */
+    void (*on_change)(void *arg, double t, int nodes, double used_mb);
+    void *change_arg;
+} sim_ckpt_t;
+
+/* What the service did over a run. A request asks for one node; it counts as served
+ * when a node was found for it (at once, or from a job the scheduler shrinks). */
+typedef struct sim_ckpt_res {
+    int nodes_start, nodes_peak, nodes_end;
+    long high_served, high_refused, low_served, low_refused;
+    long lent_idle, lent_jobs;  /* nodes handed over: idle ones, and ones jobs released */
+    long jobs_shrunk;           /* shrinks asked of jobs for the service */
+    long reclaimed;             /* favour-app: nodes the scheduler took back */
+    double node_seconds;        /* checkpoint nodes x time, from the first submit */
+    double used_peak_mb;        /* the service's used memory at its highest */
+    double overflow_mb;         /* data that found no room (it would go to the file system) */
+} sim_ckpt_res_t;
+
 typedef struct sim_config {
     int nodes;                  /* cluster size */
     const char *policy;         /* one policy spec */
@@ -60,6 +88,7 @@ typedef struct sim_config {
     void (*on_progress)(void *arg, size_t done, size_t total);
     void *progress_arg;
     const sim_power_t *power;   /* NULL: no power model */
+    const sim_ckpt_t *ckpt;     /* NULL: no checkpoint service */
 } sim_config_t;
 
 typedef struct sim_jobres {
@@ -86,6 +115,7 @@ typedef struct sim_result {
     double energy_j, power_peak;
     long violations;
     double outside_seconds, outside_ws;
+    sim_ckpt_res_t ckpt;        /* cfg->ckpt */
 } sim_result_t;
 
 int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, char *err,

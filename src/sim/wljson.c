@@ -173,6 +173,9 @@ static int parse_key(const jctx_t *c, const char *key, const json_t *v, wl_job_t
         j->user = (uint32_t)x;
     } else if (!strcmp(key, "power")) {
         return parse_power(c, v, j);
+    } else if (!strcmp(key, "ckpt_mb")) {
+        if (!get_num(v, 0, &j->ckpt_mb))
+            return jfail(c, "'ckpt_mb' must be a number >= 0 (MB of checkpoint data)");
     } else if (!strcmp(key, "speedup")) {
         char why[200];
         if (!json_is_string(v))

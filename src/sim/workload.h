@@ -27,6 +27,7 @@ typedef struct wl_job {
     int min_nodes, max_nodes, pref_nodes; /* as in sched_jobspec_t (0 = nodes) */
     sched_constraint_t constraint;
     double power_min, power_max; /* W per node, 0 = unknown */
+    double ckpt_mb;         /* checkpoint data it keeps on the service; 0 = the run's default */
     bool has_speedup;       /* else the workload's default applies */
     speedup_t speedup;
     int nmtct;              /* optional MTCT profile, ascending nodes */

@@ -1,0 +1,57 @@
+/* sim internals shared by sim.c and the checkpoint service model (simckpt.c). */
+#ifndef DUCTILE_SIM_SIM_INTERNAL_H
+#define DUCTILE_SIM_SIM_INTERNAL_H
+
+#include "../common/idmap.h"
+#include "evq.h"
+#include "sim.h"
+
+enum { RJ_WAITING, RJ_RUNNING, RJ_DONE, RJ_REJECTED };
+
+/* Run-time state of one job. */
+typedef struct rjob {
+    double wref;     /* remaining work, in seconds at the requested size */
+    double rate;     /* progress per second; 0 while reconfiguring */
+    double t_prog;   /* when wref was last brought up to date */
+    double t_alloc;  /* last allocation change, for the node-seconds integral */
+    double est_ratio;/* walltime / runtime: how the user's estimate scales */
+    double s_ref;    /* S(requested size) */
+    speedup_t sp;
+    int alloc;       /* nodes held */
+    int n;           /* committed size */
+    int target;      /* size after the resize in progress; 0 when none */
+    uint32_t ver;    /* version of the job's pending END event */
+    int state;
+} rjob_t;
+
+typedef struct simctx {
+    const workload_t *wl;
+    const sim_config_t *cfg;
+    sched_t *s;
+    sim_result_t *res;
+    rjob_t *rj;
+    idmap_t *byid;
+    evq_t q;
+    int err;
+    /* power: the corridor in force, the draw since t_draw, whether it is outside;
+     * nodes held by jobs and their draw, kept up to date by set_alloc */
+    double lower, upper, draw, t_draw;
+    bool out, busy;     /* busy: jobs queued or running at the last sample */
+    long held;
+    double held_w;
+    struct simck *ck;   /* the checkpoint service, NULL without one */
+} simctx_t;
+
+/* The checkpoint service (simckpt.c). Every hook is called only when c->ck is set. */
+int simck_init(simctx_t *c, double t0, char *err, size_t errlen);
+void simck_job_start(simctx_t *c, size_t i, double t);
+void simck_job_end(simctx_t *c, size_t i, double t);
+/* Before the engine hears that job i's shrink is done: the nodes it owes the service
+ * leave the cluster's pool while the job still holds them, so no one else gets them. */
+void simck_shrink_done(simctx_t *c, size_t i, double t);
+/* After a scheduling pass: the scaler, then the scheduler's answer. True when the
+ * answer changed the engine (shrinks asked, nodes given back): run a pass again. */
+bool simck_pass(simctx_t *c, double t);
+void simck_finish(simctx_t *c);
+
+#endif
