@@ -161,6 +161,8 @@ static void assign(wk_t *x)
     } else if (next_item < nitems) {
         x->item = next_item++;
         dprintf(x->fd, "ITEM %ld\n", x->item);
+    } else if (done_items >= nitems) {
+        dprintf(x->fd, "STOP\n"); /* a worker that came after the end goes at once */
     }
 }
 
@@ -219,7 +221,7 @@ static void serve(int lfd, int wait_ms)
             assign(x);
     }
     if (p[0].revents & POLLIN && nw < MAXW) {
-        int fd = accept(lfd, NULL, NULL);
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd >= 0) {
             w[nw] = (wk_t){.fd = fd, .item = -1};
             assign(&w[nw]);
@@ -310,7 +312,9 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     /* Workers on every node of the job connect back: listen on all addresses, and tell
      * them this host's name (a cluster's hosts resolve each other's names). */
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    /* close-on-exec: a worker started from here must not hold the listener (or another
+     * worker's connection) open, or closing it at the end would not refuse anyone */
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
     socklen_t sl = sizeof(sa);
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 64) < 0 ||
@@ -388,6 +392,12 @@ int main(int argc, char **argv)
     double end = now() + 10;
     while (nw > 0 && now() < end)
         serve(lfd, 10);
+    /* A worker that started late (every item done before it connected) would wait for
+     * an item for ever, and we for it: closing the listener refuses or resets it, and
+     * closing the connections ends any worker still reading one. */
+    close(lfd);
+    for (int i = 0; i < nw; i++)
+        close(w[i].fd);
     while (wait(NULL) > 0)
         ;
     printf("checksum %016llx items %ld expansions %d shrinks %d\n", (unsigned long long)checksum,
