@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ckptfiles.h"
+#include "fsutil.h"
 #include "dt_internal.h"
 
 #define CK_KEEP 2 /* complete versions kept: the last and the one before */
@@ -99,20 +100,6 @@ static int agree(int rc)
     return all;
 }
 
-static int mkdirs(const char *path)
-{
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-                return -errno;
-            *p = '/';
-        }
-    return mkdir(buf, 0700) < 0 && errno != EEXIST ? -errno : 0;
-}
-
 static void rmtree(const char *path)
 {
     DIR *d = opendir(path);
@@ -158,7 +145,7 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
     MPI_Comm_size(ck.comm, &ck.size);
     MPI_Comm_split_type(ck.comm, MPI_COMM_TYPE_SHARED, ck.rank, MPI_INFO_NULL, &ck.node);
     MPI_Comm_rank(ck.node, &ck.node_rank);
-    int rc = ck.rank == 0 ? mkdirs(ck.dir) : 0;
+    int rc = ck.rank == 0 ? fsutil_mkdirs(ck.dir, 0700) : 0;
     if (rc < 0)
         fail(rc, "cannot create the checkpoint directory %s: %s", ck.dir, strerror(-rc));
     rc = agree(rc);
@@ -217,6 +204,18 @@ static long part_bytes(int i)
     return v->dist == DT_DIST_REPLICATED && ck.rank != 0 ? 0 : v->count * v->esize;
 }
 
+/* Rank r's elements of a variable of total elements among n processes. */
+static long share(int dist, long block, long total, int r, int n)
+{
+    long lo, hi;
+    if (dist == DT_DIST_REPLICATED)
+        return total;
+    if (dist == DT_DIST_BLOCK_CYCLIC)
+        return dt_cyclic_count(total, block, r, n);
+    dt_block_range(total, r, n, &lo, &hi);
+    return hi - lo;
+}
+
 /* Every process registered the same variables, and the counts fit their distribution:
  * checked on rank 0 from everybody's counts; the totals go in the manifest. */
 static int check_counts(const long *all, long *total)
@@ -230,13 +229,7 @@ static int check_counts(const long *all, long *total)
             t = all[1 + i];
         total[i] = t;
         for (int r = 0; r < ck.size; r++) {
-            long have = all[r * (ck.nv + 1) + 1 + i], lo, hi, want;
-            if (v->dist == DT_DIST_BLOCK) {
-                dt_block_range(t, r, ck.size, &lo, &hi);
-                want = hi - lo;
-            } else {
-                want = v->dist == DT_DIST_BLOCK_CYCLIC ? dt_cyclic_count(t, v->block, r, ck.size) : t;
-            }
+            long have = all[r * (ck.nv + 1) + 1 + i], want = share(v->dist, v->block, t, r, ck.size);
             if (have != want) {
                 char who[96];
                 snprintf(who, sizeof(who), "rank %d has %ld elements, its share is %ld", r, have, want);
@@ -643,13 +636,7 @@ static const ck_saved_t *saved_var(const char *label, int *index)
 /* This process's share of a saved variable on the current number of processes. */
 static long new_count(const ck_saved_t *s)
 {
-    long lo, hi;
-    if (s->dist == DT_DIST_REPLICATED)
-        return s->total;
-    if (s->dist == DT_DIST_BLOCK_CYCLIC)
-        return dt_cyclic_count(s->total, s->block, ck.rank, ck.size);
-    dt_block_range(s->total, ck.rank, ck.size, &lo, &hi);
-    return hi - lo;
+    return share(s->dist, s->block, s->total, ck.rank, ck.size);
 }
 
 int dt_ckpt_count(const char *label, long *count, long *total)

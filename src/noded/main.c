@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "noded.h"
 
 static void connect_ctl(noded_t *d);
@@ -136,19 +137,6 @@ static void on_stop(uv_signal_t *h, int sig)
     uv_walk(d->loop, close_walk, NULL);
 }
 
-static int mkdirs(const char *path, mode_t mode)
-{
-    char buf[4096];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, mode);
-            *p = '/';
-        }
-    return mkdir(buf, mode) == 0 || errno == EEXIST ? 0 : -errno;
-}
-
 int main(int argc, char **argv)
 {
     const char *conf = getenv("DUCTILE_CONF"), *name = NULL;
@@ -194,7 +182,7 @@ int main(int argc, char **argv)
     snprintf(d.spool, sizeof(d.spool), "%s/spool/%s", d.cfg.state_dir, d.name);
     /* Scripts are written here owned by their users (0700 each): the directories must
      * let a user reach a file it owns without listing anyone else's. */
-    if (mkdirs(d.spool, 0711) < 0) {
+    if (fsutil_mkdirs(d.spool, 0711) < 0) {
         fprintf(stderr, "ductile-noded: cannot create %s: %s\n", d.spool, strerror(errno));
         return 1;
     }

@@ -127,12 +127,17 @@ class Round:
                 c.poll()
             time.sleep(0.02)
 
-    def log_tail(self, name, lines=8):
+    def log_lines(self, name, lines):
+        """The last lines of a daemon's log, or None when it has none."""
         try:
             with open(os.path.join(self.C, "log", name), errors="replace") as f:
-                return " | ".join(x.rstrip() for x in f.readlines()[-lines:])
+                return [x.rstrip() for x in f.readlines()[-lines:]]
         except OSError:
-            return "(no log)"
+            return None
+
+    def log_tail(self, name, lines=8):
+        tail = self.log_lines(name, lines)
+        return "(no log)" if tail is None else " | ".join(tail)
 
     # ---- set-up --------------------------------------------------------------------
     def up(self):
@@ -699,13 +704,10 @@ class Round:
         except OSError:
             return out
         for name in names:
-            try:
-                with open(os.path.join(self.C, "log", name), errors="replace") as f:
-                    lines = f.readlines()[-(40 if name.startswith("ductiled") else 15):]
-            except OSError:
-                continue
-            out.append("--- %s" % name)
-            out.extend("    " + x.rstrip() for x in lines)
+            lines = self.log_lines(name, 40 if name.startswith("ductiled") else 15)
+            if lines is not None:
+                out.append("--- %s" % name)
+                out.extend("    " + x for x in lines)
         return out
 
     def cleanup(self):
