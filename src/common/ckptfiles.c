@@ -1,7 +1,12 @@
 #include "ckptfiles.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 long ckptfiles_latest(const char *app_dir)
 {
@@ -14,4 +19,62 @@ long ckptfiles_latest(const char *app_dir)
     if (f)
         fclose(f);
     return v > 0 ? v : 0;
+}
+
+void ckptfiles_rmtree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                char p[PATH_MAX + 256];
+                snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+                unlink(p);
+            }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+int ckptfiles_fsync(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+int ckptfiles_publish(const char *app_dir, long version)
+{
+    char part[PATH_MAX + 32], final[PATH_MAX + 32];
+    snprintf(part, sizeof(part), "%s/v%ld.part", app_dir, version);
+    snprintf(final, sizeof(final), "%s/v%ld", app_dir, version);
+    ckptfiles_rmtree(final); /* a version of a run that never published it */
+    int rc = rename(part, final) < 0 ? -errno : ckptfiles_fsync(app_dir);
+    if (rc == 0 && ckptfiles_latest(app_dir) < version) {
+        char tmp[PATH_MAX + 16], latest[PATH_MAX + 16];
+        snprintf(tmp, sizeof(tmp), "%s/latest.tmp.%d", app_dir, (int)getpid());
+        snprintf(latest, sizeof(latest), "%s/latest", app_dir);
+        FILE *f = fopen(tmp, "we");
+        rc = f && fprintf(f, "%ld\n", version) > 0 && fflush(f) == 0 && fsync(fileno(f)) == 0
+                 ? 0
+                 : -EIO;
+        if (f)
+            fclose(f);
+        if (rc == 0)
+            rc = rename(tmp, latest) < 0 ? -errno : ckptfiles_fsync(app_dir);
+        if (rc < 0)
+            unlink(tmp);
+    }
+    if (rc < 0)
+        return rc;
+    long newest = ckptfiles_latest(app_dir);
+    for (long old = newest - CKPTFILES_KEEP; old > 0 && old > newest - CKPTFILES_KEEP - 8; old--) {
+        snprintf(final, sizeof(final), "%s/v%ld", app_dir, old);
+        ckptfiles_rmtree(final);
+    }
+    return 0;
 }

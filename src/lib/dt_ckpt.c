@@ -28,10 +28,10 @@
 #include <unistd.h>
 
 #include "ckptfiles.h"
+#include "dt_ckagent.h"
 #include "fsutil.h"
 #include "dt_internal.h"
 
-#define CK_KEEP 2 /* complete versions kept: the last and the one before */
 
 typedef struct ck_var {
     char label[DT_CKPT_LABEL_MAX];
@@ -62,11 +62,17 @@ static struct {
     ck_saved_t *saved;
     int nsaved, old_size;
     int async; /* dt_ckpt_set_async */
+    int agents_down; /* the agents failed; said once */
     /* the commit under way (an asynchronous one until the next call publishes it) */
     struct {
         int on, rc, threaded;
         long version, off, len;
         char part[PATH_MAX + 32], path[PATH_MAX + 64];
+        int agent;           /* to the agents (else to the files) */
+        long file, nfiles;   /* this node's file; the number of node files */
+        long node_bytes;     /* this node's file's size */
+        ckag_region_t reg;   /* the agent's region for this node's file */
+        char why[512];       /* what made an agent fail */
         long *total; /* rank 0: each variable's whole, for the manifest */
         long *row;   /* this process's manifest row: file, offset, counts */
         char *stage; /* asynchronous: the copy its thread writes */
@@ -100,32 +106,6 @@ static int agree(int rc)
     return all;
 }
 
-static void rmtree(const char *path)
-{
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                char p[PATH_MAX + 256];
-                snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
-                unlink(p);
-            }
-        closedir(d);
-    }
-    rmdir(path);
-}
-
-static int fsync_path(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = fsync(fd) < 0 ? -errno : 0;
-    close(fd);
-    return rc;
-}
-
 int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
 {
     if (ck.on)
@@ -137,7 +117,12 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
                     "characters without '/'", app ? app : "");
     const char *base = dir ? dir : getenv("DUCTILE_CKPT_DIR");
     const char *home = getenv("HOME");
-    if (base)
+    char cwd[PATH_MAX / 2] = "";
+    if (base && base[0] != '/' && !getcwd(cwd, sizeof(cwd))) /* the agents need it whole */
+        cwd[0] = '\0';
+    if (base && base[0] != '/' && cwd[0])
+        snprintf(ck.dir, sizeof(ck.dir), "%s/%s/%s", cwd, base, app);
+    else if (base)
         snprintf(ck.dir, sizeof(ck.dir), "%s/%s", base, app);
     else
         snprintf(ck.dir, sizeof(ck.dir), "%s/.ductile/checkpoints/%s", home ? home : "/tmp", app);
@@ -154,7 +139,15 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
         MPI_Comm_free(&ck.comm);
         return rc;
     }
+    char err[512] = "";
+    if (ckag_configure(ck.dir, err, sizeof(err)) < 0 && ck.rank == 0)
+        fprintf(stderr, "libductile: %s; checkpoints go to the files in %s\n", err, ck.dir);
     long v = ck.rank == 0 ? ckptfiles_latest(ck.dir) : 0;
+    /* a version the agents hold and have not flushed yet is newer than the files' */
+    long va = 0;
+    if (ck.rank == 0 && ckag_count() > 0 &&
+        ckag_latest(&va, NULL, NULL, NULL, err, sizeof(err)) == 0 && va > v)
+        v = va;
     MPI_Bcast(&v, 1, MPI_LONG, 0, ck.comm);
     ck.version = v;
     ck.on = 1;
@@ -264,11 +257,13 @@ static int write_part(const char *path, long off, char *const *bufs, const long 
     return rc;
 }
 
+static int write_data(char *const *bufs, const long *lens, int n);
+
 static void *writer(void *arg)
 {
     (void)arg;
     char *bufs[1] = {ck.pend.stage};
-    ck.pend.rc = write_part(ck.pend.path, ck.pend.off, bufs, &ck.pend.len, 1);
+    ck.pend.rc = write_data(bufs, &ck.pend.len, 1);
     return NULL;
 }
 
@@ -312,42 +307,23 @@ static int all_files_here(const char *part, const long *parts)
 
 static int publish(const char *part, long version, const long *total, const long *parts)
 {
-    char p[PATH_MAX + 64], final[PATH_MAX + 32];
+    char p[PATH_MAX + 64];
     int shared = all_files_here(part, parts);
     if (shared < 0)
         return shared;
     snprintf(p, sizeof(p), "%s/manifest.json", part);
     json_t *m = manifest(version, total, parts);
-    int rc = m && json_dump_file(m, p, JSON_COMPACT) == 0 ? fsync_path(p) : -EIO;
+    int rc = m && json_dump_file(m, p, JSON_COMPACT) == 0 ? ckptfiles_fsync(p) : -EIO;
     json_decref(m);
-    snprintf(final, sizeof(final), "%s/v%ld", ck.dir, version);
-    if (rc == 0) {
-        rmtree(final); /* a version of a run that never published it */
-        rc = rename(part, final) < 0 ? -errno : fsync_path(ck.dir);
-    }
-    if (rc == 0) {
-        char tmp[PATH_MAX + 16], latest[PATH_MAX + 16];
-        snprintf(tmp, sizeof(tmp), "%s/latest.tmp", ck.dir);
-        snprintf(latest, sizeof(latest), "%s/latest", ck.dir);
-        FILE *f = fopen(tmp, "we");
-        rc = f && fprintf(f, "%ld\n", version) > 0 && fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0
-                                                                                             : -EIO;
-        if (f)
-            fclose(f);
-        if (rc == 0)
-            rc = rename(tmp, latest) < 0 ? -errno : fsync_path(ck.dir);
-    }
+    if (rc == 0)
+        rc = ckptfiles_publish(ck.dir, version);
     if (rc < 0)
         return fail(rc, "cannot publish the checkpoint in %s: %s", ck.dir, strerror(-rc));
-    for (long old = version - CK_KEEP; old > 0 && old > version - CK_KEEP - 8; old--) {
-        snprintf(final, sizeof(final), "%s/v%ld", ck.dir, old);
-        rmtree(final);
-    }
     return 0;
 }
 
-/* Collective: the registrations checked, the version's directory and this node's file
- * made, this process's offset in it; what the manifest needs kept in ck.pend. */
+/* Collective: the registrations checked, this process's node file and its offset
+ * there; what the manifest needs kept in ck.pend. */
 static int start_commit(void)
 {
     long version = ck.version + 1;
@@ -373,53 +349,139 @@ static int start_commit(void)
     free(mine);
     free(all);
     ck.pend.version = version;
-    snprintf(ck.pend.part, sizeof(ck.pend.part), "%s/v%ld.part", ck.dir, version);
-    if (rc == 0) {
-        if (ck.rank == 0) {
-            rmtree(ck.pend.part);
-            if (mkdir(ck.pend.part, 0700) < 0)
-                rc = fail(-errno, "cannot create %s: %s", ck.pend.part, strerror(errno));
-        }
-        rc = agree(rc);
-    }
-    if (rc == 0) {
-        /* one file per node, numbered in the order of the nodes' lowest ranks; made by
-         * the node's lead, then written by each process at its offset */
-        int file = 0;
-        MPI_Comm leads;
-        MPI_Comm_split(ck.comm, ck.node_rank == 0 ? 0 : MPI_UNDEFINED, ck.rank, &leads);
-        if (leads != MPI_COMM_NULL) {
-            MPI_Comm_rank(leads, &file);
-            MPI_Comm_free(&leads);
-        }
-        MPI_Bcast(&file, 1, MPI_INT, 0, ck.node);
-        snprintf(ck.pend.path, sizeof(ck.pend.path), "%s/node%d.dat", ck.pend.part, file);
-        long len = 0, off = 0;
-        for (int i = 0; i < ck.nv; i++)
-            len += part_bytes(i);
-        MPI_Exscan(&len, &off, 1, MPI_LONG, MPI_SUM, ck.node);
-        ck.pend.off = ck.node_rank == 0 ? 0 : off;
-        ck.pend.len = len;
-        if (ck.node_rank == 0) {
-            int fd = open(ck.pend.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-            if (fd < 0 && errno == ENOENT && ck.rank != 0) /* rank 0 made the directory */
-                rc = fail(-ENOENT, "the checkpoint directory %s is not the same on every "
-                          "node (it is not on this one): use one that every node sees, such "
-                          "as one in the home directory", ck.dir);
-            else if (fd < 0)
-                rc = fail(-errno, "cannot write the checkpoint file %s: %s", ck.pend.path,
-                          strerror(errno));
-            else
-                close(fd);
-        }
-        rc = agree(rc);
-        ck.pend.row[0] = file;
-        ck.pend.row[1] = ck.pend.off;
-        for (int i = 0; i < ck.nv; i++)
-            ck.pend.row[2 + i] = part_bytes(i) / (ck.v[i].esize ? ck.v[i].esize : 1);
-    }
     ck.pend.on = 1;
+    if (rc < 0)
+        return rc;
+    /* one file per node, numbered in the order of the nodes' lowest ranks; each process
+     * writes its part at its offset there */
+    int file = 0;
+    MPI_Comm leads;
+    MPI_Comm_split(ck.comm, ck.node_rank == 0 ? 0 : MPI_UNDEFINED, ck.rank, &leads);
+    if (leads != MPI_COMM_NULL) {
+        MPI_Comm_rank(leads, &file);
+        MPI_Comm_free(&leads);
+    }
+    MPI_Bcast(&file, 1, MPI_INT, 0, ck.node);
+    long len = 0, off = 0;
+    for (int i = 0; i < ck.nv; i++)
+        len += part_bytes(i);
+    MPI_Exscan(&len, &off, 1, MPI_LONG, MPI_SUM, ck.node);
+    ck.pend.file = file;
+    ck.pend.off = ck.node_rank == 0 ? 0 : off;
+    ck.pend.len = len;
+    MPI_Allreduce(&len, &ck.pend.node_bytes, 1, MPI_LONG, MPI_SUM, ck.node);
+    long nfiles = file + 1;
+    MPI_Allreduce(&nfiles, &ck.pend.nfiles, 1, MPI_LONG, MPI_MAX, ck.comm);
+    ck.pend.row[0] = file;
+    ck.pend.row[1] = ck.pend.off;
+    for (int i = 0; i < ck.nv; i++)
+        ck.pend.row[2 + i] = part_bytes(i) / (ck.v[i].esize ? ck.v[i].esize : 1);
+    snprintf(ck.pend.part, sizeof(ck.pend.part), "%s/v%ld.part", ck.dir, version);
+    snprintf(ck.pend.path, sizeof(ck.pend.path), "%s/node%d.dat", ck.pend.part, file);
+    return 0;
+}
+
+/* Collective: the version's directory and this node's file, made for the file level. */
+static int files_setup(void)
+{
+    int rc = 0;
+    if (ck.rank == 0) {
+        ckptfiles_rmtree(ck.pend.part);
+        if (mkdir(ck.pend.part, 0700) < 0)
+            rc = fail(-errno, "cannot create %s: %s", ck.pend.part, strerror(errno));
+    }
+    rc = agree(rc);
+    if (rc == 0 && ck.node_rank == 0) {
+        int fd = open(ck.pend.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == ENOENT && ck.rank != 0) /* rank 0 made the directory */
+            rc = fail(-ENOENT, "the checkpoint directory %s is not the same on every "
+                      "node (it is not on this one): use one that every node sees, such "
+                      "as one in the home directory", ck.dir);
+        else if (fd < 0)
+            rc = fail(-errno, "cannot write the checkpoint file %s: %s", ck.pend.path,
+                      strerror(errno));
+        else
+            close(fd);
+    }
+    return rc == 0 ? agree(rc) : rc;
+}
+
+/* Rank 0 says why a commit or a restart does without the agents, once until they
+ * answer again. */
+static void agents_failed(const char *what, const char *why)
+{
+    if (ck.rank == 0 && !ck.agents_down)
+        fprintf(stderr, "libductile: %s: %s; using the checkpoint files in %s instead\n", what,
+                why, ck.dir);
+    ck.agents_down = 1;
+}
+
+static void agents_answer(void)
+{
+    if (ck.rank == 0 && ck.agents_down)
+        fprintf(stderr, "libductile: the checkpoint agents answer again\n");
+    ck.agents_down = 0;
+}
+
+/* Collective: every process's endpoint knows every agent (rank 0 asks them). */
+static int agents_reach(char *err, size_t errlen)
+{
+    ckag_addr_t *addrs = calloc((size_t)ckag_count(), sizeof(*addrs));
+    int rc = addrs ? 0 : -ENOMEM;
+    if (rc == 0 && ck.rank == 0)
+        rc = ckag_hello(addrs, err, errlen);
+    rc = agree(rc);
+    if (rc == 0) {
+        MPI_Bcast(addrs, (int)(ckag_count() * sizeof(*addrs)), MPI_BYTE, 0, ck.comm);
+        rc = ckag_peers(addrs, err, errlen);
+        if (agree(rc) < 0 && rc == 0)
+            snprintf(err, errlen, "another process has no fabric endpoint");
+        rc = agree(rc);
+    }
+    free(addrs);
     return rc;
+}
+
+/* Collective: this commit goes to the agents: rank 0 has each node file's region made
+ * and tells every process where its node's file is. */
+static int agents_setup(char *err, size_t errlen)
+{
+    int rc = agents_reach(err, errlen);
+    if (rc < 0)
+        return rc;
+    long *bytes = ck.rank == 0 ? calloc((size_t)ck.pend.nfiles, sizeof(long)) : NULL;
+    ckag_region_t *reg = calloc((size_t)ck.pend.nfiles, sizeof(*reg));
+    rc = agree(reg && (ck.rank != 0 || bytes) ? 0 : -ENOMEM);
+    long pair[2] = {ck.node_rank == 0 ? ck.pend.file : -1, ck.pend.node_bytes};
+    long *pairs = ck.rank == 0 ? calloc((size_t)ck.size * 2, sizeof(long)) : NULL;
+    if (rc == 0)
+        rc = agree(ck.rank != 0 || pairs ? 0 : -ENOMEM);
+    if (rc == 0) {
+        MPI_Gather(pair, 2, MPI_LONG, pairs, 2, MPI_LONG, 0, ck.comm);
+        for (int r = 0; ck.rank == 0 && r < ck.size; r++)
+            if (pairs[2 * r] >= 0)
+                bytes[pairs[2 * r]] = pairs[2 * r + 1];
+        for (long f = 0; ck.rank == 0 && f < ck.pend.nfiles && rc == 0; f++)
+            rc = ckag_put(ck.pend.version, f, bytes[f], &reg[f], err, errlen);
+        rc = agree(rc);
+    }
+    if (rc == 0) {
+        MPI_Bcast(reg, (int)(ck.pend.nfiles * sizeof(*reg)), MPI_BYTE, 0, ck.comm);
+        ck.pend.reg = reg[ck.pend.file];
+    }
+    free(pairs);
+    free(bytes);
+    free(reg);
+    return rc;
+}
+
+/* This process's part: to its agent's region, or to its node file. */
+static int write_data(char *const *bufs, const long *lens, int n)
+{
+    if (ck.pend.agent)
+        return ckag_push(ck.pend.file, &ck.pend.reg, ck.pend.off, bufs, lens, n, ck.pend.why,
+                         sizeof(ck.pend.why));
+    return ck.pend.len > 0 ? write_part(ck.pend.path, ck.pend.off, bufs, lens, n) : 0;
 }
 
 static void forget_pending(void)
@@ -430,33 +492,93 @@ static void forget_pending(void)
     memset(&ck.pend, 0, sizeof(ck.pend));
 }
 
+/* This process's part as the commit found it: the asynchronous copy, or the
+ * variables themselves (a blocking commit has not returned yet). */
+static int write_saved(void)
+{
+    if (ck.pend.stage) {
+        char *bufs[1] = {ck.pend.stage};
+        return write_data(bufs, &ck.pend.len, 1);
+    }
+    char **bufs = malloc(((size_t)ck.nv + 1) * sizeof(char *));
+    long *lens = malloc(((size_t)ck.nv + 1) * sizeof(long));
+    int rc = bufs && lens ? 0 : -ENOMEM;
+    for (int i = 0; rc == 0 && i < ck.nv; i++) {
+        bufs[i] = ck.v[i].data;
+        lens[i] = part_bytes(i);
+    }
+    if (rc == 0)
+        rc = write_data(bufs, lens, ck.nv);
+    free(bufs);
+    free(lens);
+    return rc;
+}
+
+/* Collective: the commit under way goes to the files after all (an agent failed). */
+static int to_files(void)
+{
+    ck.pend.agent = 0;
+    int rc = files_setup();
+    if (rc == 0) {
+        rc = write_saved();
+        if (rc < 0)
+            fail(rc, "cannot write the checkpoint file %s: %s", ck.pend.path, strerror(-rc));
+        rc = agree(rc);
+    }
+    return rc;
+}
+
 /* Collective: the writes of the commit under way done everywhere, its manifest, then
- * the version published. 0 when no commit is under way. */
+ * the version published (by the agents, or in the files). 0 when no commit is under
+ * way. */
 static int finish_commit(void)
 {
     if (!ck.pend.on)
         return 0;
     if (ck.pend.threaded)
         pthread_join(ck.pend.thread, NULL);
-    if (ck.pend.rc < 0)
-        fail(ck.pend.rc, "cannot write the checkpoint file %s: %s", ck.pend.path,
-             strerror(-ck.pend.rc));
     int rc = agree(ck.pend.rc);
+    if (rc < 0 && ck.pend.agent) {
+        agents_failed("a checkpoint commit", ck.pend.rc < 0 ? ck.pend.why : "another process's "
+                      "transfer to its checkpoint agent failed");
+        rc = to_files();
+    } else if (rc < 0) {
+        if (ck.pend.rc < 0)
+            fail(ck.pend.rc, "cannot write the checkpoint file %s: %s", ck.pend.path,
+                 strerror(-ck.pend.rc));
+    }
     /* Tests only (test_ckpt_files): the run dies with the version's files written and
      * not published, the commit a kill interrupts. */
     const char *crash = getenv("DUCTILE_TEST_CKPT_CRASH");
     if (rc == 0 && crash && atol(crash) == ck.pend.version)
         _exit(9);
+    long *rows = NULL;
     if (rc == 0) {
-        long *rows = ck.rank == 0 ? calloc((size_t)(ck.nv + 2) * (size_t)ck.size, sizeof(long)) : NULL;
+        rows = ck.rank == 0 ? calloc((size_t)(ck.nv + 2) * (size_t)ck.size, sizeof(long)) : NULL;
         rc = agree(ck.rank != 0 || rows ? 0 : -ENOMEM);
-        if (rc == 0) {
+        if (rc == 0)
             MPI_Gather(ck.pend.row, ck.nv + 2, MPI_LONG, rows, ck.nv + 2, MPI_LONG, 0, ck.comm);
-            rc = agree(ck.rank == 0 ? publish(ck.pend.part, ck.pend.version, ck.pend.total, rows)
-                                    : 0);
-        }
-        free(rows);
     }
+    if (rc == 0 && ck.pend.agent) {
+        int arc = 0;
+        if (ck.rank == 0) {
+            json_t *m = manifest(ck.pend.version, ck.pend.total, rows);
+            arc = m ? ckag_publish(ck.pend.version, ck.pend.nfiles, m, ck.pend.why,
+                                   sizeof(ck.pend.why))
+                    : -ENOMEM;
+            json_decref(m);
+            ckag_done();
+        }
+        if (agree(arc) < 0) {
+            agents_failed("a checkpoint commit", ck.pend.why);
+            rc = to_files();
+        } else {
+            agents_answer();
+        }
+    }
+    if (rc == 0 && !ck.pend.agent)
+        rc = agree(ck.rank == 0 ? publish(ck.pend.part, ck.pend.version, ck.pend.total, rows) : 0);
+    free(rows);
     if (rc == 0)
         ck.version = ck.pend.version;
     forget_pending();
@@ -471,6 +593,13 @@ int dt_ckpt_commit(void)
     if (rc < 0)
         return rc;
     rc = start_commit();
+    if (rc == 0 && ckag_count() > 0) {
+        ck.pend.agent = agents_setup(ck.pend.why, sizeof(ck.pend.why)) == 0;
+        if (!ck.pend.agent)
+            agents_failed("a checkpoint commit", ck.pend.why);
+    }
+    if (rc == 0 && !ck.pend.agent)
+        rc = files_setup();
     if (rc < 0) {
         forget_pending();
         return rc;
@@ -489,19 +618,7 @@ int dt_ckpt_commit(void)
             return 0;
         }
     }
-    char **bufs = malloc(((size_t)ck.nv + 1) * sizeof(char *));
-    long *lens = malloc(((size_t)ck.nv + 1) * sizeof(long));
-    if (bufs && lens) {
-        for (int i = 0; i < ck.nv; i++) {
-            bufs[i] = ck.v[i].data;
-            lens[i] = part_bytes(i);
-        }
-        ck.pend.rc = ck.pend.len > 0 ? write_part(ck.pend.path, ck.pend.off, bufs, lens, ck.nv) : 0;
-    } else {
-        ck.pend.rc = -ENOMEM;
-    }
-    free(bufs);
-    free(lens);
+    ck.pend.rc = write_saved();
     return finish_commit();
 }
 
@@ -563,6 +680,47 @@ static int load_manifest(const char *text)
     return 0;
 }
 
+/* Rank 0: the newest complete version the agents hold, if it is not older than the
+ * files' (v), with its manifest; every process then has its node files' regions. */
+static int agents_restart(long *v, char **text, long *len)
+{
+    char err[512] = "";
+    long va = 0, nf = 0;
+    char *mtext = NULL;
+    ckag_region_t *reg = NULL;
+    ckag_set_regions(0, NULL);
+    int rc = agents_reach(err, sizeof(err));
+    if (rc == 0 && ck.rank == 0)
+        rc = ckag_latest(&va, &mtext, &nf, &reg, err, sizeof(err));
+    rc = agree(rc);
+    int use = rc == 0 && ck.rank == 0 && va > 0 && va >= *v;
+    MPI_Bcast(&use, 1, MPI_INT, 0, ck.comm);
+    MPI_Bcast(&nf, 1, MPI_LONG, 0, ck.comm);
+    if (rc < 0)
+        agents_failed("a checkpoint restart", err);
+    if (!use) {
+        free(mtext);
+        free(reg);
+        return 0;
+    }
+    if (ck.rank != 0)
+        reg = calloc((size_t)nf, sizeof(*reg));
+    if (agree(reg ? 0 : -ENOMEM) < 0) {
+        free(mtext);
+        free(reg);
+        return 0;
+    }
+    MPI_Bcast(reg, (int)(nf * sizeof(*reg)), MPI_BYTE, 0, ck.comm);
+    ckag_set_regions(nf, reg);
+    if (ck.rank == 0) {
+        free(*text);
+        *text = mtext;
+        *v = va;
+        *len = (long)strlen(mtext) + 1;
+    }
+    return 1;
+}
+
 int dt_ckpt_restart(long *version)
 {
     if (!ck.on)
@@ -582,7 +740,7 @@ int dt_ckpt_restart(long *version)
             if (n > 5 && !strcmp(e->d_name + n - 5, ".part")) {
                 char p[PATH_MAX + 256];
                 snprintf(p, sizeof(p), "%s/%s", ck.dir, e->d_name);
-                rmtree(p);
+                ckptfiles_rmtree(p);
             }
         }
         if (d)
@@ -599,6 +757,11 @@ int dt_ckpt_restart(long *version)
         }
     }
     MPI_Bcast(&v, 1, MPI_LONG, 0, ck.comm);
+    if (ckag_count() > 0) {
+        MPI_Bcast(&len, 1, MPI_LONG, 0, ck.comm);
+        agents_restart(&v, &text, &len); /* newer, or whole where the files' is damaged */
+        MPI_Bcast(&v, 1, MPI_LONG, 0, ck.comm);
+    }
     MPI_Bcast(&len, 1, MPI_LONG, 0, ck.comm);
     if (len < 0)
         return agree(fail(-EIO, "the checkpoint's manifest in %s cannot be read", ck.dir));
@@ -654,7 +817,8 @@ int dt_ckpt_count(const char *label, long *count, long *total)
 }
 
 /* Old rank r's part of variable vi: its file and the byte offset where it starts. */
-static int old_part(int r, int vi, long *count, char *path, size_t plen, long *offset)
+static int old_part(int r, int vi, long *count, char *path, size_t plen, long *offset,
+                    long *filenum)
 {
     json_t *rk = json_array_get(json_object_get(ck.man, "ranks"), (size_t)r);
     json_int_t file = 0, off = 0;
@@ -667,6 +831,7 @@ static int old_part(int r, int vi, long *count, char *path, size_t plen, long *o
         at += (long)json_integer_value(json_array_get(counts, (size_t)i)) * ck.saved[i].esize;
     *count = (long)json_integer_value(json_array_get(counts, (size_t)vi));
     *offset = at;
+    *filenum = (long)file;
     snprintf(path, plen, "%s/v%ld/node%lld.dat", ck.dir, ck.version, (long long)file);
     return 0;
 }
@@ -689,21 +854,30 @@ static int read_at(const char *path, void *buf, long len, long offset)
     return done == len ? 0 : -EIO;
 }
 
+/* From the agent that holds the version, else (or if it fails) from the files. */
+static int read_old(long file, const char *path, void *buf, long len, long offset)
+{
+    char err[512];
+    if (ckag_has_regions() && ckag_read(file, buf, len, offset, err, sizeof(err)) == 0)
+        return 0;
+    return read_at(path, buf, len, offset);
+}
+
 /* Block: the overlap of my new block with each old rank's block. */
 static int restore_block(const ck_saved_t *s, int vi, char *out)
 {
     long nlo, nhi;
     dt_block_range(s->total, ck.rank, ck.size, &nlo, &nhi);
     for (int r = 0; r < ck.old_size; r++) {
-        long olo, ohi, cnt, off;
+        long olo, ohi, cnt, off, file;
         char path[PATH_MAX + 64];
         dt_block_range(s->total, r, ck.old_size, &olo, &ohi);
         long a = olo > nlo ? olo : nlo, b = ohi < nhi ? ohi : nhi;
         if (b <= a)
             continue;
-        if (old_part(r, vi, &cnt, path, sizeof(path), &off) < 0 || cnt != ohi - olo)
+        if (old_part(r, vi, &cnt, path, sizeof(path), &off, &file) < 0 || cnt != ohi - olo)
             return -EINVAL;
-        int rc = read_at(path, out + (a - nlo) * s->esize, (b - a) * s->esize,
+        int rc = read_old(file, path, out + (a - nlo) * s->esize, (b - a) * s->esize,
                          off + (a - olo) * s->esize);
         if (rc < 0)
             return rc;
@@ -717,9 +891,9 @@ static int restore_cyclic(const ck_saved_t *s, int vi, char *out)
 {
     long b = s->block, nblocks = (s->total + b - 1) / b;
     for (int r = 0; r < ck.old_size; r++) {
-        long cnt, off;
+        long cnt, off, file;
         char path[PATH_MAX + 64];
-        if (old_part(r, vi, &cnt, path, sizeof(path), &off) < 0 ||
+        if (old_part(r, vi, &cnt, path, sizeof(path), &off, &file) < 0 ||
             cnt != dt_cyclic_count(s->total, b, r, ck.old_size))
             return -EINVAL;
         int mine = 0;
@@ -730,7 +904,7 @@ static int restore_cyclic(const ck_saved_t *s, int vi, char *out)
         char *part = malloc((size_t)(cnt * s->esize));
         if (!part)
             return -ENOMEM;
-        int rc = read_at(path, part, cnt * s->esize, off);
+        int rc = read_old(file, path, part, cnt * s->esize, off);
         for (long k = r; rc == 0 && k < nblocks; k += ck.old_size) {
             if (k % ck.size != ck.rank)
                 continue;
@@ -765,10 +939,10 @@ int dt_ckpt_restore(const char *label, void *data, long count)
     } else if (s->dist == DT_DIST_BLOCK_CYCLIC) {
         rc = restore_cyclic(s, vi, data);
     } else {
-        long cnt, off;
+        long cnt, off, file;
         char path[PATH_MAX + 64];
-        rc = old_part(0, vi, &cnt, path, sizeof(path), &off);
-        rc = rc == 0 && cnt == s->total ? read_at(path, data, cnt * s->esize, off) : -EINVAL;
+        rc = old_part(0, vi, &cnt, path, sizeof(path), &off, &file);
+        rc = rc == 0 && cnt == s->total ? read_old(file, path, data, cnt * s->esize, off) : -EINVAL;
     }
     if (rc < 0)
         return fail(rc, "dt_ckpt_restore '%s': the checkpoint's files cannot be read (%s)", label,
@@ -782,6 +956,7 @@ int dt_ckpt_finalize(void)
         return 0;
     int rc = finish_commit();
     forget_saved();
+    ckag_shutdown();
     free(ck.v);
     MPI_Comm_free(&ck.node);
     MPI_Comm_free(&ck.comm);

@@ -1,6 +1,7 @@
 #include "client.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <munge.h>
 #include <netdb.h>
 #include <poll.h>
@@ -116,6 +117,34 @@ static int recv_frame(client_t *c, json_t **msg, double timeout, char *err, size
     }
 }
 
+/* A host that vanished answers nothing: the kernel's own connect timeout is minutes. */
+#define CONNECT_TIMEOUT_MS 10000
+
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return -1;
+    int rc = connect(fd, sa, len);
+    if (rc < 0 && errno == EINPROGRESS) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int n;
+        do
+            n = poll(&p, 1, timeout_ms);
+        while (n < 0 && errno == EINTR);
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        if (n == 0)
+            soerr = ETIMEDOUT;
+        else if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+            soerr = errno;
+        rc = soerr ? (errno = soerr, -1) : 0;
+    }
+    if (rc == 0 && fcntl(fd, F_SETFL, fl) < 0)
+        rc = -1;
+    return rc;
+}
+
 int client_open_tcp(const char *host, int port, const uint8_t *key, const char *munge_socket,
                     client_t **out, char *err, size_t errlen)
 {
@@ -128,7 +157,7 @@ int client_open_tcp(const char *host, int port, const uint8_t *key, const char *
     int fd = -1, e = 0;
     for (struct addrinfo *p = ai; p; p = p->ai_next) {
         fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
-        if (fd >= 0 && connect(fd, p->ai_addr, p->ai_addrlen) == 0)
+        if (fd >= 0 && connect_within(fd, p->ai_addr, p->ai_addrlen, CONNECT_TIMEOUT_MS) == 0)
             break;
         e = errno;
         if (fd >= 0)

@@ -1,0 +1,447 @@
+/* ductile-agent: a checkpoint agent (seed 002's iCheck agent, docs/checkpointing.md).
+ *
+ * It keeps applications' checkpoints in memory (level 1) and flushes each complete
+ * version to the file level (the application's checkpoint directory) in a thread of its
+ * own. It writes there as its own user: one agent serves one user's applications. Control messages travel on the
+ * authenticated protocol (proto.h, AuthType=key with the service's key); the data moves
+ * one-sidedly over libfabric, the application's processes writing into and reading from
+ * the agent's registered regions. The requests (all answered {"ok": true, ...} or
+ * {"ok": false, "error": "..."}; app is the application's checkpoint directory, absolute,
+ * which names it and is where its versions are flushed):
+ *
+ *   ck_hello                                    -> fabric (base64 endpoint), provider
+ *   ck_put {app, version, file, bytes}          -> mr (base64 region): write it, then ck_done
+ *   ck_publish {app, version, nfiles, files[], manifest}
+ *   ck_latest {app}                             -> version (0: none), files[], manifest
+ *   ck_get {app, version, file}                 -> mr, bytes: read it, then ck_done
+ *   ck_done                                     this client's transfers are over
+ *   ck_list                                     -> apps[{app, versions[{version, files,
+ *                                                  bytes, flushed}]}], bytes
+ *
+ * tcp;ofi_rxm moves data only while the target's endpoint is progressed: between a
+ * client's ck_put or ck_get and its ck_done (or its end) the loop polls the endpoint
+ * without sleeping. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "b64.h"
+#include "conn.h"
+#include "store.h"
+
+typedef struct agent {
+    uv_loop_t *loop;
+    uv_tcp_t listen;
+    uv_idle_t spin;
+    uv_async_t flushed;
+    uv_signal_t sigterm, sigint;
+    uv_timer_t stop_wait;
+    uint8_t key[PROTO_KEY_LEN];
+    store_t st;
+    int busy; /* clients between a transfer request and its ck_done */
+    bool stopping;
+} agent_t;
+
+typedef struct client_state {
+    bool busy;
+} client_state_t;
+
+static void on_spin(uv_idle_t *h) { fab_progress(((agent_t *)h->data)->st.fab); }
+
+static void set_busy(agent_t *a, conn_t *c, bool on)
+{
+    client_state_t *cs = conn_data(c);
+    if (!cs || cs->busy == on)
+        return;
+    cs->busy = on;
+    a->busy += on ? 1 : -1;
+    if (a->busy > 0)
+        uv_idle_start(&a->spin, on_spin);
+    else
+        uv_idle_stop(&a->spin);
+}
+
+static void reply_err(conn_t *c, const char *fmt, const char *why)
+{
+    char msg[600];
+    snprintf(msg, sizeof(msg), fmt, why);
+    conn_send_new(c, json_pack("{s:b,s:s}", "ok", 0, "error", msg));
+}
+
+static json_t *blob_json(const void *blob, size_t len)
+{
+    char *text = malloc(b64_encoded_len(len) + 1);
+    if (!text)
+        return NULL;
+    b64_encode(blob, len, text);
+    json_t *j = json_string(text);
+    free(text);
+    return j;
+}
+
+static json_t *mr_json(const afile_t *f, char *err, size_t errlen)
+{
+    uint8_t blob[FAB_BLOB_MAX];
+    size_t len = sizeof(blob);
+    if (fab_mr_blob(f->mr, blob, &len, err, errlen) < 0)
+        return NULL;
+    return blob_json(blob, len);
+}
+
+static void after_flush(void *arg) { uv_async_send(arg); }
+
+/* A flush ended (a thread said so): prune what it held, and say how it went. */
+static void on_flushed(uv_async_t *h)
+{
+    agent_t *a = h->data;
+    for (int i = 0; i < a->st.napps; i++) {
+        app_t *app = a->st.apps[i];
+        for (int k = 0; k < app->nv; k++) {
+            aver_t *v = app->v[k];
+            pthread_mutex_lock(&a->st.mu);
+            int done = v->flushed, flushing = v->flushing;
+            pthread_mutex_unlock(&a->st.mu);
+            if (!flushing && done < 0 && done != -1000) {
+                fprintf(stderr, "ductile-agent: version %ld not flushed to %s: %s\n",
+                        v->version, app->name, strerror(-done));
+                v->flushed = -1000; /* said once */
+            }
+        }
+        store_prune(&a->st, app);
+    }
+}
+
+static int app_arg(const json_t *m, app_t **out, agent_t *a, bool create, char *err,
+                   size_t errlen)
+{
+    const char *name;
+    if (proto_str(m, "app", STORE_APP_MAX - 1, &name, err, errlen) < 0)
+        return -EINVAL;
+    if (name[0] != '/' || strstr(name, "/../") || strstr(name, "/./")) {
+        snprintf(err, errlen, "the checkpoint directory '%s' is not an absolute path", name);
+        return -EINVAL;
+    }
+    *out = store_app(&a->st, name, create);
+    return 0;
+}
+
+static void do_put(agent_t *a, conn_t *c, const json_t *m)
+{
+    char err[512];
+    app_t *app;
+    int64_t version, file, bytes;
+    if (app_arg(m, &app, a, true, err, sizeof(err)) < 0 ||
+        proto_int(m, "version", 1, INT64_MAX, &version, err, sizeof(err)) < 0 ||
+        proto_int(m, "file", 0, 1 << 20, &file, err, sizeof(err)) < 0 ||
+        proto_int(m, "bytes", 0, (int64_t)1 << 40, &bytes, err, sizeof(err)) < 0)
+        return reply_err(c, "ck_put: %s", err);
+    if (!app)
+        return reply_err(c, "ck_put: %s", "out of memory");
+    afile_t *f = store_put(&a->st, app, version, file, (size_t)bytes, err, sizeof(err));
+    json_t *mr = f ? mr_json(f, err, sizeof(err)) : NULL;
+    if (!mr)
+        return reply_err(c, "ck_put: %s", err);
+    set_busy(a, c, true);
+    conn_send_new(c, json_pack("{s:b,s:o}", "ok", 1, "mr", mr));
+}
+
+static void do_publish(agent_t *a, conn_t *c, const json_t *m)
+{
+    char err[512];
+    app_t *app;
+    int64_t version, nfiles;
+    json_t *files = json_object_get(m, "files"), *man = json_object_get(m, "manifest");
+    if (app_arg(m, &app, a, false, err, sizeof(err)) < 0 ||
+        proto_int(m, "version", 1, INT64_MAX, &version, err, sizeof(err)) < 0 ||
+        proto_int(m, "nfiles", 1, 1 << 20, &nfiles, err, sizeof(err)) < 0)
+        return reply_err(c, "ck_publish: %s", err);
+    if (!app)
+        return reply_err(c, "ck_publish: %s", "no such application here");
+    if (!json_is_array(files) || json_array_size(files) > (size_t)nfiles || !json_is_object(man))
+        return reply_err(c, "ck_publish: %s", "files must be an array and manifest an object");
+    size_t n = json_array_size(files);
+    long *ids = calloc(n + 1, sizeof(long));
+    if (!ids)
+        return reply_err(c, "ck_publish: %s", "out of memory");
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (long)json_integer_value(json_array_get(files, i));
+    int rc = store_publish(&a->st, app, version, nfiles, ids, (int)n, man, err, sizeof(err));
+    free(ids);
+    if (rc < 0)
+        return reply_err(c, "ck_publish: %s", err);
+    aver_t *v = store_version(app, version);
+    if (v && store_flush(&a->st, app, v, after_flush, &a->flushed) < 0)
+        fprintf(stderr, "ductile-agent: %s version %ld: no thread to flush it\n", app->name,
+                (long)version);
+    conn_send_new(c, json_pack("{s:b}", "ok", 1));
+}
+
+static void do_latest(agent_t *a, conn_t *c, const json_t *m)
+{
+    char err[512];
+    app_t *app;
+    if (app_arg(m, &app, a, false, err, sizeof(err)) < 0)
+        return reply_err(c, "ck_latest: %s", err);
+    aver_t *v = store_latest(app);
+    if (!v)
+        return (void)conn_send_new(c, json_pack("{s:b,s:i}", "ok", 1, "version", 0));
+    json_t *files = json_array();
+    for (int i = 0; i < v->nheld; i++)
+        json_array_append_new(files, json_integer(v->files[i].file));
+    conn_send_new(c, json_pack("{s:b,s:I,s:I,s:o,s:O}", "ok", 1, "version", (json_int_t)v->version,
+                               "nfiles", (json_int_t)v->nfiles, "files", files, "manifest",
+                               v->manifest));
+}
+
+static void do_get(agent_t *a, conn_t *c, const json_t *m)
+{
+    char err[512];
+    app_t *app;
+    int64_t version, file;
+    if (app_arg(m, &app, a, false, err, sizeof(err)) < 0 ||
+        proto_int(m, "version", 1, INT64_MAX, &version, err, sizeof(err)) < 0 ||
+        proto_int(m, "file", 0, 1 << 20, &file, err, sizeof(err)) < 0)
+        return reply_err(c, "ck_get: %s", err);
+    aver_t *v = app ? store_version(app, version) : NULL;
+    afile_t *f = v && v->complete ? store_file(v, file) : NULL;
+    if (!f)
+        return reply_err(c, "ck_get: %s", "no such complete version or node file here");
+    json_t *mr = mr_json(f, err, sizeof(err));
+    if (!mr)
+        return reply_err(c, "ck_get: %s", err);
+    set_busy(a, c, true);
+    conn_send_new(c, json_pack("{s:b,s:o,s:I}", "ok", 1, "mr", mr, "bytes", (json_int_t)f->len));
+}
+
+static void do_list(agent_t *a, conn_t *c)
+{
+    json_t *apps = json_array();
+    for (int i = 0; i < a->st.napps; i++) {
+        app_t *app = a->st.apps[i];
+        json_t *vs = json_array();
+        for (int k = 0; k < app->nv; k++) {
+            aver_t *v = app->v[k];
+            size_t bytes = 0;
+            for (int f = 0; f < v->nheld; f++)
+                bytes += v->files[f].len;
+            pthread_mutex_lock(&a->st.mu);
+            int flushed = v->flushed, flushing = v->flushing;
+            pthread_mutex_unlock(&a->st.mu);
+            json_array_append_new(
+                vs, json_pack("{s:I,s:b,s:i,s:I,s:s}", "version", (json_int_t)v->version,
+                              "complete", v->complete, "files", v->nheld, "bytes",
+                              (json_int_t)bytes, "flushed",
+                              flushing ? "flushing" : flushed > 0 ? "yes" : flushed < 0 ? "failed" : "no"));
+        }
+        json_array_append_new(apps, json_pack("{s:s,s:o}", "app", app->name, "versions", vs));
+    }
+    conn_send_new(c, json_pack("{s:b,s:o,s:I}", "ok", 1, "apps", apps, "bytes",
+                               (json_int_t)a->st.bytes));
+}
+
+static void on_message(conn_t *c, json_t *m, void *arg)
+{
+    agent_t *a = arg;
+    const char *type;
+    char err[256];
+    if (proto_type(m, &type, err, sizeof(err)) < 0)
+        return reply_err(c, "%s", err);
+    if (!strcmp(type, "ck_hello")) {
+        uint8_t blob[FAB_BLOB_MAX];
+        size_t len = sizeof(blob);
+        json_t *addr = fab_addr_blob(a->st.fab, blob, &len, err, sizeof(err)) == 0
+                           ? blob_json(blob, len)
+                           : NULL;
+        if (!addr)
+            return reply_err(c, "ck_hello: %s", err);
+        conn_send_new(c, json_pack("{s:b,s:o,s:s}", "ok", 1, "fabric", addr, "provider",
+                                   fab_provider_name(a->st.fab)));
+    } else if (!strcmp(type, "ck_put")) {
+        do_put(a, c, m);
+    } else if (!strcmp(type, "ck_publish")) {
+        do_publish(a, c, m);
+    } else if (!strcmp(type, "ck_latest")) {
+        do_latest(a, c, m);
+    } else if (!strcmp(type, "ck_get")) {
+        do_get(a, c, m);
+    } else if (!strcmp(type, "ck_done")) {
+        set_busy(a, c, false);
+        conn_send_new(c, json_pack("{s:b}", "ok", 1));
+    } else if (!strcmp(type, "ck_list")) {
+        do_list(a, c);
+    } else {
+        reply_err(c, "unknown request '%s'", type);
+    }
+}
+
+static void on_close(conn_t *c, void *arg)
+{
+    set_busy(arg, c, false);
+    free(conn_data(c));
+}
+
+static const conn_ops_t ops = {on_message, on_close};
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    agent_t *a = server->data;
+    if (status < 0 || a->stopping)
+        return;
+    conn_cfg_t cc = {.auth = PROTO_AUTH_KEY, .key = a->key};
+    conn_t *c = conn_accept(server, &cc, &ops, a);
+    client_state_t *cs = c ? calloc(1, sizeof(*cs)) : NULL;
+    if (c && !cs)
+        conn_close(c);
+    else if (c)
+        conn_set_data(c, cs);
+}
+
+static bool any_flushing(agent_t *a)
+{
+    bool any = false;
+    pthread_mutex_lock(&a->st.mu);
+    for (int i = 0; i < a->st.napps && !any; i++)
+        for (int k = 0; k < a->st.apps[i]->nv && !any; k++)
+            any = a->st.apps[i]->v[k]->flushing;
+    pthread_mutex_unlock(&a->st.mu);
+    return any;
+}
+
+/* Stopping: no new clients; the flushes under way end first (a version in memory only
+ * would be lost with us). */
+static void on_stop_wait(uv_timer_t *t)
+{
+    agent_t *a = t->data;
+    if (any_flushing(a))
+        return;
+    uv_timer_stop(t);
+    uv_stop(a->loop);
+}
+
+static void on_stop(uv_signal_t *h, int sig)
+{
+    (void)sig;
+    agent_t *a = h->data;
+    if (a->stopping)
+        return;
+    a->stopping = true;
+    uv_close((uv_handle_t *)&a->listen, NULL);
+    uv_timer_start(&a->stop_wait, on_stop_wait, 0, 50);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ductile-agent --key-file FILE [--listen ADDR:PORT] [--port-file FILE]\n"
+               "  --key-file FILE  the service's key (64 hex characters, mode 600); made if "
+               "missing\n"
+               "  --listen A:P     the address clients and the data path use (default "
+               "127.0.0.1:0,\n"
+               "                   a free port)\n"
+               "  --port-file F    write the port listened on to F once ready\n");
+}
+
+int main(int argc, char **argv)
+{
+    static agent_t a;
+    const char *keyfile = NULL, *listen = "127.0.0.1:0", *port_file = NULL;
+    static const struct option opts[] = {{"key-file", required_argument, NULL, 'k'},
+                                         {"listen", required_argument, NULL, 'l'},
+                                         {"port-file", required_argument, NULL, 'p'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    for (int o; (o = getopt_long(argc, argv, "k:l:p:h", opts, NULL)) != -1;) {
+        if (o == 'k')
+            keyfile = optarg;
+        else if (o == 'l')
+            listen = optarg;
+        else if (o == 'p')
+            port_file = optarg;
+        else if (o == 'h')
+            return usage(stdout), 0;
+        else
+            return usage(stderr), 2;
+    }
+    if (!keyfile || optind < argc) {
+        usage(stderr);
+        return 2;
+    }
+    char err[512], host[256];
+    const char *colon = strrchr(listen, ':');
+    int port = colon ? atoi(colon + 1) : -1;
+    if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host) || port < 0 ||
+        port > 65535) {
+        fprintf(stderr, "ductile-agent: --listen %s: give an address and a port, such as "
+                        "10.0.0.5:7300\n", listen);
+        return 2;
+    }
+    snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+    if (access(keyfile, F_OK) < 0 && proto_key_create(keyfile, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-agent: %s\n", err);
+        return 1;
+    }
+    if (proto_key_load(keyfile, a.key, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-agent: %s\n", err);
+        return 1;
+    }
+    int rc;
+    pthread_mutex_init(&a.st.mu, NULL);
+    if (fab_open(NULL, host, &a.st.fab, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-agent: no fabric endpoint on %s: %s\n", host, err);
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    a.loop = uv_default_loop();
+    struct sockaddr_storage sa;
+    if (uv_ip4_addr(host, port, (struct sockaddr_in *)&sa) < 0 &&
+        uv_ip6_addr(host, port, (struct sockaddr_in6 *)&sa) < 0) {
+        fprintf(stderr, "ductile-agent: --listen %s: '%s' is not an IP address\n", listen, host);
+        return 2;
+    }
+    uv_tcp_init(a.loop, &a.listen);
+    a.listen.data = &a;
+    rc = uv_tcp_bind(&a.listen, (struct sockaddr *)&sa, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&a.listen, 128, on_connection);
+    if (rc < 0) {
+        fprintf(stderr, "ductile-agent: cannot listen on %s: %s\n", listen, uv_strerror(rc));
+        return 1;
+    }
+    int namelen = sizeof(sa);
+    uv_tcp_getsockname(&a.listen, (struct sockaddr *)&sa, &namelen);
+    int bound = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+    uv_idle_init(a.loop, &a.spin);
+    a.spin.data = &a;
+    uv_async_init(a.loop, &a.flushed, on_flushed);
+    a.flushed.data = &a;
+    uv_timer_init(a.loop, &a.stop_wait);
+    a.stop_wait.data = &a;
+    uv_signal_init(a.loop, &a.sigterm);
+    a.sigterm.data = &a;
+    uv_signal_start(&a.sigterm, on_stop, SIGTERM);
+    uv_signal_init(a.loop, &a.sigint);
+    a.sigint.data = &a;
+    uv_signal_start(&a.sigint, on_stop, SIGINT);
+    if (port_file) {
+        char tmp[4200];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", port_file);
+        FILE *f = fopen(tmp, "we");
+        if (!f || fprintf(f, "%d\n", bound) < 0 || fclose(f) != 0 || rename(tmp, port_file) < 0) {
+            fprintf(stderr, "ductile-agent: cannot write %s\n", port_file);
+            return 1;
+        }
+    }
+    fprintf(stderr, "ductile-agent: listening on %s:%d (fabric %s)\n", host, bound,
+            fab_provider_name(a.st.fab));
+    uv_run(a.loop, UV_RUN_DEFAULT);
+    fprintf(stderr, "ductile-agent: stopped (%zu bytes of checkpoints dropped from memory)\n",
+            a.st.bytes);
+    store_free(&a.st);
+    fab_close(a.st.fab);
+    return 0;
+}

@@ -1,0 +1,307 @@
+/* The checkpoint agent's memory and its flush to the file level (store.h). */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ckptfiles.h"
+#include "fsutil.h"
+
+app_t *store_app(store_t *s, const char *name, bool create)
+{
+    for (int i = 0; i < s->napps; i++)
+        if (!strcmp(s->apps[i]->name, name))
+            return s->apps[i];
+    if (!create)
+        return NULL;
+    app_t **grown = realloc(s->apps, (size_t)(s->napps + 1) * sizeof(*grown));
+    app_t *a = calloc(1, sizeof(*a));
+    if (!grown || !a) {
+        free(a);
+        if (grown)
+            s->apps = grown;
+        return NULL;
+    }
+    s->apps = grown;
+    snprintf(a->name, sizeof(a->name), "%s", name);
+    s->apps[s->napps++] = a;
+    return a;
+}
+
+aver_t *store_version(app_t *a, long version)
+{
+    for (int i = 0; i < a->nv; i++)
+        if (a->v[i]->version == version)
+            return a->v[i];
+    return NULL;
+}
+
+afile_t *store_file(aver_t *v, long file)
+{
+    for (int i = 0; i < v->nheld; i++)
+        if (v->files[i].file == file)
+            return &v->files[i];
+    return NULL;
+}
+
+static void free_version(store_t *s, aver_t *v)
+{
+    for (int i = 0; i < v->nheld; i++) {
+        if (v->files[i].mr)
+            fab_mr_close(v->files[i].mr);
+        free(v->files[i].buf);
+        s->bytes -= v->files[i].len;
+    }
+    free(v->files);
+    json_decref(v->manifest);
+    free(v);
+}
+
+static void drop(store_t *s, app_t *a, int i)
+{
+    free_version(s, a->v[i]);
+    a->v[i] = a->v[--a->nv];
+}
+
+afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, char *err,
+                   size_t errlen)
+{
+    aver_t *v = store_version(a, version);
+    if (v && v->complete) {
+        snprintf(err, errlen, "version %ld of %s is already complete", version, a->name);
+        return NULL;
+    }
+    if (!v) {
+        /* a new version: what an earlier, unfinished writer of any version left goes */
+        for (int i = a->nv - 1; i >= 0; i--)
+            if (!a->v[i]->complete)
+                drop(s, a, i);
+        aver_t **grown = realloc(a->v, (size_t)(a->nv + 1) * sizeof(*grown));
+        if (grown)
+            a->v = grown;
+        if (!grown || !(v = calloc(1, sizeof(*v)))) {
+            snprintf(err, errlen, "out of memory");
+            return NULL;
+        }
+        v->version = version;
+        a->v[a->nv++] = v;
+    }
+    afile_t *f = store_file(v, file);
+    if (f) {
+        if (f->len != len) {
+            snprintf(err, errlen, "node file %ld of version %ld is %zu bytes, not %zu", file,
+                     version, f->len, len);
+            return NULL;
+        }
+        return f;
+    }
+    afile_t *grown = realloc(v->files, (size_t)(v->nheld + 1) * sizeof(*grown));
+    if (!grown) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    v->files = grown;
+    f = &v->files[v->nheld];
+    memset(f, 0, sizeof(*f));
+    f->file = file;
+    f->len = len;
+    /* registered memory must be backed by pages (fabric.h): touched once here, which is
+     * what a first commit pays and a steady one does not (the seed's first-commit cost) */
+    f->buf = malloc(len ? len : 1);
+    if (f->buf)
+        memset(f->buf, 0, len ? len : 1);
+    if (!f->buf || fab_mr_reg(s->fab, f->buf, len ? len : 1, &f->mr, err, errlen) < 0) {
+        if (!f->buf)
+            snprintf(err, errlen, "no memory for %zu bytes", len);
+        free(f->buf);
+        return NULL;
+    }
+    v->nheld++;
+    s->bytes += len;
+    return f;
+}
+
+int store_publish(store_t *s, app_t *a, long version, long nfiles, const long *files, int n,
+                  json_t *manifest, char *err, size_t errlen)
+{
+    aver_t *v = store_version(a, version);
+    if (!v) {
+        snprintf(err, errlen, "version %ld of %s was never written here", version, a->name);
+        return -ENOENT;
+    }
+    for (int i = 0; i < n; i++)
+        if (!store_file(v, files[i])) {
+            snprintf(err, errlen, "node file %ld of version %ld was never written here",
+                     files[i], version);
+            return -ENOENT;
+        }
+    if (n != v->nheld) {
+        snprintf(err, errlen, "version %ld: %d node files written here, %d published", version,
+                 v->nheld, n);
+        return -EINVAL;
+    }
+    v->complete = true;
+    v->nfiles = nfiles;
+    json_decref(v->manifest);
+    v->manifest = json_incref(manifest);
+    store_prune(s, a);
+    return 0;
+}
+
+aver_t *store_latest(app_t *a)
+{
+    aver_t *best = NULL;
+    for (int i = 0; a && i < a->nv; i++)
+        if (a->v[i]->complete && (!best || a->v[i]->version > best->version))
+            best = a->v[i];
+    return best;
+}
+
+void store_prune(store_t *s, app_t *a)
+{
+    aver_t *last = store_latest(a);
+    if (!last)
+        return;
+    pthread_mutex_lock(&s->mu);
+    for (int i = a->nv - 1; i >= 0; i--) {
+        aver_t *v = a->v[i];
+        if (v->complete && v->version <= last->version - CKPTFILES_KEEP && !v->flushing)
+            drop(s, a, i);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* --- the flush (a thread per version; it reads only complete, immutable regions) --- */
+
+typedef struct flush_job {
+    store_t *s;
+    char app_dir[PATH_MAX];
+    aver_t *v;
+    void (*done)(void *);
+    void *arg;
+} flush_job_t;
+
+static int write_file(const char *path, const char *buf, size_t len)
+{
+    char tmp[PATH_MAX + 16];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t at = 0; at < len && rc == 0;) {
+        ssize_t w = write(fd, buf + at, len - at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            rc = w < 0 ? -errno : -EIO;
+        else
+            at += (size_t)w;
+    }
+    if (rc == 0 && fsync(fd) < 0)
+        rc = -errno;
+    close(fd);
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = -errno;
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+/* The agent that holds node file 0 publishes the version once every node file (some
+ * flushed by other agents) is in place; it waits at most this long for them. */
+#define FLUSH_WAIT_S 120
+
+static int flush(flush_job_t *j)
+{
+    aver_t *v = j->v;
+    char part[PATH_MAX + 32], p[PATH_MAX + 64];
+    snprintf(part, sizeof(part), "%s/v%ld.part", j->app_dir, v->version);
+    int rc = fsutil_mkdirs(part, 0700);
+    for (int i = 0; i < v->nheld && rc == 0; i++) {
+        snprintf(p, sizeof(p), "%s/node%ld.dat", part, v->files[i].file);
+        rc = write_file(p, v->files[i].buf, v->files[i].len);
+    }
+    if (rc < 0 || !store_file(v, 0))
+        return rc;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long f = 0; f < v->nfiles && rc == 0;) {
+        struct stat st;
+        snprintf(p, sizeof(p), "%s/node%ld.dat", part, f);
+        if (stat(p, &st) == 0) {
+            f++;
+            continue;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > FLUSH_WAIT_S)
+            return -ETIMEDOUT;
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    snprintf(p, sizeof(p), "%s/manifest.json", part);
+    char *text = json_dumps(v->manifest, JSON_COMPACT);
+    rc = text ? write_file(p, text, strlen(text)) : -ENOMEM;
+    free(text);
+    return rc == 0 ? ckptfiles_publish(j->app_dir, v->version) : rc;
+}
+
+static void *flush_main(void *arg)
+{
+    flush_job_t *j = arg;
+    int rc = flush(j);
+    pthread_mutex_lock(&j->s->mu);
+    j->v->flushed = rc < 0 ? rc : 1;
+    j->v->flushing = 0;
+    pthread_mutex_unlock(&j->s->mu);
+    if (j->done)
+        j->done(j->arg);
+    free(j);
+    return NULL;
+}
+
+int store_flush(store_t *s, app_t *a, aver_t *v, void (*done)(void *), void *arg)
+{
+    flush_job_t *j = calloc(1, sizeof(*j));
+    if (!j)
+        return -ENOMEM;
+    j->s = s;
+    snprintf(j->app_dir, sizeof(j->app_dir), "%s", a->name);
+    j->v = v;
+    j->done = done;
+    j->arg = arg;
+    v->flushing = 1;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, flush_main, j);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        v->flushing = 0;
+        free(j);
+        return -rc;
+    }
+    return 0;
+}
+
+void store_free(store_t *s)
+{
+    for (int i = 0; i < s->napps; i++) {
+        app_t *a = s->apps[i];
+        while (a->nv > 0)
+            drop(s, a, a->nv - 1);
+        free(a->v);
+        free(a);
+    }
+    free(s->apps);
+    s->apps = NULL;
+    s->napps = 0;
+}

@@ -1,0 +1,75 @@
+/* The checkpoint agent's memory (level 1): per application, its versions, and per
+ * version the node files this agent holds, each in a region registered with libfabric
+ * so that the application's processes write (push) and read (pull) it one-sidedly.
+ *
+ * A version is open while its processes write it and complete once published; only a
+ * complete version is ever offered for a restart, and the agent keeps the last
+ * CKPTFILES_KEEP complete ones. A complete version is flushed to the file level (the
+ * application's checkpoint directory, on the parallel file system) by a thread of its
+ * own, in the layout libductile writes when no agent answers (docs/checkpointing.md). */
+#ifndef DUCTILE_AGENT_STORE_H
+#define DUCTILE_AGENT_STORE_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fabric.h"
+
+/* An application is known by its checkpoint directory (absolute: DIR/APP of
+ * dt_ckpt_init), which is also where its versions are flushed. */
+#define STORE_APP_MAX 4096
+
+typedef struct afile {
+    long file; /* the node file's number in the version */
+    size_t len;
+    char *buf;
+    fab_mr_t *mr;
+} afile_t;
+
+typedef struct aver {
+    long version;
+    bool complete;
+    int flushing;  /* 1 while its flush thread runs (its files must stay) */
+    int flushed;   /* 1: on the file level; -errno: the flush failed */
+    long nfiles;   /* node files in the whole version (some may be other agents') */
+    json_t *manifest;
+    afile_t *files;
+    int nheld;
+} aver_t;
+
+typedef struct app {
+    char name[STORE_APP_MAX];
+    aver_t **v;
+    int nv;
+} app_t;
+
+typedef struct store {
+    fab_t *fab;
+    app_t **apps;
+    int napps;
+    size_t bytes; /* held in all regions */
+    /* flush threads report here (the loop prunes and frees) */
+    pthread_mutex_t mu;
+} store_t;
+
+app_t *store_app(store_t *s, const char *name, bool create);
+aver_t *store_version(app_t *a, long version);
+/* The region of node file `file` of an open version, made on first use; NULL with a
+ * message in err when the version is complete, the length differs, or memory is short. */
+afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, char *err,
+                   size_t errlen);
+/* Completes an open version that holds every file in files[0..n); takes the manifest. */
+int store_publish(store_t *s, app_t *a, long version, long nfiles, const long *files, int n,
+                  json_t *manifest, char *err, size_t errlen);
+/* The newest complete version, or NULL. */
+aver_t *store_latest(app_t *a);
+afile_t *store_file(aver_t *v, long file);
+/* Frees the versions no longer kept (never one being flushed). */
+void store_prune(store_t *s, app_t *a);
+/* Starts flushing a complete version in a thread; `done` runs in that thread at the end. */
+int store_flush(store_t *s, app_t *a, aver_t *v, void (*done)(void *), void *arg);
+void store_free(store_t *s);
+
+#endif

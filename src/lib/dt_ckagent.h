@@ -1,0 +1,59 @@
+/* libductile's client of the checkpoint agents (dt_ckagent.c), used by dt_ckpt.c.
+ * Functions marked rank 0 use the control connections, which only rank 0 holds; the
+ * others are called by every process. Errors are negative errnos with a message in err. */
+#ifndef DT_CKAGENT_H
+#define DT_CKAGENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dt_internal.h"
+#include "fabric.h"
+
+#pragma GCC visibility push(hidden)
+
+typedef struct ckag_addr {
+    uint8_t blob[FAB_BLOB_MAX];
+    size_t len;
+} ckag_addr_t;
+
+/* A node file's region on its agent. */
+typedef struct ckag_region {
+    uint8_t blob[FAB_BLOB_MAX];
+    size_t len;
+    long bytes;
+} ckag_region_t;
+
+/* Reads DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE: the number of agents (0: none,
+ * the file level only), or -EINVAL for a list that cannot be parsed. app_dir (absolute)
+ * names the application to the agents, and is where they flush its versions. */
+int ckag_configure(const char *app_dir, char *err, size_t errlen);
+int ckag_count(void);
+/* rank 0: every agent's fabric address (connecting where needed). */
+int ckag_hello(ckag_addr_t *addrs, char *err, size_t errlen);
+/* every process: its endpoint, and a peer for each agent's address. */
+int ckag_peers(const ckag_addr_t *addrs, char *err, size_t errlen);
+/* rank 0: the region of node file `file` of a version being written. */
+int ckag_put(long version, long file, long bytes, ckag_region_t *out, char *err, size_t errlen);
+/* every process: its pieces, back to back from offset off of its node file's region. */
+int ckag_push(long file, const ckag_region_t *reg, long off, char *const *bufs, const long *lens,
+              int n, char *err, size_t errlen);
+/* rank 0: the version complete on every agent that holds a file of it. */
+int ckag_publish(long version, long nfiles, json_t *manifest, char *err, size_t errlen);
+/* rank 0: the newest version every agent concerned holds, 0 if none; its manifest (to
+ * free) and every node file's region (both optional: NULL asks for the version only). */
+int ckag_latest(long *version, char **manifest, long *nfiles, ckag_region_t **regions, char *err,
+                size_t errlen);
+/* every process: the regions reads use (taken over; NULL forgets them). */
+void ckag_set_regions(long nfiles, ckag_region_t *regions);
+int ckag_has_regions(void);
+int ckag_read(long file, void *buf, long len, long off, char *err, size_t errlen);
+/* rank 0: tells the agents this run's transfers are over (they stop polling for them). */
+void ckag_done(void);
+void ckag_disconnect(void);
+void ckag_shutdown(void);
+
+#pragma GCC visibility pop
+
+#endif
