@@ -13,16 +13,20 @@
 #include <sys/stat.h>
 
 #include "ckptfiles.h"
+#include "client.h"
 #include "cmd.h"
 #include "util.h"
 
-enum { O_DIR = 256, O_JSON, O_HELP };
+enum { O_DIR = 256, O_JSON, O_HELP, O_AGENTS, O_KEY };
 
 static const char *usage =
     "usage: ductile checkpoints [APP] [--dir DIR] [--json]\n"
+    "       ductile checkpoints --agents HOST:PORT,... [--key-file FILE] [--json]\n"
     "  the checkpoints libductile's dt_ckpt_commit wrote: each application's last\n"
     "  complete version, its processes, size and time; with APP, its variables\n"
-    "  --dir DIR   where they are (default: $DUCTILE_CKPT_DIR, else ~/.ductile/checkpoints)\n";
+    "  --dir DIR       where they are (default: $DUCTILE_CKPT_DIR, else ~/.ductile/checkpoints)\n"
+    "  --agents LIST   what these checkpoint agents hold in memory instead\n"
+    "  --key-file F    the checkpoint service's key (default: $DUCTILE_CKPT_KEY_FILE)\n";
 
 /* The bytes of a version's node files, and how many there are. */
 static long long version_bytes(const char *vdir, int *files)
@@ -204,6 +208,94 @@ static void print_app(const json_t *a)
     }
 }
 
+/* --agents: each agent's ck_list, a row per version it holds. */
+static int list_agents(const char *list, const char *keyfile, int json)
+{
+    uint8_t key[PROTO_KEY_LEN];
+    char err[600];
+    if (!keyfile || !*keyfile)
+        return cmd_fail("checkpoints: --agents needs the service's key: --key-file FILE or "
+                        "DUCTILE_CKPT_KEY_FILE") + 1;
+    if (proto_key_load(keyfile, key, err, sizeof(err)) < 0)
+        return cmd_fail("checkpoints: %s", err) + 1;
+    char *copy = strdup(list), *save = NULL;
+    json_t *all = json_array();
+    int bad = 0;
+    for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        char *colon = strrchr(t, ':');
+        int port = colon ? atoi(colon + 1) : 0;
+        client_t *c = NULL;
+        json_t *req = json_pack("{s:s}", "type", "ck_list"), *r = NULL;
+        if (!colon || colon == t || port <= 0 || port > 65535) {
+            cmd_fail("checkpoints: '%s' is not host:port (such as 10.0.0.5:7300)", t);
+            bad = 1;
+        } else {
+            *colon = '\0';
+            int rc = client_open_tcp(t, port, key, NULL, &c, err, sizeof(err));
+            if (rc < 0 && rc != -EHOSTUNREACH) /* its message names the controller */
+                snprintf(err, sizeof(err), "cannot connect: %s", strerror(-rc));
+            if (rc < 0 || client_call(c, req, &r, 10, err, sizeof(err)) < 0) {
+                cmd_fail("checkpoints: checkpoint agent %s:%d: %s", t, port, err);
+                bad = 1;
+            } else {
+                json_object_set_new(r, "agent", json_sprintf("%s:%d", t, port));
+                json_object_del(r, "ok");
+                json_array_append(all, r);
+            }
+            *colon = ':';
+        }
+        json_decref(req);
+        json_decref(r);
+        if (c)
+            client_close(c);
+    }
+    free(copy);
+    if (json) {
+        cu_print_json(all);
+    } else {
+        static const char *hdr[] = {"AGENT", "APP", "VERSION", "FILES", "SIZE", "STATE"};
+        int n = 0;
+        char ***rows = NULL;
+        size_t i, k, v;
+        json_t *ag, *app, *ver;
+        json_array_foreach(all, i, ag) json_array_foreach(json_object_get(ag, "apps"), k, app)
+            json_array_foreach(json_object_get(app, "versions"), v, ver)
+        {
+            char vs[24], files[24], size[32];
+            const char *fl = cu_str(ver, "flushed");
+            snprintf(vs, sizeof(vs), "%.0f", cu_num(ver, "version"));
+            snprintf(files, sizeof(files), "%.0f", cu_num(ver, "files"));
+            fmt_bytes((long long)cu_num(ver, "bytes"), size, sizeof(size));
+            const char *state = !json_is_true(json_object_get(ver, "complete")) ? "writing"
+                                : !strcmp(fl, "yes")                              ? "flushed"
+                                : !strcmp(fl, "flushing")                         ? "flushing"
+                                : !strcmp(fl, "failed")                           ? "flush failed"
+                                                                                  : "in memory";
+            const char *cells[6] = {cu_str(ag, "agent"), cu_str(app, "app"), vs, files, size, state};
+            char ***grown = realloc(rows, (size_t)(n + 1) * sizeof(*rows));
+            if (!grown)
+                break;
+            rows = grown;
+            rows[n] = calloc(6, sizeof(char *));
+            for (int col = 0; col < 6; col++)
+                rows[n][col] = strdup(cells[col] ? cells[col] : "");
+            n++;
+        }
+        if (n == 0 && !bad)
+            printf("the checkpoint agents hold no checkpoints\n");
+        else if (n > 0)
+            cu_table(hdr, rows, n, 6);
+        for (int r = 0; r < n; r++) {
+            for (int col = 0; col < 6; col++)
+                free(rows[r][col]);
+            free(rows[r]);
+        }
+        free(rows);
+    }
+    json_decref(all);
+    return bad;
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -213,9 +305,12 @@ int cmd_checkpoints(int argc, char **argv)
 {
     static const struct option opts[] = {{"dir", required_argument, NULL, O_DIR},
                                           {"json", no_argument, NULL, O_JSON},
+                                          {"agents", required_argument, NULL, O_AGENTS},
+                                          {"key-file", required_argument, NULL, O_KEY},
                                           {"help", no_argument, NULL, O_HELP},
                                           {NULL, 0, NULL, 0}};
-    const char *dir = getenv("DUCTILE_CKPT_DIR");
+    const char *dir = getenv("DUCTILE_CKPT_DIR"), *agents = NULL;
+    const char *keyfile = getenv("DUCTILE_CKPT_KEY_FILE");
     char home_dir[PATH_MAX];
     int json = 0, o;
     optind = 1;
@@ -224,6 +319,10 @@ int cmd_checkpoints(int argc, char **argv)
             dir = optarg;
         else if (o == O_JSON)
             json = 1;
+        else if (o == O_AGENTS)
+            agents = optarg;
+        else if (o == O_KEY)
+            keyfile = optarg;
         else if (o == O_HELP) {
             fputs(usage, stdout);
             return 0;
@@ -232,6 +331,11 @@ int cmd_checkpoints(int argc, char **argv)
             return 2;
         }
     }
+    if (agents && optind < argc)
+        return cmd_fail("checkpoints: --agents lists every application the agents hold; "
+                        "'%s' is one too many", argv[optind]) + 1;
+    if (agents)
+        return list_agents(agents, keyfile, json);
     if (argc - optind > 1)
         return cmd_fail("checkpoints: one application at a time ('%s' too many)", argv[optind + 1]) + 1;
     if (!dir) {

@@ -66,13 +66,12 @@ static int failf(char *err, size_t errlen, int rc, const char *fmt, ...)
     return rc;
 }
 
-int ckag_configure(const char *app_dir, char *err, size_t errlen)
+int ckag_configure(const char *app_dir, const char *list, char *err, size_t errlen)
 {
     memset(&ag.a, 0, sizeof(ag.a));
     ag.n = 0;
     ag.retry_at = 0;
     snprintf(ag.app, sizeof(ag.app), "%s", app_dir);
-    const char *list = getenv("DUCTILE_CKPT_AGENTS");
     if (!list || !*list)
         return 0;
     char *copy = strdup(list), *save = NULL;

@@ -25,10 +25,12 @@ typedef struct ckag_region {
     long bytes;
 } ckag_region_t;
 
-/* Reads DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE: the number of agents (0: none,
- * the file level only), or -EINVAL for a list that cannot be parsed. app_dir (absolute)
- * names the application to the agents, and is where they flush its versions. */
-int ckag_configure(const char *app_dir, char *err, size_t errlen);
+/* The agents of list (DUCTILE_CKPT_AGENTS as rank 0 has it: every process must have the
+ * same) and, on the process that reads it, the key of DUCTILE_CKPT_KEY_FILE: the number
+ * of agents (0: none, the file level only), or -EINVAL for a list that cannot be
+ * parsed. app_dir (absolute) names the application to the agents, and is where they
+ * flush its versions. */
+int ckag_configure(const char *app_dir, const char *list, char *err, size_t errlen);
 int ckag_count(void);
 /* rank 0: every agent's fabric address (connecting where needed). */
 int ckag_hello(ckag_addr_t *addrs, char *err, size_t errlen);

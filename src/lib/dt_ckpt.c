@@ -140,7 +140,13 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
         return rc;
     }
     char err[512] = "";
-    if (ckag_configure(ck.dir, err, sizeof(err)) < 0 && ck.rank == 0)
+    /* rank 0's environment names the agents (mpirun passes few variables to others) */
+    char list[2048] = "";
+    const char *env = getenv("DUCTILE_CKPT_AGENTS");
+    if (ck.rank == 0 && env)
+        snprintf(list, sizeof(list), "%s", env);
+    MPI_Bcast(list, sizeof(list), MPI_CHAR, 0, ck.comm);
+    if (ckag_configure(ck.dir, list, err, sizeof(err)) < 0 && ck.rank == 0)
         fprintf(stderr, "libductile: %s; checkpoints go to the files in %s\n", err, ck.dir);
     long v = ck.rank == 0 ? ckptfiles_latest(ck.dir) : 0;
     /* a version the agents hold and have not flushed yet is newer than the files' */

@@ -63,6 +63,20 @@ out=$(run 2 "$D2" check 2> /dev/null)
 [ "$out" = "restored version 2 on 2 processes" ] || fail "second application: $out"
 out=$(run 2 "$D" check 2> /dev/null)
 [ "$out" = "restored version 6 on 2 processes" ] || fail "first application: $out"
+# what the agent holds: the two complete versions of each, and the interrupted one
+"$BIN" checkpoints --agents "$DUCTILE_CKPT_AGENTS" > "$T/list" 2>&1 || fail "list: $(cat "$T/list")"
+a=$DUCTILE_CKPT_AGENTS
+for row in "$D/app 5 1 .* flushed" "$D/app 6 1 .* flushed" "$D/app 7 1 .* writing" \
+  "$D2/app 1 1 .* flushed" "$D2/app 2 1 .* flushed"; do
+  set -- $row
+  grep -Eq "^$a +$1 +$2 +$3 +[0-9.]+ KiB +$5$" "$T/list" || fail "no '$row' in: $(cat "$T/list")"
+done
+[ "$(wc -l < "$T/list")" = 6 ] || fail "agent list: $(cat "$T/list")"
+# the mistakes: no key, another key, an agent that is not there
+! DUCTILE_CKPT_KEY_FILE= "$BIN" checkpoints --agents "$a" 2> "$T/err" || fail "listed without a key"
+grep -q "needs the service's key: --key-file FILE or DUCTILE_CKPT_KEY_FILE" "$T/err" || fail "$(cat "$T/err")"
+! "$BIN" checkpoints --agents "127.0.0.1:1" > /dev/null 2> "$T/err" || fail "listed a missing agent"
+grep -qx "ductile: checkpoints: checkpoint agent 127.0.0.1:1: cannot connect: Connection refused" "$T/err" || fail "missing agent: $(cat "$T/err")"
 
 # the agent killed: the files take the commits, said once; the restart reads them
 run 2 "$D" write 1 > /dev/null 2> "$T/err" || fail "write 7: $(cat "$T/err")"
