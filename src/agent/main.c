@@ -337,31 +337,39 @@ static void on_stop(uv_signal_t *h, int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ductile-agent --key-file FILE [--listen ADDR:PORT] [--port-file FILE]\n"
+    fprintf(f, "usage: ductile-agent --key-file FILE [--listen ADDR:PORT] [--port-file FILE] "
+               "[--memory SIZE]\n"
                "  --key-file FILE  the service's key (64 hex characters, mode 600); made if "
                "missing\n"
                "  --listen A:P     the address clients and the data path use (default "
                "127.0.0.1:0,\n"
                "                   a free port)\n"
-               "  --port-file F    write the port listened on to F once ready\n");
+               "  --port-file F    write the port listened on to F once ready\n"
+               "  --memory SIZE    the most checkpoint data it holds, in MiB or with K, M, G\n"
+               "                   (default: half of this host's memory); a commit that "
+               "would pass it\n"
+               "                   goes to the files\n");
 }
 
 int main(int argc, char **argv)
 {
     static agent_t a;
-    const char *keyfile = NULL, *listen = "127.0.0.1:0", *port_file = NULL;
+    const char *keyfile = NULL, *listen = "127.0.0.1:0", *port_file = NULL, *memory = NULL;
     static const struct option opts[] = {{"key-file", required_argument, NULL, 'k'},
                                          {"listen", required_argument, NULL, 'l'},
                                          {"port-file", required_argument, NULL, 'p'},
+                                         {"memory", required_argument, NULL, 'm'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    for (int o; (o = getopt_long(argc, argv, "k:l:p:h", opts, NULL)) != -1;) {
+    for (int o; (o = getopt_long(argc, argv, "k:l:p:m:h", opts, NULL)) != -1;) {
         if (o == 'k')
             keyfile = optarg;
         else if (o == 'l')
             listen = optarg;
         else if (o == 'p')
             port_file = optarg;
+        else if (o == 'm')
+            memory = optarg;
         else if (o == 'h')
             return usage(stdout), 0;
         else
@@ -381,6 +389,23 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+    /* what it may hold: --memory MiB, by default half of this host's memory */
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    a.st.limit = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize / 2 : (size_t)1 << 30;
+    if (memory) {
+        char *end;
+        unsigned long long n = strtoull(memory, &end, 10);
+        int shift = !*end ? 20 : !strcmp(end, "k") || !strcmp(end, "K") ? 10
+                               : !strcmp(end, "m") || !strcmp(end, "M") ? 20
+                               : !strcmp(end, "g") || !strcmp(end, "G") ? 30
+                                                                        : -1;
+        if (end == memory || memory[0] == '-' || shift < 0 || n == 0 || n > (1ULL << 30)) {
+            fprintf(stderr, "ductile-agent: --memory %s: give what it may hold in MiB, or with "
+                            "K, M or G, such as 4096 or 4G\n", memory);
+            return 2;
+        }
+        a.st.limit = (size_t)n << shift;
+    }
     if (access(keyfile, F_OK) < 0 && proto_key_create(keyfile, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductile-agent: %s\n", err);
         return 1;
@@ -436,8 +461,10 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    fprintf(stderr, "ductile-agent: listening on %s:%d (fabric %s)\n", host, bound,
-            fab_provider_name(a.st.fab));
+    fprintf(stderr, "ductile-agent: listening on %s:%d (fabric %s), holding at most %zu %s\n",
+            host, bound, fab_provider_name(a.st.fab),
+            a.st.limit >= (10u << 20) ? a.st.limit >> 20 : a.st.limit >> 10,
+            a.st.limit >= (10u << 20) ? "MiB" : "KiB");
     uv_run(a.loop, UV_RUN_DEFAULT);
     fprintf(stderr, "ductile-agent: stopped (%zu bytes of checkpoints dropped from memory)\n",
             a.st.bytes);

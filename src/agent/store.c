@@ -102,6 +102,12 @@ afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, ch
         }
         return f;
     }
+    if (len > s->limit || s->bytes > s->limit - len) {
+        snprintf(err, errlen, "this agent holds %zu KiB of checkpoints: %zu KiB more would pass "
+                 "its limit of %zu KiB (ductile-agent --memory)", (s->bytes + 1023) >> 10,
+                 (len + 1023) >> 10, s->limit >> 10);
+        return NULL;
+    }
     afile_t *grown = realloc(v->files, (size_t)(v->nheld + 1) * sizeof(*grown));
     if (!grown) {
         snprintf(err, errlen, "out of memory");

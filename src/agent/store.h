@@ -50,6 +50,7 @@ typedef struct store {
     app_t **apps;
     int napps;
     size_t bytes; /* held in all regions */
+    size_t limit; /* the most it may hold (--memory) */
     /* flush threads report here (the loop prunes and frees) */
     pthread_mutex_t mu;
 } store_t;

@@ -49,7 +49,7 @@ static struct {
     fab_mr_t *staging;
     char *stage_buf;
     double retry_at; /* rank 0: after a failure, the agents are left alone until then */
-    char last_err[700]; /* and why */
+    char last_err[1024]; /* and why */
     /* after ckag_latest: every node file's region, for reads */
     long nfiles;
     ckag_region_t *reg;

@@ -16,9 +16,9 @@ run() { # NP ARGS...
   env $mpi_env mpirun --oversubscribe -np "$np" "$app" "$@"
 }
 apid=
-start_agent() { # KEYFILE: an agent on a free port; sets apid and DUCTILE_CKPT_AGENTS
+start_agent() { # KEYFILE [OPTIONS]: an agent on a free port; sets apid and DUCTILE_CKPT_AGENTS
   rm -f "$T/port"
-  "$agent" --key-file "$1" --port-file "$T/port" 2>> "$T/agent.log" &
+  "$agent" --key-file "$@" --port-file "$T/port" 2>> "$T/agent.log" &
   apid=$!
   wait_for 10 test -s "$T/port" || fail "the agent did not start: $(cat "$T/agent.log")"
   export DUCTILE_CKPT_AGENTS="127.0.0.1:$(cat "$T/port")"
@@ -100,6 +100,22 @@ latest_is 11 || fail "wrong key: latest $(cat "$D/app/latest")"
 DUCTILE_CKPT_AGENTS=nohost run 2 "$D" write 1 > /dev/null 2> "$T/err" || fail "bad list: $(cat "$T/err")"
 grep -q "DUCTILE_CKPT_AGENTS: 'nohost' is not host:port (such as 10.0.0.5:7300); checkpoints go to the files" "$T/err" ||
   fail "bad list message: $(cat "$T/err")"
+kill "$apid"
+wait "$apid" 2> /dev/null || true
+apid=
+
+# an agent with room for one version: the second commit goes to the files, said once
+start_agent "$T/key" --memory 20K
+D3="$T/small"
+run 2 "$D3" write 3 > /dev/null 2> "$T/err" || fail "small agent: $(cat "$T/err")"
+[ "$(grep -c 'using the checkpoint files in' "$T/err")" = 1 ] || fail "small agent said: $(cat "$T/err")"
+grep -q "^libductile: a checkpoint commit: checkpoint agent 127.0.0.1:[0-9]*: ck_put: this agent holds 12 KiB of checkpoints: 12 KiB more would pass its limit of 20 KiB (ductile-agent --memory); using the checkpoint files in $D3/app instead$" "$T/err" ||
+  fail "memory limit message: $(cat "$T/err")"
+out=$(run 3 "$D3" check 2> /dev/null)
+[ "$out" = "restored version 3 on 3 processes" ] || fail "after the memory limit: $out"
+! "$agent" --key-file "$T/key" --memory 0 2> "$T/err" || fail "--memory 0 accepted"
+grep -qx "ductile-agent: --memory 0: give what it may hold in MiB, or with K, M or G, such as 4096 or 4G" "$T/err" ||
+  fail "--memory message: $(cat "$T/err")"
 kill "$apid"
 wait "$apid" 2> /dev/null || true
 apid=
