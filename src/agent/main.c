@@ -45,12 +45,19 @@ typedef struct agent {
     uint8_t key[PROTO_KEY_LEN];
     store_t st;
     int busy; /* clients between a transfer request and its ck_done */
+    uv_timer_t die; /* DUCTILE_TEST_AGENT_DIE */
     bool stopping;
 } agent_t;
 
 typedef struct client_state {
     bool busy;
 } client_state_t;
+
+static void on_die(uv_timer_t *t)
+{
+    (void)t;
+    _exit(9);
+}
 
 static void on_spin(uv_idle_t *h) { fab_progress(((agent_t *)h->data)->st.fab); }
 
@@ -149,6 +156,11 @@ static void do_put(agent_t *a, conn_t *c, const json_t *m)
         return reply_err(c, "ck_put: %s", err);
     set_busy(a, c, true);
     conn_send_new(c, json_pack("{s:b,s:o}", "ok", 1, "mr", mr));
+    /* Tests only (test_ckpt_agent): the agent dies in the middle of a commit, once its
+     * region is handed out and before the data arrives. */
+    const char *die = getenv("DUCTILE_TEST_AGENT_DIE");
+    if (die && atol(die) == version)
+        uv_timer_start(&a->die, on_die, 0, 0);
 }
 
 static void do_publish(agent_t *a, conn_t *c, const json_t *m)
@@ -444,6 +456,7 @@ int main(int argc, char **argv)
     a.spin.data = &a;
     uv_async_init(a.loop, &a.flushed, on_flushed);
     a.flushed.data = &a;
+    uv_timer_init(a.loop, &a.die);
     uv_timer_init(a.loop, &a.stop_wait);
     a.stop_wait.data = &a;
     uv_signal_init(a.loop, &a.sigterm);

@@ -104,6 +104,21 @@ kill "$apid"
 wait "$apid" 2> /dev/null || true
 apid=
 
+# an agent that dies in the middle of a commit (its region handed out, the data not
+# yet there): that commit goes to the files, whole
+DUCTILE_TEST_AGENT_DIE=2 start_agent "$T/key"
+D4="$T/dies"
+run 2 "$D4" write 3 > /dev/null 2> "$T/err" || fail "agent dying: $(cat "$T/err")"
+[ "$(grep -c 'using the checkpoint files in' "$T/err")" = 1 ] || fail "agent dying said: $(cat "$T/err")"
+grep -q "^libductile: a checkpoint commit: checkpoint agent 127.0.0.1:[0-9]*: .*; using the checkpoint files in $D4/app instead$" "$T/err" ||
+  fail "agent dying message: $(cat "$T/err")"
+latest_in() { [ "$(cat "$1/app/latest" 2> /dev/null)" = "$2" ]; }
+latest_in "$D4" 3 || fail "agent dying: latest $(cat "$D4/app/latest" 2>&1)"
+out=$(run 3 "$D4" check 2> /dev/null)
+[ "$out" = "restored version 3 on 3 processes" ] || fail "after the agent died: $out"
+wait "$apid" 2> /dev/null || true
+apid=
+
 # an agent with room for one version: the second commit goes to the files, said once
 start_agent "$T/key" --memory 20K
 D3="$T/small"
