@@ -114,10 +114,10 @@ static void on_flushed(uv_async_t *h)
             pthread_mutex_lock(&a->st.mu);
             int done = v->flushed, flushing = v->flushing;
             pthread_mutex_unlock(&a->st.mu);
-            if (!flushing && done < 0 && done != -1000) {
+            if (!flushing && done < 0 && !v->said) {
                 fprintf(stderr, "ductile-agent: version %ld not flushed to %s: %s\n",
                         v->version, app->name, strerror(-done));
-                v->flushed = -1000; /* said once */
+                v->said = true;
             }
         }
         store_prune(&a->st, app);
@@ -191,7 +191,19 @@ static void do_publish(agent_t *a, conn_t *c, const json_t *m)
     if (v && store_flush(&a->st, app, v, after_flush, &a->flushed) < 0)
         fprintf(stderr, "ductile-agent: %s version %ld: no thread to flush it\n", app->name,
                 (long)version);
-    conn_send_new(c, json_pack("{s:b}", "ok", 1));
+    /* the application hears of the versions that did not reach its files */
+    json_t *failed = json_array();
+    pthread_mutex_lock(&a->st.mu);
+    for (int k = 0; k < app->nv; k++) {
+        aver_t *o = app->v[k];
+        if (o->complete && !o->flushing && o->flushed < 0 && !o->told) {
+            json_array_append_new(failed, json_pack("{s:I,s:s}", "version", (json_int_t)o->version,
+                                                    "error", strerror(-o->flushed)));
+            o->told = true;
+        }
+    }
+    pthread_mutex_unlock(&a->st.mu);
+    conn_send_new(c, json_pack("{s:b,s:o}", "ok", 1, "not_flushed", failed));
 }
 
 static void do_latest(agent_t *a, conn_t *c, const json_t *m)
@@ -231,12 +243,19 @@ static void do_get(agent_t *a, conn_t *c, const json_t *m)
     conn_send_new(c, json_pack("{s:b,s:o,s:I}", "ok", 1, "mr", mr, "bytes", (json_int_t)f->len));
 }
 
+static int by_version(const void *x, const void *y)
+{
+    long a = (*(aver_t *const *)x)->version, b = (*(aver_t *const *)y)->version;
+    return a < b ? -1 : a > b;
+}
+
 static void do_list(agent_t *a, conn_t *c)
 {
     json_t *apps = json_array();
     for (int i = 0; i < a->st.napps; i++) {
         app_t *app = a->st.apps[i];
         json_t *vs = json_array();
+        qsort(app->v, (size_t)app->nv, sizeof(*app->v), by_version);
         for (int k = 0; k < app->nv; k++) {
             aver_t *v = app->v[k];
             size_t bytes = 0;
@@ -344,7 +363,28 @@ static void on_stop(uv_signal_t *h, int sig)
         return;
     a->stopping = true;
     uv_close((uv_handle_t *)&a->listen, NULL);
+    /* the last version of each application that is not in the files yet (its flush
+     * failed: a full disk, a directory gone) gets one more try */
+    for (int i = 0; i < a->st.napps; i++) {
+        aver_t *v = store_latest(a->st.apps[i]);
+        pthread_mutex_lock(&a->st.mu);
+        bool retry = v && v->flushed < 0 && !v->flushing;
+        pthread_mutex_unlock(&a->st.mu);
+        if (retry)
+            store_flush(&a->st, a->st.apps[i], v, after_flush, &a->flushed);
+    }
     uv_timer_start(&a->stop_wait, on_stop_wait, 0, 50);
+}
+
+/* What stopping loses: a last version that never reached the files. */
+static void say_losses(agent_t *a)
+{
+    for (int i = 0; i < a->st.napps; i++) {
+        aver_t *v = store_latest(a->st.apps[i]);
+        if (v && v->flushed != 1)
+            fprintf(stderr, "ductile-agent: version %ld of %s is lost: it never reached the "
+                            "files\n", v->version, a->st.apps[i]->name);
+    }
 }
 
 static void usage(FILE *f)
@@ -387,15 +427,23 @@ int main(int argc, char **argv)
         else
             return usage(stderr), 2;
     }
-    if (!keyfile || optind < argc) {
+    if (optind < argc) {
+        fprintf(stderr, "ductile-agent: '%s': no arguments besides the options\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (!keyfile) {
+        fprintf(stderr, "ductile-agent: --key-file is required (the checkpoint service's key, "
+                        "made if missing)\n");
         usage(stderr);
         return 2;
     }
     char err[512], host[256];
     const char *colon = strrchr(listen, ':');
-    int port = colon ? atoi(colon + 1) : -1;
-    if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host) || port < 0 ||
-        port > 65535) {
+    char *pend = NULL;
+    long port = colon ? strtol(colon + 1, &pend, 10) : -1;
+    if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host) || !colon[1] ||
+        *pend || port < 0 || port > 65535) {
         fprintf(stderr, "ductile-agent: --listen %s: give an address and a port, such as "
                         "10.0.0.5:7300\n", listen);
         return 2;
@@ -418,31 +466,28 @@ int main(int argc, char **argv)
         }
         a.st.limit = (size_t)n << shift;
     }
-    if (access(keyfile, F_OK) < 0 && proto_key_create(keyfile, err, sizeof(err)) < 0) {
-        fprintf(stderr, "ductile-agent: %s\n", err);
-        return 1;
-    }
-    if (proto_key_load(keyfile, a.key, err, sizeof(err)) < 0) {
-        fprintf(stderr, "ductile-agent: %s\n", err);
+    if ((access(keyfile, F_OK) < 0 && proto_key_create(keyfile, err, sizeof(err)) < 0) ||
+        proto_key_load(keyfile, a.key, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-agent: the service's key: %s\n", err);
         return 1;
     }
     int rc;
     pthread_mutex_init(&a.st.mu, NULL);
+    struct sockaddr_storage sa;
+    if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&sa) < 0 &&
+        uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&sa) < 0) {
+        fprintf(stderr, "ductile-agent: --listen %s: '%s' is not an IP address\n", listen, host);
+        return 2;
+    }
     if (fab_open(NULL, host, &a.st.fab, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductile-agent: no fabric endpoint on %s: %s\n", host, err);
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
     a.loop = uv_default_loop();
-    struct sockaddr_storage sa;
-    if (uv_ip4_addr(host, port, (struct sockaddr_in *)&sa) < 0 &&
-        uv_ip6_addr(host, port, (struct sockaddr_in6 *)&sa) < 0) {
-        fprintf(stderr, "ductile-agent: --listen %s: '%s' is not an IP address\n", listen, host);
-        return 2;
-    }
     uv_tcp_init(a.loop, &a.listen);
     a.listen.data = &a;
-    rc = uv_tcp_bind(&a.listen, (struct sockaddr *)&sa, 0);
+    rc = uv_tcp_bind(&a.listen, (struct sockaddr *)&sa, 0); /* sa: --listen's, above */
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&a.listen, 128, on_connection);
     if (rc < 0) {
@@ -470,7 +515,7 @@ int main(int argc, char **argv)
         snprintf(tmp, sizeof(tmp), "%s.tmp", port_file);
         FILE *f = fopen(tmp, "we");
         if (!f || fprintf(f, "%d\n", bound) < 0 || fclose(f) != 0 || rename(tmp, port_file) < 0) {
-            fprintf(stderr, "ductile-agent: cannot write %s\n", port_file);
+            fprintf(stderr, "ductile-agent: cannot write %s: %s\n", port_file, strerror(errno));
             return 1;
         }
     }
@@ -479,6 +524,7 @@ int main(int argc, char **argv)
             a.st.limit >= (10u << 20) ? a.st.limit >> 20 : a.st.limit >> 10,
             a.st.limit >= (10u << 20) ? "MiB" : "KiB");
     uv_run(a.loop, UV_RUN_DEFAULT);
+    say_losses(&a);
     fprintf(stderr, "ductile-agent: stopped (%zu bytes of checkpoints dropped from memory)\n",
             a.st.bytes);
     store_free(&a.st);

@@ -225,12 +225,19 @@ static int write_file(const char *path, const char *buf, size_t len)
  * flushed by other agents) is in place; it waits at most this long for them. */
 #define FLUSH_WAIT_S 120
 
+static pthread_mutex_t publish_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static int flush(flush_job_t *j)
 {
     aver_t *v = j->v;
     char part[PATH_MAX + 32], p[PATH_MAX + 64];
-    snprintf(part, sizeof(part), "%s/v%ld.part", j->app_dir, v->version);
+    snprintf(part, sizeof(part), "%s/v%ld." CKPTFILES_FLUSH, j->app_dir, v->version);
+    /* Tests only (test_ckpt_agent): a slow file system, so that a restart and another
+     * flush happen while this one is under way. */
+    const char *slow = getenv("DUCTILE_TEST_FLUSH_DELAY_MS");
     int rc = fsutil_mkdirs(part, 0700);
+    if (slow && rc == 0)
+        nanosleep(&(struct timespec){atol(slow) / 1000, atol(slow) % 1000 * 1000000}, NULL);
     for (int i = 0; i < v->nheld && rc == 0; i++) {
         snprintf(p, sizeof(p), "%s/node%ld.dat", part, v->files[i].file);
         rc = write_file(p, v->files[i].buf, v->files[i].len);
@@ -256,7 +263,12 @@ static int flush(flush_job_t *j)
     char *text = json_dumps(v->manifest, JSON_COMPACT);
     rc = text ? write_file(p, text, strlen(text)) : -ENOMEM;
     free(text);
-    return rc == 0 ? ckptfiles_publish(j->app_dir, v->version) : rc;
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&publish_mu); /* flushes of two versions end at once */
+    rc = ckptfiles_publish(j->app_dir, CKPTFILES_FLUSH, v->version);
+    pthread_mutex_unlock(&publish_mu);
+    return rc;
 }
 
 static void *flush_main(void *arg)

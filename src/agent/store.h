@@ -33,6 +33,8 @@ typedef struct aver {
     bool complete;
     int flushing;  /* 1 while its flush thread runs (its files must stay) */
     int flushed;   /* 1: on the file level; -errno: the flush failed */
+    bool said;     /* its failed flush is in the agent's log */
+    bool told;     /* and was told to the application */
     long nfiles;   /* node files in the whole version (some may be other agents') */
     json_t *manifest;
     afile_t *files;

@@ -234,7 +234,13 @@ static int list_agents(const char *list, const char *keyfile, int json)
             int rc = client_open_tcp(t, port, key, NULL, &c, err, sizeof(err));
             if (rc < 0 && rc != -EHOSTUNREACH) /* its message names the controller */
                 snprintf(err, sizeof(err), "cannot connect: %s", strerror(-rc));
-            if (rc < 0 || client_call(c, req, &r, 10, err, sizeof(err)) < 0) {
+            if (rc == 0 && (rc = client_call(c, req, &r, 10, err, sizeof(err))) < 0 &&
+                rc != -EREMOTE) {
+                /* an agent with another key drops the connection at the first frame */
+                size_t l = strlen(err);
+                snprintf(err + l, sizeof(err) - l, " (is the key file the agent's key?)");
+            }
+            if (rc < 0) {
                 cmd_fail("checkpoints: checkpoint agent %s:%d: %s", t, port, err);
                 bad = 1;
             } else {
@@ -312,11 +318,11 @@ int cmd_checkpoints(int argc, char **argv)
     const char *dir = getenv("DUCTILE_CKPT_DIR"), *agents = NULL;
     const char *keyfile = getenv("DUCTILE_CKPT_KEY_FILE");
     char home_dir[PATH_MAX];
-    int json = 0, o;
+    int json = 0, dir_given = 0, o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (o == O_DIR)
-            dir = optarg;
+            dir = optarg, dir_given = 1;
         else if (o == O_JSON)
             json = 1;
         else if (o == O_AGENTS)
@@ -331,6 +337,9 @@ int cmd_checkpoints(int argc, char **argv)
             return 2;
         }
     }
+    if (agents && dir_given)
+        return cmd_fail("checkpoints: --agents lists what the agents hold, --dir what a "
+                        "directory holds: one or the other") + 1;
     if (agents && optind < argc)
         return cmd_fail("checkpoints: --agents lists every application the agents hold; "
                         "'%s' is one too many", argv[optind]) + 1;

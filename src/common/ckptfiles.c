@@ -47,16 +47,16 @@ int ckptfiles_fsync(const char *path)
     return rc;
 }
 
-int ckptfiles_publish(const char *app_dir, long version)
+int ckptfiles_publish(const char *app_dir, const char *suffix, long version)
 {
     char part[PATH_MAX + 32], final[PATH_MAX + 32];
-    snprintf(part, sizeof(part), "%s/v%ld.part", app_dir, version);
+    snprintf(part, sizeof(part), "%s/v%ld.%s", app_dir, version, suffix);
     snprintf(final, sizeof(final), "%s/v%ld", app_dir, version);
     ckptfiles_rmtree(final); /* a version of a run that never published it */
     int rc = rename(part, final) < 0 ? -errno : ckptfiles_fsync(app_dir);
     if (rc == 0 && ckptfiles_latest(app_dir) < version) {
         char tmp[PATH_MAX + 16], latest[PATH_MAX + 16];
-        snprintf(tmp, sizeof(tmp), "%s/latest.tmp.%d", app_dir, (int)getpid());
+        snprintf(tmp, sizeof(tmp), "%s/latest.tmp.%d.%ld", app_dir, (int)getpid(), version);
         snprintf(latest, sizeof(latest), "%s/latest", app_dir);
         FILE *f = fopen(tmp, "we");
         rc = f && fprintf(f, "%ld\n", version) > 0 && fflush(f) == 0 && fsync(fileno(f)) == 0
@@ -73,8 +73,11 @@ int ckptfiles_publish(const char *app_dir, long version)
         return rc;
     long newest = ckptfiles_latest(app_dir);
     for (long old = newest - CKPTFILES_KEEP; old > 0 && old > newest - CKPTFILES_KEEP - 8; old--) {
-        snprintf(final, sizeof(final), "%s/v%ld", app_dir, old);
-        ckptfiles_rmtree(final);
+        static const char *const forms[] = {"", "." CKPTFILES_PART, "." CKPTFILES_FLUSH};
+        for (int k = 0; k < 3; k++) {
+            snprintf(final, sizeof(final), "%s/v%ld%s", app_dir, old, forms[k]);
+            ckptfiles_rmtree(final);
+        }
     }
     return 0;
 }

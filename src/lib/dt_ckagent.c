@@ -7,6 +7,7 @@
  * lives on agent f mod the number of agents). Any failure is reported to the caller,
  * which falls back to the file level. */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <jansson.h>
 #include <netdb.h>
@@ -79,16 +80,19 @@ int ckag_configure(const char *app_dir, const char *list, char *err, size_t errl
         return -ENOMEM;
     int rc = 0;
     for (char *t = strtok_r(copy, ", ", &save); t && rc == 0; t = strtok_r(NULL, ", ", &save)) {
-        char *colon = strrchr(t, ':');
-        int port = colon ? atoi(colon + 1) : 0;
-        if (!colon || colon == t || port <= 0 || port > 65535 || colon - t >= 256)
+        char *colon = strrchr(t, ':'), *end = NULL;
+        long port = colon ? strtol(colon + 1, &end, 10) : 0;
+        if (!colon || colon == t || !colon[1] || *end || colon - t >= 256)
             rc = failf(err, errlen, -EINVAL,
                        "DUCTILE_CKPT_AGENTS: '%s' is not host:port (such as 10.0.0.5:7300)", t);
+        else if (port <= 0 || port > 65535)
+            rc = failf(err, errlen, -EINVAL,
+                       "DUCTILE_CKPT_AGENTS: '%s': the port must be 1 to 65535", t);
         else if (ag.n == AG_MAX)
             rc = failf(err, errlen, -EINVAL, "DUCTILE_CKPT_AGENTS: more than %d agents", AG_MAX);
         else {
             snprintf(ag.a[ag.n].host, sizeof(ag.a[ag.n].host), "%.*s", (int)(colon - t), t);
-            ag.a[ag.n++].port = port;
+            ag.a[ag.n++].port = (int)port;
         }
     }
     free(copy);
@@ -130,13 +134,20 @@ static int call(int i, json_t *req, json_t **reply, char *err, size_t errlen)
     int rc = 0;
     if (!a->c && !ag.key_ok)
         rc = failf(why, sizeof(why), -EACCES, "%s", ag.key_err);
+    bool fresh = false; /* the connection is this call's */
     if (rc == 0 && !a->c) {
         rc = client_open_tcp(a->host, a->port, ag.key, NULL, &a->c, why, sizeof(why));
         if (rc < 0 && rc != -EHOSTUNREACH)
             snprintf(why, sizeof(why), "cannot connect: %s", strerror(-rc));
+        fresh = rc == 0;
     }
     if (rc == 0)
         rc = client_call(a->c, req, reply, 30, why, sizeof(why));
+    if (rc < 0 && fresh && rc != -EREMOTE) {
+        /* an agent with another key drops the connection at the first frame */
+        size_t l = strlen(why);
+        snprintf(why + l, sizeof(why) - l, " (is DUCTILE_CKPT_KEY_FILE the agent's key?)");
+    }
     json_decref(req);
     if (rc < 0) {
         drop_conn(a);
@@ -296,6 +307,13 @@ int ckag_publish(long version, long nfiles, json_t *manifest, char *err, size_t 
                                    ag.app, "version", (json_int_t)version, "nfiles",
                                    (json_int_t)nfiles, "files", files, "manifest", manifest),
                       &r, err, errlen);
+        size_t k;
+        json_t *f;
+        json_array_foreach(json_object_get(r, "not_flushed"), k, f)
+            fprintf(stderr, "libductile: checkpoint agent %s:%d could not write version %lld to "
+                    "%s: %s (it holds it in memory only)\n", ag.a[i].host, ag.a[i].port,
+                    (long long)json_integer_value(json_object_get(f, "version")), ag.app,
+                    json_string_value(json_object_get(f, "error")) ?: "?");
         json_decref(r);
         if (rc < 0)
             return rc;

@@ -103,6 +103,13 @@ static int agree(int rc)
 {
     int all = rc;
     MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, ck.comm);
+    if (all < 0) {
+        /* every process reports the failure: the lowest failing rank's message */
+        int me = rc < 0 ? ck.rank : ck.size, who = me;
+        MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, ck.comm);
+        if (who < ck.size)
+            MPI_Bcast(errbuf, sizeof(errbuf), MPI_CHAR, who, ck.comm);
+    }
     return all;
 }
 
@@ -217,6 +224,19 @@ static long share(int dist, long block, long total, int r, int n)
 
 /* Every process registered the same variables, and the counts fit their distribution:
  * checked on rank 0 from everybody's counts; the totals go in the manifest. */
+/* Ranks whose count of variable i is not its share of total; the first in *first. */
+static int misfits(int i, long total, const long *all, int *first)
+{
+    const ck_var_t *v = &ck.v[i];
+    int bad = 0;
+    for (int r = ck.size - 1; r >= 0; r--)
+        if (all[r * (ck.nv + 1) + 1 + i] != share(v->dist, v->block, total, r, ck.size)) {
+            bad++;
+            *first = r;
+        }
+    return bad;
+}
+
 static int check_counts(const long *all, long *total)
 {
     for (int i = 0; i < ck.nv; i++) {
@@ -227,14 +247,31 @@ static int check_counts(const long *all, long *total)
         if (v->dist == DT_DIST_REPLICATED)
             t = all[1 + i];
         total[i] = t;
-        for (int r = 0; r < ck.size; r++) {
-            long have = all[r * (ck.nv + 1) + 1 + i], want = share(v->dist, v->block, t, r, ck.size);
-            if (have != want) {
-                char who[96];
-                snprintf(who, sizeof(who), "rank %d has %ld elements, its share is %ld", r, have, want);
-                return fail(-EINVAL, "dt_ckpt_commit '%s': %s", v->label, who);
+        int first = 0;
+        if (misfits(i, t, all, &first) == 0)
+            continue;
+        /* The sum is off when a process is: the total near it that the fewest ranks
+         * miss names the rank that is wrong (one element short on the last rank: that
+         * rank, not rank 0, whose share of the short sum would be smaller). */
+        long best = t;
+        int fewest = ck.size + 1;
+        for (long d = 0; v->dist != DT_DIST_REPLICATED && d <= ck.size; d++)
+            for (int sign = 1; sign >= -1; sign -= 2) {
+                long cand = t + sign * d;
+                int f = 0, n = cand >= 0 ? misfits(i, cand, all, &f) : ck.size + 1;
+                if (n < fewest) {
+                    fewest = n;
+                    best = cand;
+                    first = f;
+                }
             }
-        }
+        if (fewest > ck.size)
+            misfits(i, best = t, all, &first);
+        char who[160];
+        snprintf(who, sizeof(who), "rank %d has %ld elements, its share of %ld is %ld", first,
+                 all[first * (ck.nv + 1) + 1 + i], best,
+                 share(v->dist, v->block, best, first, ck.size));
+        return fail(-EINVAL, "dt_ckpt_commit '%s': %s", v->label, who);
     }
     return 0;
 }
@@ -322,7 +359,7 @@ static int publish(const char *part, long version, const long *total, const long
     int rc = m && json_dump_file(m, p, JSON_COMPACT) == 0 ? ckptfiles_fsync(p) : -EIO;
     json_decref(m);
     if (rc == 0)
-        rc = ckptfiles_publish(ck.dir, version);
+        rc = ckptfiles_publish(ck.dir, CKPTFILES_PART, version);
     if (rc < 0)
         return fail(rc, "cannot publish the checkpoint in %s: %s", ck.dir, strerror(-rc));
     return 0;

@@ -119,6 +119,34 @@ out=$(run 3 "$D4" check 2> /dev/null)
 wait "$apid" 2> /dev/null || true
 apid=
 
+# a slow file system: a restart while a version is being flushed leaves the flush alone,
+# two flushes at once leave `latest` on the newer (both were lost or wrong before)
+DUCTILE_TEST_FLUSH_DELAY_MS=2000 start_agent "$T/key"
+D5="$T/slow"
+run 2 "$D5" write 1 > /dev/null 2> "$T/err" || fail "slow: $(cat "$T/err")"
+out=$(run 2 "$D5" check 2> "$T/err") || fail "slow check: $(cat "$T/err")"
+[ "$out" = "restored version 1 on 2 processes" ] || fail "slow check: $out"
+run 2 "$D5" write 2 > /dev/null 2> "$T/err" || fail "slow: $(cat "$T/err")"
+wait_for 20 latest_in "$D5" 3 || fail "slow: latest $(cat "$D5/app/latest" 2>&1), $(tail -3 "$T/agent.log")"
+[ -d "$D5/app/v2" ] && [ ! -e "$D5/app/v1" ] || fail "slow: versions kept: $(ls "$D5/app")"
+! grep -q "not flushed" "$T/agent.log" || fail "slow: $(cat "$T/agent.log")"
+# a version the agent cannot write to the files: the application hears of it
+mkdir -p "$T/noflush/app" && touch "$T/noflush/app/v1.flush"
+# stopped (SIGTERM) while it flushes (version 4: the agent held 3): it ends the flush first
+rm -rf "$D5/app"
+run 2 "$D5" write 1 > /dev/null 2> "$T/err" || fail "slow: $(cat "$T/err")"
+kill "$apid"
+wait "$apid" 2> /dev/null || true
+apid=
+latest_in "$D5" 4 || fail "stopped while flushing: $(ls "$D5/app"), $(tail -2 "$T/agent.log")"
+start_agent "$T/key"
+run 2 "$T/noflush" write 2 > /dev/null 2> "$T/err" || fail "no flush: $(cat "$T/err")"
+grep -q "^libductile: checkpoint agent 127.0.0.1:[0-9]* could not write version 1 to $T/noflush/app: .* (it holds it in memory only)$" "$T/err" ||
+  fail "no flush message: $(cat "$T/err")"
+kill "$apid"
+wait "$apid" 2> /dev/null || true
+apid=
+
 # an agent with room for one version: the second commit goes to the files, said once
 start_agent "$T/key" --memory 20K
 D3="$T/small"

@@ -54,7 +54,7 @@ grep -q "cannot create the checkpoint directory $T/file/app: Not a directory" "$
   fail "bad directory message: $(cat "$T/err")"
 out=$(run 2 "$D" bad 2> "$T/err") || fail "bad: $(cat "$T/err")"
 [ "$out" = "commit: -22" ] || fail "a wrong share committed: $out"
-grep -q "dt_ckpt_commit 'block': rank 0 has 502 elements, its share is 501" "$T/err" ||
+grep -q "dt_ckpt_commit 'block': rank 1 has 500 elements, its share of 1003 is 501" "$T/err" ||
   fail "wrong share message: $(cat "$T/err")"
 [ "$(cat "$D/app/latest")" = 6 ] || fail "the refused commit moved latest: $(cat "$D/app/latest")"
 # what `ductile checkpoints` says of them
