@@ -51,13 +51,21 @@ afile_t *store_file(aver_t *v, long file)
     return NULL;
 }
 
+static void free_region(store_t *s, afile_t *f)
+{
+    if (f->mr)
+        fab_mr_close(f->mr);
+    free(f->buf);
+    s->bytes -= f->len;
+}
+
 static void free_version(store_t *s, aver_t *v)
 {
     for (int i = 0; i < v->nheld; i++) {
-        if (v->files[i].mr)
-            fab_mr_close(v->files[i].mr);
-        free(v->files[i].buf);
-        s->bytes -= v->files[i].len;
+        if (s->nspare < STORE_SPARES)
+            s->spare[s->nspare++] = v->files[i]; /* still counted in s->bytes */
+        else
+            free_region(s, &v->files[i]);
     }
     free(v->files);
     json_decref(v->manifest);
@@ -102,6 +110,22 @@ afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, ch
         }
         return f;
     }
+    for (int i = 0; i < s->nspare; i++)
+        if (s->spare[i].len == len) { /* a steady commit: the region is ready */
+            afile_t *grown = realloc(v->files, (size_t)(v->nheld + 1) * sizeof(*grown));
+            if (!grown) {
+                snprintf(err, errlen, "out of memory");
+                return NULL;
+            }
+            v->files = grown;
+            f = &v->files[v->nheld++];
+            *f = s->spare[i];
+            f->file = file;
+            s->spare[i] = s->spare[--s->nspare];
+            return f;
+        }
+    while (s->nspare > 0 && (len > s->limit || s->bytes > s->limit - len))
+        free_region(s, &s->spare[--s->nspare]); /* room for a region of another size */
     if (len > s->limit || s->bytes > s->limit - len) {
         snprintf(err, errlen, "this agent holds %zu KiB of checkpoints: %zu KiB more would pass "
                  "its limit of %zu KiB (ductile-agent --memory)", (s->bytes + 1023) >> 10,
@@ -118,11 +142,11 @@ afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, ch
     memset(f, 0, sizeof(*f));
     f->file = file;
     f->len = len;
-    /* registered memory must be backed by pages (fabric.h): touched once here, which is
-     * what a first commit pays and a steady one does not (the seed's first-commit cost) */
+    /* Allocated, not touched: a provider that pins registered memory (verbs) faults the
+     * pages in itself; tcp takes them as the data arrives. Allocation and registration
+     * are what a first commit pays and a steady one does not (the seed's first-commit
+     * cost): a steady one takes a spare. */
     f->buf = malloc(len ? len : 1);
-    if (f->buf)
-        memset(f->buf, 0, len ? len : 1);
     if (!f->buf || fab_mr_reg(s->fab, f->buf, len ? len : 1, &f->mr, err, errlen) < 0) {
         if (!f->buf)
             snprintf(err, errlen, "no memory for %zu bytes", len);
@@ -312,6 +336,8 @@ int store_flush(store_t *s, app_t *a, aver_t *v, void (*done)(void *), void *arg
 
 void store_free(store_t *s)
 {
+    while (s->nspare > 0)
+        free_region(s, &s->spare[--s->nspare]);
     for (int i = 0; i < s->napps; i++) {
         app_t *a = s->apps[i];
         while (a->nv > 0)

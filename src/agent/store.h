@@ -20,6 +20,7 @@
 /* An application is known by its checkpoint directory (absolute: DIR/APP of
  * dt_ckpt_init), which is also where its versions are flushed. */
 #define STORE_APP_MAX 4096
+#define STORE_SPARES 8
 
 typedef struct afile {
     long file; /* the node file's number in the version */
@@ -51,8 +52,12 @@ typedef struct store {
     fab_t *fab;
     app_t **apps;
     int napps;
-    size_t bytes; /* held in all regions */
+    size_t bytes; /* held in all regions, spares included */
     size_t limit; /* the most it may hold (--memory) */
+    /* regions of dropped versions, registered still: a steady commit of the same size
+     * takes one instead of allocating, touching and registering memory again */
+    afile_t spare[STORE_SPARES];
+    int nspare;
     /* flush threads report here (the loop prunes and frees) */
     pthread_mutex_t mu;
 } store_t;
