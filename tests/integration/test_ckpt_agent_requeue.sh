@@ -64,8 +64,8 @@ grep -qx "done at step 40" "$out" || fail "job $j did not finish: $(cat "$out")"
 # each agent holds its node's file of the last version in memory, and both flushed it
 agent_has() {
   "$BIN" checkpoints --agents "$agents" --key-file "$T/key" > "$T/list" 2>&1 &&
-    grep -Eq "^$a0 +$T/ckpt/app +40 +1 +[0-9.]+ KiB +flushed$" "$T/list" &&
-    grep -Eq "^$a1 +$T/ckpt/app +40 +1 +[0-9.]+ KiB +flushed$" "$T/list"
+    grep -Eq "^$a0 +$T/ckpt/app +40 +1 +[0-9.]+ (B|KiB) +flushed$" "$T/list" &&
+    grep -Eq "^$a1 +$T/ckpt/app +40 +1 +[0-9.]+ (B|KiB) +flushed$" "$T/list"
 }
 wait_for 20 agent_has || fail "agent list: $(cat "$T/list")"
 [ "$(cat "$T/ckpt/app/latest")" = 40 ] || fail "version 40 not flushed: $(ls "$T/ckpt/app")"
