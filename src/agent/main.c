@@ -15,6 +15,8 @@
  *   ck_latest {app}                             -> version (0: none), files[], manifest
  *   ck_get {app, version, file}                 -> mr, bytes: read it, then ck_done
  *   ck_done                                     this client's transfers are over
+ *   ck_release {app}                            its run ended: drop its versions from
+ *                                                  memory once they are in the files
  *   ck_list                                     -> apps[{app, versions[{version, files,
  *                                                  bytes, flushed}]}], bytes
  *
@@ -303,6 +305,15 @@ static void on_message(conn_t *c, json_t *m, void *arg)
         do_get(a, c, m);
     } else if (!strcmp(type, "ck_done")) {
         set_busy(a, c, false);
+        conn_send_new(c, json_pack("{s:b}", "ok", 1));
+    } else if (!strcmp(type, "ck_release")) {
+        app_t *app;
+        if (app_arg(m, &app, a, false, err, sizeof(err)) < 0)
+            return reply_err(c, "ck_release: %s", err);
+        if (app) {
+            app->release = true;
+            store_prune(&a->st, app);
+        }
         conn_send_new(c, json_pack("{s:b}", "ok", 1));
     } else if (!strcmp(type, "ck_list")) {
         do_list(a, c);

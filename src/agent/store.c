@@ -86,6 +86,7 @@ afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, ch
         snprintf(err, errlen, "version %ld of %s is already complete", version, a->name);
         return NULL;
     }
+    a->release = false; /* a new run of a released application */
     if (!v) {
         /* a new version: what an earlier, unfinished writer of any version left goes */
         for (int i = a->nv - 1; i >= 0; i--)
@@ -197,12 +198,18 @@ aver_t *store_latest(app_t *a)
 void store_prune(store_t *s, app_t *a)
 {
     aver_t *last = store_latest(a);
-    if (!last)
+    if (!last && !a->release)
         return;
+    static aver_t none; /* version 0: keeps every complete version but for release */
+    if (!last)
+        last = &none;
     pthread_mutex_lock(&s->mu);
     for (int i = a->nv - 1; i >= 0; i--) {
         aver_t *v = a->v[i];
-        if (v->complete && v->version <= last->version - CKPTFILES_KEEP && !v->flushing)
+        if (v->flushing)
+            continue;
+        if ((v->complete && v->version <= last->version - CKPTFILES_KEEP) ||
+            (a->release && (!v->complete || v->flushed == 1)))
             drop(s, a, i);
     }
     pthread_mutex_unlock(&s->mu);

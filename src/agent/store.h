@@ -44,6 +44,7 @@ typedef struct aver {
 
 typedef struct app {
     char name[STORE_APP_MAX];
+    bool release; /* its run ended without keeping: versions go once in the files */
     aver_t **v;
     int nv;
 } app_t;
@@ -74,7 +75,8 @@ int store_publish(store_t *s, app_t *a, long version, long nfiles, const long *f
 /* The newest complete version, or NULL. */
 aver_t *store_latest(app_t *a);
 afile_t *store_file(aver_t *v, long file);
-/* Frees the versions no longer kept (never one being flushed). */
+/* Frees the versions no longer kept (never one being flushed); for a released
+ * application, every version that is in the files and any unfinished one. */
 void store_prune(store_t *s, app_t *a);
 /* Starts flushing a complete version in a thread; `done` runs in that thread at the end. */
 int store_flush(store_t *s, app_t *a, aver_t *v, void (*done)(void *), void *arg);

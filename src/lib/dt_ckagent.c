@@ -410,6 +410,18 @@ int ckag_read(long file, void *buf, long len, long off, char *err, size_t errlen
     return move(file, &ag.reg[file], FAB_PULL, buf, len, off, err, errlen);
 }
 
+void ckag_release(void)
+{
+    char err[64];
+    for (int i = 0; i < ag.n; i++) {
+        json_t *r = NULL;
+        if (dt_mono() >= ag.retry_at)
+            call(i, json_pack("{s:s,s:s}", "type", "ck_release", "app", ag.app), &r, err,
+                 sizeof(err));
+        json_decref(r);
+    }
+}
+
 void ckag_shutdown(void)
 {
     ckag_done();

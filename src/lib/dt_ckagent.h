@@ -54,6 +54,8 @@ int ckag_read(long file, void *buf, long len, long off, char *err, size_t errlen
 /* rank 0: tells the agents this run's transfers are over (they stop polling for them). */
 void ckag_done(void);
 void ckag_disconnect(void);
+/* rank 0: the agents may drop this application's versions once they are in the files. */
+void ckag_release(void);
 void ckag_shutdown(void);
 
 #pragma GCC visibility pop

@@ -993,11 +993,13 @@ int dt_ckpt_restore(const char *label, void *data, long count)
     return 0;
 }
 
-int dt_ckpt_finalize(void)
+static int finalize(int release)
 {
     if (!ck.on)
         return 0;
     int rc = finish_commit();
+    if (release && ck.rank == 0 && ckag_count() > 0)
+        ckag_release();
     forget_saved();
     ckag_shutdown();
     free(ck.v);
@@ -1006,3 +1008,7 @@ int dt_ckpt_finalize(void)
     memset(&ck, 0, sizeof(ck));
     return rc;
 }
+
+int dt_ckpt_finalize(void) { return finalize(0); }
+
+int dt_ckpt_finalize_release(void) { return finalize(1); }

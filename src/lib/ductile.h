@@ -225,7 +225,11 @@ int dt_ckpt_restart(long *version);
  * whole; restore copies it into data (count must be that share). */
 int dt_ckpt_count(const char *label, long *count, long *total);
 int dt_ckpt_restore(const char *label, void *data, long count);
+/* Collective: the end of checkpointing in this run. The agents keep the application's
+ * last versions in memory for its next run; with dt_ckpt_finalize_release they drop
+ * them once they are in the files (a next run restores from the files). */
 int dt_ckpt_finalize(void);
+int dt_ckpt_finalize_release(void);
 /* The message of the last checkpoint error on this process. */
 const char *dt_ckpt_strerror(void);
 #endif

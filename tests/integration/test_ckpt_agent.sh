@@ -72,6 +72,16 @@ for row in "$D/app 5 1 .* flushed" "$D/app 6 1 .* flushed" "$D/app 7 1 .* writin
   grep -Eq "^$a +$1 +$2 +$3 +[0-9.]+ KiB +$5$" "$T/list" || fail "no '$row' in: $(cat "$T/list")"
 done
 [ "$(wc -l < "$T/list")" = 6 ] || fail "agent list: $(cat "$T/list")"
+# a run that ends releasing its checkpoints: the agent drops them once in the files
+D6="$T/released"
+run 2 "$D6" write-release 2 > /dev/null 2> "$T/err" || fail "release: $(cat "$T/err")"
+released() {
+  "$BIN" checkpoints --agents "$a" > "$T/list" 2>&1 && ! grep -q "$D6/app" "$T/list"
+}
+wait_for 20 released || fail "released versions still held: $(cat "$T/list")"
+grep -q "$D/app" "$T/list" || fail "another application's versions went too: $(cat "$T/list")"
+out=$(run 3 "$D6" check 2> /dev/null)
+[ "$out" = "restored version 2 on 3 processes" ] || fail "after release, from the files: $out"
 # the mistakes: no key, another key, an agent that is not there
 ! DUCTILE_CKPT_KEY_FILE= "$BIN" checkpoints --agents "$a" 2> "$T/err" || fail "listed without a key"
 grep -q "needs the service's key: --key-file FILE or DUCTILE_CKPT_KEY_FILE" "$T/err" || fail "$(cat "$T/err")"

@@ -3,6 +3,8 @@
  *   dt_ckpt_app DIR write N     commits versions 1..N of three variables
  *   dt_ckpt_app DIR write-async N  the same, asynchronous, changing the data as soon as
  *                               each commit returns
+ *   dt_ckpt_app DIR write-release N  the same, blocking, ending with
+ *                               dt_ckpt_finalize_release (the agents keep nothing)
  *   dt_ckpt_app DIR check       restarts, restores, checks every element, prints the version
  *   dt_ckpt_app DIR bad         commits with the last rank one element short (a mistake)
  *   dt_ckpt_app DIR run N SECS  a job: restarts where a checkpoint left it (or at 0), then
@@ -122,8 +124,8 @@ int main(int argc, char **argv)
         die("dt_ckpt_init", rc);
     vars_t v;
     shares(&v);
-    int async = !strcmp(argv[2], "write-async");
-    if ((!strcmp(argv[2], "write") || async) && argc > 3) {
+    int async = !strcmp(argv[2], "write-async"), release = !strcmp(argv[2], "write-release");
+    if ((!strcmp(argv[2], "write") || async || release) && argc > 3) {
         long base = 0; /* versions go on from the last one in DIR */
         if ((rc = dt_ckpt_restart(&base)) < 0)
             die("dt_ckpt_restart", rc);
@@ -174,7 +176,10 @@ int main(int argc, char **argv)
     }
     free(v.block);
     free(v.cyc);
-    dt_ckpt_finalize();
+    if (release)
+        dt_ckpt_finalize_release();
+    else
+        dt_ckpt_finalize();
     MPI_Finalize();
     return 0;
 }
