@@ -26,6 +26,7 @@ typedef struct afile {
     long file; /* the node file's number in the version */
     size_t len;
     char *buf;
+    bool mapped; /* buf is an anonymous mapping (large regions), not malloc's */
     fab_mr_t *mr;
 } afile_t;
 
