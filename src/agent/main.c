@@ -53,7 +53,26 @@ typedef struct agent {
 
 typedef struct client_state {
     bool busy;
+    /* the versions it reads (ck_get), kept from being dropped until its ck_done */
+    app_t **pin_app;
+    aver_t **pin;
+    int npin;
 } client_state_t;
+
+static void unpin(agent_t *a, client_state_t *cs)
+{
+    for (int i = 0; i < cs->npin; i++) {
+        pthread_mutex_lock(&a->st.mu);
+        cs->pin[i]->readers--;
+        pthread_mutex_unlock(&a->st.mu);
+        store_prune(&a->st, cs->pin_app[i]);
+    }
+    free(cs->pin);
+    free(cs->pin_app);
+    cs->pin = NULL;
+    cs->pin_app = NULL;
+    cs->npin = 0;
+}
 
 static void on_die(uv_timer_t *t)
 {
@@ -80,7 +99,10 @@ static void reply_err(conn_t *c, const char *fmt, const char *why)
 {
     char msg[600];
     snprintf(msg, sizeof(msg), fmt, why);
-    conn_send_new(c, json_pack("{s:b,s:s}", "ok", 0, "error", msg));
+    json_t *r = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
+    if (!r) /* not UTF-8 (a name cut in the middle of a character): still an answer */
+        r = json_pack("{s:b,s:s}", "ok", 0, "error", "the request was refused");
+    conn_send_new(c, r);
 }
 
 static json_t *blob_json(const void *blob, size_t len)
@@ -241,6 +263,22 @@ static void do_get(agent_t *a, conn_t *c, const json_t *m)
     json_t *mr = mr_json(f, err, sizeof(err));
     if (!mr)
         return reply_err(c, "ck_get: %s", err);
+    client_state_t *cs = conn_data(c);
+    aver_t **pin = realloc(cs->pin, (size_t)(cs->npin + 1) * sizeof(*pin));
+    if (pin)
+        cs->pin = pin;
+    app_t **pin_app = pin ? realloc(cs->pin_app, (size_t)(cs->npin + 1) * sizeof(*pin_app)) : NULL;
+    if (pin_app)
+        cs->pin_app = pin_app;
+    if (!pin || !pin_app) {
+        json_decref(mr);
+        return reply_err(c, "ck_get: %s", "out of memory");
+    }
+    cs->pin[cs->npin] = v;
+    cs->pin_app[cs->npin++] = app;
+    pthread_mutex_lock(&a->st.mu);
+    v->readers++;
+    pthread_mutex_unlock(&a->st.mu);
     set_busy(a, c, true);
     conn_send_new(c, json_pack("{s:b,s:o,s:I}", "ok", 1, "mr", mr, "bytes", (json_int_t)f->len));
 }
@@ -305,6 +343,7 @@ static void on_message(conn_t *c, json_t *m, void *arg)
         do_get(a, c, m);
     } else if (!strcmp(type, "ck_done")) {
         set_busy(a, c, false);
+        unpin(a, conn_data(c));
         conn_send_new(c, json_pack("{s:b}", "ok", 1));
     } else if (!strcmp(type, "ck_release")) {
         app_t *app;
@@ -325,6 +364,8 @@ static void on_message(conn_t *c, json_t *m, void *arg)
 static void on_close(conn_t *c, void *arg)
 {
     set_busy(arg, c, false);
+    if (conn_data(c))
+        unpin(arg, conn_data(c));
     free(conn_data(c));
 }
 

@@ -39,7 +39,7 @@ app_t *store_app(store_t *s, const char *name, bool create)
 aver_t *store_version(app_t *a, long version)
 {
     for (int i = 0; i < a->nv; i++)
-        if (a->v[i]->version == version)
+        if (a->v[i]->version == version && !a->v[i]->stale)
             return a->v[i];
     return NULL;
 }
@@ -108,16 +108,25 @@ afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, ch
                    size_t errlen)
 {
     aver_t *v = store_version(a, version);
-    if (v && v->complete) {
-        snprintf(err, errlen, "version %ld of %s is already complete", version, a->name);
-        return NULL;
-    }
+    if (v && v->complete)
+        v = NULL; /* a complete version N written again: another history, below */
     a->release = false; /* a new run of a released application */
     if (!v) {
-        /* a new version: what an earlier, unfinished writer of any version left goes */
-        for (int i = a->nv - 1; i >= 0; i--)
-            if (!a->v[i]->complete)
+        /* a new version: what an earlier, unfinished writer of any version left goes,
+         * and so do complete versions from N on: a run that restarted from an older
+         * version (the files', while this agent was out of reach) writes another
+         * history, and a restart must not come back to the old one */
+        pthread_mutex_lock(&s->mu);
+        for (int i = a->nv - 1; i >= 0; i--) {
+            aver_t *o = a->v[i];
+            if ((o->complete && o->version < version) || o->stale)
+                continue;
+            if (o->flushing || o->readers > 0)
+                o->stale = true; /* its flush does not publish; dropped when done */
+            else
                 drop(s, a, i);
+        }
+        pthread_mutex_unlock(&s->mu);
         aver_t **grown = realloc(a->v, (size_t)(a->nv + 1) * sizeof(*grown));
         if (grown)
             a->v = grown;
@@ -194,6 +203,10 @@ int store_publish(store_t *s, app_t *a, long version, long nfiles, const long *f
         snprintf(err, errlen, "version %ld of %s was never written here", version, a->name);
         return -ENOENT;
     }
+    if (v->complete) {
+        snprintf(err, errlen, "version %ld of %s is already complete", version, a->name);
+        return -EEXIST;
+    }
     for (int i = 0; i < n; i++)
         if (!store_file(v, files[i])) {
             snprintf(err, errlen, "node file %ld of version %ld was never written here",
@@ -217,7 +230,7 @@ aver_t *store_latest(app_t *a)
 {
     aver_t *best = NULL;
     for (int i = 0; a && i < a->nv; i++)
-        if (a->v[i]->complete && (!best || a->v[i]->version > best->version))
+        if (a->v[i]->complete && !a->v[i]->stale && (!best || a->v[i]->version > best->version))
             best = a->v[i];
     return best;
 }
@@ -225,17 +238,15 @@ aver_t *store_latest(app_t *a)
 void store_prune(store_t *s, app_t *a)
 {
     aver_t *last = store_latest(a);
-    if (!last && !a->release)
-        return;
     static aver_t none; /* version 0: keeps every complete version but for release */
     if (!last)
         last = &none;
     pthread_mutex_lock(&s->mu);
     for (int i = a->nv - 1; i >= 0; i--) {
         aver_t *v = a->v[i];
-        if (v->flushing)
+        if (v->flushing || v->readers > 0)
             continue;
-        if ((v->complete && v->version <= last->version - CKPTFILES_KEEP) ||
+        if (v->stale || (v->complete && v->version <= last->version - CKPTFILES_KEEP) ||
             (a->release && (!v->complete || v->flushed == 1)))
             drop(s, a, i);
     }
@@ -323,6 +334,13 @@ static int flush(flush_job_t *j)
     free(text);
     if (rc < 0)
         return rc;
+    pthread_mutex_lock(&j->s->mu);
+    bool stale = v->stale;
+    pthread_mutex_unlock(&j->s->mu);
+    if (stale) { /* the application went back to an older version meanwhile */
+        ckptfiles_rmtree(part);
+        return -ECANCELED;
+    }
     pthread_mutex_lock(&publish_mu); /* flushes of two versions end at once */
     rc = ckptfiles_publish(j->app_dir, CKPTFILES_FLUSH, v->version);
     pthread_mutex_unlock(&publish_mu);
@@ -370,8 +388,6 @@ int store_flush(store_t *s, app_t *a, aver_t *v, void (*done)(void *), void *arg
 
 void store_free(store_t *s)
 {
-    while (s->nspare > 0)
-        free_region(s, &s->spare[--s->nspare]);
     for (int i = 0; i < s->napps; i++) {
         app_t *a = s->apps[i];
         while (a->nv > 0)
@@ -379,6 +395,8 @@ void store_free(store_t *s)
         free(a->v);
         free(a);
     }
+    while (s->nspare > 0) /* after the versions: dropping them fills the spares */
+        free_region(s, &s->spare[--s->nspare]);
     free(s->apps);
     s->apps = NULL;
     s->napps = 0;

@@ -35,6 +35,9 @@ typedef struct aver {
     bool complete;
     int flushing;  /* 1 while its flush thread runs (its files must stay) */
     int flushed;   /* 1: on the file level; -errno: the flush failed */
+    bool stale;    /* of another history (a run went back to an older version): never
+                    * offered, its flush does not publish, dropped when nobody uses it */
+    int readers;   /* clients reading it (between ck_get and ck_done): not dropped */
     bool said;     /* its failed flush is in the agent's log */
     bool told;     /* and was told to the application */
     long nfiles;   /* node files in the whole version (some may be other agents') */

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 long ckptfiles_latest(const char *app_dir)
@@ -47,7 +48,25 @@ int ckptfiles_fsync(const char *path)
     return rc;
 }
 
+static int publish_locked(const char *app_dir, const char *suffix, long version);
+
+/* The library's commits and the agents' flushes (other processes, other hosts) publish
+ * into one directory: the check of `latest` and its move are one step under a lock
+ * (flock on app_dir/.lock; on a file system without it, the step alone). */
 int ckptfiles_publish(const char *app_dir, const char *suffix, long version)
+{
+    char lock[PATH_MAX + 16];
+    snprintf(lock, sizeof(lock), "%s/.lock", app_dir);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    while (fd >= 0 && flock(fd, LOCK_EX) < 0 && errno == EINTR)
+        ;
+    int rc = publish_locked(app_dir, suffix, version);
+    if (fd >= 0)
+        close(fd); /* and the lock with it */
+    return rc;
+}
+
+static int publish_locked(const char *app_dir, const char *suffix, long version)
 {
     char part[PATH_MAX + 32], final[PATH_MAX + 32];
     snprintf(part, sizeof(part), "%s/v%ld.%s", app_dir, version, suffix);

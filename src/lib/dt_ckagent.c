@@ -211,20 +211,31 @@ static int local_addr(char *out, size_t outlen)
 
 int ckag_peers(const ckag_addr_t *addrs, char *err, size_t errlen)
 {
-    if (!ag.fab) {
+    if (!ag.staging) { /* the endpoint and its staging region, both or neither */
         char node[64];
         int rc = local_addr(node, sizeof(node));
         if (rc < 0)
             return failf(err, errlen, rc, "no route to checkpoint agent %s", ag.a[0].host);
-        if ((rc = fab_open(NULL, node, &ag.fab, err, errlen)) < 0)
+        if ((rc = fab_open(NULL, node, &ag.fab, err, errlen)) < 0) {
+            ag.fab = NULL;
             return rc;
+        }
         ag.stage_buf = malloc((size_t)AG_STAGING);
-        if (!ag.stage_buf)
-            return failf(err, errlen, -ENOMEM, "out of memory");
-        memset(ag.stage_buf, 0, (size_t)AG_STAGING);
-        if ((rc = fab_mr_reg(ag.fab, ag.stage_buf, (size_t)AG_STAGING, &ag.staging, err,
-                             errlen)) < 0)
+        rc = ag.stage_buf ? 0 : failf(err, errlen, -ENOMEM, "out of memory");
+        if (rc == 0) {
+            memset(ag.stage_buf, 0, (size_t)AG_STAGING);
+            rc = fab_mr_reg(ag.fab, ag.stage_buf, (size_t)AG_STAGING, &ag.staging, err, errlen);
+        }
+        if (rc < 0) {
+            ag.staging = NULL;
+            fab_close(ag.fab);
+            ag.fab = NULL;
+            free(ag.stage_buf);
+            ag.stage_buf = NULL;
+            for (int i = 0; i < ag.n; i++)
+                ag.a[i].peer = NULL; /* they were the closed endpoint's */
             return rc;
+        }
     }
     for (int i = 0; i < ag.n; i++) {
         agent_t *a = &ag.a[i];
@@ -278,6 +289,8 @@ static int move(long file, const ckag_region_t *reg, fab_dir_t dir, void *data, 
         rc = fab_copy_pipelined(ag.fab, a->peer, dir, data, (size_t)len, ag.staging, rmr,
                                 (size_t)roff, NULL, err, errlen);
     fab_rmr_free(rmr);
+    if (rc == -ETIMEDOUT || rc == -ENOTCONN)
+        a->peer = NULL; /* the provider abandoned it: added again at the next commit */
     if (rc < 0) {
         char why[400];
         snprintf(why, sizeof(why), "%s", err);

@@ -638,8 +638,11 @@ int dt_ckpt_commit(void)
     rc = start_commit();
     if (rc == 0 && ckag_count() > 0) {
         ck.pend.agent = agents_setup(ck.pend.why, sizeof(ck.pend.why)) == 0;
-        if (!ck.pend.agent)
+        if (!ck.pend.agent) {
             agents_failed("a checkpoint commit", ck.pend.why);
+            if (ck.rank == 0)
+                ckag_done(); /* the agents that gave a region stop waiting for its data */
+        }
     }
     if (rc == 0 && !ck.pend.agent)
         rc = files_setup();
@@ -742,6 +745,8 @@ static int agents_restart(long *v, char **text, long *len)
     if (rc < 0)
         agents_failed("a checkpoint restart", err);
     if (!use) {
+        if (ck.rank == 0)
+            ckag_done();
         free(mtext);
         free(reg);
         return 0;

@@ -1,0 +1,198 @@
+/* The checkpoint agent's memory (src/agent/store.c): versions whole or absent, the last
+ * two kept, regions reused, another history replacing the old one, readers keeping a
+ * version, the memory limit, a released application, and the flush to files. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/store.h"
+#include "ckptfiles.h"
+
+static store_t st;
+static char dir[PATH_MAX];
+
+static int setup(void **state)
+{
+    (void)state;
+    char err[256];
+    memset(&st, 0, sizeof(st));
+    pthread_mutex_init(&st.mu, NULL);
+    st.limit = 64u << 20;
+    if (fab_open(NULL, "127.0.0.1", &st.fab, err, sizeof(err)) < 0) {
+        fprintf(stderr, "fab_open: %s\n", err);
+        return -1;
+    }
+    snprintf(dir, sizeof(dir), "%s/ductile-store-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    store_free(&st);
+    fab_close(st.fab);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes version v of app as one node file of len bytes filled with v, and publishes it. */
+static void commit(app_t *a, long v, size_t len)
+{
+    char err[256] = "";
+    afile_t *f = store_put(&st, a, v, 0, len, err, sizeof(err));
+    assert_non_null(f);
+    memset(f->buf, (int)v, len);
+    long files[1] = {0};
+    json_t *man = json_pack("{s:I}", "version", (json_int_t)v);
+    assert_int_equal(store_publish(&st, a, v, 1, files, 1, man, err, sizeof(err)), 0);
+    json_decref(man);
+}
+
+static app_t *app_named(const char *leaf)
+{
+    char name[PATH_MAX + 32];
+    snprintf(name, sizeof(name), "%s/%s", dir, leaf);
+    app_t *a = store_app(&st, name, true);
+    assert_non_null(a);
+    return a;
+}
+
+static void last_two_kept_and_regions_reused(void **state)
+{
+    (void)state;
+    app_t *a = app_named("keep");
+    size_t before = st.bytes;
+    commit(a, 1, 4096);
+    commit(a, 2, 4096);
+    commit(a, 3, 4096);
+    assert_int_equal(store_latest(a)->version, 3);
+    assert_null(store_version(a, 1)); /* dropped: its region is a spare */
+    assert_non_null(store_version(a, 2));
+    assert_int_equal(st.nspare, 1);
+    assert_int_equal(st.bytes - before, 3 * 4096);
+    commit(a, 4, 4096); /* takes the spare: nothing more held */
+    assert_int_equal(st.bytes - before, 3 * 4096);
+    assert_int_equal(store_file(store_version(a, 4), 0)->buf[4095], 4);
+    /* a version written but not published is never the latest */
+    char err[256];
+    assert_non_null(store_put(&st, a, 5, 0, 4096, err, sizeof(err)));
+    assert_int_equal(store_latest(a)->version, 4);
+    /* and a complete one cannot be published twice */
+    long files[1] = {0};
+    json_t *man = json_object();
+    assert_int_equal(store_publish(&st, a, 4, 1, files, 1, man, err, sizeof(err)), -EEXIST);
+    json_decref(man);
+}
+
+static void another_history_replaces_the_old(void **state)
+{
+    (void)state;
+    app_t *a = app_named("history");
+    commit(a, 5, 4096);
+    commit(a, 6, 4096);
+    /* the run restarted from version 2 (the files'): its version 3 replaces 5 and 6 */
+    commit(a, 3, 4096);
+    assert_int_equal(store_latest(a)->version, 3);
+    assert_null(store_version(a, 5));
+    assert_null(store_version(a, 6));
+    /* a version written again is the new one, not the old */
+    commit(a, 3, 4096);
+    assert_int_equal(store_file(store_latest(a), 0)->buf[0], 3);
+}
+
+static void a_read_version_stays(void **state)
+{
+    (void)state;
+    app_t *a = app_named("readers");
+    commit(a, 1, 4096);
+    aver_t *v1 = store_version(a, 1);
+    v1->readers = 1; /* a restart reads it */
+    commit(a, 1, 4096); /* another history while it is read: stale, not freed */
+    assert_true(v1->stale);
+    assert_ptr_not_equal(store_latest(a), v1);
+    int n = a->nv;
+    store_prune(&st, a);
+    assert_int_equal(a->nv, n); /* still there for its reader */
+    v1->readers = 0;
+    store_prune(&st, a);
+    assert_int_equal(a->nv, n - 1);
+}
+
+static void memory_limit(void **state)
+{
+    (void)state;
+    app_t *a = app_named("big");
+    char err[256] = "";
+    st.limit = st.bytes + (1u << 20);
+    assert_null(store_put(&st, a, 1, 0, 2u << 20, err, sizeof(err)));
+    assert_non_null(strstr(err, "would pass its limit"));
+    st.limit = 64u << 20;
+    assert_non_null(store_put(&st, a, 1, 0, 2u << 20, err, sizeof(err)));
+}
+
+static void released_versions_go_once_flushed(void **state)
+{
+    (void)state;
+    app_t *a = app_named("released");
+    commit(a, 1, 4096);
+    commit(a, 2, 4096);
+    store_version(a, 1)->flushed = 1;
+    store_version(a, 2)->flushed = -EIO; /* not in the files: kept */
+    a->release = true;
+    store_prune(&st, a);
+    assert_null(store_version(a, 1));
+    assert_non_null(store_version(a, 2));
+}
+
+static int flush_done;
+static void on_done(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&flush_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void flushed_to_the_files(void **state)
+{
+    (void)state;
+    app_t *a = app_named("flush");
+    commit(a, 7, 8192);
+    aver_t *v = store_latest(a);
+    assert_int_equal(store_flush(&st, a, v, on_done, NULL), 0);
+    for (int i = 0; i < 2000 && !__atomic_load_n(&flush_done, __ATOMIC_SEQ_CST); i++)
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    assert_true(flush_done);
+    assert_int_equal(v->flushed, 1);
+    assert_int_equal(ckptfiles_latest(a->name), 7);
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof(p), "%s/v7/node0.dat", a->name);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    char buf[8192];
+    assert_int_equal(fread(buf, 1, sizeof(buf), f), 8192);
+    fclose(f);
+    assert_int_equal(buf[8191], 7);
+    snprintf(p, sizeof(p), "%s/v7/manifest.json", a->name);
+    assert_int_equal(access(p, R_OK), 0);
+    snprintf(p, sizeof(p), "%s/v7.flush", a->name);
+    assert_int_not_equal(access(p, F_OK), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(last_two_kept_and_regions_reused),
+        cmocka_unit_test(another_history_replaces_the_old),
+        cmocka_unit_test(a_read_version_stays),
+        cmocka_unit_test(memory_limit),
+        cmocka_unit_test(released_versions_go_once_flushed),
+        cmocka_unit_test(flushed_to_the_files),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
