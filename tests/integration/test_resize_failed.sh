@@ -43,10 +43,13 @@ r=$(reason "$j")
 [ "$r" = "ResizeFailed:stuck (the third time: not requeued)" ] || fail "reason: $r"
 
 # cancelled while its processes are being ended for the requeue (they ignore SIGTERM:
-# KillWait keeps the job CG): it ends CA and does not run again (it ran again)
+# KillWait keeps the job CG): it ends CA and does not run again (it ran again). The
+# script's sleep holds the job CG: the application itself ends as soon as its daemon
+# drops it, and a CG of a few milliseconds was now and then over before the cancel.
 s=$(script reqcg.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=2 --requeue
 trap '' TERM
-$app $T/rc.log --fail 'stuck' --until $T/never")
+$app $T/rc.log --fail 'stuck' --until $T/never
+sleep 60")
 j=$(submit "$s")
 expect_state "$j" CG 20
 d cancel "$j"
