@@ -103,11 +103,17 @@ int main(int argc, char **argv)
         dt_ckpt_commit();
         dt_ckpt_commit();
         report("dt_ckpt_commit steady", mib, timed_barrier(t) / 2);
-        /* asynchronous: what the application waits for, then what the write takes */
+        /* asynchronous: what the application waits for, then what the write takes;
+         * the first and the next (which reuses the first one's copy buffer) */
         dt_ckpt_set_async(1);
         t = MPI_Wtime();
         dt_ckpt_commit();
         report("dt_ckpt_commit async", mib, timed_barrier(t));
+        dt_ckpt_wait();
+        report("  ... and its write", mib, timed_barrier(t));
+        t = MPI_Wtime();
+        dt_ckpt_commit();
+        report("dt_ckpt_commit async next", mib, timed_barrier(t));
         dt_ckpt_wait();
         report("  ... and its write", mib, timed_barrier(t));
         dt_ckpt_set_async(0);

@@ -63,6 +63,8 @@ static struct {
     int nsaved, old_size;
     int async; /* dt_ckpt_set_async */
     int agents_down; /* the agents failed; said once */
+    char *stage;     /* the asynchronous commits' copy (stage_for) */
+    long stage_cap;
     /* the commit under way (an asynchronous one until the next call publishes it) */
     struct {
         int on, rc, threaded;
@@ -531,8 +533,20 @@ static void forget_pending(void)
 {
     free(ck.pend.total);
     free(ck.pend.row);
-    free(ck.pend.stage);
-    memset(&ck.pend, 0, sizeof(ck.pend));
+    memset(&ck.pend, 0, sizeof(ck.pend)); /* (pend.stage is ck.stage's) */
+}
+
+/* The asynchronous commits' copy, kept from one commit to the next: a new one each
+ * time had its pages faulted in on every commit (the copy of 1 GiB cost more than a
+ * blocking commit). */
+static char *stage_for(long len)
+{
+    if (ck.stage_cap < len) {
+        free(ck.stage);
+        ck.stage = malloc((size_t)len);
+        ck.stage_cap = ck.stage ? len : 0;
+    }
+    return ck.stage;
 }
 
 /* This process's part as the commit found it: the asynchronous copy, or the
@@ -653,7 +667,7 @@ int dt_ckpt_commit(void)
     /* Asynchronous: the data copied (the application may change it as soon as we
      * return), written by a thread; the next commit, dt_ckpt_wait or dt_ckpt_finalize
      * publishes it. Without memory or a thread for that, the commit is a blocking one. */
-    if (ck.async && ck.pend.len > 0 && (ck.pend.stage = malloc((size_t)ck.pend.len))) {
+    if (ck.async && ck.pend.len > 0 && (ck.pend.stage = stage_for(ck.pend.len))) {
         long at = 0;
         for (int i = 0; i < ck.nv; i++) {
             memcpy(ck.pend.stage + at, ck.v[i].data, (size_t)part_bytes(i));
@@ -1008,6 +1022,7 @@ static int finalize(int release)
     forget_saved();
     ckag_shutdown();
     free(ck.v);
+    free(ck.stage);
     MPI_Comm_free(&ck.node);
     MPI_Comm_free(&ck.comm);
     memset(&ck, 0, sizeof(ck));
