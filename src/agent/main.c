@@ -35,6 +35,7 @@
 
 #include "b64.h"
 #include "conn.h"
+#include "strparse.h"
 #include "store.h"
 
 typedef struct agent {
@@ -491,16 +492,12 @@ int main(int argc, char **argv)
         return 2;
     }
     char err[512], host[256];
-    const char *colon = strrchr(listen, ':');
-    char *pend = NULL;
-    long port = colon ? strtol(colon + 1, &pend, 10) : -1;
-    if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host) || !colon[1] ||
-        *pend || port < 0 || port > 65535) {
+    int port;
+    if (strparse_hostport(listen, host, sizeof(host), 0, &port) < 0) {
         fprintf(stderr, "ductile-agent: --listen %s: give an address and a port, such as "
                         "10.0.0.5:7300\n", listen);
         return 2;
     }
-    snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
     /* what it may hold: --memory MiB, by default half of this host's memory */
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     a.st.limit = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize / 2 : (size_t)1 << 30;
@@ -526,8 +523,8 @@ int main(int argc, char **argv)
     int rc;
     pthread_mutex_init(&a.st.mu, NULL);
     struct sockaddr_storage sa;
-    if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&sa) < 0 &&
-        uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&sa) < 0) {
+    if (uv_ip4_addr(host, port, (struct sockaddr_in *)&sa) < 0 &&
+        uv_ip6_addr(host, port, (struct sockaddr_in6 *)&sa) < 0) {
         fprintf(stderr, "ductile-agent: --listen %s: '%s' is not an IP address\n", listen, host);
         return 2;
     }

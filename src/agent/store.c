@@ -238,15 +238,13 @@ aver_t *store_latest(app_t *a)
 void store_prune(store_t *s, app_t *a)
 {
     aver_t *last = store_latest(a);
-    static aver_t none; /* version 0: keeps every complete version but for release */
-    if (!last)
-        last = &none;
+    long too_old = last ? last->version - CKPTFILES_KEEP : 0; /* and below: not kept */
     pthread_mutex_lock(&s->mu);
     for (int i = a->nv - 1; i >= 0; i--) {
         aver_t *v = a->v[i];
         if (v->flushing || v->readers > 0)
             continue;
-        if (v->stale || (v->complete && v->version <= last->version - CKPTFILES_KEEP) ||
+        if (v->stale || (v->complete && v->version <= too_old) ||
             (a->release && (!v->complete || v->flushed == 1)))
             drop(s, a, i);
     }

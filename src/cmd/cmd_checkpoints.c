@@ -15,6 +15,7 @@
 #include "ckptfiles.h"
 #include "client.h"
 #include "cmd.h"
+#include "strparse.h"
 #include "util.h"
 
 enum { O_DIR = 256, O_JSON, O_HELP, O_AGENTS, O_KEY };
@@ -219,36 +220,25 @@ static int list_agents(const char *list, const char *keyfile, int json)
     if (proto_key_load(keyfile, key, err, sizeof(err)) < 0)
         return cmd_fail("checkpoints: %s", err) + 1;
     char *copy = strdup(list), *save = NULL;
+    if (!copy)
+        return cmd_fail("checkpoints: out of memory") + 1;
     json_t *all = json_array();
     int bad = 0;
     for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-        char *colon = strrchr(t, ':');
-        int port = colon ? atoi(colon + 1) : 0;
+        char host[256];
+        int port;
         client_t *c = NULL;
         json_t *req = json_pack("{s:s}", "type", "ck_list"), *r = NULL;
-        if (!colon || colon == t || port <= 0 || port > 65535) {
+        if (strparse_hostport(t, host, sizeof(host), 1, &port) < 0) {
             cmd_fail("checkpoints: '%s' is not host:port (such as 10.0.0.5:7300)", t);
             bad = 1;
+        } else if (client_call_keyed(&c, host, port, key, req, &r, 10, err, sizeof(err)) < 0) {
+            cmd_fail("checkpoints: checkpoint agent %s: %s", t, err);
+            bad = 1;
         } else {
-            *colon = '\0';
-            int rc = client_open_tcp(t, port, key, NULL, &c, err, sizeof(err));
-            if (rc < 0 && rc != -EHOSTUNREACH) /* its message names the controller */
-                snprintf(err, sizeof(err), "cannot connect: %s", strerror(-rc));
-            if (rc == 0 && (rc = client_call(c, req, &r, 10, err, sizeof(err))) < 0 &&
-                rc != -EREMOTE) {
-                /* an agent with another key drops the connection at the first frame */
-                size_t l = strlen(err);
-                snprintf(err + l, sizeof(err) - l, " (is the key file the agent's key?)");
-            }
-            if (rc < 0) {
-                cmd_fail("checkpoints: checkpoint agent %s:%d: %s", t, port, err);
-                bad = 1;
-            } else {
-                json_object_set_new(r, "agent", json_sprintf("%s:%d", t, port));
-                json_object_del(r, "ok");
-                json_array_append(all, r);
-            }
-            *colon = ':';
+            json_object_set_new(r, "agent", json_string(t));
+            json_object_del(r, "ok");
+            json_array_append(all, r);
         }
         json_decref(req);
         json_decref(r);

@@ -43,6 +43,20 @@ int strparse_long(const char *s, long min, long max, long *out)
     return 0;
 }
 
+int strparse_hostport(const char *s, char *host, size_t hostlen, long min_port, int *port)
+{
+    const char *colon = s ? strrchr(s, ':') : NULL;
+    if (!colon || colon == s || (size_t)(colon - s) >= hostlen)
+        return -EINVAL;
+    long p;
+    int rc = strparse_long(colon + 1, min_port, 65535, &p);
+    if (rc < 0)
+        return rc;
+    snprintf(host, hostlen, "%.*s", (int)(colon - s), s);
+    *port = (int)p;
+    return 0;
+}
+
 /* A non-negative decimal number "12" or "1.5" filling s[0..n). */
 static int decimal(const char *s, size_t n, double *out)
 {

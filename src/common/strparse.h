@@ -14,6 +14,10 @@
 /* A decimal integer in [min, max]: 0, -EINVAL (not a number) or -ERANGE (out of range). */
 int strparse_long(const char *s, long min, long max, long *out);
 
+/* "HOST:PORT" (the last colon separates them): host non-empty and shorter than hostlen,
+ * the port a decimal in [min_port, 65535]. 0, -EINVAL (not HOST:PORT) or -ERANGE (the
+ * port out of range). */
+int strparse_hostport(const char *s, char *host, size_t hostlen, long min_port, int *port);
 /* The longest time limit accepted (seconds): 100 years. */
 #define STRPARSE_DURATION_MAX (100.0 * 365 * 86400)
 

@@ -22,6 +22,7 @@
 #include "client.h"
 #include "dt_ckagent.h"
 #include "fabric.h"
+#include "strparse.h"
 
 #define AG_MAX 64
 #define AG_STAGING (4L << 20) /* bytes moved per transfer (fab_copy_pipelined) */
@@ -80,20 +81,19 @@ int ckag_configure(const char *app_dir, const char *list, char *err, size_t errl
         return -ENOMEM;
     int rc = 0;
     for (char *t = strtok_r(copy, ", ", &save); t && rc == 0; t = strtok_r(NULL, ", ", &save)) {
-        char *colon = strrchr(t, ':'), *end = NULL;
-        long port = colon ? strtol(colon + 1, &end, 10) : 0;
-        if (!colon || colon == t || !colon[1] || *end || colon - t >= 256)
+        int prc = ag.n < AG_MAX ? strparse_hostport(t, ag.a[ag.n].host,
+                                                     sizeof(ag.a[ag.n].host), 1, &ag.a[ag.n].port)
+                                : 0;
+        if (prc == -EINVAL)
             rc = failf(err, errlen, -EINVAL,
                        "DUCTILE_CKPT_AGENTS: '%s' is not host:port (such as 10.0.0.5:7300)", t);
-        else if (port <= 0 || port > 65535)
+        else if (prc == -ERANGE)
             rc = failf(err, errlen, -EINVAL,
                        "DUCTILE_CKPT_AGENTS: '%s': the port must be 1 to 65535", t);
         else if (ag.n == AG_MAX)
             rc = failf(err, errlen, -EINVAL, "DUCTILE_CKPT_AGENTS: more than %d agents", AG_MAX);
-        else {
-            snprintf(ag.a[ag.n].host, sizeof(ag.a[ag.n].host), "%.*s", (int)(colon - t), t);
-            ag.a[ag.n++].port = (int)port;
-        }
+        else
+            ag.n++;
     }
     free(copy);
     if (rc < 0) {
@@ -134,20 +134,9 @@ static int call(int i, json_t *req, json_t **reply, char *err, size_t errlen)
     int rc = 0;
     if (!a->c && !ag.key_ok)
         rc = failf(why, sizeof(why), -EACCES, "%s", ag.key_err);
-    bool fresh = false; /* the connection is this call's */
-    if (rc == 0 && !a->c) {
-        rc = client_open_tcp(a->host, a->port, ag.key, NULL, &a->c, why, sizeof(why));
-        if (rc < 0 && rc != -EHOSTUNREACH)
-            snprintf(why, sizeof(why), "cannot connect: %s", strerror(-rc));
-        fresh = rc == 0;
-    }
     if (rc == 0)
-        rc = client_call(a->c, req, reply, 30, why, sizeof(why));
-    if (rc < 0 && fresh && rc != -EREMOTE) {
-        /* an agent with another key drops the connection at the first frame */
-        size_t l = strlen(why);
-        snprintf(why + l, sizeof(why) - l, " (is DUCTILE_CKPT_KEY_FILE the agent's key?)");
-    }
+        rc = client_call_keyed(&a->c, a->host, a->port, ag.key, req, reply, 30, why,
+                               sizeof(why));
     json_decref(req);
     if (rc < 0) {
         drop_conn(a);

@@ -313,3 +313,28 @@ void client_close(client_t *c)
     proto_decoder_free(&c->dec);
     free(c);
 }
+
+int client_call_keyed(client_t **c, const char *host, int port, const uint8_t *key,
+                      const json_t *req, json_t **reply, double timeout, char *err,
+                      size_t errlen)
+{
+    bool fresh = false; /* the connection is this call's */
+    int rc = 0;
+    if (!*c) {
+        rc = client_open_tcp(host, port, key, NULL, c, err, errlen);
+        if (rc < 0 && rc != -EHOSTUNREACH) /* its message names the controller */
+            snprintf(err, errlen, "cannot connect: %s", strerror(-rc));
+        fresh = rc == 0;
+    }
+    if (rc == 0)
+        rc = client_call(*c, req, reply, timeout, err, errlen);
+    if (rc < 0 && fresh && rc != -EREMOTE) {
+        size_t l = strlen(err);
+        snprintf(err + l, errlen > l ? errlen - l : 0, " (is the key file the server's key?)");
+    }
+    if (rc < 0 && *c) {
+        client_close(*c);
+        *c = NULL;
+    }
+    return rc;
+}

@@ -26,6 +26,14 @@ int client_call(client_t *c, const json_t *req, json_t **reply, double timeout, 
  * controller is restarting: the connection broke, was refused or timed out. Only a
  * request that is safe to repeat (a submission with its key) may be retried on them. */
 bool client_retryable(int rc);
+/* A request to a server other than the controller that authenticates with key
+ * (AuthType=key: a checkpoint agent). With *c NULL, connects first (kept in *c, NULL
+ * again on failure). A connection refused or timed out says "cannot connect: ...";
+ * one dropped at its first request, "(is the key file the server's key?)" after the
+ * reason, since that is what a server with another key does. */
+int client_call_keyed(client_t **c, const char *host, int port, const uint8_t *key,
+                      const json_t *req, json_t **reply, double timeout, char *err,
+                      size_t errlen);
 int client_fd(const client_t *c);
 void client_close(client_t *c);
 

@@ -4,42 +4,9 @@
 # the last complete checkpoint instead of from the beginning; the final data is what an
 # uninterrupted run computes (dt_ckpt_app checks every element of the last version).
 . "$(dirname "$0")/lib.sh"
-mpi_setup
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's (see test_mpi.sh)
-up 4 --node-timeout 3
-cd "$T"
-mkdir -m 1777 "$T/otmp" # a session directory per node (see test_mpi_plain.sh)
-export OMPI_MCA_orte_tmpdir_base="$T/otmp/$(id -un).\$DUCTILE_NODENAME"
-export PATH="$BINDIR:$PATH"
-cp "$BINDIR/dt_ckpt_app" "$T/app"
-s=$(script ckpt.sh '#DUCTILE --nodes=2
-#DUCTILE --requeue
-mpirun ./app '"$T"'/ckpt run 40 0.25')
-j=$(submit "$s")
-out="ductile-$j.out"
-steps() { grep -c '^step ' "$out" 2> /dev/null || true; }
-some_steps() { [ "$(steps)" -ge 4 ]; }
-wait_for 60 some_steps || fail "job $j made no progress: $(cat "$out" 2> /dev/null)"
-# the job's second node stops answering: down after NodeTimeout, the job requeued
-n2=$(d show "$j" | awk '$1 == "NodeList" {print $2}' | sed 's/n\[\([0-9]*\)[-,]\([0-9]*\).*/n\2/')
-pid=$(cat "$T/c/noded-$n2.pid")
-extra_cleanup() { kill -CONT "$pid" 2> /dev/null || true; }
-kill -STOP "$pid"
-down() { d nodes | grep -Eq "^$n2 +down"; }
-wait_for 30 down || fail "node $n2 not down: $(d nodes)"
-kill -CONT "$pid"
-ended() { case "$(state "$1")" in CD | F | CA | TO | NF) return 0 ;; esac; return 1; }
-wait_for 120 ended "$j" || fail "job $j still $(state "$j"): $(cat "$out")"
-is_state "$j" CD || fail "job $j is $(state "$j"): $(cat "$out")"
-d show "$j" | grep -Eq "^ +[0-9:]+ +requeue " || fail "job $j was not requeued: $(d show "$j")"
-start=$(awk '/^starting at step/ {print $4}' "$out")
-[ -n "$start" ] && [ "$start" -ge 3 ] || fail "the second run did not restart from a checkpoint: $(cat "$out")"
-grep -qx "done at step 40" "$out" || fail "job $j did not finish: $(cat "$out")"
-# the last version holds exactly what an uninterrupted run computes
-chk=$(on login env $mpi_env mpirun --oversubscribe -np 3 "$T/app" "$T/ckpt" check 2> "$T/err") ||
-  fail "check: $(cat "$T/err")"
-[ "$chk" = "restored version 40 on 3 processes" ] || fail "final check: $chk"
-# one file per node of the job, written by its lead
-files=$(ls "$T/ckpt/app/v40" | grep -c '^node.*\.dat$')
-[ "$files" -eq 2 ] || fail "node files: $(ls -la "$T/ckpt/app" "$T/ckpt/app/v40")"
+. "$(dirname "$0")/ckpt_requeue.sh"
+ckpt_requeue_setup
+extra_cleanup() { kill -CONT "${pid:-0}" 2> /dev/null || true; }
+ckpt_requeue_run
+ckpt_requeue_check
 echo "restarted at step $start; ok"

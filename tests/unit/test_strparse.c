@@ -31,6 +31,28 @@ static void long_strict(void **state)
     assert_int_equal(strparse_long(NULL, 1, 100, &v), -EINVAL);
 }
 
+static void host_and_port(void **state)
+{
+    (void)state;
+    char host[16];
+    int port = -1;
+    assert_int_equal(strparse_hostport("10.0.0.5:7300", host, sizeof(host), 1, &port), 0);
+    assert_string_equal(host, "10.0.0.5");
+    assert_int_equal(port, 7300);
+    assert_int_equal(strparse_hostport("::1:80", host, sizeof(host), 1, &port), 0); /* last colon */
+    assert_string_equal(host, "::1");
+    assert_int_equal(strparse_hostport("h:0", host, sizeof(host), 0, &port), 0);
+    assert_int_equal(port, 0);
+    assert_int_equal(strparse_hostport("h:0", host, sizeof(host), 1, &port), -ERANGE);
+    assert_int_equal(strparse_hostport("h:99999", host, sizeof(host), 1, &port), -ERANGE);
+    assert_int_equal(strparse_hostport("h:", host, sizeof(host), 0, &port), -EINVAL);
+    assert_int_equal(strparse_hostport("h:7x", host, sizeof(host), 0, &port), -EINVAL);
+    assert_int_equal(strparse_hostport(":7300", host, sizeof(host), 0, &port), -EINVAL);
+    assert_int_equal(strparse_hostport("nohost", host, sizeof(host), 0, &port), -EINVAL);
+    assert_int_equal(strparse_hostport("a-much-too-long-host:1", host, sizeof(host), 0, &port),
+                     -EINVAL);
+}
+
 static void duration_forms(void **state)
 {
     (void)state;
@@ -97,6 +119,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(long_strict),
+        cmocka_unit_test(host_and_port),
         cmocka_unit_test(duration_forms),
         cmocka_unit_test(control_and_escape),
     };
