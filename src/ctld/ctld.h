@@ -263,6 +263,7 @@ void energy_sample(ctld_t *c);
 /* The job ends, or goes back to the queue, at now: its energy up to then at its last
  * sampled draw. */
 void energy_settle(ctld_t *c, job_t *j, double now);
+void energy_account(job_t *j, double now);
 /* A node's reading from its ping. */
 void energy_on_ping(ctld_t *c, node_t *n, const json_t *msg);
 /* A submission's power per node: "power": [min, max] as declared (1), or absent (0),

@@ -205,6 +205,11 @@ static bool accrue(job_t *j, double w, double now)
     return grew;
 }
 
+/* The job's nodes change (a resize commits): the time since its last sample was drawn
+ * by the nodes it had, so it is counted at their draw now, and the next sample counts
+ * only the time since, on the nodes it has. */
+void energy_account(job_t *j, double now) { accrue(j, j->power_w, now); }
+
 void energy_settle(ctld_t *c, job_t *j, double now)
 {
     (void)c;

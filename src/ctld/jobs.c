@@ -240,11 +240,13 @@ void jobs_want_schedule(ctld_t *c)
     }
 }
 
+/* The job's node-seconds and energy up to now, before its nodes change. */
 static void account(job_t *j, double now)
 {
     if (j->alloc_since > 0 && now > j->alloc_since)
         j->node_seconds += (double)j->nalloc * (now - j->alloc_since);
     j->alloc_since = now;
+    energy_account(j, now);
 }
 
 int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)

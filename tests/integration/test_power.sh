@@ -121,6 +121,7 @@ ns=$(d show "$hot" | awk '$1 == "NodeSeconds" {print $2}')
 # (a node that joined draws 71 W in its last reading until its next heartbeat; five
 # resizes of 1-2 nodes in about 40 node-s), never above
 [ "$e" -ge $((ns * 175)) ] && [ "$e" -le $((ns * 260)) ] || fail "hot's energy $e J for $ns node-s"
+echo "hot: $e J for $ns node-s"
 field "$hot" Energy | grep -q "kJ" || fail "show without energy: $(d show "$hot")"
 d history | grep -q "ENERGY" || fail "history without energy: $(d history)"
 
