@@ -406,6 +406,15 @@ int cmd_show(int argc, char **argv)
     else /* not given at submission: the node daemon's default, ductile-%j.out */
         printf("%-14s ductile-%lld.out (the default, in WorkDir)\n", "StdOut", (long long)id);
     printf("%-14s %s\n", "Requeue", json_is_true(json_object_get(j, "requeue")) ? "yes" : "no");
+    json_t *ck = json_object_get(j, "checkpoint_agents");
+    if (ck) {
+        const char *ag = json_string_value(json_object_get(ck, "agents"));
+        const char *on = json_string_value(json_object_get(ck, "nodes"));
+        if (ag && *ag)
+            printf("%-14s %s (on %s)\n", "CkptAgents", ag, on ? on : "?");
+        else
+            printf("%-14s %s\n", "CkptAgents", on && *on ? "starting" : "none yet");
+    }
     json_t *ev = json_object_get(j, "events");
     size_t k;
     json_t *e;

@@ -21,12 +21,12 @@ typedef struct sub {
     long nodes, minn, maxn;
     double time;
     double pmin, pmax;  /* --power-min/--power-max, W per node; < 0: not given */
-    bool requeue;
+    bool requeue, ckpt_agents;
     bool set_nodes, set_time;
 } sub_t;
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
-       O_PMIN, O_PMAX };
+       O_PMIN, O_PMAX, O_CKAG };
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -36,6 +36,7 @@ static const struct option lopts[] = {
     {"rigid", no_argument, 0, O_RIGID},        {"evolving", no_argument, 0, O_EVOL},
     {"requeue", no_argument, 0, O_REQ},        {"conf", required_argument, 0, O_CONF},
     {"power-min", required_argument, 0, O_PMIN}, {"power-max", required_argument, 0, O_PMAX},
+    {"checkpoint-agents", no_argument, 0, O_CKAG},
     {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
 };
 
@@ -81,6 +82,7 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
     case O_RIGID: s->type = "rigid"; return 0;
     case O_EVOL: s->type = "evolving"; return 0;
     case O_REQ: s->requeue = true; return 0;
+    case O_CKAG: s->ckpt_agents = true; return 0;
     case O_CONF: *conf = arg; return 0;
     case 'J':
     case 'o':
@@ -212,6 +214,8 @@ int cmd_submit(int argc, char **argv)
                    "      --node-constraint C   none, pof2, even, odd, ncube, square\n"
                    "      --rigid | --moldable | --malleable | --evolving\n"
                    "      --requeue             requeue if a node fails\n"
+                   "      --checkpoint-agents   checkpoints go through agents on the checkpoint\n"
+                   "                            nodes, kept until the job ends (docs/checkpointing.md)\n"
                    "      --power-min W, --power-max W\n"
                    "                            the power the job draws per node, in watts (the\n"
                    "                            power corridor; default: its past runs, or DefaultJobPower)\n"
@@ -294,6 +298,8 @@ int cmd_submit(int argc, char **argv)
                             (json_int_t)s.nodes, "time", s.time, "requeue", s.requeue, "env", env,
                             "job_type", s.type ? s.type : "rigid", "constraint",
                             s.cons ? s.cons : "none");
+    if (req && s.ckpt_agents)
+        json_object_set_new(req, "checkpoint_agents", json_true());
     /* the script's exact bytes: a string when it is UTF-8, base64 when not */
     int prc = req ? proto_set_bytes(req, "script", script) : -ENOMEM;
     free(script);

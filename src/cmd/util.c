@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "cmd.h"
+#include "rng.h"
 #include "strparse.h"
 
 int cu_load_conf(const char *conf, config_t *cfg)
@@ -89,20 +89,9 @@ int cu_submit_key(char *key, size_t len)
         memcpy(key, k, n + 1);
         return 0;
     }
-    unsigned char r[16];
-    size_t got = 0;
-    while (got < sizeof(r)) {
-        ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return cmd_fail("cannot make a submission key: %s", strerror(errno));
-        got += (size_t)n;
-    }
-    if (len < 2 * sizeof(r) + 1)
-        return cmd_fail("cannot make a submission key: buffer too small");
-    for (size_t i = 0; i < sizeof(r); i++)
-        snprintf(key + 2 * i, 3, "%02x", r[i]);
+    int rc = rng_secret_hex(key, len, 16);
+    if (rc < 0)
+        return cmd_fail("cannot make a submission key: %s", strerror(-rc));
     return 0;
 }
 

@@ -29,7 +29,7 @@ enum {
     K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
-    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, NKEYS
+    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, NKEYS
 };
 
 typedef enum ktype {
@@ -45,6 +45,7 @@ typedef enum ktype {
     T_NODES,     /* host list */
     T_USERS,     /* comma-separated user names */
     T_NODE_ADDR, /* name=host,...: checked once Nodes is known */
+    T_CKPT_NODES, /* a host list of some of Nodes: checked once Nodes is known */
     T_WATTS,     /* watts, >= 0 */
     T_POWER_SRC, /* model, rapl, auto or none */
 } ktype_t;
@@ -98,6 +99,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_POWER_UPPER] = {"PowerUpper", T_WATTS, F(power_upper), 0, 0},
     [K_POWER_SCHEDULE] = {"PowerSchedule", T_PATH_OPT, F(power_schedule), 0, 0},
     [K_POWERCAP_DIR] = {"PowercapDir", T_PATH, F(powercap_dir), 0, 0},
+    [K_CKPT_NODES] = {"CheckpointNodes", T_CKPT_NODES, F(ckpt_node), 0, 0},
 };
 #undef F
 
@@ -107,6 +109,7 @@ typedef struct parse {
     config_t *cfg;
     int line[NKEYS]; /* where each key was set; 0: not set */
     char *node_addr_text;
+    char *ckpt_nodes_text;
     char *err;
     size_t errlen;
 } parse_t;
@@ -338,6 +341,9 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
         return set_users(ps, k, line, v);
     case T_NODE_ADDR:
         return (ps->node_addr_text = strdup(v)) ? 0 : -ENOMEM;
+    case T_CKPT_NODES:
+        free(ps->ckpt_nodes_text);
+        return (ps->ckpt_nodes_text = strdup(v)) ? 0 : -ENOMEM;
     case T_WATTS:
         return set_watts(ps, k, line, v, field);
     case T_POWER_SRC:
@@ -525,6 +531,35 @@ static int node_addrs(parse_t *ps, const char *text)
     }
 }
 
+/* CheckpointNodes: nodes of Nodes that hold checkpoint agents instead of jobs; at
+ * least one node is left for jobs. */
+static int ckpt_nodes(parse_t *ps, const char *text)
+{
+    config_t *cfg = ps->cfg;
+    int line = ps->line[K_CKPT_NODES];
+    char **names = NULL, herr[256];
+    int n = 0, rc = hostlist_expand(text, &names, &n, herr, sizeof(herr));
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc < 0)
+        return fail(ps, line, "CheckpointNodes: %s", herr);
+    for (int i = 0; i < n && rc == 0; i++) {
+        int idx = config_node_index(cfg, names[i]);
+        if (idx < 0)
+            rc = fail(ps, line, "CheckpointNodes: %s is not one of Nodes", names[i]);
+        else
+            cfg->ckpt_node[idx] = true;
+    }
+    hostlist_free(names, n);
+    int left = 0;
+    for (int i = 0; i < cfg->nnodes; i++)
+        left += !cfg->ckpt_node[i];
+    if (rc == 0 && left == 0)
+        rc = fail(ps, line, "CheckpointNodes: every node would hold checkpoints and none "
+                  "would run jobs");
+    return rc;
+}
+
 static int set_default(char **field, const char *value)
 {
     if (*field)
@@ -590,6 +625,10 @@ static int finish(parse_t *ps)
         return -ENOMEM;
     if (ps->node_addr_text && (rc = node_addrs(ps, ps->node_addr_text)) < 0)
         return rc;
+    if (!(cfg->ckpt_node = calloc((size_t)cfg->nnodes, sizeof(bool))))
+        return -ENOMEM;
+    if (ps->ckpt_nodes_text && (rc = ckpt_nodes(ps, ps->ckpt_nodes_text)) < 0)
+        return rc;
     return 0;
 }
 
@@ -618,6 +657,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
     if (rc == 0)
         rc = finish(&ps);
     free(ps.node_addr_text);
+    free(ps.ckpt_nodes_text);
     if (rc == -ENOMEM && err && errlen)
         snprintf(err, errlen, "%s: out of memory", ps.origin);
     if (rc < 0)
@@ -760,6 +800,7 @@ void config_free(config_t *cfg)
         for (int i = 0; i < cfg->nnodes; i++)
             free(cfg->node_addr[i]);
     free(cfg->node_addr);
+    free(cfg->ckpt_node);
     hostlist_free(cfg->nodes, cfg->nnodes);
     hostlist_free(cfg->operators, cfg->noperators);
     hostlist_index_destroy(cfg->node_index);

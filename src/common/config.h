@@ -87,6 +87,8 @@ typedef struct config {
     double power_upper;           /* PowerUpper: W; 0: no upper bound */
     char *power_schedule;         /* PowerSchedule: file of corridor changes; "": none */
     char *powercap_dir;           /* PowercapDir: where RAPL's counters are */
+    bool *ckpt_node;              /* CheckpointNodes: nnodes entries, true for a node that
+                                     holds checkpoint agents (docs/checkpointing.md), not jobs */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

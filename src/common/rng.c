@@ -1,7 +1,10 @@
 #include "rng.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 static uint64_t splitmix(uint64_t *x)
 {
@@ -59,4 +62,24 @@ void rng_shuffle(rng_t *r, void *base, size_t n, size_t sz)
         memcpy(b + (i - 1) * sz, b + j * sz, sz);
         memcpy(b + j * sz, tmp, sz);
     }
+}
+
+int rng_secret_hex(char *out, size_t len, size_t nbytes)
+{
+    unsigned char r[64];
+    if (nbytes > sizeof(r) || len < 2 * nbytes + 1)
+        return -EINVAL;
+    size_t got = 0;
+    while (got < nbytes) {
+        ssize_t n = getrandom(r + got, nbytes - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < nbytes; i++)
+        snprintf(out + 2 * i, 3, "%02x", r[i]);
+    out[2 * nbytes] = '\0';
+    return 0;
 }

@@ -130,6 +130,14 @@ typedef struct job {
     int pw_n, pw_head;
     double alloc_since;      /* time of the last allocation change */
     char reason[256];        /* why it waits or how it ended (a launch error in full) */
+    /* checkpoint agents (ckptsvc.c, docs/checkpointing.md), kept across requeues */
+    bool ck_want;            /* submitted with --checkpoint-agents */
+    char *ck_agents;         /* host:port,... of its agents once asked for; NULL: none */
+    char *ck_where;          /* the checkpoint nodes they run on, "c1,c2" */
+    char ck_key[65];         /* their key, hex (the job's environment gets it in a file) */
+    char **ck_addr;          /* while its launch waits for them: each agent's answer */
+    int ck_n, ck_waiting;    /* agents asked for, answers still due */
+    double ck_asked;         /* monotonic time they were asked for */
 } job_t;
 
 typedef enum nstate {
@@ -153,6 +161,8 @@ typedef struct node {
     double power_at;         /* when it came (monotonic); 0: none */
     double power_wall;       /* and on the wall clock */
     char power_src[8];       /* rapl or model */
+    bool ckpt;               /* a checkpoint node (CheckpointNodes): agents, no jobs */
+    int agents;              /* agents the controller placed there, of live jobs */
     /* Runs of jobs the node still had that are not ours to run there (a run the
      * controller ended while the node was away, a leftover of an earlier incarnation):
      * job id -> run. The node takes no new work until it confirms each one is gone. */
@@ -264,6 +274,20 @@ void energy_sample(ctld_t *c);
  * sampled draw. */
 void energy_settle(ctld_t *c, job_t *j, double now);
 void energy_account(job_t *j, double now);
+
+/* ckptsvc.c: the checkpoint controller (docs/checkpointing.md) */
+int ckptsvc_nodes(const ctld_t *c); /* how many checkpoint nodes the cluster has */
+/* A job's run starts: true if its launch waits for its checkpoint agents (jobs_launch
+ * follows when they answered). */
+bool ckptsvc_before_launch(ctld_t *c, job_t *j);
+void ckptsvc_start_fields(const job_t *j, json_t *start_msg);
+void ckptsvc_on_message(ctld_t *c, node_t *n, const char *type, const json_t *msg);
+void ckptsvc_job_ended(ctld_t *c, job_t *j);  /* for good: its agents flush and stop */
+void ckptsvc_restored(ctld_t *c, job_t *j);   /* a live job loaded from the database */
+void ckptsvc_check(ctld_t *c);                /* launches that waited long enough */
+/* A checkpoint node registered with the jobs its agents serve: stop those of jobs that
+ * ended meanwhile. */
+void ckptsvc_reconcile(ctld_t *c, node_t *n, const json_t *jobs);
 /* A node's reading from its ping. */
 void energy_on_ping(ctld_t *c, node_t *n, const json_t *msg);
 /* A submission's power per node: "power": [min, max] as declared (1), or absent (0),
@@ -304,6 +328,8 @@ void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool time
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
 /* The batch node confirmed the script started. */
 void jobs_launched(ctld_t *c, job_t *j);
+/* Sends a started run to its nodes (its script starts on the first one). */
+void jobs_launch(ctld_t *c, job_t *j);
 /* A running job whose start never reached its node: back to the queue. */
 void jobs_requeue(ctld_t *c, job_t *j, const char *why);
 /* A node daemon has the job's processes ready on it (an expand's new node). */

@@ -69,8 +69,9 @@ static const char *schema =
 /* Version 1: allocations are stored as node names (they were indices into Nodes, which
  * pointed elsewhere, or past the table, once an operator edited Nodes).
  * Version 2: jobs have their power per node, where it came from, and their energy
- * (columns added at the end, so that "SELECT *" keeps the older columns' places). */
-#define SCHEMA_VERSION 2
+ * (columns added at the end, so that "SELECT *" keeps the older columns' places).
+ * Version 3: jobs have their checkpoint agents (ckpt: JSON, "" without). */
+#define SCHEMA_VERSION 3
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -78,13 +79,13 @@ static const char *const sql[ST__N] = {
                   " min_nodes, max_nodes, constraint_, time_limit, requeue, script, cwd, env,"
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
-                  " power_from, energy) VALUES (?1, ?2, ?3, ?4, ?5,"
+                  " power_from, energy, ckpt) VALUES (?1, ?2, ?3, ?4, ?5,"
                   " ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
-                  " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)",
+                  " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
-                " energy = ?34 WHERE id = ?29",
+                " energy = ?34, ckpt = ?35 WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
     [ST_SEQ] = "UPDATE meta SET value = ?1 WHERE key = 'seq'",
@@ -422,7 +423,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         return -EIO;
     if (v < 1 && migrate_v1(c, err, errlen) < 0)
         return -EIO;
-    if (v >= 2)
+    if (v >= 3)
         return 0;
     /* each column once (a database marked older than it is keeps what it has) */
     static const char *const add[][2] = {
@@ -430,6 +431,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"power_max", "ALTER TABLE jobs ADD COLUMN power_max REAL DEFAULT 0"},
         {"power_from", "ALTER TABLE jobs ADD COLUMN power_from TEXT DEFAULT ''"},
         {"energy", "ALTER TABLE jobs ADD COLUMN energy REAL DEFAULT 0"},
+        {"ckpt", "ALTER TABLE jobs ADD COLUMN ckpt TEXT DEFAULT ''"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -443,7 +445,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             " PRAGMA user_version = 2; COMMIT", err, errlen);
+                             " PRAGMA user_version = 3; COMMIT", err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -663,11 +665,25 @@ static char *alloc_json(const ctld_t *c, const int *nodes, int n)
     return s;
 }
 
-static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **alloc, char **env)
+/* The job's checkpoint agents as stored: "" without. */
+static char *ckpt_json(const job_t *j)
+{
+    if (!j->ck_want)
+        return strdup("");
+    json_t *o = json_pack("{s:b,s:s,s:s,s:s}", "want", 1, "agents", j->ck_agents ? j->ck_agents : "",
+                          "nodes", j->ck_where ? j->ck_where : "", "key", j->ck_key);
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return s;
+}
+
+static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **alloc, char **env,
+                    char **ck)
 {
     *alloc = alloc_json(c, j->alloc, j->nalloc);
     *env = j->env ? json_dumps(j->env, JSON_COMPACT) : NULL;
-    if (!*alloc || (j->env && !*env))
+    *ck = ckpt_json(j);
+    if (!*alloc || (j->env && !*env) || !*ck)
         return -ENOMEM;
     sqlite3_bind_text(st, 1, j->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, j->user, -1, SQLITE_STATIC);
@@ -702,6 +718,7 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_double(st, 32, j->power_max);
     sqlite3_bind_text(st, 33, j->power_from, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 34, j->energy);
+    sqlite3_bind_text(st, 35, *ck, -1, SQLITE_STATIC);
     return 0;
 }
 
@@ -721,8 +738,8 @@ int db_job_insert(ctld_t *c, job_t *j)
     struct db *s = c->store;
     if (db_write_begin(c) < 0)
         return -EIO;
-    char *alloc, *env;
-    int rc = bind_job(c, s->st[ST_INSERT], j, &alloc, &env);
+    char *alloc, *env, *ck;
+    int rc = bind_job(c, s->st[ST_INSERT], j, &alloc, &env, &ck);
     /* Ids come from the high-water mark, not from the table: a lost WAL cannot make
      * them go backwards, and an id of a rolled-back batch is not given again. */
     int64_t id = s->next_id;
@@ -733,6 +750,7 @@ int db_job_insert(ctld_t *c, job_t *j)
         batch_fail(c, "out of memory");
     free(alloc);
     free(env);
+    free(ck);
     if (rc == 0) {
         j->id = id;
         s->next_id++;
@@ -746,8 +764,8 @@ int db_job_save(ctld_t *c, const job_t *j)
     struct db *s = c->store;
     if (db_write_begin(c) < 0)
         return -EIO;
-    char *alloc, *env;
-    int rc = bind_job(c, s->st[ST_SAVE], j, &alloc, &env);
+    char *alloc, *env, *ck;
+    int rc = bind_job(c, s->st[ST_SAVE], j, &alloc, &env, &ck);
     sqlite3_bind_int64(s->st[ST_SAVE], 29, j->id);
     if (rc == 0)
         rc = run(s->st[ST_SAVE], c, "saving a job");
@@ -755,6 +773,7 @@ int db_job_save(ctld_t *c, const job_t *j)
         batch_fail(c, "out of memory");
     free(alloc);
     free(env);
+    free(ck);
     return rc;
 }
 
@@ -882,6 +901,21 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     s = (const char *)sqlite3_column_text(st, 32);
     snprintf(j->power_from, sizeof(j->power_from), "%s", s ? s : "");
     j->energy = sqlite3_column_double(st, 33);
+    s = (const char *)sqlite3_column_text(st, 34);
+    if (s && *s && !bad) {
+        json_t *ck = json_loads(s, 0, NULL);
+        const char *ag = NULL, *wh = NULL, *key = NULL;
+        if (!ck || json_unpack(ck, "{s:s,s:s,s:s}", "agents", &ag, "nodes", &wh, "key", &key) ||
+            strlen(key) >= sizeof(j->ck_key))
+            bad = "checkpoint agents";
+        else {
+            j->ck_want = true;
+            j->ck_agents = *ag ? strdup(ag) : NULL;
+            j->ck_where = *wh ? strdup(wh) : NULL;
+            snprintf(j->ck_key, sizeof(j->ck_key), "%s", key);
+        }
+        json_decref(ck);
+    }
     if (rc || bad || j->id <= 0) {
         if (rc)
             snprintf(err, errlen, "out of memory");

@@ -100,6 +100,11 @@ void job_free(job_t *j)
     free(j->clean_wait);
     free(j->resize_wait);
     free(j->pw_hist);
+    free(j->ck_agents);
+    free(j->ck_where);
+    for (int i = 0; j->ck_addr && i < j->ck_n; i++)
+        free(j->ck_addr[i]);
+    free(j->ck_addr);
     free(j);
 }
 
@@ -266,6 +271,15 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
             memmove(err, colon + 2, strlen(colon + 2) + 1);
         return rc;
     }
+    /* checkpoint nodes run no jobs */
+    int for_jobs = c->nnodes - ckptsvc_nodes(c);
+    int need = j->type == SCHED_RIGID || j->min_nodes <= 0 ? j->nodes : j->min_nodes;
+    if (need > for_jobs) {
+        int ck = c->nnodes - for_jobs;
+        snprintf(err, errlen, "needs at least %d nodes but the cluster has %d for jobs (and %d "
+                 "checkpoint node%s)", need, for_jobs, ck, ck > 1 ? "s" : "");
+        return -EINVAL;
+    }
     j->state = JS_PENDING; /* a new job: where every lifecycle begins */
     snprintf(j->reason, sizeof(j->reason), "Priority");
     if (db_job_insert(c, j) < 0 ||
@@ -300,6 +314,7 @@ static void finish(ctld_t *c, job_t *j)
         snprintf(j->reason, sizeof(j->reason), "%s", jstate_name(j->state));
     db_job_save(c, j);
     db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
+    ckptsvc_job_ended(c, j);
     sched_remove(c->sched, j->id);
     idmap_del(c->jobs, j->id);
     c->njobs_live--;
@@ -703,6 +718,8 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
         json_object_set_new(m, "requeue", json_true()); /* ended by a node cut off from us */
     if (m) /* for the node's power model */
         json_object_set_new(m, "power", json_pack("[f,f]", j->power_min, j->power_max));
+    if (m)
+        ckptsvc_start_fields(j, m);
     if (m && batch) {
         proto_set_bytes(m, "script", j->script); /* any bytes: base64 unless UTF-8 */
         json_object_set_new(m, "cwd", json_string(j->cwd));
@@ -733,6 +750,12 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     db_job_save(c, j);
     db_job_event(c, j->id, now, "start", 0, j->nalloc, j->alloc, j->nalloc,
                  sched_reason_name(a->reason));
+    if (!ckptsvc_before_launch(c, j)) /* else once its checkpoint agents answered */
+        jobs_launch(c, j);
+}
+
+void jobs_launch(ctld_t *c, job_t *j)
+{
     /* Other nodes first learn the job; the batch script starts on the first node. */
     for (int i = j->nalloc - 1; i >= 0; i--)
         nodes_send(c, j->alloc[i], start_msg(c, j, i == 0));
@@ -914,6 +937,7 @@ void jobs_restore(ctld_t *c, job_t *j)
     }
     idmap_put(c->jobs, j->id, j);
     c->njobs_live++;
+    ckptsvc_restored(c, j);
 }
 
 static void record_lost_resize(int64_t id, void *val, void *arg)
@@ -978,6 +1002,10 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                                                   j->power_max, "from", j->power_from, "draw",
                                                   j->power_w));
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
+        if (j->ck_want)
+            json_object_set_new(o, "checkpoint_agents",
+                                json_pack("{s:s,s:s}", "agents", j->ck_agents ? j->ck_agents : "",
+                                          "nodes", j->ck_where ? j->ck_where : ""));
         json_object_set_new(o, "restarts", json_integer(j->restarts));
         json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : ""));
         json_object_set_new(o, "stdout", json_string(j->out_path ? j->out_path : ""));

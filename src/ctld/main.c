@@ -22,7 +22,8 @@ static bool node_message(const char *type)
     return !strcmp(type, "register") || !strcmp(type, "ping") || !strcmp(type, "job_ended") ||
            !strcmp(type, "cleanup_done") || !strcmp(type, "job_ready") ||
            !strcmp(type, "job_started") || !strncmp(type, "app_", 4) ||
-           !strcmp(type, "step_output") || !strcmp(type, "step_exit");
+           !strcmp(type, "step_output") || !strcmp(type, "step_exit") ||
+           !strncmp(type, "agent_", 6);
 }
 
 static void on_message(conn_t *conn, json_t *msg, void *arg);
@@ -283,6 +284,7 @@ static void on_watchdog(uv_timer_t *h)
     ctld_t *c = h->data;
     nodes_check_timeouts(c);
     jobs_check_timeouts(c);
+    ckptsvc_check(c);
 }
 
 static void on_signal(uv_signal_t *h, int sig)

@@ -18,6 +18,7 @@ void nodes_init(ctld_t *c)
         c->nodes[i].state = NS_UNKNOWN;
         c->nodes[i].last_seen = ctld_mono(); /* a node that never comes back times out */
         c->nodes[i].stale = idmap_create();
+        c->nodes[i].ckpt = c->cfg.ckpt_node && c->cfg.ckpt_node[i];
     }
 }
 
@@ -33,7 +34,7 @@ bool node_usable(const node_t *n)
 {
     /* A node whose daemon is away (connection closed, NodeTimeout not yet reached) gets
      * no new job: its start could not reach it. */
-    return n->state == NS_UP && n->conn && !n->drain &&
+    return n->state == NS_UP && n->conn && !n->drain && !n->ckpt &&
            (!n->stale || idmap_count(n->stale) == 0);
 }
 
@@ -49,6 +50,8 @@ const char *node_state_name(const node_t *n, const ctld_t *c)
     if (n->state == NS_DOWN)
         return n->drain ? "down+drain" : "down";
     bool busy = node_allocated(c, n) || (n->stale && idmap_count(n->stale) > 0);
+    if (n->ckpt) /* holds checkpoint agents, never jobs */
+        return n->drain ? "checkpoint+drain" : "checkpoint";
     if (n->drain)
         return busy ? "draining" : "drained";
     return busy ? "alloc" : "idle";
@@ -294,6 +297,8 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     nodes_reconcile(c, n, jobs ? jobs : none);
     json_decref(none);
     steps_node_registered(c, n, msg);
+    if (n->ckpt)
+        ckptsvc_reconcile(c, n, json_object_get(msg, "agents"));
     jobs_want_schedule(c);
 }
 
@@ -316,6 +321,10 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     }
     if (!strcmp(type, "step_output") || !strcmp(type, "step_exit")) {
         steps_on_node_message(c, msg, type);
+        return;
+    }
+    if (!strncmp(type, "agent_", 6)) {
+        ckptsvc_on_message(c, n, type, msg);
         return;
     }
     char err[128];

@@ -79,7 +79,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     char *script = NULL;
     int64_t nodes, minn, maxn;
     double tlimit;
-    bool requeue;
+    bool requeue, ck_want;
     const json_t *env;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, "script", &name, err, sizeof(err)) < 0 ||
@@ -93,6 +93,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_int_opt(m, "max_nodes", 0, 1 << 24, 0, &maxn, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "time", 0, STRPARSE_DURATION_MAX, 0, &tlimit, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "requeue", false, &requeue, err, sizeof(err)) < 0 ||
+        proto_bool_opt(m, "checkpoint_agents", false, &ck_want, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
         check_text("job name", name, err, sizeof(err)) < 0 ||
         check_text("working directory", cwd, err, sizeof(err)) < 0 ||
@@ -109,6 +110,11 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     int declared = energy_declared(m, &pmin, &pmax, err, sizeof(err));
     if (declared < 0) {
         fail(c, conn, err);
+        return;
+    }
+    if (ck_want && !ckptsvc_nodes(c)) {
+        fail(c, conn, "this cluster has no checkpoint nodes for --checkpoint-agents "
+                      "(CheckpointNodes in ductile.conf)");
         return;
     }
     if (cwd[0] != '/') {
@@ -157,6 +163,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->max_nodes = (int)maxn;
     j->time_limit = tlimit;
     j->requeue = requeue;
+    j->ck_want = ck_want;
     j->script = script; /* the exact bytes, UTF-8 or not */
     j->cwd = strdup(cwd);
     j->env = env ? json_deep_copy(env) : json_array();

@@ -34,6 +34,7 @@ static void job_drop(noded_t *d, njob_t *j)
     runs_forget(d, j->id);
     if (j->batch)
         hosts_remove(d, j->id);
+    agents_job_gone(d, j->id, j->run);
     if (j->leader)
         conn_close(j->leader);
     uv_close((uv_handle_t *)&j->wall, job_free_cb);
@@ -224,7 +225,7 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
         if (s && strchr(s, '='))
             base[k++] = (char *)s;
     }
-    char extra[10 + HOSTS_ENV_MAX][HOSTS_KV_LEN];
+    char extra[12 + HOSTS_ENV_MAX][HOSTS_KV_LEN];
     const char *nl = json_string_value(json_object_get(msg, "nodelist"));
     const char *cwd = json_string_value(json_object_get(msg, "cwd"));
     const char *name = json_string_value(json_object_get(msg, "name"));
@@ -240,7 +241,8 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CONF=%s", d->conf_path);
     i += hosts_env(d, id, base, extra + i);
-    const char *ptr[10 + HOSTS_ENV_MAX];
+    i += agents_job_env(d, msg, id, (int)json_integer_value(json_object_get(msg, "run")), extra + i);
+    const char *ptr[12 + HOSTS_ENV_MAX];
     for (int q = 0; q < i; q++)
         ptr[q] = extra[q];
     char **out = launch_env_build(base, ptr, (size_t)i);
@@ -418,6 +420,7 @@ void jobs_on_start(noded_t *d, const json_t *msg)
         }
     }
     j->uid = geteuid() == 0 ? (uid_t)uid : geteuid();
+    agents_job_start(d, msg, id, j->run, j->uid, geteuid() == 0 ? (gid_t)gid : getegid());
     if (!batch) {
         runs_record(d, j);
         noded_send(d, json_pack("{s:s,s:I,s:i}", "type", "job_ready", "job", (json_int_t)id,
@@ -616,8 +619,9 @@ void jobs_reap(noded_t *d)
         if (f.found) {
             each_job(d, reap_one);
             steps_reap(d);
-        }
-        else
+        } else if (agents_reap(d, si.si_pid)) {
+            continue;
+        } else
             waitpid(si.si_pid, NULL, WNOHANG);
     }
     each_job(d, cleanup_if_gone);

@@ -83,6 +83,8 @@ static void connect_ctl(noded_t *d)
     json_object_set_new(reg, "runs", json_true());
     /* where other nodes send the output of steps whose client runs here */
     json_object_set_new(reg, "step_port", json_integer(d->step_port));
+    /* the jobs whose checkpoint agents run here (a checkpoint node) */
+    json_object_set_new(reg, "agents", agents_report(d));
     conn_send_new(d->ctl, reg);
 }
 

@@ -52,6 +52,10 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         apps_on_relay(d, msg, !strcmp(type, "relay_close"));
     } else if (!strcmp(type, "job_resized")) {
         hosts_on_resized(d, msg);
+    } else if (!strcmp(type, "agent_start")) {
+        agents_on_start(d, msg);
+    } else if (!strcmp(type, "agent_stop")) {
+        agents_on_stop(d, msg);
     } else if (!strcmp(type, "job_ended_ack")) {
         jobs_on_ended_ack(d, msg);
     } else if (json_is_false(json_object_get(msg, "ok"))) {

@@ -127,6 +127,15 @@ void jobs_fence(noded_t *d, double gap);
  * first, so that a job never runs twice at once (a node cut off the network). */
 void jobs_fence_cut_off(noded_t *d, double silence);
 
+/* agents.c: the checkpoint service's manager on a checkpoint node, and the jobs' side */
+void agents_on_start(noded_t *d, const json_t *msg);
+void agents_on_stop(noded_t *d, const json_t *msg);
+json_t *agents_report(noded_t *d);        /* the jobs whose agents run here (registration) */
+bool agents_reap(noded_t *d, pid_t pid);  /* true: pid was an agent, now reaped */
+/* A job's start: its agents' key where its processes read it (every node of the job) */
+void agents_job_start(noded_t *d, const json_t *msg, int64_t job, int run, uid_t uid, gid_t gid);
+void agents_job_gone(noded_t *d, int64_t job, int run);
+
 /* hosts.c: the job's host files on the batch node (DUCTILE_HOSTFILE, and Open MPI's
  * default host file) and the variables that point a plain `mpirun` at them */
 #define HOSTS_ENV_MAX 4
@@ -138,6 +147,9 @@ void hosts_remove(noded_t *d, int64_t job);
  * the one captured at submission (base: a user's own Open MPI settings stay); returns
  * how many. */
 int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_KV_LEN]);
+/* agents.c: DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE for a job with agents; how many */
+int agents_job_env(const noded_t *d, const json_t *msg, int64_t job, int run,
+                   char kv[][HOSTS_KV_LEN]);
 /* job_resized: the controller committed a resize; the batch node rewrites the files. */
 void hosts_on_resized(noded_t *d, const json_t *msg);
 

@@ -3,10 +3,13 @@
 # second node, is requeued (--requeue) and restarts from its last complete checkpoint.
 # extra_cleanup must resume $pid (the stopped node daemon) if the test fails meanwhile.
 
+# ckpt_requeue_setup [NODES [UP OPTIONS...]]: the cluster (4 nodes by default)
 ckpt_requeue_setup() {
   mpi_setup
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's (see test_mpi.sh)
-  up 4 --node-timeout 3
+  local n=${1:-4}
+  shift || true
+  up "$n" --node-timeout 3 "$@"
   cd "$T"
   mkdir -m 1777 "$T/otmp" # a session directory per node (see test_mpi_plain.sh)
   export OMPI_MCA_orte_tmpdir_base="$T/otmp/$(id -un).\$DUCTILE_NODENAME"

@@ -1,45 +1,36 @@
 #!/usr/bin/env bash
-# The end-to-end case of issue 11 through agents: a rigid 2-node MPI job checkpoints
-# every step into two checkpoint agents on another host (their memory, over libfabric;
-# a node's file to each), loses a node, is requeued, and its second run restores the
-# agents' last version; the final data is what an uninterrupted run computes, and the
-# agents flushed it to the files.
+# The end-to-end case of issue 11 through the checkpoint service: a rigid 2-node MPI job
+# submitted with --checkpoint-agents gets agents on the cluster's checkpoint node (n5, a
+# host of its own on the emulated hosts), started there by its node daemon as the job's
+# user with a key made for the job; the job checkpoints every step into their memory
+# over libfabric, loses a node, is requeued, and its second run restores from the same
+# agents. The final data is what an uninterrupted run computes, the agents flushed it
+# to the files, and they are stopped when the job ends, their key gone.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ckpt_requeue.sh"
-ckpt_requeue_setup
-# the agent: on the controller's host (a host of its own, standing for a checkpoint node)
-if [ "$HOSTS" = 1 ]; then addr=$(host_ip ctl); else addr=127.0.0.1; fi
-spawn_agent() { # N: agent N, its port in $T/port.N
-  if [ "$HOSTS" = 1 ]; then
-    spawn_on ctl "$T/agent.log" "$T/agent.$1.pid" "$BINDIR/ductile-agent" --key-file "$T/key" \
-      --listen "$addr:0" --port-file "$T/port.$1"
-  else
-    "$BINDIR/ductile-agent" --key-file "$T/key" --listen "$addr:0" --port-file "$T/port.$1" \
-      2>> "$T/agent.log" &
-    echo $! > "$T/agent.$1.pid"
-  fi
-  wait_for 10 test -s "$T/port.$1" || fail "agent $1 did not start: $(cat "$T/agent.log")"
-}
-extra_cleanup() {
-  kill -CONT "${pid:-0}" 2> /dev/null || true
-  kill -9 "$(cat "$T/agent.0.pid")" "$(cat "$T/agent.1.pid")" 2> /dev/null || true
-}
-# two agents: node file 0 (the job's first node) to the first, node file 1 to the second;
-# the first publishes each version in the files once the second's file is there
-spawn_agent 0
-spawn_agent 1
-a0="$addr:$(cat "$T/port.0")" a1="$addr:$(cat "$T/port.1")"
-agents="$a0,$a1"
-ckpt_requeue_run "export DUCTILE_CKPT_AGENTS=$agents DUCTILE_CKPT_KEY_FILE=$T/key"
-# every commit went to the agent: the library never used the files by itself
+ckpt_requeue_setup 5 --set CheckpointNodes=n5
+d nodes | grep -Eq "^n5 +checkpoint " || fail "n5 is not a checkpoint node: $(d nodes)"
+# a checkpoint node runs no job: five nodes are four for jobs
+! d submit -N 5 "$(script five.sh true)" 2> "$T/e" || fail "a 5-node job accepted"
+grep -q "needs at least 5 nodes but the cluster has 4 for jobs (and 1 checkpoint node)" "$T/e" ||
+  fail "size message: $(cat "$T/e")"
+ckpt_requeue_run "#DUCTILE --checkpoint-agents"
+# two agents (Algorithm 5: a 2-node job), both on n5, named in the job's environment
+ag=$(d show "$j" | awk '$1 == "CkptAgents" {print $2, $4}')
+case "$ag" in *,*" n5,n5)") ;; *) fail "the job's agents: $(d show "$j")" ;; esac
+# every commit went to the agents: the library never used the files by itself, and the
+# second run read the agents' memory (the files were still being flushed, or equal)
 ! grep -q "using the checkpoint files" "$err" || fail "the job fell back to files: $(cat "$err")"
-# each agent holds its node's file of the last version in memory, and both flushed it
-agent_has() {
-  "$BIN" checkpoints --agents "$agents" --key-file "$T/key" > "$T/list" 2>&1 &&
-    grep -Eq "^$a0 +$T/ckpt/app +40 +1 +[0-9.]+ (B|KiB) +flushed$" "$T/list" &&
-    grep -Eq "^$a1 +$T/ckpt/app +40 +1 +[0-9.]+ (B|KiB) +flushed$" "$T/list"
-}
-wait_for 20 agent_has || fail "agent list: $(cat "$T/list")"
+# the agents flushed version 40 and were stopped once the job ended, with their key
+stopped() { ! on n5 pgrep -f "ductile-agent --key-file .*/agent\.$j\." > /dev/null; }
+wait_for 20 stopped || fail "agents still running: $(on n5 pgrep -af ductile-agent)"
 [ "$(cat "$T/ckpt/app/latest")" = 40 ] || fail "version 40 not flushed: $(ls "$T/ckpt/app")"
+# both held the job's checkpoints in memory until they were stopped (their last words,
+# kept in n5's log)
+held() {
+  [ "$(grep -Ec "checkpoint agent of job $j: ductile-agent: stopped \([1-9][0-9]* bytes" \
+    "$T/c/log/noded-n5.log")" = 2 ]
+}
+wait_for 10 held || fail "n5's agents held nothing: $(cat "$T/c/log/noded-n5.log")"
 ckpt_requeue_check
-echo "restarted at step $start; ok"
+echo "restarted at step $start; agents $ag; ok"

@@ -72,6 +72,9 @@ ns=$(field "$j1" NodeSeconds)
 grep -q "cannot read" e.txt || fail "message: $(cat e.txt)"
 ! d submit -N 9 "$s" 2> e.txt || fail "9 nodes on 4 accepted"
 grep -q "needs at least 9 nodes but the cluster has 4" e.txt || fail "size message: $(cat e.txt)"
+! d submit --checkpoint-agents "$s" 2> e.txt || fail "agents without checkpoint nodes accepted"
+grep -q "this cluster has no checkpoint nodes for --checkpoint-agents" e.txt ||
+  fail "agents message: $(cat e.txt)"
 ! d show 99999 2> e.txt || fail "unknown job"
 grep -q "does not exist" e.txt || fail "unknown job message"
 

@@ -333,6 +333,24 @@ static void cross_key_errors(void **state)
     config_free(&c);
 }
 
+/* CheckpointNodes: some of Nodes, in any order of the lines; never all of them */
+static void checkpoint_nodes(void **state)
+{
+    (void)state;
+    config_t c = parse_ok("CheckpointNodes = c[1-2]\nNodes = n[1-3],c[1-2]\n");
+    assert_false(c.ckpt_node[0] || c.ckpt_node[1] || c.ckpt_node[2]);
+    assert_true(c.ckpt_node[3] && c.ckpt_node[4]);
+    config_free(&c);
+    c = parse_ok("Nodes = n[1-3]\n");
+    assert_false(c.ckpt_node[0] || c.ckpt_node[1] || c.ckpt_node[2]);
+    config_free(&c);
+    parse_err("Nodes = n[1-3]\nCheckpointNodes = n4\n", "t.conf:2:",
+              "CheckpointNodes: n4 is not one of Nodes", NULL);
+    parse_err("Nodes = n[1-2]\nCheckpointNodes = n[1-2]\n", "t.conf:2:",
+              "every node would hold checkpoints", NULL);
+    parse_err("Nodes = n[1-2]\nCheckpointNodes = n[2-\n", "t.conf:2: CheckpointNodes:", NULL, NULL);
+}
+
 static void socket_path_limit(void **state)
 {
     (void)state;
@@ -511,6 +529,7 @@ int main(void)
         cmocka_unit_test(relative_paths),
         cmocka_unit_test(load_errors),
         cmocka_unit_test(node_lookup),
+        cmocka_unit_test(checkpoint_nodes),
         cmocka_unit_test(doc_example),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

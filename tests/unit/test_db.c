@@ -202,7 +202,8 @@ static void power_columns_and_energy(void **state)
     int64_t old = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    exec(f->path, "ALTER TABLE jobs DROP COLUMN energy; ALTER TABLE jobs DROP COLUMN power_from;"
+    exec(f->path, "ALTER TABLE jobs DROP COLUMN ckpt;"
+                  " ALTER TABLE jobs DROP COLUMN energy; ALTER TABLE jobs DROP COLUMN power_from;"
                   " ALTER TABLE jobs DROP COLUMN power_max; ALTER TABLE jobs DROP COLUMN power_min;"
                   " PRAGMA user_version = 1");
     open_ctld(f, &c, 0, 0); /* the upgrade */
@@ -236,6 +237,52 @@ static void power_columns_and_energy(void **state)
     close_ctld(&c);
 }
 
+/* A version-2 database has no checkpoint agents: the upgrade adds the column, its jobs
+ * load without agents; a job's agents, their nodes and key are what a restart finds. */
+static void checkpoint_agents_column(void **state)
+{
+    fixture_t *f = *state;
+    ctld_t c;
+    open_ctld(f, &c, 0, 0);
+    int64_t old = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
+    assert_int_equal(db_commit(&c), 0);
+    close_ctld(&c);
+    exec(f->path, "ALTER TABLE jobs DROP COLUMN ckpt; PRAGMA user_version = 2");
+    open_ctld(f, &c, 0, 0); /* the upgrade */
+    job_t *j = db_job_find_finished(&c, old);
+    assert_non_null(j);
+    assert_false(j->ck_want);
+    assert_null(j->ck_agents);
+    job_free(j);
+    int64_t id = add_job(&c, JS_COMPLETED, (const int[]){1}, 1);
+    j = db_job_find_finished(&c, id);
+    assert_non_null(j);
+    j->ck_want = true;
+    j->ck_agents = strdup("10.0.0.9:7001,10.0.0.9:7002");
+    j->ck_where = strdup("n1,n1");
+    snprintf(j->ck_key, sizeof(j->ck_key), "%064d", 7);
+    assert_int_equal(db_job_save(&c, j), 0);
+    job_free(j);
+    assert_int_equal(db_commit(&c), 0);
+    close_ctld(&c);
+    open_ctld(f, &c, 0, 0);
+    j = db_job_find_finished(&c, id);
+    assert_non_null(j);
+    assert_true(j->ck_want);
+    assert_string_equal(j->ck_agents, "10.0.0.9:7001,10.0.0.9:7002");
+    assert_string_equal(j->ck_where, "n1,n1");
+    assert_int_equal(strlen(j->ck_key), 64);
+    job_free(j);
+    close_ctld(&c);
+    /* a value that does not decode is named, not loaded half */
+    char q[96];
+    snprintf(q, sizeof(q), "UPDATE jobs SET ckpt = '{\"agents\":5}' WHERE id = %lld", (long long)id);
+    exec(f->path, q);
+    open_ctld(f, &c, 0, 0);
+    assert_null(db_job_find_finished(&c, id));
+    close_ctld(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +290,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(ids_never_go_back, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_batch_rolls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(power_columns_and_energy, setup, teardown),
+        cmocka_unit_test_setup_teardown(checkpoint_agents_column, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
