@@ -56,8 +56,8 @@ static void agent_dir(const noded_t *d, int64_t job, int slot, char *out, size_t
 
 static int write_secret(const char *path, const char *text, uid_t uid, gid_t gid)
 {
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof(tmp), "%s.new", path);
+    char tmp[PATH_MAX + 24]; /* one per writer: the nodes of a job may share the path */
+    snprintf(tmp, sizeof(tmp), "%s.%d.new", path, (int)getpid());
     unlink(tmp);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -369,7 +369,7 @@ static void each_dir(noded_t *d, int64_t job, void (*fn)(noded_t *, int64_t, con
             e->d_name[used] != '\0' || (job && j != job))
             continue;
         char dir[PATH_MAX];
-        snprintf(dir, sizeof(dir), "%s/%s", d->spool, e->d_name);
+        agent_dir(d, j, slot, dir, sizeof(dir));
         fn(d, j, dir, arg);
     }
     closedir(dp);
