@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The checkpoint service's controller and manager (issue 11; seed 002's scenarios 17-18
+# as far as they are built): a job of user nobody submitted with --checkpoint-agents gets
+# its agents on the checkpoint node n4, running as nobody with a key only nobody reads;
+# they survive their manager's kill (a new incarnation finds them) and the controller's
+# (the job keeps them); a job that ends while the manager is away has its agents stopped
+# when the manager comes back; none is left once the jobs ended.
+. "$(dirname "$0")/lib.sh"
+up 4 --set CheckpointNodes=n4
+cd "$T"
+d nodes | grep -Eq "^n4 +checkpoint " || fail "n4: $(d nodes)"
+mkdir -m 777 "$T/pub"
+# the job shows what it was given, then waits for $T/pub/stop.<job>
+printf '%s\n' '#!/bin/sh' 'echo "agents=$DUCTILE_CKPT_AGENTS"' \
+  'stat -c "key %U %a %s" "$DUCTILE_CKPT_KEY_FILE"' \
+  'while [ ! -e "stop.$DUCTILE_JOB_ID" ]; do sleep 0.1; done' > "$T/pub/wait.sh"
+chmod 755 "$T/pub/wait.sh"
+sub_nobody() { (cd "$T/pub" && as_nobody "$BIN" submit --checkpoint-agents "$@" wait.sh | awk '{print $3}'); }
+# the agents of job $1 on n4 (pids are global: on the emulated hosts, those in n4's
+# mount namespace; on the plain cluster, those under this test's directory)
+agents_of() {
+  local p
+  for p in $(pgrep -f "ductile-agent --key-file $(spool_of n4)/agent\.$1\." || true); do
+    if [ "$HOSTS" = 1 ]; then
+      [ "$(readlink "/proc/$p/ns/mnt")" = "$(readlink "/proc/$(host_pid n4)/ns/mnt")" ] || continue
+    fi
+    echo "$p"
+  done
+}
+count_agents() { agents_of "$1" | grep -c . || true; }
+
+j=$(sub_nobody -N 2)
+expect_state "$j" R
+out="$T/pub/ductile-$j.out"
+wait_for 10 grep -q "^key" "$out" || fail "job $j said nothing: $(cat "$out")"
+ag=$(d show "$j" | awk '$1 == "CkptAgents" {print $2}')
+grep -qx "agents=$ag" "$out" || fail "environment: $(cat "$out") against $(d show "$j")"
+[ "$(echo "$ag" | tr ',' '\n' | grep -c .)" = 2 ] || fail "agents: $ag"
+# the key: the job's user's alone, 64 hex digits and a newline
+grep -qx "key nobody 600 65" "$out" || fail "key file: $(cat "$out")"
+[ "$(count_agents "$j")" = 2 ] || fail "agent processes: $(pgrep -af ductile-agent)"
+for p in $(agents_of "$j"); do
+  [ "$(stat -c %U "/proc/$p")" = nobody ] || fail "agent $p runs as $(stat -c %U "/proc/$p")"
+done
+
+# the manager killed and started again: its agents live on, and it knows them
+registrations() { grep -c "registered with the controller" "$T/c/log/noded-n4.log" || true; }
+back() { [ "$(registrations)" -gt "$1" ]; }
+r0=$(registrations)
+kill -9 "$(cat "$T/c/noded-n4.pid")"
+restart_noded n4
+wait_for 20 back "$r0" || fail "n4 did not come back: $(tail "$T/c/log/noded-n4.log")"
+[ "$(count_agents "$j")" = 2 ] || fail "agents lost with their manager"
+# the controller killed and started again: the job keeps its agents
+kill -9 "$(cat "$T/c/ctld.pid")"
+restart_ctld
+n4_up() { d nodes | grep -Eq "^n4 +checkpoint "; }
+wait_for 20 n4_up || fail "n4 not back after the controller's restart: $(d nodes)"
+[ "$(d show "$j" | awk '$1 == "CkptAgents" {print $2}')" = "$ag" ] ||
+  fail "agents after a restart: $(d show "$j")"
+
+# a second job; its agents' manager is away when it ends: they stop when it is back
+j2=$(sub_nobody -N 1)
+expect_state "$j2" R
+wait_for 10 test "$(count_agents "$j2")" = 1 || fail "job $j2's agent: $(pgrep -af ductile-agent)"
+kill -9 "$(cat "$T/c/noded-n4.pid")"
+touch "$T/pub/stop.$j2"
+expect_state "$j2" CD
+[ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent went with its manager"
+restart_noded n4
+wait_for 20 test "$(count_agents "$j2")" = 0 || fail "job $j2's agent not stopped: $(agents_of "$j2")"
+
+# the first job ends: its agents stop, their key goes
+touch "$T/pub/stop.$j"
+expect_state "$j" CD
+wait_for 20 test "$(count_agents "$j")" = 0 || fail "job $j's agents not stopped"
+on n1 sh -c "! ls $(spool_of n1)/../ckpt.$j.* 2> /dev/null" || fail "key file left on n1"
+grep -q "stopping the checkpoint agent of job $j " "$T/c/log/noded-n4.log" ||
+  fail "n4's log: $(cat "$T/c/log/noded-n4.log")"
+echo ok
