@@ -18,16 +18,18 @@
 #include "strparse.h"
 #include "util.h"
 
-enum { O_DIR = 256, O_JSON, O_HELP, O_AGENTS, O_KEY };
+enum { O_DIR = 256, O_JSON, O_HELP, O_AGENTS, O_KEY, O_JOB };
 
 static const char *usage =
     "usage: ductile checkpoints [APP] [--dir DIR] [--json]\n"
     "       ductile checkpoints --agents HOST:PORT,... [--key-file FILE] [--json]\n"
+    "       ductile checkpoints --job JOB [--json]\n"
     "  the checkpoints libductile's dt_ckpt_commit wrote: each application's last\n"
     "  complete version, its processes, size and time; with APP, its variables\n"
     "  --dir DIR       where they are (default: $DUCTILE_CKPT_DIR, else ~/.ductile/checkpoints)\n"
     "  --agents LIST   what these checkpoint agents hold in memory instead\n"
-    "  --key-file F    the checkpoint service's key (default: $DUCTILE_CKPT_KEY_FILE)\n";
+    "  --key-file F    the checkpoint service's key (default: $DUCTILE_CKPT_KEY_FILE)\n"
+    "  --job JOB       what the agents of a job of yours (--checkpoint-agents) hold\n";
 
 /* The bytes of a version's node files, and how many there are. */
 static long long version_bytes(const char *vdir, int *files)
@@ -210,15 +212,9 @@ static void print_app(const json_t *a)
 }
 
 /* --agents: each agent's ck_list, a row per version it holds. */
-static int list_agents(const char *list, const char *keyfile, int json)
+static int list_agents(const char *list, const uint8_t key[PROTO_KEY_LEN], int json)
 {
-    uint8_t key[PROTO_KEY_LEN];
     char err[600];
-    if (!keyfile || !*keyfile)
-        return cmd_fail("checkpoints: --agents needs the service's key: --key-file FILE or "
-                        "DUCTILE_CKPT_KEY_FILE") + 1;
-    if (proto_key_load(keyfile, key, err, sizeof(err)) < 0)
-        return cmd_fail("checkpoints: %s", err) + 1;
     char *copy = strdup(list), *save = NULL;
     if (!copy)
         return cmd_fail("checkpoints: out of memory") + 1;
@@ -292,6 +288,40 @@ static int list_agents(const char *list, const char *keyfile, int json)
     return bad;
 }
 
+static int agents_from_file(const char *list, const char *keyfile, int json)
+{
+    uint8_t key[PROTO_KEY_LEN];
+    char err[600];
+    if (!keyfile || !*keyfile)
+        return cmd_fail("checkpoints: --agents needs the service's key: --key-file FILE or "
+                        "DUCTILE_CKPT_KEY_FILE") + 1;
+    if (proto_key_load(keyfile, key, err, sizeof(err)) < 0)
+        return cmd_fail("checkpoints: %s", err) + 1;
+    return list_agents(list, key, json);
+}
+
+/* The agents the cluster started for a job, with their key, from the controller (the
+ * job's owner or an operator). */
+static int agents_of_job(const char *job, int json)
+{
+    char *end;
+    errno = 0;
+    long long id = strtoll(job, &end, 10);
+    if (errno || end == job || *end || id <= 0)
+        return cmd_fail("checkpoints: --job %s: not a job id", job) + 1;
+    json_t *rep = cu_request(NULL, json_pack("{s:s,s:I}", "type", "job_agents", "job",
+                                             (json_int_t)id));
+    if (!rep)
+        return 1;
+    uint8_t key[PROTO_KEY_LEN];
+    const char *list = cu_str(rep, "agents");
+    int rc = proto_key_parse(cu_str(rep, "key"), key) < 0 || !*list
+                 ? cmd_fail("checkpoints: the controller's answer names no agents") + 1
+                 : list_agents(list, key, json);
+    json_decref(rep);
+    return rc;
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -303,9 +333,10 @@ int cmd_checkpoints(int argc, char **argv)
                                           {"json", no_argument, NULL, O_JSON},
                                           {"agents", required_argument, NULL, O_AGENTS},
                                           {"key-file", required_argument, NULL, O_KEY},
+                                          {"job", required_argument, NULL, O_JOB},
                                           {"help", no_argument, NULL, O_HELP},
                                           {NULL, 0, NULL, 0}};
-    const char *dir = getenv("DUCTILE_CKPT_DIR"), *agents = NULL;
+    const char *dir = getenv("DUCTILE_CKPT_DIR"), *agents = NULL, *job = NULL;
     const char *keyfile = getenv("DUCTILE_CKPT_KEY_FILE");
     char home_dir[PATH_MAX];
     int json = 0, dir_given = 0, o;
@@ -319,6 +350,8 @@ int cmd_checkpoints(int argc, char **argv)
             agents = optarg;
         else if (o == O_KEY)
             keyfile = optarg;
+        else if (o == O_JOB)
+            job = optarg;
         else if (o == O_HELP) {
             fputs(usage, stdout);
             return 0;
@@ -327,6 +360,11 @@ int cmd_checkpoints(int argc, char **argv)
             return 2;
         }
     }
+    if (job && (agents || dir_given || optind < argc))
+        return cmd_fail("checkpoints: --job lists what the job's agents hold: no --agents, "
+                        "--dir or application with it") + 1;
+    if (job)
+        return agents_of_job(job, json);
     if (agents && dir_given)
         return cmd_fail("checkpoints: --agents lists what the agents hold, --dir what a "
                         "directory holds: one or the other") + 1;
@@ -334,7 +372,7 @@ int cmd_checkpoints(int argc, char **argv)
         return cmd_fail("checkpoints: --agents lists every application the agents hold; "
                         "'%s' is one too many", argv[optind]) + 1;
     if (agents)
-        return list_agents(agents, keyfile, json);
+        return agents_from_file(agents, keyfile, json);
     if (argc - optind > 1)
         return cmd_fail("checkpoints: one application at a time ('%s' too many)", argv[optind + 1]) + 1;
     if (!dir) {

@@ -409,6 +409,27 @@ static bool may_modify(ctld_t *c, conn_t *conn, const job_t *j)
     return conn_uid(conn) == j->uid || is_operator(c, conn);
 }
 
+static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m);
+
+/* A live job's checkpoint agents and their key, for its owner or an operator
+ * (`ductile checkpoints --job`). */
+static void do_job_agents(ctld_t *c, conn_t *conn, const json_t *m)
+{
+    job_t *j = lookup_modifiable(c, conn, m);
+    if (!j)
+        return;
+    char err[200];
+    if (!j->ck_want || !j->ck_agents || !*j->ck_agents) {
+        snprintf(err, sizeof(err), "job %lld has no checkpoint agents (%s)", (long long)j->id,
+                 !j->ck_want          ? "it was submitted without --checkpoint-agents"
+                 : j->ck_agents       ? "none started: it checkpoints to its files"
+                                      : "not started yet");
+        fail(c, conn, err);
+        return;
+    }
+    reply(c, conn, json_pack("{s:b,s:s,s:s}", "ok", 1, "agents", j->ck_agents, "key", j->ck_key));
+}
+
 /* A live job the caller may change (its owner or an operator), or NULL once the
  * caller has been told why not. */
 static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m)
@@ -803,6 +824,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         energy_rpc_corridor(c, conn, msg, is_operator(c, conn));
     else if (!strcmp(type, "status"))
         do_status(c, conn);
+    else if (!strcmp(type, "job_agents"))
+        do_job_agents(c, conn, msg);
     else if (!strcmp(type, "shutdown"))
         do_shutdown(c, conn);
     else {

@@ -248,6 +248,13 @@ int proto_key_load(const char *path, uint8_t key[PROTO_KEY_LEN], char *err, size
     return 0;
 }
 
+int proto_key_parse(const char *hex, uint8_t key[PROTO_KEY_LEN])
+{
+    if (!hex || strlen(hex) != 2 * PROTO_KEY_LEN || from_hex(hex, key, PROTO_KEY_LEN) < 0)
+        return -EINVAL;
+    return 0;
+}
+
 int proto_key_create(const char *path, char *err, size_t errlen)
 {
     if (sodium_init() < 0)

@@ -76,6 +76,8 @@ void proto_decoder_free(proto_decoder_t *d);
 /* Cluster keys: 64 hex characters in a file that only its owner may read. */
 int proto_key_load(const char *path, uint8_t key[PROTO_KEY_LEN], char *err, size_t errlen);
 int proto_key_create(const char *path, char *err, size_t errlen);
+/* A key given as its 64 hex characters (a message's): 0, or -EINVAL. */
+int proto_key_parse(const char *hex, uint8_t key[PROTO_KEY_LEN]);
 
 /* --- checked access to message fields: every field of every message goes through
  * these, so a malformed message is an error reply, never a crash. --- */

@@ -43,6 +43,12 @@ for p in $(agents_of "$j"); do
   [ "$(stat -c %U "/proc/$p")" = nobody ] || fail "agent $p runs as $(stat -c %U "/proc/$p")"
 done
 
+# what they hold, for the job's owner (the controller gives the list and key)
+as_nobody "$BIN" checkpoints --job "$j" > "$T/ck" 2>&1 || fail "checkpoints --job: $(cat "$T/ck")"
+grep -qx "the checkpoint agents hold no checkpoints" "$T/ck" || fail "checkpoints --job: $(cat "$T/ck")"
+! d checkpoints --job 999 2> "$T/ck" || fail "checkpoints of no job"
+grep -q "job 999 does not exist" "$T/ck" || fail "no job: $(cat "$T/ck")"
+
 # the manager killed and started again: its agents live on, and it knows them
 registrations() { grep -c "registered with the controller" "$T/c/log/noded-n4.log" || true; }
 back() { [ "$(registrations)" -gt "$1" ]; }
@@ -69,6 +75,9 @@ expect_state "$j2" CD
 [ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent went with its manager"
 restart_noded n4
 wait_for 20 test "$(count_agents "$j2")" = 0 || fail "job $j2's agent not stopped: $(agents_of "$j2")"
+
+! d checkpoints --job "$j2" 2> "$T/ck" || fail "checkpoints of an ended job"
+grep -q "job $j2 has already ended" "$T/ck" || fail "ended job: $(cat "$T/ck")"
 
 # the first job ends: its agents stop, their key goes
 touch "$T/pub/stop.$j"
