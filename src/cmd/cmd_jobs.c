@@ -410,10 +410,13 @@ int cmd_show(int argc, char **argv)
     if (ck) {
         const char *ag = json_string_value(json_object_get(ck, "agents"));
         const char *on = json_string_value(json_object_get(ck, "nodes"));
+        const char *st = json_string_value(json_object_get(ck, "state"));
         if (ag && *ag)
             printf("%-14s %s (on %s)\n", "CkptAgents", ag, on ? on : "?");
+        else if (st && !strcmp(st, "none"))
+            printf("%-14s none: its checkpoints go to its files\n", "CkptAgents");
         else
-            printf("%-14s %s\n", "CkptAgents", on && *on ? "starting" : "none yet");
+            printf("%-14s %s\n", "CkptAgents", st && !strcmp(st, "starting") ? "starting" : "not yet");
     }
     json_t *ev = json_object_get(j, "events");
     size_t k;
@@ -705,8 +708,8 @@ int cmd_nodes(int argc, char **argv)
     static const char *hdr[] = {"NODE", "STATE", "CPUS", "MEMORY", "POWER", "REASON"};
     int n = (int)json_array_size(nodes);
     char ***rows = calloc((size_t)n + 1, sizeof(char **));
-    const char *states[] = {"idle", "alloc", "draining", "drained", "down", "unknown"};
-    int count[6] = {0};
+    const char *states[] = {"idle", "alloc", "draining", "drained", "down", "unknown", "checkpoint"};
+    int count[7] = {0};
     size_t k;
     json_t *x;
     json_array_foreach(nodes, k, x)
@@ -721,14 +724,17 @@ int cmd_nodes(int argc, char **argv)
                          ? fmt("%.0fW(%s)", cu_num(x, "power"), cu_str(x, "power_source"))
                          : fmt("-");
         rows[k][5] = esc(x, "reason");
-        for (int s = 0; s < 6; s++)
+        for (int s = 0; s < 7; s++)
             if (!strncmp(cu_str(x, "state"), states[s], strlen(states[s])))
                 count[s]++;
     }
     cu_table(hdr, rows, n, 6);
     free_rows(rows, n, 6);
-    printf("%d nodes: %d idle, %d allocated, %d draining, %d drained, %d down, %d unknown\n", n,
+    printf("%d nodes: %d idle, %d allocated, %d draining, %d drained, %d down, %d unknown", n,
            count[0], count[1], count[2], count[3], count[4], count[5]);
+    if (count[6]) /* holding checkpoint agents (CheckpointNodes), not counted above */
+        printf(", %d for checkpoints", count[6]);
+    printf("\n");
     json_decref(rep);
     return 0;
 }

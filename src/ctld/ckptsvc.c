@@ -22,8 +22,10 @@
 #include "proto.h"
 #include "rng.h"
 
-#define AGENT_START_TIMEOUT 10.0 /* seconds a launch waits for its agents */
-#define AGENTS_MAX 16            /* per job */
+#define AGENT_START_TIMEOUT 15.0 /* seconds a launch waits for its agents (the managers
+                                   * give up on an agent after 10) */
+#define AGENTS_MAX 16             /* per job */
+#define GEN_LEN 8                 /* the key's first digits: this asking's tag */
 
 int ckptsvc_nodes(const ctld_t *c)
 {
@@ -33,9 +35,46 @@ int ckptsvc_nodes(const ctld_t *c)
     return k;
 }
 
-/* The checkpoint nodes up now, and what Algorithm 6 looks at on each. */
-static int up_nodes(const ctld_t *c, int *idx, ckpt_node_t *cn)
+/* fn(node index) for each node the job's agents are (were) on, by its ck_where. */
+static void each_where(const job_t *j, void (*fn)(ctld_t *, int, void *), ctld_t *c, void *arg)
 {
+    if (!j->ck_where)
+        return;
+    char *w = strdup(j->ck_where), *save = NULL;
+    for (char *t = w ? strtok_r(w, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+        int i = config_node_index(&c->cfg, t);
+        if (i >= 0)
+            fn(c, i, arg);
+    }
+    free(w);
+}
+
+static void add_one(ctld_t *c, int i, void *arg)
+{
+    (void)c;
+    ((int *)arg)[i]++;
+}
+
+typedef struct counting {
+    ctld_t *c;
+    int *per;
+} counting_t;
+
+static void count_job(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    counting_t *x = arg;
+    each_where(val, add_one, x->c, x->per);
+}
+
+/* The checkpoint nodes up now, and what Algorithm 6 looks at on each. */
+static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn)
+{
+    int *per = calloc((size_t)c->nnodes, sizeof(int));
+    if (!per)
+        return 0;
+    counting_t x = {c, per};
+    idmap_foreach(c->jobs, count_job, &x);
     int k = 0;
     for (int i = 0; i < c->nnodes; i++) {
         const node_t *n = &c->nodes[i];
@@ -43,72 +82,97 @@ static int up_nodes(const ctld_t *c, int *idx, ckpt_node_t *cn)
             continue;
         double mem = (double)(n->memory_mb > 0 ? n->memory_mb : c->cfg.memory_per_node) * 1048576.0;
         /* no measurement of what agents hold yet: each agent counts as an equal share */
-        cn[k] = (ckpt_node_t){.total_mem = mem, .avail_mem = mem / (1 + n->agents),
-                              .agents = n->agents};
+        cn[k] = (ckpt_node_t){.total_mem = mem, .avail_mem = mem / (1 + per[i]), .agents = per[i]};
         idx[k++] = i;
     }
+    free(per);
     return k;
 }
 
-static void count_agents(ctld_t *c, const job_t *j, int delta)
+static json_t *stop_msg(const job_t *j, const char *gen, int slot)
 {
-    if (!j->ck_where)
-        return;
-    char *w = strdup(j->ck_where), *save = NULL;
-    for (char *t = w ? strtok_r(w, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-        int i = config_node_index(&c->cfg, t);
-        if (i >= 0 && c->nodes[i].agents + delta >= 0)
-            c->nodes[i].agents += delta;
-    }
-    free(w);
+    json_t *m = json_pack("{s:s,s:I}", "type", "agent_stop", "job", (json_int_t)j->id);
+    if (m && gen) /* only the agents of that asking (and slot): else all of the job's */
+        json_object_set_new(m, "gen", json_stringn(gen, GEN_LEN));
+    if (m && slot >= 0)
+        json_object_set_new(m, "slot", json_integer(slot));
+    return m;
 }
 
-void ckptsvc_restored(ctld_t *c, job_t *j) { count_agents(c, j, +1); }
+/* Every agent of the job, of every asking, on the nodes it has (had) them on; a node
+ * away stops them when it registers again (ckptsvc_reconcile). */
+static void stop_all(ctld_t *c, job_t *j)
+{
+    bool *told = calloc((size_t)c->nnodes, sizeof(bool));
+    char *w = j->ck_where ? strdup(j->ck_where) : NULL, *save = NULL;
+    for (char *t = w && told ? strtok_r(w, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+        int i = config_node_index(&c->cfg, t);
+        if (i >= 0 && !told[i])
+            nodes_send(c, i, stop_msg(j, NULL, -1));
+        if (i >= 0)
+            told[i] = true;
+    }
+    free(w);
+    free(told);
+}
+
+static void waiting_free(job_t *j)
+{
+    for (int a = 0; j->ck_addr && a < j->ck_n; a++)
+        free(j->ck_addr[a]);
+    free(j->ck_addr);
+    free(j->ck_node);
+    free(j->ck_done);
+    j->ck_addr = NULL;
+    j->ck_node = NULL;
+    j->ck_done = NULL;
+    j->ck_n = j->ck_waiting = 0;
+}
 
 /* Asks the managers for the job's agents; false when there is nothing to wait for. */
 static bool ask(ctld_t *c, job_t *j)
 {
-    int idx[c->nnodes > 0 ? c->nnodes : 1];
-    ckpt_node_t cn[c->nnodes > 0 ? c->nnodes : 1];
-    int nn = up_nodes(c, idx, cn);
-    if (nn == 0) {
-        fprintf(stderr, "ductiled: job %lld: no checkpoint node is up: it checkpoints to its "
-                "files\n", (long long)j->id);
-        return false;
-    }
+    int *idx = calloc((size_t)c->nnodes, sizeof(int));
+    ckpt_node_t *cn = calloc((size_t)c->nnodes, sizeof(ckpt_node_t));
+    int nn = idx && cn ? up_nodes(c, idx, cn) : 0;
     char err[256];
     ckpt_app_t app = {0};
     ckpt_count_req_t req = {.num_nodes = j->nalloc, .num_processes = j->nalloc,
                             .mode = CKPT_SHMR, .t_sync = -1};
-    int count = 0;
-    if (ckpt_agent_count(&app, &req, &count, err, sizeof(err)) < 0 || count < 1)
+    int count = 0, where[AGENTS_MAX];
+    ckpt_place_cfg_t pc = {.select = CKPT_SEL_MEMORY, .dist = CKPT_DIST_ROUNDROBIN,
+                           .candidate_count = nn};
+    const char *why = NULL;
+    if (nn == 0)
+        why = "no checkpoint node is up";
+    else if (ckpt_agent_count(&app, &req, &count, err, sizeof(err)) < 0 || count < 1)
         count = 1;
     if (count > AGENTS_MAX)
         count = AGENTS_MAX;
-    int where[AGENTS_MAX];
-    ckpt_place_cfg_t pc = {.select = CKPT_SEL_MEMORY, .dist = CKPT_DIST_ROUNDROBIN,
-                           .candidate_count = nn};
-    if (ckpt_place(cn, nn, count, &pc, where, err, sizeof(err)) < 0) {
-        fprintf(stderr, "ductiled: job %lld: no room for checkpoint agents (%s): it checkpoints "
-                "to its files\n", (long long)j->id, err);
+    if (!why && ckpt_place(cn, nn, count, &pc, where, err, sizeof(err)) < 0)
+        why = "no room for checkpoint agents";
+    else if (!why && rng_secret_hex(j->ck_key, sizeof(j->ck_key), 32) < 0)
+        why = "cannot make a key for its agents";
+    else if (!why && (!(j->ck_addr = calloc((size_t)count, sizeof(char *))) ||
+                      !(j->ck_node = calloc((size_t)count, sizeof(int))) ||
+                      !(j->ck_done = calloc((size_t)count, 1))))
+        why = "out of memory";
+    if (why) {
+        fprintf(stderr, "ductiled: job %lld: %s: it checkpoints to its files\n", (long long)j->id, why);
+        waiting_free(j);
+        free(idx);
+        free(cn);
         return false;
     }
-    if (rng_secret_hex(j->ck_key, sizeof(j->ck_key), 32) < 0) {
-        fprintf(stderr, "ductiled: job %lld: cannot make a key for its checkpoint agents\n",
-                (long long)j->id);
-        return false;
-    }
-    j->ck_addr = calloc((size_t)count, sizeof(char *));
+    stop_all(c, j); /* an earlier asking's agents (a run requeued while it waited) */
     size_t wl = (size_t)count * 72 + 1;
     char *wh = calloc(wl, 1);
-    if (!j->ck_addr || !wh) {
-        free(wh);
-        return false;
-    }
     j->ck_n = count;
     for (int a = 0; a < count; a++) {
         node_t *n = &c->nodes[idx[where[a]]];
-        snprintf(wh + strlen(wh), wl - strlen(wh), "%s%s", a ? "," : "", n->name);
+        j->ck_node[a] = n->index;
+        if (wh)
+            snprintf(wh + strlen(wh), wl - strlen(wh), "%s%s", a ? "," : "", n->name);
         /* the agent listens on the address its node reached us from */
         char addr[128];
         snprintf(addr, sizeof(addr), "%s", conn_peer(n->conn));
@@ -120,20 +184,28 @@ static bool ask(ctld_t *c, job_t *j)
                               (json_int_t)j->gid, "user", j->user, "key", j->ck_key, "addr", addr);
         if (nodes_send(c, n->index, m) == 0)
             j->ck_waiting++;
+        else
+            j->ck_done[a] = 1;
     }
     free(j->ck_where);
     j->ck_where = wh;
-    count_agents(c, j, +1);
     j->ck_asked = ctld_mono();
+    db_job_save(c, j); /* where they are asked for: a restart stops them if need be */
     fprintf(stderr, "ductiled: job %lld: %d checkpoint agent%s asked for on %s\n",
-            (long long)j->id, count, count > 1 ? "s" : "", wh);
+            (long long)j->id, count, count > 1 ? "s" : "", wh ? wh : "?");
+    free(idx);
+    free(cn);
+    if (j->ck_waiting == 0)
+        waiting_free(j);
     return j->ck_waiting > 0;
 }
 
 bool ckptsvc_before_launch(ctld_t *c, job_t *j)
 {
-    if (!j->ck_want || j->ck_agents || j->ck_n > 0)
+    if (!j->ck_want || j->ck_agents)
         return false; /* none wanted, or it has them (a requeued run keeps its agents) */
+    if (j->ck_addr)
+        return true;  /* still waiting (a run requeued meanwhile): they launch it */
     if (ask(c, j))
         return true;
     j->ck_agents = strdup(""); /* asked, none: the files */
@@ -141,21 +213,21 @@ bool ckptsvc_before_launch(ctld_t *c, job_t *j)
     return false;
 }
 
-/* Every answer is in, or the wait is over: the agents that answered are the job's. */
+/* Every answer is in, or the wait is over: the agents that answered are the job's;
+ * those that did not are told to stop. */
 static void settle(ctld_t *c, job_t *j)
 {
     size_t len = 1;
     for (int a = 0; a < j->ck_n; a++)
         len += j->ck_addr[a] ? strlen(j->ck_addr[a]) + 1 : 0;
     char *s = calloc(len, 1);
-    for (int a = 0; s && a < j->ck_n; a++)
+    for (int a = 0; s && a < j->ck_n; a++) {
         if (j->ck_addr[a])
             snprintf(s + strlen(s), len - strlen(s), "%s%s", *s ? "," : "", j->ck_addr[a]);
-    for (int a = 0; a < j->ck_n; a++)
-        free(j->ck_addr[a]);
-    free(j->ck_addr);
-    j->ck_addr = NULL;
-    j->ck_n = j->ck_waiting = 0;
+        else if (!j->ck_done[a])
+            nodes_send(c, j->ck_node[a], stop_msg(j, j->ck_key, a));
+    }
+    waiting_free(j);
     free(j->ck_agents);
     j->ck_agents = s ? s : strdup("");
     fprintf(stderr, "ductiled: job %lld: checkpoint agents %s\n", (long long)j->id,
@@ -169,27 +241,32 @@ void ckptsvc_on_message(ctld_t *c, node_t *n, const char *type, const json_t *ms
 {
     char err[128];
     int64_t id, slot;
-    const char *addr = NULL, *why = NULL;
+    const char *addr = NULL, *why = NULL, *gen = NULL;
     if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "slot", 0, AGENTS_MAX - 1, 0, &slot, err, sizeof(err)) < 0 ||
+        proto_str_opt(msg, "gen", GEN_LEN, NULL, &gen, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "addr", 127, NULL, &addr, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "why", 255, NULL, &why, err, sizeof(err)) < 0)
         return;
     job_t *j = idmap_get(c->jobs, id);
+    bool current = j && gen && !strncmp(gen, j->ck_key, GEN_LEN) && strlen(gen) == GEN_LEN;
     if (!strcmp(type, "agent_exited")) {
         fprintf(stderr, "ductiled: job %lld: its checkpoint agent on %s ended: %s\n",
                 (long long)id, n->name, why ? why : "?");
         return;
     }
-    if (!j || !j->ck_addr || slot >= j->ck_n || j->ck_waiting <= 0)
-        return; /* late: the job ended, or its launch stopped waiting */
-    if (!strcmp(type, "agent_ready") && addr && !j->ck_addr[slot])
+    /* an answer of this asking, from the node its slot went to, not answered yet */
+    if (!current || !j->ck_addr || slot >= j->ck_n || j->ck_node[slot] != n->index ||
+        j->ck_done[slot])
+        return;
+    if (!strcmp(type, "agent_ready") && addr && *addr)
         j->ck_addr[slot] = strdup(addr);
     else if (!strcmp(type, "agent_failed"))
         fprintf(stderr, "ductiled: job %lld: its checkpoint agent on %s did not start: %s\n",
                 (long long)id, n->name, why ? why : "?");
     else
         return;
+    j->ck_done[slot] = 1;
     if (--j->ck_waiting == 0)
         settle(c, j);
 }
@@ -204,7 +281,7 @@ static void check_one(int64_t id, void *val, void *arg)
     (void)id;
     job_t *j = val;
     late_t *x = arg;
-    if (j->ck_addr && j->ck_waiting > 0 && x->now - j->ck_asked > AGENT_START_TIMEOUT) {
+    if (j->ck_addr && x->now - j->ck_asked > AGENT_START_TIMEOUT) {
         fprintf(stderr, "ductiled: job %lld: %d of its checkpoint agents did not answer in "
                 "%.0f s: it starts without them\n", (long long)j->id, j->ck_waiting,
                 AGENT_START_TIMEOUT);
@@ -220,20 +297,11 @@ void ckptsvc_check(ctld_t *c)
 
 void ckptsvc_job_ended(ctld_t *c, job_t *j)
 {
-    if (!j->ck_where)
+    if (!j->ck_want)
         return;
-    count_agents(c, j, -1);
-    char *w = strdup(j->ck_where), *save = NULL;
-    bool told[c->nnodes > 0 ? c->nnodes : 1];
-    memset(told, 0, sizeof(told));
-    for (char *t = w ? strtok_r(w, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-        int i = config_node_index(&c->cfg, t);
-        if (i >= 0 && !told[i]) /* a node away: its manager stops them when it registers */
-            nodes_send(c, i, json_pack("{s:s,s:I}", "type", "agent_stop", "job", (json_int_t)j->id));
-        if (i >= 0)
-            told[i] = true;
-    }
-    free(w);
+    stop_all(c, j);
+    waiting_free(j);
+    memset(j->ck_key, 0, sizeof(j->ck_key)); /* not kept with the finished job */
 }
 
 void ckptsvc_start_fields(const job_t *j, json_t *m)
@@ -243,16 +311,34 @@ void ckptsvc_start_fields(const job_t *j, json_t *m)
                                                  j->ck_key));
 }
 
-void ckptsvc_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
+static bool listed(ctld_t *c, const job_t *j, const node_t *n)
+{
+    bool found = false;
+    (void)c;
+    if (j->ck_where) {
+        char *w = strdup(j->ck_where), *save = NULL;
+        for (char *t = w ? strtok_r(w, ",", &save) : NULL; t && !found; t = strtok_r(NULL, ",", &save))
+            found = !strcmp(t, n->name);
+        free(w);
+    }
+    return found;
+}
+
+void ckptsvc_reconcile(ctld_t *c, node_t *n, const json_t *agents)
 {
     size_t i;
     const json_t *v;
-    if (!json_is_array(jobs))
+    if (!json_is_array(agents))
         return;
-    json_array_foreach(jobs, i, v) {
-        json_int_t id = json_integer_value(v);
+    json_array_foreach(agents, i, v) {
+        json_int_t id = json_integer_value(json_object_get(v, "job"));
+        const char *gen = json_string_value(json_object_get(v, "gen"));
         job_t *j = id > 0 ? idmap_get(c->jobs, id) : NULL;
-        if (!j || !j->ck_where) /* ended while the node was away */
-            nodes_send(c, n->index, json_pack("{s:s,s:I}", "type", "agent_stop", "job", id));
+        /* ended while the node was away, asked for again, or not placed here */
+        if (id > 0 && (!j || !gen || strlen(gen) != GEN_LEN || strncmp(gen, j->ck_key, GEN_LEN) ||
+                       !listed(c, j, n))) {
+            job_t stub = {.id = id};
+            nodes_send(c, n->index, stop_msg(&stub, gen && strlen(gen) == GEN_LEN ? gen : NULL, -1));
+        }
     }
 }

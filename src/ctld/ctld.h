@@ -134,8 +134,12 @@ typedef struct job {
     bool ck_want;            /* submitted with --checkpoint-agents */
     char *ck_agents;         /* host:port,... of its agents once asked for; NULL: none */
     char *ck_where;          /* the checkpoint nodes they run on, "c1,c2" */
-    char ck_key[65];         /* their key, hex (the job's environment gets it in a file) */
-    char **ck_addr;          /* while its launch waits for them: each agent's answer */
+    char ck_key[65];         /* their key, hex (the job's environment gets it in a file);
+                              * its first 8 digits tag the messages of this asking */
+    /* while its launch waits for them (ckptsvc.c): per agent its node, its answer */
+    char **ck_addr;
+    int *ck_node;
+    unsigned char *ck_done;
     int ck_n, ck_waiting;    /* agents asked for, answers still due */
     double ck_asked;         /* monotonic time they were asked for */
 } job_t;
@@ -162,7 +166,6 @@ typedef struct node {
     double power_wall;       /* and on the wall clock */
     char power_src[8];       /* rapl or model */
     bool ckpt;               /* a checkpoint node (CheckpointNodes): agents, no jobs */
-    int agents;              /* agents the controller placed there, of live jobs */
     /* Runs of jobs the node still had that are not ours to run there (a run the
      * controller ended while the node was away, a leftover of an earlier incarnation):
      * job id -> run. The node takes no new work until it confirms each one is gone. */
@@ -283,7 +286,6 @@ bool ckptsvc_before_launch(ctld_t *c, job_t *j);
 void ckptsvc_start_fields(const job_t *j, json_t *start_msg);
 void ckptsvc_on_message(ctld_t *c, node_t *n, const char *type, const json_t *msg);
 void ckptsvc_job_ended(ctld_t *c, job_t *j);  /* for good: its agents flush and stop */
-void ckptsvc_restored(ctld_t *c, job_t *j);   /* a live job loaded from the database */
 void ckptsvc_check(ctld_t *c);                /* launches that waited long enough */
 /* A checkpoint node registered with the jobs its agents serve: stop those of jobs that
  * ended meanwhile. */

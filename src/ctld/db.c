@@ -494,6 +494,15 @@ int db_open(ctld_t *c, const char *path, unsigned flags, char *err, size_t errle
     }
     if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
         return FAIL("cannot open the database %s: %s", path, sqlite3_errmsg(c->db));
+    /* the controller's alone: it holds every job's script, environment and the keys of
+     * their checkpoint agents (SQLite gives its -wal and -shm files the same mode) */
+    if (chmod(path, 0600) < 0 && errno != ENOENT)
+        fprintf(stderr, "ductiled: cannot make the database %s private: %s\n", path, strerror(errno));
+    for (const char *sfx = "-wal"; sfx; sfx = strcmp(sfx, "-wal") ? NULL : "-shm") {
+        char side[4200];
+        snprintf(side, sizeof(side), "%s%s", path, sfx);
+        chmod(side, 0600);
+    }
     sqlite3_extended_result_codes(c->db, 1);
     sqlite3_busy_timeout(c->db, 5000);
     if (existed) {
@@ -670,8 +679,9 @@ static char *ckpt_json(const job_t *j)
 {
     if (!j->ck_want)
         return strdup("");
-    json_t *o = json_pack("{s:b,s:s,s:s,s:s}", "want", 1, "agents", j->ck_agents ? j->ck_agents : "",
-                          "nodes", j->ck_where ? j->ck_where : "", "key", j->ck_key);
+    json_t *o = json_pack("{s:b,s:b,s:s,s:s,s:s}", "want", 1, "settled", j->ck_agents != NULL,
+                          "agents", j->ck_agents ? j->ck_agents : "", "nodes",
+                          j->ck_where ? j->ck_where : "", "key", j->ck_key);
     char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return s;
@@ -910,7 +920,8 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
             bad = "checkpoint agents";
         else {
             j->ck_want = true;
-            j->ck_agents = *ag ? strdup(ag) : NULL;
+            /* settled with none ("", the files) is not "not asked yet" (NULL) */
+            j->ck_agents = *ag || json_is_true(json_object_get(ck, "settled")) ? strdup(ag) : NULL;
             j->ck_where = *wh ? strdup(wh) : NULL;
             snprintf(j->ck_key, sizeof(j->ck_key), "%s", key);
         }

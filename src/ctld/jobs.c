@@ -105,6 +105,8 @@ void job_free(job_t *j)
     for (int i = 0; j->ck_addr && i < j->ck_n; i++)
         free(j->ck_addr[i]);
     free(j->ck_addr);
+    free(j->ck_node);
+    free(j->ck_done);
     free(j);
 }
 
@@ -273,7 +275,8 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
     }
     /* checkpoint nodes run no jobs */
     int for_jobs = c->nnodes - ckptsvc_nodes(c);
-    int need = j->type == SCHED_RIGID || j->min_nodes <= 0 ? j->nodes : j->min_nodes;
+    /* the engine starts all but moldable jobs at their requested size */
+    int need = j->type == SCHED_MOLDABLE && j->min_nodes > 0 ? j->min_nodes : j->nodes;
     if (need > for_jobs) {
         int ck = c->nnodes - for_jobs;
         snprintf(err, errlen, "needs at least %d nodes but the cluster has %d for jobs (and %d "
@@ -312,9 +315,9 @@ static void finish(ctld_t *c, job_t *j)
     if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12) &&
         strncmp(j->reason, "ResizeFailed", 12) && strcmp(j->reason, "EndedWhileNodeDaemonDown"))
         snprintf(j->reason, sizeof(j->reason), "%s", jstate_name(j->state));
+    ckptsvc_job_ended(c, j); /* before the save: the agents' key is not kept */
     db_job_save(c, j);
     db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
-    ckptsvc_job_ended(c, j);
     sched_remove(c->sched, j->id);
     idmap_del(c->jobs, j->id);
     c->njobs_live--;
@@ -937,7 +940,6 @@ void jobs_restore(ctld_t *c, job_t *j)
     }
     idmap_put(c->jobs, j->id, j);
     c->njobs_live++;
-    ckptsvc_restored(c, j);
 }
 
 static void record_lost_resize(int64_t id, void *val, void *arg)
@@ -1004,8 +1006,10 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
         if (j->ck_want)
             json_object_set_new(o, "checkpoint_agents",
-                                json_pack("{s:s,s:s}", "agents", j->ck_agents ? j->ck_agents : "",
-                                          "nodes", j->ck_where ? j->ck_where : ""));
+                                json_pack("{s:s,s:s,s:s}", "agents", j->ck_agents ? j->ck_agents : "",
+                                          "nodes", j->ck_where ? j->ck_where : "", "state",
+                                          j->ck_addr ? "starting" : !j->ck_agents ? "not yet"
+                                          : *j->ck_agents ? "running" : "none"));
         json_object_set_new(o, "restarts", json_integer(j->restarts));
         json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : ""));
         json_object_set_new(o, "stdout", json_string(j->out_path ? j->out_path : ""));

@@ -3,27 +3,34 @@
  * job when the controller asks (agent_start), as the job's user, with the job's key,
  * and says where it listens (agent_ready) or why it did not start (agent_failed); it
  * stops a job's agents when the job has ended (agent_stop: they flush, then exit), and
- * says when one ends on its own (agent_exited).
+ * says when one ends on its own (agent_exited). Every message carries the asking's tag
+ * (the key's first digits), so that an answer or a stop of an earlier asking (a run
+ * requeued, a controller restarted) never touches a later one.
  *
- * Each agent has a directory in the spool, agent.<job>.<slot>: its key (mode 600, the
- * user's), the port it listens on (written by the agent once it listens), its pid and
- * its log. A restarted daemon finds its agents there: they outlive it, since the
+ * Each agent has a directory in the spool, agent.<job>.<slot>.<tag>, the daemon's (root's)
+ * alone to write: its key (mode 600, the user's, for the agent to read), its pid and its
+ * log (the daemon's; the agent writes it through the descriptor it inherits, and says
+ * there the port it listens on). Nothing the user can write is ever opened by the
+ * daemon. A restarted daemon finds its agents there: they outlive it, since the
  * checkpoints they hold in memory must outlive a daemon's upgrade.
  *
  * On the jobs' side, the start of a job with agents writes their key where its
  * processes read it (ckpt.<job>.<run>.key in the spool's parent, a path that does not
  * depend on the node) and names both in the job's environment (agents_job_env). */
+#define _GNU_SOURCE /* memrchr */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,14 +39,17 @@
 
 #define START_TIMEOUT_MS 10000
 #define POLL_MS 50
+#define GEN_LEN 8
+#define GROUPS_MAX 64
 
 typedef struct agent {
     struct agent *next;
     noded_t *d;
     int64_t job;
     int slot;
+    char gen[GEN_LEN + 1];
     pid_t pid;
-    bool stopping, exited;
+    bool stopping, exited, ready;
     int status;
     char addr[64];
     char dir[PATH_MAX];
@@ -49,17 +59,19 @@ typedef struct agent {
 
 static agent_t *agents;
 
-static void agent_dir(const noded_t *d, int64_t job, int slot, char *out, size_t len)
+static void agent_dir(const noded_t *d, int64_t job, int slot, const char *gen, char *out,
+                      size_t len)
 {
-    snprintf(out, len, "%s/agent.%lld.%d", d->spool, (long long)job, slot);
+    snprintf(out, len, "%s/agent.%lld.%d.%s", d->spool, (long long)job, slot, gen);
 }
 
+/* A file written whole (by root, in a directory only root writes), then owned by uid. */
 static int write_secret(const char *path, const char *text, uid_t uid, gid_t gid)
 {
     char tmp[PATH_MAX + 24]; /* one per writer: the nodes of a job may share the path */
     snprintf(tmp, sizeof(tmp), "%s.%d.new", path, (int)getpid());
     unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
     size_t n = strlen(text);
@@ -79,6 +91,11 @@ static bool is_key(const char *k)
     return k && strlen(k) == 64 && strspn(k, "0123456789abcdef") == 64;
 }
 
+static bool is_gen(const char *g)
+{
+    return g && strlen(g) == GEN_LEN && strspn(g, "0123456789abcdef") == GEN_LEN;
+}
+
 static void agent_binary(char *out, size_t len)
 {
     char self[PATH_MAX];
@@ -92,27 +109,29 @@ static void agent_binary(char *out, size_t len)
     snprintf(out, len, "ductile-agent");
 }
 
-/* The end of the agent's log (its last 4 KiB) into buf; "" without. */
-static void log_end(const agent_t *a, char *buf, size_t len)
+/* A regular file of the agent's directory, at most len - 1 bytes of its end. */
+static void read_end(const char *dir, const char *name, char *buf, size_t len)
 {
     char path[PATH_MAX + 8];
-    snprintf(path, sizeof(path), "%s/log", a->dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
     buf[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
     if (fd < 0)
         return;
-    off_t end = lseek(fd, 0, SEEK_END);
-    off_t from = end > (off_t)len - 1 ? end - (off_t)len + 1 : 0;
-    ssize_t n = pread(fd, buf, len - 1, from);
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        off_t from = st.st_size > (off_t)len - 1 ? st.st_size - (off_t)len + 1 : 0;
+        ssize_t n = pread(fd, buf, len - 1, from);
+        buf[n > 0 ? n : 0] = '\0';
+    }
     close(fd);
-    buf[n > 0 ? n : 0] = '\0';
 }
 
 /* The last line of the agent's log: why it ended. */
 static void last_line(const agent_t *a, char *out, size_t len)
 {
     char buf[4096];
-    log_end(a, buf, sizeof(buf));
+    read_end(a->dir, "log", buf, sizeof(buf));
     size_t n = strlen(buf);
     while (n > 0 && buf[n - 1] == '\n')
         buf[--n] = '\0';
@@ -120,9 +139,21 @@ static void last_line(const agent_t *a, char *out, size_t len)
     snprintf(out, len, "%s", l ? l + 1 : buf);
 }
 
+/* What an agent that ended said, into the daemon's log before its directory goes: what
+ * it held and flushed stays on record. */
+static void log_tail(const agent_t *a)
+{
+    char buf[4096], *save = NULL;
+    read_end(a->dir, "log", buf, sizeof(buf));
+    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        fprintf(stderr, "ductile-noded %s: checkpoint agent of job %lld: %s\n", a->d->name,
+                (long long)a->job, l);
+}
+
 static void say(noded_t *d, const agent_t *a, const char *type, const char *why)
 {
-    json_t *m = json_pack("{s:s,s:I,s:i}", "type", type, "job", (json_int_t)a->job, "slot", a->slot);
+    json_t *m = json_pack("{s:s,s:I,s:i,s:s}", "type", type, "job", (json_int_t)a->job, "slot",
+                          a->slot, "gen", a->gen);
     if (m && why)
         json_object_set_new(m, "why", json_string(why));
     if (m && !strcmp(type, "agent_ready"))
@@ -130,20 +161,9 @@ static void say(noded_t *d, const agent_t *a, const char *type, const char *why)
     noded_send(d, m);
 }
 
-/* What an agent that ended said, into the daemon's log before its directory goes: what
- * it held and flushed stays on record. */
-static void log_tail(const agent_t *a)
-{
-    char buf[4096], *save = NULL;
-    log_end(a, buf, sizeof(buf));
-    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-        fprintf(stderr, "ductile-noded %s: checkpoint agent of job %lld: %s\n", a->d->name,
-                (long long)a->job, l);
-}
-
 static void remove_dir(const char *dir)
 {
-    const char *files[] = {"key", "port", "pid", "log"};
+    const char *files[] = {"key", "pid", "log"};
     char p[PATH_MAX + 8];
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
@@ -175,113 +195,134 @@ static void describe_exit(int status, char *out, size_t len)
         snprintf(out, len, "ended");
 }
 
+static void why_ended(const agent_t *a, char *why, size_t len)
+{
+    char line[400];
+    describe_exit(a->status, why, len);
+    last_line(a, line, sizeof(line));
+    snprintf(why + strlen(why), len - strlen(why), "%s%s", *line ? ": " : "", line);
+}
+
+/* The port in the agent's "listening on HOST:PORT (fabric ...)" line, or 0. */
+static int port_said(const agent_t *a)
+{
+    char buf[4096];
+    read_end(a->dir, "log", buf, sizeof(buf));
+    const char *l = strstr(buf, "ductile-agent: listening on ");
+    const char *f = l ? strstr(l, " (fabric ") : NULL;
+    const char *colon = f ? memrchr(l, ':', (size_t)(f - l)) : NULL;
+    int port = colon ? atoi(colon + 1) : 0;
+    return port > 0 && port < 65536 ? port : 0;
+}
+
 static void on_poll(uv_timer_t *t)
 {
     agent_t *a = t->data;
     noded_t *d = a->d;
-    char path[PATH_MAX + 8], why[600], line[400];
-    if (a->exited) {
-        describe_exit(a->status, why, sizeof(why));
-        last_line(a, line, sizeof(line));
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s", *line ? ": " : "", line);
-        fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld did not start: %s\n",
-                d->name, (long long)a->job, why);
-        say(d, a, "agent_failed", why);
-        remove_dir(a->dir);
-        agent_drop(a);
-        return;
-    }
-    snprintf(path, sizeof(path), "%s/port", a->dir);
-    FILE *f = fopen(path, "re");
-    int port = 0;
-    if (f) {
-        if (fscanf(f, "%d", &port) != 1)
-            port = 0;
-        fclose(f);
-    }
-    if (port > 0 && port < 65536) {
+    char why[600];
+    int port = port_said(a);
+    if (port) {
         char host[64];
         snprintf(host, sizeof(host), "%s", a->addr);
         snprintf(a->addr, sizeof(a->addr), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
         fprintf(stderr, "ductile-noded %s: checkpoint agent of job %lld listening on %s\n",
                 d->name, (long long)a->job, a->addr);
+        a->ready = true;
         say(d, a, "agent_ready", NULL);
+        if (a->exited) /* it ended since: say so too */
+            agents_reap(d, a->pid);
+        return;
+    }
+    if (a->exited) {
+        why_ended(a, why, sizeof(why));
+        fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld did not start: %s\n",
+                d->name, (long long)a->job, why);
+        say(d, a, "agent_failed", why);
+        log_tail(a);
+        remove_dir(a->dir);
+        agent_drop(a);
         return;
     }
     if ((a->waited_ms += POLL_MS) >= START_TIMEOUT_MS) {
         kill(a->pid, SIGKILL);
         a->stopping = true;
         say(d, a, "agent_failed", "it did not listen within 10 s");
-        return;
+        return; /* agents_reap removes it */
     }
     uv_timer_start(&a->poll, on_poll, POLL_MS, 0);
 }
 
-static pid_t spawn(noded_t *d, const char *dir, const char *addr, uid_t uid, gid_t gid)
+/* The agent, as the job's user (its groups too), in a session of its own; its log is
+ * the descriptor it inherits, where it says its port (port_said). */
+static pid_t spawn(agent_t *a, const char *user, uid_t uid, gid_t gid)
 {
-    char bin[PATH_MAX], key[PATH_MAX + 8], port[PATH_MAX + 8], log[PATH_MAX + 8], listen[96];
+    char bin[PATH_MAX], key[PATH_MAX + 8], log[PATH_MAX + 8], listen[96];
     agent_binary(bin, sizeof(bin));
-    snprintf(key, sizeof(key), "%s/key", dir);
-    snprintf(port, sizeof(port), "%s/port", dir);
-    snprintf(log, sizeof(log), "%s/log", dir);
-    snprintf(listen, sizeof(listen), strchr(addr, ':') ? "[%s]:0" : "%s:0", addr);
-    int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    snprintf(key, sizeof(key), "%s/key", a->dir);
+    snprintf(log, sizeof(log), "%s/log", a->dir);
+    snprintf(listen, sizeof(listen), strchr(a->addr, ':') ? "[%s]:0" : "%s:0", a->addr);
+    gid_t groups[GROUPS_MAX];
+    int ngroups = GROUPS_MAX;
+    if (geteuid() == 0 && (!user || getgrouplist(user, gid, groups, &ngroups) < 0)) {
+        groups[0] = gid; /* unknown here, or too many: its primary group */
+        ngroups = 1;
+    }
+    int logfd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (logfd < 0)
         return -1;
-    if (geteuid() == 0 && fchown(logfd, uid, gid) < 0) {
-        close(logfd);
-        return -1;
-    }
     pid_t pid = fork();
     if (pid == 0) {
         setsid();
         int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0)
-            dup2(nul, 0);
-        dup2(logfd, 1);
-        dup2(logfd, 2);
+        if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
+            _exit(126);
+        syscall(SYS_close_range, 3U, ~0U, 0U); /* nothing of the daemon's */
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
-        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
+        if (geteuid() == 0 && (setgroups((size_t)ngroups, groups) < 0 || setgid(gid) < 0 ||
+                               setuid(uid) < 0))
             _exit(126);
-        char *argv[] = {bin, "--key-file", key, "--listen", listen, "--port-file", port, NULL};
+        if (chdir("/") < 0)
+            _exit(126);
+        char *argv[] = {bin, "--key-file", key, "--listen", listen, NULL};
         execvp(bin, argv);
         dprintf(2, "cannot run %s: %s\n", bin, strerror(errno));
         _exit(127);
     }
     close(logfd);
-    (void)d;
     return pid;
 }
 
-static agent_t *find(int64_t job, int slot)
+static agent_t *find(int64_t job, int slot, const char *gen)
 {
     for (agent_t *a = agents; a; a = a->next)
-        if (a->job == job && a->slot == slot && !a->stopping)
+        if (a->job == job && a->slot == slot && !strcmp(a->gen, gen) && !a->stopping)
             return a;
     return NULL;
 }
 
 void agents_on_start(noded_t *d, const json_t *msg)
 {
-    char err[128];
+    char err[128], gen[GEN_LEN + 1];
     int64_t job, slot, uid, gid;
-    const char *key, *addr;
+    const char *key, *addr, *user = NULL;
     if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
         proto_int(msg, "slot", 0, 1023, &slot, err, sizeof(err)) < 0 ||
         proto_int(msg, "uid", 0, INT32_MAX, &uid, err, sizeof(err)) < 0 ||
         proto_int(msg, "gid", 0, INT32_MAX, &gid, err, sizeof(err)) < 0 ||
         proto_str(msg, "key", 64, &key, err, sizeof(err)) < 0 ||
+        proto_str_opt(msg, "user", 255, NULL, &user, err, sizeof(err)) < 0 ||
         proto_str(msg, "addr", 63, &addr, err, sizeof(err)) < 0 || !is_key(key) ||
         strspn(addr, "0123456789abcdefABCDEF.:") != strlen(addr)) {
         fprintf(stderr, "ductile-noded %s: a malformed agent_start: ignored\n", d->name);
         return;
     }
-    agent_t *a = find(job, (int)slot);
-    if (a) { /* asked again (the controller restarted): the same agent */
-        if (a->addr[0] && strchr(a->addr, ':') && uv_is_active((uv_handle_t *)&a->poll) == 0)
+    snprintf(gen, sizeof(gen), "%.*s", GEN_LEN, key);
+    agent_t *a = find(job, (int)slot, gen);
+    if (a) { /* asked again (a repeat after a reconnection): the same agent */
+        if (a->ready)
             say(d, a, "agent_ready", NULL);
         return;
     }
@@ -290,27 +331,28 @@ void agents_on_start(noded_t *d, const json_t *msg)
     a->d = d;
     a->job = job;
     a->slot = (int)slot;
+    snprintf(a->gen, sizeof(a->gen), "%s", gen);
     snprintf(a->addr, sizeof(a->addr), "%s", addr);
-    agent_dir(d, job, (int)slot, a->dir, sizeof(a->dir));
+    agent_dir(d, job, (int)slot, gen, a->dir, sizeof(a->dir));
     uid_t u = geteuid() == 0 ? (uid_t)uid : geteuid();
     gid_t g = geteuid() == 0 ? (gid_t)gid : getegid();
-    remove_dir(a->dir); /* a leftover of an agent of the same slot that ended */
     char kp[PATH_MAX + 8];
     snprintf(kp, sizeof(kp), "%s/key", a->dir);
     const char *why = NULL;
-    if (mkdir(a->dir, 0700) < 0 || (geteuid() == 0 && chown(a->dir, u, g) < 0))
-        why = "cannot make its directory";
-    else if (write_secret(kp, key, u, g) < 0)
-        why = "cannot write its key";
-    else if ((a->pid = spawn(d, a->dir, addr, u, g)) <= 0)
-        why = "cannot start it";
     uv_timer_init(d->loop, &a->poll);
     a->poll.data = a;
+    if (mkdir(a->dir, 0711) < 0) /* root's: the agent reads its key, writes nothing here */
+        why = errno == EEXIST ? "its directory is there already" : "cannot make its directory";
+    else if (write_secret(kp, key, u, g) < 0)
+        why = "cannot write its key";
+    else if ((a->pid = spawn(a, user, u, g)) <= 0)
+        why = "cannot start it";
     if (why) {
-        fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld: %s: %s\n", d->name,
-                (long long)job, why, strerror(errno));
+        fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld: %s\n", d->name,
+                (long long)job, why);
         say(d, a, "agent_failed", why);
-        remove_dir(a->dir);
+        if (strcmp(why, "its directory is there already"))
+            remove_dir(a->dir);
         uv_close((uv_handle_t *)&a->poll, free_cb);
         return;
     }
@@ -323,11 +365,12 @@ void agents_on_start(noded_t *d, const json_t *msg)
     uv_timer_start(&a->poll, on_poll, POLL_MS, 0);
 }
 
-/* A pid from a pid file that is still one of our agents (not a reused pid). */
-static bool agent_alive(pid_t pid)
+/* pid is the agent of dir (its command line names dir's key), not a reused pid. */
+static bool agent_alive(pid_t pid, const char *dir)
 {
-    char p[64], cmd[256];
+    char p[64], cmd[8192], key[PATH_MAX + 8];
     snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
+    snprintf(key, sizeof(key), "%s/key", dir);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -336,27 +379,37 @@ static bool agent_alive(pid_t pid)
     if (n <= 0)
         return false;
     cmd[n] = '\0';
-    const char *base = strrchr(cmd, '/');
-    return strcmp(base ? base + 1 : cmd, "ductile-agent") == 0;
+    for (const char *arg = cmd; arg < cmd + n; arg += strlen(arg) + 1)
+        if (!strcmp(arg, "--key-file") && arg + strlen(arg) + 1 < cmd + n)
+            return !strcmp(arg + strlen(arg) + 1, key);
+    return false;
 }
 
 static pid_t read_pid(const char *dir)
 {
-    char p[PATH_MAX + 8];
-    snprintf(p, sizeof(p), "%s/pid", dir);
-    FILE *f = fopen(p, "re");
-    int pid = 0;
-    if (f) {
-        if (fscanf(f, "%d", &pid) != 1)
-            pid = 0;
-        fclose(f);
-    }
+    char buf[32];
+    read_end(dir, "pid", buf, sizeof(buf));
+    int pid = atoi(buf);
     return pid > 0 ? (pid_t)pid : 0;
 }
 
-/* Calls fn for every agent directory of the spool (job 0: all jobs). */
-static void each_dir(noded_t *d, int64_t job, void (*fn)(noded_t *, int64_t, const char *, void *),
-                     void *arg)
+static agent_t *ours(pid_t pid)
+{
+    for (agent_t *a = agents; a; a = a->next)
+        if (a->pid == pid)
+            return a;
+    return NULL;
+}
+
+typedef struct filter {
+    int64_t job; /* 0: every job */
+    const char *gen; /* NULL: every asking */
+    int slot;    /* -1: every slot */
+} filter_t;
+
+/* Calls fn for every agent directory of the spool that the filter takes. */
+static void each_dir(noded_t *d, const filter_t *f,
+                     void (*fn)(noded_t *, int64_t, const char *, const char *, void *), void *arg)
 {
     DIR *dp = opendir(d->spool);
     if (!dp)
@@ -365,28 +418,33 @@ static void each_dir(noded_t *d, int64_t job, void (*fn)(noded_t *, int64_t, con
     while ((e = readdir(dp))) {
         long long j;
         int slot, used = 0;
-        if (sscanf(e->d_name, "agent.%lld.%d%n", &j, &slot, &used) != 2 ||
-            e->d_name[used] != '\0' || (job && j != job))
+        char gen[GEN_LEN + 1];
+        if (sscanf(e->d_name, "agent.%lld.%d.%8[0-9a-f]%n", &j, &slot, gen, &used) != 3 ||
+            e->d_name[used] != '\0' || !is_gen(gen) || (f->job && j != f->job) ||
+            (f->gen && strcmp(gen, f->gen)) || (f->slot >= 0 && slot != f->slot))
             continue;
         char dir[PATH_MAX];
-        agent_dir(d, j, slot, dir, sizeof(dir));
-        fn(d, j, dir, arg);
+        agent_dir(d, j, slot, gen, dir, sizeof(dir));
+        fn(d, j, gen, dir, arg);
     }
     closedir(dp);
 }
 
-static void stop_dir(noded_t *d, int64_t job, const char *dir, void *arg)
+static void stop_dir(noded_t *d, int64_t job, const char *gen, const char *dir, void *arg)
 {
     (void)arg;
+    (void)gen;
     pid_t pid = read_pid(dir);
-    for (agent_t *a = agents; a; a = a->next)
-        if (a->pid == pid && a->job == job)
-            a->stopping = true;
-    if (pid > 0 && agent_alive(pid)) {
+    agent_t *a = pid > 0 ? ours(pid) : NULL;
+    if (a && a->exited)
+        return; /* ended, not reaped yet: agents_reap removes it */
+    if (a)
+        a->stopping = true;
+    if (pid > 0 && agent_alive(pid, dir)) {
         fprintf(stderr, "ductile-noded %s: stopping the checkpoint agent of job %lld (it "
                 "flushes what it holds first)\n", d->name, (long long)job);
         kill(pid, SIGTERM);
-    } else {
+    } else if (!a) {
         remove_dir(dir);
     }
 }
@@ -394,49 +452,53 @@ static void stop_dir(noded_t *d, int64_t job, const char *dir, void *arg)
 void agents_on_stop(noded_t *d, const json_t *msg)
 {
     char err[128];
-    int64_t job;
-    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0)
+    int64_t job, slot;
+    const char *gen = NULL;
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_str_opt(msg, "gen", GEN_LEN, NULL, &gen, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "slot", -1, 1023, -1, &slot, err, sizeof(err)) < 0 ||
+        (gen && !is_gen(gen)))
         return;
-    each_dir(d, job, stop_dir, NULL);
+    filter_t f = {job, gen, (int)slot};
+    each_dir(d, &f, stop_dir, NULL);
 }
 
-static void report_dir(noded_t *d, int64_t job, const char *dir, void *arg)
+static void report_dir(noded_t *d, int64_t job, const char *gen, const char *dir, void *arg)
 {
     (void)d;
     pid_t pid = read_pid(dir);
-    if (pid > 0 && agent_alive(pid))
-        json_array_append_new(arg, json_integer(job));
-    else if (pid > 0)
+    if (pid > 0 && agent_alive(pid, dir))
+        json_array_append_new(arg, json_pack("{s:I,s:s}", "job", (json_int_t)job, "gen", gen));
+    else if (!(pid > 0 && ours(pid))) /* ours: reaped and removed by agents_reap */
         remove_dir(dir);
 }
 
 json_t *agents_report(noded_t *d)
 {
     json_t *arr = json_array();
+    filter_t all = {0, NULL, -1};
     if (arr)
-        each_dir(d, 0, report_dir, arr);
+        each_dir(d, &all, report_dir, arr);
     return arr;
 }
 
 bool agents_reap(noded_t *d, pid_t pid)
 {
-    agent_t *a = agents;
-    while (a && a->pid != pid)
-        a = a->next;
+    agent_t *a = ours(pid);
     if (!a)
         return false;
     int st = 0;
-    if (waitpid(pid, &st, WNOHANG) <= 0)
-        return true;
-    a->exited = true;
-    a->status = st;
-    if (uv_is_active((uv_handle_t *)&a->poll))
-        return true; /* on_poll reports that it did not start */
+    if (!a->exited) {
+        if (waitpid(pid, &st, WNOHANG) <= 0)
+            return true;
+        a->exited = true;
+        a->status = st;
+    }
+    if (!a->ready && !a->stopping)
+        return true; /* on_poll says it did not start (or reads a port said just before) */
     if (!a->stopping) {
-        char why[600], line[400];
-        describe_exit(st, why, sizeof(why));
-        last_line(a, line, sizeof(line));
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s", *line ? ": " : "", line);
+        char why[600];
+        why_ended(a, why, sizeof(why));
         fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld ended: %s\n",
                 d->name, (long long)a->job, why);
         say(d, a, "agent_exited", why);
@@ -493,4 +555,18 @@ void agents_job_gone(noded_t *d, int64_t job, int run)
     char path[PATH_MAX];
     key_path(d, job, run, path, sizeof(path));
     unlink(path);
+}
+
+bool agents_inherited(const noded_t *d, const json_t *env)
+{
+    char ours[PATH_MAX];
+    snprintf(ours, sizeof(ours), "DUCTILE_CKPT_KEY_FILE=%s/spool/ckpt.", d->cfg.state_dir);
+    size_t i;
+    const json_t *v;
+    json_array_foreach(env, i, v) {
+        const char *s = json_string_value(v);
+        if (s && !strncmp(s, ours, strlen(ours)))
+            return true;
+    }
+    return false;
 }

@@ -220,9 +220,12 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
     size_t n = json_is_array(env) ? json_array_size(env) : 0;
     char **base = calloc(n + 1, sizeof(char *));
     size_t k = 0;
+    bool other_agents = agents_inherited(d, env);
     for (size_t i = 0; i < n; i++) {
         const char *s = json_string_value(json_array_get(env, i));
-        if (s && strchr(s, '='))
+        if (s && strchr(s, '=') &&
+            !(other_agents && (!strncmp(s, "DUCTILE_CKPT_AGENTS=", 20) ||
+                               !strncmp(s, "DUCTILE_CKPT_KEY_FILE=", 22))))
             base[k++] = (char *)s;
     }
     char extra[12 + HOSTS_ENV_MAX][HOSTS_KV_LEN];

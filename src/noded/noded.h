@@ -135,6 +135,9 @@ bool agents_reap(noded_t *d, pid_t pid);  /* true: pid was an agent, now reaped 
 /* A job's start: its agents' key where its processes read it (every node of the job) */
 void agents_job_start(noded_t *d, const json_t *msg, int64_t job, int run, uid_t uid, gid_t gid);
 void agents_job_gone(noded_t *d, int64_t job, int run);
+/* The submission's environment names another job's agents (submitted from inside that
+ * job): its DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE are not passed on. */
+bool agents_inherited(const noded_t *d, const json_t *env);
 
 /* hosts.c: the job's host files on the batch node (DUCTILE_HOSTFILE, and Open MPI's
  * default host file) and the variables that point a plain `mpirun` at them */

@@ -134,6 +134,18 @@ script() { # NAME BODY...: writes an executable script in $T
 }
 alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 
+# agent_pids NODE JOB: the checkpoint agents the service started for JOB on NODE (pids
+# are global: on the emulated hosts, those in NODE's mount namespace; on the plain
+# cluster, those under this test's directory)
+agent_pids() {
+  local p
+  for p in $(pgrep -f "ductile-agent --key-file $(spool_of "$1")/agent\.$2\." || true); do
+    if [ "$HOSTS" = 1 ]; then
+      [ "$(readlink "/proc/$p/ns/mnt")" = "$(readlink "/proc/$(host_pid "$1")/ns/mnt")" ] || continue
+    fi
+    echo "$p"
+  done
+}
 # restart_noded NODE: start a node daemon by hand (after a kill), as its host's init would
 # (pids are global: the emulated hosts share the kernel's process table, so the tests
 # read and signal them from outside; $T/c/*.pid are what each host's init would know)

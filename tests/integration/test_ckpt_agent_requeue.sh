@@ -22,8 +22,8 @@ case "$ag" in *,*" n5,n5)") ;; *) fail "the job's agents: $(d show "$j")" ;; esa
 # second run read the agents' memory (the files were still being flushed, or equal)
 ! grep -q "using the checkpoint files" "$err" || fail "the job fell back to files: $(cat "$err")"
 # the agents flushed version 40 and were stopped once the job ended, with their key
-stopped() { ! on n5 pgrep -f "ductile-agent --key-file .*/agent\.$j\." > /dev/null; }
-wait_for 20 stopped || fail "agents still running: $(on n5 pgrep -af ductile-agent)"
+stopped() { [ -z "$(agent_pids n5 "$j")" ]; }
+wait_for 20 stopped || fail "agents still running: $(agent_pids n5 "$j")"
 [ "$(cat "$T/ckpt/app/latest")" = 40 ] || fail "version 40 not flushed: $(ls "$T/ckpt/app")"
 # both held the job's checkpoints in memory until they were stopped (their last words,
 # kept in n5's log)

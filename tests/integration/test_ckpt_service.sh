@@ -16,17 +16,7 @@ printf '%s\n' '#!/bin/sh' 'echo "agents=$DUCTILE_CKPT_AGENTS"' \
   'while [ ! -e "stop.$DUCTILE_JOB_ID" ]; do sleep 0.1; done' > "$T/pub/wait.sh"
 chmod 755 "$T/pub/wait.sh"
 sub_nobody() { (cd "$T/pub" && as_nobody "$BIN" submit --checkpoint-agents "$@" wait.sh | awk '{print $3}'); }
-# the agents of job $1 on n4 (pids are global: on the emulated hosts, those in n4's
-# mount namespace; on the plain cluster, those under this test's directory)
-agents_of() {
-  local p
-  for p in $(pgrep -f "ductile-agent --key-file $(spool_of n4)/agent\.$1\." || true); do
-    if [ "$HOSTS" = 1 ]; then
-      [ "$(readlink "/proc/$p/ns/mnt")" = "$(readlink "/proc/$(host_pid n4)/ns/mnt")" ] || continue
-    fi
-    echo "$p"
-  done
-}
+agents_of() { agent_pids n4 "$1"; }
 count_agents() { agents_of "$1" | grep -c . || true; }
 
 j=$(sub_nobody -N 2)
@@ -72,12 +62,24 @@ wait_for 10 test "$(count_agents "$j2")" = 1 || fail "job $j2's agent: $(pgrep -
 kill -9 "$(cat "$T/c/noded-n4.pid")"
 touch "$T/pub/stop.$j2"
 expect_state "$j2" CD
-[ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent went with its manager"
+[ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent went with its manager: $(pgrep -af ductile-agent)"
 restart_noded n4
 wait_for 20 test "$(count_agents "$j2")" = 0 || fail "job $j2's agent not stopped: $(agents_of "$j2")"
 
 ! d checkpoints --job "$j2" 2> "$T/ck" || fail "checkpoints of an ended job"
 grep -q "job $j2 has already ended" "$T/ck" || fail "ended job: $(cat "$T/ck")"
+
+# a job submitted from inside an agents' job does not inherit its agents; agents a user
+# names himself (started by hand) are passed on
+envs=$(script envs.sh 'env | grep "^DUCTILE_CKPT_" | sort')
+kf="$(dirname "$(spool_of n1)")/ckpt.$j.1.key"
+j3=$(DUCTILE_CKPT_AGENTS=10.1.1.1:7 DUCTILE_CKPT_KEY_FILE=$kf submit "$envs")
+j4=$(DUCTILE_CKPT_AGENTS=10.1.1.1:7 DUCTILE_CKPT_KEY_FILE=$T/mine.key submit "$envs")
+expect_state "$j3" CD
+expect_state "$j4" CD
+[ ! -s "ductile-$j3.out" ] || fail "inherited: $(cat "ductile-$j3.out")"
+[ "$(cat "ductile-$j4.out")" = "DUCTILE_CKPT_AGENTS=10.1.1.1:7
+DUCTILE_CKPT_KEY_FILE=$T/mine.key" ] || fail "the user's own: $(cat "ductile-$j4.out")"
 
 # the first job ends: its agents stop, their key goes
 touch "$T/pub/stop.$j"
