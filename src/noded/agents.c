@@ -277,6 +277,11 @@ static pid_t spawn(agent_t *a, const char *user, uid_t uid, gid_t gid)
         if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
             _exit(126);
         syscall(SYS_close_range, 3U, ~0U, 0U); /* nothing of the daemon's */
+        char pp[PATH_MAX + 8], me[32]; /* written here: a daemon killed now leaves it too */
+        snprintf(pp, sizeof(pp), "%s/pid", a->dir);
+        snprintf(me, sizeof(me), "%d", (int)getpid());
+        if (write_secret(pp, me, 0, 0) < 0)
+            _exit(126);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -356,10 +361,6 @@ void agents_on_start(noded_t *d, const json_t *msg)
         uv_close((uv_handle_t *)&a->poll, free_cb);
         return;
     }
-    char pp[PATH_MAX + 8], pid[32];
-    snprintf(pp, sizeof(pp), "%s/pid", a->dir);
-    snprintf(pid, sizeof(pid), "%d", (int)a->pid);
-    write_secret(pp, pid, 0, 0);
     a->next = agents;
     agents = a;
     uv_timer_start(&a->poll, on_poll, POLL_MS, 0);
@@ -385,12 +386,26 @@ static bool agent_alive(pid_t pid, const char *dir)
     return false;
 }
 
-static pid_t read_pid(const char *dir)
+/* The running agent of dir: its pid file's, else (a daemon killed before it wrote it)
+ * the process whose command line names dir; 0 if none runs. */
+static pid_t agent_pid(const char *dir)
 {
     char buf[32];
     read_end(dir, "pid", buf, sizeof(buf));
     int pid = atoi(buf);
-    return pid > 0 ? (pid_t)pid : 0;
+    if (pid > 0 && agent_alive(pid, dir))
+        return (pid_t)pid;
+    DIR *dp = opendir("/proc");
+    struct dirent *e;
+    pid = 0;
+    while (dp && !pid && (e = readdir(dp))) {
+        int p = atoi(e->d_name);
+        if (p > 0 && agent_alive(p, dir))
+            pid = p;
+    }
+    if (dp)
+        closedir(dp);
+    return (pid_t)pid;
 }
 
 static agent_t *ours(pid_t pid)
@@ -433,14 +448,16 @@ static void each_dir(noded_t *d, const filter_t *f,
 static void stop_dir(noded_t *d, int64_t job, const char *gen, const char *dir, void *arg)
 {
     (void)arg;
-    (void)gen;
-    pid_t pid = read_pid(dir);
-    agent_t *a = pid > 0 ? ours(pid) : NULL;
+    agent_t *a = NULL;
+    for (agent_t *x = agents; x; x = x->next)
+        if (x->job == job && !strcmp(x->gen, gen) && !strcmp(x->dir, dir))
+            a = x;
     if (a && a->exited)
         return; /* ended, not reaped yet: agents_reap removes it */
     if (a)
         a->stopping = true;
-    if (pid > 0 && agent_alive(pid, dir)) {
+    pid_t pid = a ? a->pid : agent_pid(dir);
+    if (pid > 0 && (a || agent_alive(pid, dir))) {
         fprintf(stderr, "ductile-noded %s: stopping the checkpoint agent of job %lld (it "
                 "flushes what it holds first)\n", d->name, (long long)job);
         kill(pid, SIGTERM);
@@ -466,10 +483,12 @@ void agents_on_stop(noded_t *d, const json_t *msg)
 static void report_dir(noded_t *d, int64_t job, const char *gen, const char *dir, void *arg)
 {
     (void)d;
-    pid_t pid = read_pid(dir);
-    if (pid > 0 && agent_alive(pid, dir))
+    bool mine = false;
+    for (agent_t *x = agents; x; x = x->next)
+        mine = mine || !strcmp(x->dir, dir);
+    if (mine || agent_pid(dir) > 0) /* ours are reaped and removed by agents_reap */
         json_array_append_new(arg, json_pack("{s:I,s:s}", "job", (json_int_t)job, "gen", gen));
-    else if (!(pid > 0 && ours(pid))) /* ours: reaped and removed by agents_reap */
+    else
         remove_dir(dir);
 }
 
