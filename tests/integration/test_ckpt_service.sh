@@ -18,6 +18,7 @@ chmod 755 "$T/pub/wait.sh"
 sub_nobody() { (cd "$T/pub" && as_nobody "$BIN" submit --checkpoint-agents "$@" wait.sh | awk '{print $3}'); }
 agents_of() { agent_pids n4 "$1"; }
 count_agents() { agents_of "$1" | grep -c . || true; }
+none_left() { [ "$(count_agents "$1")" = 0 ]; } # (for wait_for: evaluated at each try)
 
 j=$(sub_nobody -N 2)
 expect_state "$j" R
@@ -57,14 +58,14 @@ wait_for 20 n4_up || fail "n4 not back after the controller's restart: $(d nodes
 
 # a second job; its agents' manager is away when it ends: they stop when it is back
 j2=$(sub_nobody -N 1)
-expect_state "$j2" R
-wait_for 10 test "$(count_agents "$j2")" = 1 || fail "job $j2's agent: $(pgrep -af ductile-agent)"
+wait_for 30 grep -q "^key" "$T/pub/ductile-$j2.out" || fail "job $j2 did not start: $(d show "$j2")"
+[ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent: $(pgrep -af ductile-agent)"
 kill -9 "$(cat "$T/c/noded-n4.pid")"
 touch "$T/pub/stop.$j2"
 expect_state "$j2" CD
 [ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent went with its manager: $(pgrep -af ductile-agent)"
 restart_noded n4
-wait_for 20 test "$(count_agents "$j2")" = 0 || fail "job $j2's agent not stopped: $(agents_of "$j2")"
+wait_for 30 none_left "$j2" || fail "job $j2's agent not stopped: $(agents_of "$j2")"
 
 ! d checkpoints --job "$j2" 2> "$T/ck" || fail "checkpoints of an ended job"
 grep -q "job $j2 has already ended" "$T/ck" || fail "ended job: $(cat "$T/ck")"
@@ -84,7 +85,7 @@ DUCTILE_CKPT_KEY_FILE=$T/mine.key" ] || fail "the user's own: $(cat "ductile-$j4
 # the first job ends: its agents stop, their key goes
 touch "$T/pub/stop.$j"
 expect_state "$j" CD
-wait_for 20 test "$(count_agents "$j")" = 0 || fail "job $j's agents not stopped"
+wait_for 30 none_left "$j" || fail "job $j's agents not stopped"
 on n1 sh -c "! ls $(spool_of n1)/../ckpt.$j.* 2> /dev/null" || fail "key file left on n1"
 grep -q "stopping the checkpoint agent of job $j " "$T/c/log/noded-n4.log" ||
   fail "n4's log: $(cat "$T/c/log/noded-n4.log")"
