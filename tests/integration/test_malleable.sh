@@ -35,7 +35,10 @@ grep -q "starting them again\|given out again" "ductile-$jl.out" ||
 [ "$(awk '/^checksum/ {print $2}' "ductile-$jl.out")" = "$ref" ] ||
   fail "checksum after losing the workers: $(cat "ductile-$jl.out")"
 
-# malleable: grown to 4 at once, shrunk when a 2-node job arrives
+# malleable: grown to 4 at once, shrunk when a 2-node job arrives (once the four nodes
+# are free: n1's restarted daemon may still be confirming the last job's clean-up, and
+# the job, started on another node, could end before n1 is offered; seen under ASan)
+wait_for 20 sh -c "\"$BIN\" nodes | grep -q '4 idle'" || fail "nodes not free: $(d nodes)"
 s=$(script farm.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
 $farm --items 300 --ms 20")
 j=$(submit "$s")
