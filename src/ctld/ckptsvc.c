@@ -89,9 +89,9 @@ static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn)
     return k;
 }
 
-static json_t *stop_msg(const job_t *j, const char *gen, int slot)
+static json_t *stop_msg(int64_t job, const char *gen, int slot)
 {
-    json_t *m = json_pack("{s:s,s:I}", "type", "agent_stop", "job", (json_int_t)j->id);
+    json_t *m = json_pack("{s:s,s:I}", "type", "agent_stop", "job", (json_int_t)job);
     if (m && gen) /* only the agents of that asking (and slot): else all of the job's */
         json_object_set_new(m, "gen", json_stringn(gen, GEN_LEN));
     if (m && slot >= 0)
@@ -101,19 +101,22 @@ static json_t *stop_msg(const job_t *j, const char *gen, int slot)
 
 /* Every agent of the job, of every asking, on the nodes it has (had) them on; a node
  * away stops them when it registers again (ckptsvc_reconcile). */
+static void mark(ctld_t *c, int i, void *arg)
+{
+    (void)c;
+    ((bool *)arg)[i] = true;
+}
+
 static void stop_all(ctld_t *c, job_t *j)
 {
-    bool *told = calloc((size_t)c->nnodes, sizeof(bool));
-    char *w = j->ck_where ? strdup(j->ck_where) : NULL, *save = NULL;
-    for (char *t = w && told ? strtok_r(w, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-        int i = config_node_index(&c->cfg, t);
-        if (i >= 0 && !told[i])
-            nodes_send(c, i, stop_msg(j, NULL, -1));
-        if (i >= 0)
-            told[i] = true;
-    }
-    free(w);
-    free(told);
+    bool *on = calloc((size_t)c->nnodes, sizeof(bool));
+    if (!on)
+        return;
+    each_where(j, mark, c, on);
+    for (int i = 0; i < c->nnodes; i++)
+        if (on[i])
+            nodes_send(c, i, stop_msg(j->id, NULL, -1));
+    free(on);
 }
 
 static void waiting_free(job_t *j)
@@ -225,7 +228,7 @@ static void settle(ctld_t *c, job_t *j)
         if (j->ck_addr[a])
             snprintf(s + strlen(s), len - strlen(s), "%s%s", *s ? "," : "", j->ck_addr[a]);
         else if (!j->ck_done[a])
-            nodes_send(c, j->ck_node[a], stop_msg(j, j->ck_key, a));
+            nodes_send(c, j->ck_node[a], stop_msg(j->id, j->ck_key, a));
     }
     waiting_free(j);
     free(j->ck_agents);
@@ -311,17 +314,24 @@ void ckptsvc_start_fields(const job_t *j, json_t *m)
                                                  j->ck_key));
 }
 
+typedef struct lookfor {
+    int node;
+    bool found;
+} lookfor_t;
+
+static void is_it(ctld_t *c, int i, void *arg)
+{
+    (void)c;
+    lookfor_t *l = arg;
+    l->found = l->found || i == l->node;
+}
+
+/* The job's agents were placed on node n. */
 static bool listed(ctld_t *c, const job_t *j, const node_t *n)
 {
-    bool found = false;
-    (void)c;
-    if (j->ck_where) {
-        char *w = strdup(j->ck_where), *save = NULL;
-        for (char *t = w ? strtok_r(w, ",", &save) : NULL; t && !found; t = strtok_r(NULL, ",", &save))
-            found = !strcmp(t, n->name);
-        free(w);
-    }
-    return found;
+    lookfor_t l = {n->index, false};
+    each_where(j, is_it, c, &l);
+    return l.found;
 }
 
 void ckptsvc_reconcile(ctld_t *c, node_t *n, const json_t *agents)
@@ -336,9 +346,7 @@ void ckptsvc_reconcile(ctld_t *c, node_t *n, const json_t *agents)
         job_t *j = id > 0 ? idmap_get(c->jobs, id) : NULL;
         /* ended while the node was away, asked for again, or not placed here */
         if (id > 0 && (!j || !gen || strlen(gen) != GEN_LEN || strncmp(gen, j->ck_key, GEN_LEN) ||
-                       !listed(c, j, n))) {
-            job_t stub = {.id = id};
-            nodes_send(c, n->index, stop_msg(&stub, gen && strlen(gen) == GEN_LEN ? gen : NULL, -1));
-        }
+                       !listed(c, j, n)))
+            nodes_send(c, n->index, stop_msg(id, gen && strlen(gen) == GEN_LEN ? gen : NULL, -1));
     }
 }

@@ -24,7 +24,6 @@
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +33,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fsutil.h"
 #include "noded.h"
 
 #define START_TIMEOUT_MS 10000
@@ -215,11 +213,27 @@ static int port_said(const agent_t *a)
     return port > 0 && port < 65536 ? port : 0;
 }
 
+/* The agent ended (reaped): say so as `type` ("agent_failed" before it listened,
+ * "agent_exited" after; NULL when it was stopped), keep its last words in our log, and
+ * forget it. */
+static void agent_ended(noded_t *d, agent_t *a, const char *type, const char *what)
+{
+    if (type) {
+        char why[600];
+        why_ended(a, why, sizeof(why));
+        fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld %s: %s\n", d->name,
+                (long long)a->job, what, why);
+        say(d, a, type, why);
+    }
+    log_tail(a);
+    remove_dir(a->dir);
+    agent_drop(a);
+}
+
 static void on_poll(uv_timer_t *t)
 {
     agent_t *a = t->data;
     noded_t *d = a->d;
-    char why[600];
     int port = port_said(a);
     if (port) {
         char host[64];
@@ -234,13 +248,7 @@ static void on_poll(uv_timer_t *t)
         return;
     }
     if (a->exited) {
-        why_ended(a, why, sizeof(why));
-        fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld did not start: %s\n",
-                d->name, (long long)a->job, why);
-        say(d, a, "agent_failed", why);
-        log_tail(a);
-        remove_dir(a->dir);
-        agent_drop(a);
+        agent_ended(d, a, "agent_failed", "did not start");
         return;
     }
     if ((a->waited_ms += POLL_MS) >= START_TIMEOUT_MS) {
@@ -515,16 +523,7 @@ bool agents_reap(noded_t *d, pid_t pid)
     }
     if (!a->ready && !a->stopping)
         return true; /* on_poll says it did not start (or reads a port said just before) */
-    if (!a->stopping) {
-        char why[600];
-        why_ended(a, why, sizeof(why));
-        fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld ended: %s\n",
-                d->name, (long long)a->job, why);
-        say(d, a, "agent_exited", why);
-    }
-    log_tail(a);
-    remove_dir(a->dir);
-    agent_drop(a);
+    agent_ended(d, a, a->stopping ? NULL : "agent_exited", "ended");
     return true;
 }
 
