@@ -29,7 +29,7 @@ enum {
     K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
-    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, NKEYS
+    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, NKEYS
 };
 
 typedef enum ktype {
@@ -100,6 +100,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_POWER_SCHEDULE] = {"PowerSchedule", T_PATH_OPT, F(power_schedule), 0, 0},
     [K_POWERCAP_DIR] = {"PowercapDir", T_PATH, F(powercap_dir), 0, 0},
     [K_CKPT_NODES] = {"CheckpointNodes", T_CKPT_NODES, F(ckpt_node), 0, 0},
+    [K_AGENT_STOP_WAIT] = {"CheckpointAgentStopWait", T_SEC0, F(agent_stop_wait), 0, 0},
 };
 #undef F
 
@@ -640,6 +641,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
     *out = (config_t){
         .control_port = 6817, .cores_per_node = 1, .memory_per_node = 1024,
         .scheduler_tick = 10, .node_timeout = 30, .resize_timeout = 60, .kill_wait = 10,
+        .agent_stop_wait = 120,
         .resize_backoff = 10, .resize_backoff_max = 300,
         .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_script_size = 1048576,
         .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,

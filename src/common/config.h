@@ -89,6 +89,8 @@ typedef struct config {
     char *powercap_dir;           /* PowercapDir: where RAPL's counters are */
     bool *ckpt_node;              /* CheckpointNodes: nnodes entries, true for a node that
                                      holds checkpoint agents (docs/checkpointing.md), not jobs */
+    double agent_stop_wait;       /* CheckpointAgentStopWait: s between an agent's SIGTERM (it
+                                     flushes) and SIGKILL */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

@@ -453,6 +453,58 @@ static void each_dir(noded_t *d, const filter_t *f,
     closedir(dp);
 }
 
+/* An agent told to stop flushes what it holds, then exits; one that has not after
+ * CheckpointAgentStopWait (hung, or stopped with SIGSTOP) is killed. The watches are
+ * listed so that they stay reachable until they fire. */
+typedef struct stop_watch {
+    struct stop_watch *next;
+    uv_timer_t timer;
+    noded_t *d;
+    pid_t pid;
+    int64_t job;
+    char dir[PATH_MAX];
+} stop_watch_t;
+
+static stop_watch_t *watches;
+
+static void on_stop_wait(uv_timer_t *t)
+{
+    stop_watch_t *w = t->data;
+    if (agent_alive(w->pid, w->dir)) {
+        fprintf(stderr, "ductile-noded %s: the checkpoint agent of job %lld (pid %d) did not "
+                "stop within %g s of being told to: killed; what it had not flushed is "
+                "lost from its memory (the job's files keep what the library wrote there)\n",
+                w->d->name, (long long)w->job, (int)w->pid, w->d->cfg.agent_stop_wait);
+        kill(w->pid, SIGKILL);
+    }
+    for (stop_watch_t **p = &watches; *p; p = &(*p)->next)
+        if (*p == w) {
+            *p = w->next;
+            break;
+        }
+    uv_close((uv_handle_t *)t, free_cb);
+}
+
+static void watch_stop(noded_t *d, pid_t pid, int64_t job, const char *dir)
+{
+    for (stop_watch_t *w = watches; w; w = w->next)
+        if (w->pid == pid && !strcmp(w->dir, dir))
+            return; /* told again: the first deadline holds */
+    stop_watch_t *w = calloc(1, sizeof(*w));
+    if (!w || uv_timer_init(d->loop, &w->timer) < 0) {
+        free(w);
+        return;
+    }
+    w->d = d;
+    w->pid = pid;
+    w->job = job;
+    snprintf(w->dir, sizeof(w->dir), "%s", dir);
+    w->timer.data = w;
+    w->next = watches;
+    watches = w;
+    uv_timer_start(&w->timer, on_stop_wait, (uint64_t)(d->cfg.agent_stop_wait * 1000), 0);
+}
+
 static void stop_dir(noded_t *d, int64_t job, const char *gen, const char *dir, void *arg)
 {
     (void)arg;
@@ -469,6 +521,7 @@ static void stop_dir(noded_t *d, int64_t job, const char *gen, const char *dir, 
         fprintf(stderr, "ductile-noded %s: stopping the checkpoint agent of job %lld (it "
                 "flushes what it holds first)\n", d->name, (long long)job);
         kill(pid, SIGTERM);
+        watch_stop(d, pid, job, dir);
     } else if (!a) {
         remove_dir(dir);
     }

@@ -4,9 +4,10 @@
 # its agents on the checkpoint node n4, running as nobody with a key only nobody reads;
 # they survive their manager's kill (a new incarnation finds them) and the controller's
 # (the job keeps them); a job that ends while the manager is away has its agents stopped
-# when the manager comes back; none is left once the jobs ended.
+# when the manager comes back; an agent that does not stop when told (hung: here
+# SIGSTOPped) is killed CheckpointAgentStopWait later; none is left once the jobs ended.
 . "$(dirname "$0")/lib.sh"
-up 4 --set CheckpointNodes=n4
+up 4 --set CheckpointNodes=n4 --set CheckpointAgentStopWait=2
 cd "$T"
 d nodes | grep -Eq "^n4 +checkpoint " || fail "n4: $(d nodes)"
 mkdir -m 777 "$T/pub"
@@ -60,10 +61,22 @@ wait_for 20 n4_up || fail "n4 not back after the controller's restart: $(d nodes
 j2=$(sub_nobody -N 1)
 wait_for 30 grep -q "^key" "$T/pub/ductile-$j2.out" || fail "job $j2 did not start: $(d show "$j2")"
 [ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent: $(pgrep -af ductile-agent)"
+d0=$(grep -c "node n4: its daemon disconnected" "$T/c/log/ductiled.log" || true)
 kill -9 "$(cat "$T/c/noded-n4.pid")"
 touch "$T/pub/stop.$j2"
 expect_state "$j2" CD
 [ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent went with its manager: $(pgrep -af ductile-agent)"
+# meanwhile (n3 free again) a job starts with no checkpoint node up: without agents (its files)
+gone() { [ "$(grep -c "node n4: its daemon disconnected" "$T/c/log/ductiled.log")" -gt "$1" ]; }
+wait_for 20 gone "$d0" || fail "the controller did not see n4's daemon go"
+j6=$(sub_nobody -N 1)
+wait_for 30 grep -q "^agents=" "$T/pub/ductile-$j6.out" ||
+  fail "job $j6 did not start: $(d show "$j6")"
+grep -qx "agents=" "$T/pub/ductile-$j6.out" || fail "job $j6 got agents: $(cat "$T/pub/ductile-$j6.out")"
+grep -q "job $j6: no checkpoint node is up: it checkpoints to its files" "$T/c/log/ductiled.log" ||
+  fail "controller's log: $(grep "job $j6" "$T/c/log/ductiled.log")"
+touch "$T/pub/stop.$j6"
+expect_state "$j6" CD
 restart_noded n4
 wait_for 30 none_left "$j2" || fail "job $j2's agent not stopped: $(agents_of "$j2")"
 
@@ -81,6 +94,18 @@ expect_state "$j4" CD
 [ ! -s "ductile-$j3.out" ] || fail "inherited: $(cat "ductile-$j3.out")"
 [ "$(cat "ductile-$j4.out")" = "DUCTILE_CKPT_AGENTS=10.1.1.1:7
 DUCTILE_CKPT_KEY_FILE=$T/mine.key" ] || fail "the user's own: $(cat "ductile-$j4.out")"
+
+# a hung agent: told to stop when its job ends, it does not; it is killed 2 s later
+j5=$(sub_nobody -N 1)
+wait_for 30 grep -q "^key" "$T/pub/ductile-$j5.out" || fail "job $j5 did not start: $(d show "$j5")"
+hung=$(agents_of "$j5")
+[ -n "$hung" ] || fail "job $j5 has no agent"
+kill -STOP $hung
+touch "$T/pub/stop.$j5"
+expect_state "$j5" CD
+wait_for 30 none_left "$j5" || fail "job $j5's hung agent not killed: $(agents_of "$j5")"
+grep -q "checkpoint agent of job $j5 (pid $hung) did not stop within 2 s" "$T/c/log/noded-n4.log" ||
+  fail "n4's log: $(grep "job $j5" "$T/c/log/noded-n4.log")"
 
 # the first job ends: its agents stop, their key goes
 touch "$T/pub/stop.$j"
