@@ -1031,4 +1031,47 @@ static int finalize(int release)
 
 int dt_ckpt_finalize(void) { return finalize(0); }
 
+/* ---- a malleable job's resize through the same path --------------------------- */
+
+int dt_ckpt_redistribute(const char *app, const char *dir, MPI_Comm inter, MPI_Comm next,
+                         long *version)
+{
+    int before = ck.on, rc = 0, theirs = 0;
+    long committed = 0, latest = 0;
+    if (before) { /* the processes before the adaptation: the data as a version */
+        ck.async = 0; /* whole before the new processes look */
+        rc = dt_ckpt_commit();
+        committed = rc < 0 ? 0 : ck.version;
+        int frc = finalize(0); /* the agents keep it in memory */
+        rc = rc < 0 ? rc : frc;
+    }
+    /* over both groups: the new processes learn whether (and which) version was made
+     * before any of them reads it (an intercommunicator's reduction gives each group the
+     * other's result; the old processes agree already) */
+    if (MPI_Allreduce(&rc, &theirs, 1, MPI_INT, MPI_MIN, inter) != MPI_SUCCESS ||
+        MPI_Allreduce(&committed, &latest, 1, MPI_LONG, MPI_MAX, inter) != MPI_SUCCESS)
+        return fail(-EIO, "dt_ckpt_redistribute: the processes before and after the resize "
+                    "cannot reach each other");
+    if (!before) {
+        rc = theirs;
+        committed = latest;
+    }
+    if (rc < 0)
+        return before ? rc : fail(rc, "dt_ckpt_redistribute: the processes before the resize "
+                                  "could not checkpoint the data");
+    if (next == MPI_COMM_NULL)
+        return 0; /* a leaving process: its part is in the version */
+    if ((rc = dt_ckpt_init(app, dir, next)) < 0)
+        return rc;
+    long v = 0;
+    if ((rc = dt_ckpt_restart(&v)) < 0)
+        return rc;
+    if (v != committed)
+        return agree(fail(-EIO, "dt_ckpt_redistribute: the version made for the resize (%ld) "
+                          "is not the latest found (%ld)", committed, v));
+    if (version)
+        *version = v;
+    return 1;
+}
+
 int dt_ckpt_finalize_release(void) { return finalize(1); }

@@ -230,6 +230,19 @@ int dt_ckpt_restore(const char *label, void *data, long count);
  * them once they are in the files (a next run restores from the files). */
 int dt_ckpt_finalize(void);
 int dt_ckpt_finalize_release(void);
+/* A malleable job's resize through the checkpoint path (seed 002: iCheck as the data
+ * redistribution service), instead of moving the data over MPI: called inside the
+ * adaptation window (after dt_adapt_begin) by every process, with its intercomm and
+ * new_comm and the app and dir given to dt_ckpt_init. The processes from before the
+ * adaptation commit the data added with dt_ckpt_add as a version (blocking) through the
+ * agents (the files when there are none), and end their checkpoint session; every
+ * process of new_comm then starts a session on new_comm and restarts from that version:
+ * it calls dt_ckpt_count and dt_ckpt_restore for its share now and dt_ckpt_add with its
+ * new buffers, as after a restart (its commits are blocking until dt_ckpt_set_async
+ * again). Returns 1 (and the version) on new_comm's
+ * processes, 0 on leaving ones, < 0 on error (on every process of new_comm alike). */
+int dt_ckpt_redistribute(const char *app, const char *dir, MPI_Comm intercomm, MPI_Comm new_comm,
+                         long *version);
 /* The message of the last checkpoint error on this process. */
 const char *dt_ckpt_strerror(void);
 #endif

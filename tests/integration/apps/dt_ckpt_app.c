@@ -9,10 +9,15 @@
  *   dt_ckpt_app DIR bad         commits with the last rank one element short (a mistake)
  *   dt_ckpt_app DIR run N SECS  a job: restarts where a checkpoint left it (or at 0), then
  *                               steps to N, committing every step, SECS seconds a step
+ *   dt_ckpt_app DIR resize N SECS  a malleable job under `ductile mpirun` (test_ckpt_resize):
+ *                               steps to version N, committing every step; at each resize
+ *                               the data moves with dt_ckpt_redistribute (through the
+ *                               agents) and every element is checked on the new processes
  *
  * Element g of version v is known: block[g] = g + v / 8.0, cyc[g] = 7 g + v,
  * rep = "version v"; so a restore on any process count can be checked in full. */
 #include <mpi.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +30,12 @@
 #define CYC_B 3
 
 static int rank, size;
+static MPI_Comm world; /* MPI_COMM_WORLD, or the malleable job's dt_comm() */
 
 static void die(const char *what, int rc)
 {
     fprintf(stderr, "rank %d: %s: %d (%s)\n", rank, what, rc, dt_ckpt_strerror());
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Abort(world, 2);
 }
 
 /* global index of local element i of a block-cyclic share */
@@ -73,15 +79,11 @@ static void add(vars_t *v)
         die("dt_ckpt_add", rc);
 }
 
-/* Restores and checks; returns the version (0: none). */
-static long restore(vars_t *v)
+/* Restores the version restarted from into v and checks every element. */
+static void load(vars_t *v, long version)
 {
-    long version = 0, n;
-    int rc = dt_ckpt_restart(&version);
-    if (rc < 0)
-        die("dt_ckpt_restart", rc);
-    if (rc == 0)
-        return 0;
+    long n;
+    int rc;
     if ((rc = dt_ckpt_count("block", &n, NULL)) < 0 || n != v->nb)
         die("dt_ckpt_count block", rc < 0 ? rc : (int)n);
     if ((rc = dt_ckpt_restore("block", v->block, v->nb)) < 0 ||
@@ -100,19 +102,112 @@ static long restore(vars_t *v)
     free(want.block);
     free(want.cyc);
     long all = 0;
-    MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, world);
     if (all) {
         if (rank == 0)
             fprintf(stderr, "version %ld restored on %d processes: %ld elements differ\n", version,
                     size, all);
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Abort(world, 3);
     }
+}
+
+/* Restores and checks; returns the version (0: none). */
+static long restore(vars_t *v)
+{
+    long version = 0;
+    int rc = dt_ckpt_restart(&version);
+    if (rc < 0)
+        die("dt_ckpt_restart", rc);
+    if (rc > 0)
+        load(v, version);
     return version;
+}
+
+/* The adaptation window: the data through the checkpoint path to the new processes. */
+static void adapt(const char *dir, vars_t *v, long *version)
+{
+    MPI_Comm inter, next;
+    int was = size, rc = dt_adapt_begin(&inter, &next);
+    if (rc == -EAGAIN)
+        return;
+    if (rc < 0)
+        die("dt_adapt_begin", rc);
+    if (v->block) /* the data at the resize, as the next version */
+        fill(v, *version + 1);
+    double t0 = MPI_Wtime();
+    rc = dt_ckpt_redistribute("app", dir, inter, next, version);
+    if (rc < 0)
+        die("dt_ckpt_redistribute", rc);
+    if (rc == 0)
+        dt_adapt_commit(); /* a leaving process ends here */
+    world = next;
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &size);
+    free(v->block);
+    free(v->cyc);
+    shares(v);
+    load(v, *version);
+    add(v);
+    double t = MPI_Wtime() - t0;
+    dt_adapt_commit();
+    world = dt_comm();
+    if (rank == 0) {
+        printf("resized %d -> %d processes through the checkpoint path: version %ld checked "
+               "(%.3f s)\n", was, size, *version, t);
+        fflush(stdout);
+    }
+}
+
+static int malleable(int argc, char **argv)
+{
+    int status, rc;
+    if (argc < 5 || dt_init_adapt(&argc, &argv, &status) < 0)
+        return 2;
+    world = dt_comm();
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &size);
+    const char *dir = argv[1];
+    long steps = atol(argv[3]), version = 0;
+    double secs = atof(argv[4]);
+    vars_t v = {0};
+    if (status == DT_STATUS_NEW) {
+        if ((rc = dt_ckpt_init("app", dir, world)) < 0)
+            die("dt_ckpt_init", rc);
+        shares(&v);
+        fill(&v, 0);
+        add(&v);
+        if (rank == 0)
+            printf("started on %d processes\n", size);
+    }
+    while (version < steps) {
+        int pending, role;
+        dt_probe_adapt(&pending, &role);
+        if (pending)
+            adapt(dir, &v, &version);
+        usleep((useconds_t)(secs * 1e6));
+        fill(&v, ++version);
+        if ((rc = dt_ckpt_commit()) < 0)
+            die("dt_ckpt_commit", rc);
+        if (rank == 0) {
+            printf("step %ld on %d processes\n", version, size);
+            fflush(stdout);
+        }
+    }
+    if (rank == 0)
+        printf("done at version %ld on %d processes\n", version, size);
+    free(v.block);
+    free(v.cyc);
+    dt_ckpt_finalize_release();
+    dt_finalize();
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[2], "resize"))
+        return malleable(argc, argv);
     MPI_Init(&argc, &argv);
+    world = MPI_COMM_WORLD;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 3) {
