@@ -417,6 +417,8 @@ int cmd_show(int argc, char **argv)
             printf("%-14s none: its checkpoints go to its files\n", "CkptAgents");
         else
             printf("%-14s %s\n", "CkptAgents", st && !strcmp(st, "starting") ? "starting" : "not yet");
+        /* its agents' shares of the checkpoint nodes' time */
+        printf("%-14s %.1f\n", "CkptNodeSecs", cu_num(ck, "node_seconds"));
     }
     json_t *ev = json_object_get(j, "events");
     size_t k;

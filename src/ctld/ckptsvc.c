@@ -89,6 +89,44 @@ static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn)
     return k;
 }
 
+typedef struct charging {
+    ctld_t *c;
+    const int *per; /* agents on each node */
+    double now;
+    job_t *j;       /* the job being charged */
+} charging_t;
+
+static void charge_one(ctld_t *c, int i, void *arg)
+{
+    (void)c;
+    const charging_t *x = arg;
+    if (x->per[i] > 0)
+        x->j->ck_node_s += (x->now - x->j->ck_acct_at) / x->per[i];
+}
+
+static void charge_job(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    charging_t *x = arg;
+    x->j = val;
+    if (x->j->ck_acct_at <= 0 || x->now <= x->j->ck_acct_at)
+        return;
+    each_where(x->j, charge_one, x->c, x);
+    x->j->ck_acct_at = x->now;
+}
+
+void ckptsvc_account(ctld_t *c)
+{
+    int *per = calloc((size_t)c->nnodes, sizeof(int));
+    if (!per)
+        return;
+    counting_t cnt = {c, per};
+    idmap_foreach(c->jobs, count_job, &cnt);
+    charging_t x = {c, per, ctld_now(), NULL};
+    idmap_foreach(c->jobs, charge_job, &x);
+    free(per);
+}
+
 static json_t *stop_msg(int64_t job, const char *gen, int slot)
 {
     json_t *m = json_pack("{s:s,s:I}", "type", "agent_stop", "job", (json_int_t)job);
@@ -168,6 +206,9 @@ static bool ask(ctld_t *c, job_t *j)
         return false;
     }
     stop_all(c, j); /* an earlier asking's agents (a run requeued while it waited) */
+    ckptsvc_account(c); /* the shares change from here */
+    if (j->ck_acct_at <= 0)
+        j->ck_acct_at = ctld_now();
     size_t wl = (size_t)count * 72 + 1;
     char *wh = calloc(wl, 1);
     j->ck_n = count;
@@ -220,16 +261,26 @@ bool ckptsvc_before_launch(ctld_t *c, job_t *j)
  * those that did not are told to stop. */
 static void settle(ctld_t *c, job_t *j)
 {
-    size_t len = 1;
+    ckptsvc_account(c); /* the shares change from here */
+    size_t len = 1, wl = (size_t)j->ck_n * 72 + 1;
     for (int a = 0; a < j->ck_n; a++)
         len += j->ck_addr[a] ? strlen(j->ck_addr[a]) + 1 : 0;
-    char *s = calloc(len, 1);
-    for (int a = 0; s && a < j->ck_n; a++) {
-        if (j->ck_addr[a])
+    char *s = calloc(len, 1), *wh = calloc(wl, 1);
+    for (int a = 0; s && wh && a < j->ck_n; a++) {
+        if (j->ck_addr[a]) {
             snprintf(s + strlen(s), len - strlen(s), "%s%s", *s ? "," : "", j->ck_addr[a]);
-        else if (!j->ck_done[a])
+            snprintf(wh + strlen(wh), wl - strlen(wh), "%s%s", *wh ? "," : "",
+                     c->nodes[j->ck_node[a]].name);
+        } else if (!j->ck_done[a]) {
             nodes_send(c, j->ck_node[a], stop_msg(j->id, j->ck_key, a));
+        }
     }
+    if (s && wh) { /* the nodes of the agents it has (a late one elsewhere is stopped) */
+        free(j->ck_where);
+        j->ck_where = wh;
+        wh = NULL;
+    }
+    free(wh);
     waiting_free(j);
     free(j->ck_agents);
     j->ck_agents = s ? s : strdup("");
@@ -296,12 +347,15 @@ void ckptsvc_check(ctld_t *c)
 {
     late_t x = {c, ctld_mono()};
     idmap_foreach(c->jobs, check_one, &x);
+    ckptsvc_account(c);
 }
 
 void ckptsvc_job_ended(ctld_t *c, job_t *j)
 {
     if (!j->ck_want)
         return;
+    ckptsvc_account(c); /* up to their stop */
+    j->ck_acct_at = 0;
     stop_all(c, j);
     waiting_free(j);
     memset(j->ck_key, 0, sizeof(j->ck_key)); /* not kept with the finished job */

@@ -142,6 +142,8 @@ typedef struct job {
     unsigned char *ck_done;
     int ck_n, ck_waiting;    /* agents asked for, answers still due */
     double ck_asked;         /* monotonic time they were asked for */
+    double ck_node_s;        /* checkpoint node-seconds its agents held (ckptsvc_account) */
+    double ck_acct_at;       /* wall time those are counted up to; 0: no agents placed */
 } job_t;
 
 typedef enum nstate {
@@ -286,7 +288,10 @@ bool ckptsvc_before_launch(ctld_t *c, job_t *j);
 void ckptsvc_start_fields(const job_t *j, json_t *start_msg);
 void ckptsvc_on_message(ctld_t *c, node_t *n, const char *type, const json_t *msg);
 void ckptsvc_job_ended(ctld_t *c, job_t *j);  /* for good: its agents flush and stop */
-void ckptsvc_check(ctld_t *c);                /* launches that waited long enough */
+void ckptsvc_check(ctld_t *c);                /* launches that waited long enough; accounts */
+/* Checkpoint node-seconds up to now: each checkpoint node's time is shared among the
+ * agents placed on it, and each job is charged its agents' shares. */
+void ckptsvc_account(ctld_t *c);
 /* A checkpoint node registered with the jobs its agents serve: stop those of jobs that
  * ended meanwhile. */
 void ckptsvc_reconcile(ctld_t *c, node_t *n, const json_t *jobs);

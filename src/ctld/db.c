@@ -679,9 +679,10 @@ static char *ckpt_json(const job_t *j)
 {
     if (!j->ck_want)
         return strdup("");
-    json_t *o = json_pack("{s:b,s:b,s:s,s:s,s:s}", "want", 1, "settled", j->ck_agents != NULL,
-                          "agents", j->ck_agents ? j->ck_agents : "", "nodes",
-                          j->ck_where ? j->ck_where : "", "key", j->ck_key);
+    json_t *o = json_pack("{s:b,s:b,s:s,s:s,s:s,s:f,s:f}", "want", 1, "settled",
+                          j->ck_agents != NULL, "agents", j->ck_agents ? j->ck_agents : "",
+                          "nodes", j->ck_where ? j->ck_where : "", "key", j->ck_key,
+                          "node_seconds", j->ck_node_s, "counted_to", j->ck_acct_at);
     char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return s;
@@ -924,6 +925,9 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
             j->ck_agents = *ag || json_is_true(json_object_get(ck, "settled")) ? strdup(ag) : NULL;
             j->ck_where = *wh ? strdup(wh) : NULL;
             snprintf(j->ck_key, sizeof(j->ck_key), "%s", key);
+            /* (absent before they were counted) */
+            j->ck_node_s = json_number_value(json_object_get(ck, "node_seconds"));
+            j->ck_acct_at = json_number_value(json_object_get(ck, "counted_to"));
         }
         json_decref(ck);
     }

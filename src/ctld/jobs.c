@@ -1006,10 +1006,11 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
         if (j->ck_want)
             json_object_set_new(o, "checkpoint_agents",
-                                json_pack("{s:s,s:s,s:s}", "agents", j->ck_agents ? j->ck_agents : "",
+                                json_pack("{s:s,s:s,s:s,s:f}", "agents", j->ck_agents ? j->ck_agents : "",
                                           "nodes", j->ck_where ? j->ck_where : "", "state",
                                           j->ck_addr ? "starting" : !j->ck_agents ? "not yet"
-                                          : *j->ck_agents ? "running" : "none"));
+                                          : *j->ck_agents ? "running" : "none",
+                                          "node_seconds", j->ck_node_s));
         json_object_set_new(o, "restarts", json_integer(j->restarts));
         json_object_set_new(o, "cwd", json_string(j->cwd ? j->cwd : ""));
         json_object_set_new(o, "stdout", json_string(j->out_path ? j->out_path : ""));

@@ -61,6 +61,9 @@ wait_for 20 n4_up || fail "n4 not back after the controller's restart: $(d nodes
 j2=$(sub_nobody -N 1)
 wait_for 30 grep -q "^key" "$T/pub/ductile-$j2.out" || fail "job $j2 did not start: $(d show "$j2")"
 [ "$(count_agents "$j2")" = 1 ] || fail "job $j2's agent: $(pgrep -af ductile-agent)"
+secs() { d show "$1" | awk -v f="$2" '$1 == f {n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}'; }
+ran_3s() { [ "$(secs "$j2" Elapsed)" -ge 3 ]; }
+wait_for 20 ran_3s || fail "job $j2 does not run: $(d show "$j2")"
 d0=$(grep -c "node n4: its daemon disconnected" "$T/c/log/ductiled.log" || true)
 kill -9 "$(cat "$T/c/noded-n4.pid")"
 touch "$T/pub/stop.$j2"
@@ -80,6 +83,12 @@ expect_state "$j6" CD
 restart_noded n4
 wait_for 30 none_left "$j2" || fail "job $j2's agent not stopped: $(agents_of "$j2")"
 
+# its agent's share of n4 was a third (job 1's two agents there all along): charged
+# a third of n4's time while it ran
+e2=$(secs "$j2" Elapsed)
+c2=$(secs "$j2" CkptNodeSecs)
+awk -v e="$e2" -v c="$c2" 'BEGIN {exit !(c >= e / 3 - 2 && c <= e / 3 + 2 && c > 0)}' ||
+  fail "job $j2 ran $e2 s and was charged $c2 checkpoint node-seconds"
 ! d checkpoints --job "$j2" 2> "$T/ck" || fail "checkpoints of an ended job"
 grep -q "job $j2 has already ended" "$T/ck" || fail "ended job: $(cat "$T/ck")"
 
@@ -110,6 +119,11 @@ grep -q "checkpoint agent of job $j5 (pid $hung) did not stop within 2 s" "$T/c/
 # the first job ends: its agents stop, their key goes
 touch "$T/pub/stop.$j"
 expect_state "$j" CD
+e1=$(secs "$j" Elapsed)
+c1=$(secs "$j" CkptNodeSecs)
+awk -v e="$e1" -v c="$c1" -v c2="$c2" 'BEGIN {exit !(c > c2 && c <= e + 2)}' ||
+  fail "job $j ran $e1 s and was charged $c1 checkpoint node-seconds (job $j2: $c2)"
+echo "checkpoint node-seconds: job $j $c1 in $e1 s, job $j2 $c2 in $e2 s"
 wait_for 30 none_left "$j" || fail "job $j's agents not stopped"
 on n1 sh -c "! ls $(spool_of n1)/../ckpt.$j.* 2> /dev/null" || fail "key file left on n1"
 grep -q "stopping the checkpoint agent of job $j " "$T/c/log/noded-n4.log" ||

@@ -261,6 +261,8 @@ static void checkpoint_agents_column(void **state)
     j->ck_agents = strdup("10.0.0.9:7001,10.0.0.9:7002");
     j->ck_where = strdup("n1,n1");
     snprintf(j->ck_key, sizeof(j->ck_key), "%064d", 7);
+    j->ck_node_s = 12.5;
+    j->ck_acct_at = 1795000000.25;
     assert_int_equal(db_job_save(&c, j), 0);
     job_free(j);
     assert_int_equal(db_commit(&c), 0);
@@ -272,6 +274,8 @@ static void checkpoint_agents_column(void **state)
     assert_string_equal(j->ck_agents, "10.0.0.9:7001,10.0.0.9:7002");
     assert_string_equal(j->ck_where, "n1,n1");
     assert_int_equal(strlen(j->ck_key), 64);
+    assert_true(j->ck_node_s == 12.5); /* the checkpoint node-seconds counted */
+    assert_true(j->ck_acct_at == 1795000000.25);
     job_free(j);
     close_ctld(&c);
     /* a value that does not decode is named, not loaded half */
