@@ -491,6 +491,15 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* Tests only (test_ckpt_service): the agent of slot S of a job, as the checkpoint
+     * service starts it (its key in <spool>/agent.<job>.<slot>.<tag>/), does not start. */
+    const char *fail_slot = getenv("DUCTILE_TEST_AGENT_FAIL_SLOT"), *dir = strstr(keyfile, "/agent.");
+    long long fj;
+    int fs;
+    if (fail_slot && dir && sscanf(dir, "/agent.%lld.%d.", &fj, &fs) == 2 && fs == atoi(fail_slot)) {
+        fprintf(stderr, "ductile-agent: not starting (DUCTILE_TEST_AGENT_FAIL_SLOT=%d)\n", fs);
+        return 1;
+    }
     char err[512], host[256];
     int port;
     if (strparse_hostport(listen, host, sizeof(host), 0, &port) < 0) {

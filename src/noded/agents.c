@@ -39,6 +39,7 @@
 #define POLL_MS 50
 #define GEN_LEN 8
 #define GROUPS_MAX 64
+#define ENV_MAX 16 /* the daemon's DUCTILE_TEST_ variables passed on to agents */
 
 typedef struct agent {
     struct agent *next;
@@ -275,6 +276,14 @@ static pid_t spawn(agent_t *a, const char *user, uid_t uid, gid_t gid)
         groups[0] = gid; /* unknown here, or too many: its primary group */
         ngroups = 1;
     }
+    /* an environment of its own, not the daemon's: a path, and the tests' hooks */
+    extern char **environ;
+    char *envp[ENV_MAX + 2] = {"PATH=/usr/local/bin:/usr/bin:/bin"};
+    int ne = 1;
+    for (char **e = environ; e && *e && ne < ENV_MAX; e++)
+        if (!strncmp(*e, "DUCTILE_TEST_", 13))
+            envp[ne++] = *e;
+    envp[ne] = NULL;
     int logfd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (logfd < 0)
         return -1;
@@ -300,7 +309,7 @@ static pid_t spawn(agent_t *a, const char *user, uid_t uid, gid_t gid)
         if (chdir("/") < 0)
             _exit(126);
         char *argv[] = {bin, "--key-file", key, "--listen", listen, NULL};
-        execvp(bin, argv);
+        execvpe(bin, argv, envp);
         dprintf(2, "cannot run %s: %s\n", bin, strerror(errno));
         _exit(127);
     }

@@ -5,7 +5,8 @@
 # they survive their manager's kill (a new incarnation finds them) and the controller's
 # (the job keeps them); a job that ends while the manager is away has its agents stopped
 # when the manager comes back; an agent that does not stop when told (hung: here
-# SIGSTOPped) is killed CheckpointAgentStopWait later; none is left once the jobs ended.
+# SIGSTOPped) is killed CheckpointAgentStopWait later; a job one of whose agents does not
+# start runs with the others; none is left once the jobs ended.
 . "$(dirname "$0")/lib.sh"
 up 4 --set CheckpointNodes=n4 --set CheckpointAgentStopWait=2
 cd "$T"
@@ -128,4 +129,27 @@ wait_for 30 none_left "$j" || fail "job $j's agents not stopped"
 on n1 sh -c "! ls $(spool_of n1)/../ckpt.$j.* 2> /dev/null" || fail "key file left on n1"
 grep -q "stopping the checkpoint agent of job $j " "$T/c/log/noded-n4.log" ||
   fail "n4's log: $(cat "$T/c/log/noded-n4.log")"
+
+# one of a job's two agents does not start (a test hook of the agent's, passed on by
+# its manager): the job starts with the other, whose environment is its own, not the
+# daemon's
+r0=$(registrations)
+kill -9 "$(cat "$T/c/noded-n4.pid")"
+DUCTILE_TEST_AGENT_FAIL_SLOT=1 NODED_ONLY_MARK=1 restart_noded n4
+wait_for 20 back "$r0" || fail "n4 did not come back: $(tail "$T/c/log/noded-n4.log")"
+j7=$(sub_nobody -N 2)
+wait_for 30 grep -q "^agents=" "$T/pub/ductile-$j7.out" || fail "job $j7 did not start: $(d show "$j7")"
+ag7=$(d show "$j7" | awk '$1 == "CkptAgents" {print $2, $4}')
+case "$ag7" in *,*) fail "job $j7 has two agents: $ag7" ;; *" n4)") ;; *) fail "job $j7's agents: $(d show "$j7")" ;; esac
+grep -qx "agents=${ag7%% *}" "$T/pub/ductile-$j7.out" || fail "job $j7's environment: $(cat "$T/pub/ductile-$j7.out")"
+grep -q "job $j7: its checkpoint agent on n4 did not start: .*not starting (DUCTILE_TEST_AGENT_FAIL_SLOT=1)" \
+  "$T/c/log/ductiled.log" || fail "controller's log: $(grep "job $j7" "$T/c/log/ductiled.log")"
+p7=$(agents_of "$j7")
+[ "$(echo "$p7" | grep -c .)" = 1 ] || fail "job $j7's agent processes: $p7"
+tr '\0' '\n' < "/proc/$p7/environ" > "$T/agent.env"
+grep -qx "PATH=/usr/local/bin:/usr/bin:/bin" "$T/agent.env" && ! grep -q NODED_ONLY_MARK "$T/agent.env" ||
+  fail "the agent's environment: $(cat "$T/agent.env")"
+touch "$T/pub/stop.$j7"
+expect_state "$j7" CD
+wait_for 30 none_left "$j7" || fail "job $j7's agent not stopped"
 echo ok
