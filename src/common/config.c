@@ -29,7 +29,7 @@ enum {
     K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
-    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, NKEYS
+    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY, NKEYS
 };
 
 typedef enum ktype {
@@ -101,6 +101,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_POWERCAP_DIR] = {"PowercapDir", T_PATH, F(powercap_dir), 0, 0},
     [K_CKPT_NODES] = {"CheckpointNodes", T_CKPT_NODES, F(ckpt_node), 0, 0},
     [K_AGENT_STOP_WAIT] = {"CheckpointAgentStopWait", T_SEC0, F(agent_stop_wait), 0, 0},
+    [K_AGENT_MEMORY] = {"CheckpointAgentMemory", T_INT, F(agent_memory), 0, INT_MAX},
 };
 #undef F
 

@@ -27,6 +27,17 @@
 #define AGENTS_MAX 16             /* per job */
 #define GEN_LEN 8                 /* the key's first digits: this asking's tag */
 
+/* Checkpoint nodes up now, full or not. */
+static bool ckptsvc_up(const ctld_t *c)
+{
+    for (int i = 0; i < c->nnodes; i++) {
+        const node_t *n = &c->nodes[i];
+        if (n->ckpt && n->state == NS_UP && n->conn && !n->drain)
+            return true;
+    }
+    return false;
+}
+
 int ckptsvc_nodes(const ctld_t *c)
 {
     int k = 0;
@@ -67,10 +78,27 @@ static void count_job(int64_t id, void *val, void *arg)
     each_where(val, add_one, x->c, x->per);
 }
 
-/* The checkpoint nodes up now, and what Algorithm 6 looks at on each. */
-static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn)
+/* What an agent may hold on node n, MiB: CheckpointAgentMemory, else a quarter of the
+ * node's memory; a node takes as many agents as their budgets fit in its memory. */
+static long node_mem_mb(const ctld_t *c, const node_t *n)
+{
+    return n->memory_mb > 0 ? n->memory_mb : c->cfg.memory_per_node;
+}
+
+static long agent_budget(const ctld_t *c, const node_t *n)
+{
+    long q = node_mem_mb(c, n) / 4;
+    return c->cfg.agent_memory > 0 ? c->cfg.agent_memory : q > 0 ? q : 1;
+}
+
+/* The checkpoint nodes up now with room for an agent, what Algorithm 6 looks at on
+ * each, and the most agents any of them takes (*cap, for ckpt_place: a node that takes
+ * fewer counts the difference as agents it has). Returns how many nodes; *room: how
+ * many agents they take in all. */
+static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn, int *cap, int *room)
 {
     int *per = calloc((size_t)c->nnodes, sizeof(int));
+    *cap = *room = 0;
     if (!per)
         return 0;
     counting_t x = {c, per};
@@ -78,13 +106,21 @@ static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn)
     int k = 0;
     for (int i = 0; i < c->nnodes; i++) {
         const node_t *n = &c->nodes[i];
-        if (!n->ckpt || n->state != NS_UP || !n->conn || n->drain)
+        int takes = (int)(node_mem_mb(c, n) / agent_budget(c, n));
+        if (!n->ckpt || n->state != NS_UP || !n->conn || n->drain || takes <= per[i])
             continue;
-        double mem = (double)(n->memory_mb > 0 ? n->memory_mb : c->cfg.memory_per_node) * 1048576.0;
-        /* no measurement of what agents hold yet: each agent counts as an equal share */
-        cn[k] = (ckpt_node_t){.total_mem = mem, .avail_mem = mem / (1 + per[i]), .agents = per[i]};
+        double budget = (double)agent_budget(c, n) * 1048576.0;
+        /* no measurement of what agents hold yet: each holds its budget */
+        cn[k] = (ckpt_node_t){.total_mem = (double)node_mem_mb(c, n) * 1048576.0,
+                              .avail_mem = (takes - per[i]) * budget, .agents = per[i]};
         idx[k++] = i;
+        *room += takes - per[i];
+        if (takes > *cap)
+            *cap = takes;
     }
+    for (int a = 0; a < k; a++)
+        cn[a].agents += *cap - (int)(node_mem_mb(c, &c->nodes[idx[a]]) /
+                                     agent_budget(c, &c->nodes[idx[a]]));
     free(per);
     return k;
 }
@@ -175,21 +211,27 @@ static bool ask(ctld_t *c, job_t *j)
 {
     int *idx = calloc((size_t)c->nnodes, sizeof(int));
     ckpt_node_t *cn = calloc((size_t)c->nnodes, sizeof(ckpt_node_t));
-    int nn = idx && cn ? up_nodes(c, idx, cn) : 0;
+    int cap = 0, room = 0, nn = idx && cn ? up_nodes(c, idx, cn, &cap, &room) : 0;
     char err[256];
     ckpt_app_t app = {0};
     ckpt_count_req_t req = {.num_nodes = j->nalloc, .num_processes = j->nalloc,
                             .mode = CKPT_SHMR, .t_sync = -1};
     int count = 0, where[AGENTS_MAX];
     ckpt_place_cfg_t pc = {.select = CKPT_SEL_MEMORY, .dist = CKPT_DIST_ROUNDROBIN,
-                           .candidate_count = nn};
+                           .candidate_count = nn, .max_agents_node = cap};
     const char *why = NULL;
     if (nn == 0)
-        why = "no checkpoint node is up";
+        why = ckptsvc_up(c) ? "the checkpoint nodes have no room for another agent"
+                            : "no checkpoint node is up";
     else if (ckpt_agent_count(&app, &req, &count, err, sizeof(err)) < 0 || count < 1)
         count = 1;
     if (count > AGENTS_MAX)
         count = AGENTS_MAX;
+    if (!why && count > room) {
+        fprintf(stderr, "ductiled: job %lld: room for %d of its %d checkpoint agents\n",
+                (long long)j->id, room, count);
+        count = room;
+    }
     if (!why && ckpt_place(cn, nn, count, &pc, where, err, sizeof(err)) < 0)
         why = "no room for checkpoint agents";
     else if (!why && rng_secret_hex(j->ck_key, sizeof(j->ck_key), 32) < 0)
@@ -223,9 +265,10 @@ static bool ask(ctld_t *c, job_t *j)
         char *colon = strrchr(addr, ':');
         if (colon && addr[0] != '[')
             *colon = '\0';
-        json_t *m = json_pack("{s:s,s:I,s:i,s:I,s:I,s:s,s:s,s:s}", "type", "agent_start", "job",
-                              (json_int_t)j->id, "slot", a, "uid", (json_int_t)j->uid, "gid",
-                              (json_int_t)j->gid, "user", j->user, "key", j->ck_key, "addr", addr);
+        json_t *m = json_pack("{s:s,s:I,s:i,s:I,s:I,s:s,s:s,s:s,s:I}", "type", "agent_start",
+                              "job", (json_int_t)j->id, "slot", a, "uid", (json_int_t)j->uid,
+                              "gid", (json_int_t)j->gid, "user", j->user, "key", j->ck_key,
+                              "addr", addr, "memory_mb", (json_int_t)agent_budget(c, n));
         if (nodes_send(c, n->index, m) == 0)
             j->ck_waiting++;
         else

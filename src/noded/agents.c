@@ -54,6 +54,7 @@ typedef struct agent {
     char dir[PATH_MAX];
     uv_timer_t poll; /* until it listens */
     int waited_ms;
+    int64_t memory_mb; /* --memory; 0: none given */
 } agent_t;
 
 static agent_t *agents;
@@ -265,7 +266,8 @@ static void on_poll(uv_timer_t *t)
  * the descriptor it inherits, where it says its port (port_said). */
 static pid_t spawn(agent_t *a, const char *user, uid_t uid, gid_t gid)
 {
-    char bin[PATH_MAX], key[PATH_MAX + 8], log[PATH_MAX + 8], listen[96];
+    char bin[PATH_MAX], key[PATH_MAX + 8], log[PATH_MAX + 8], listen[96], mem[24];
+    snprintf(mem, sizeof(mem), "%lld", (long long)a->memory_mb);
     agent_binary(bin, sizeof(bin));
     snprintf(key, sizeof(key), "%s/key", a->dir);
     snprintf(log, sizeof(log), "%s/log", a->dir);
@@ -308,7 +310,8 @@ static pid_t spawn(agent_t *a, const char *user, uid_t uid, gid_t gid)
             _exit(126);
         if (chdir("/") < 0)
             _exit(126);
-        char *argv[] = {bin, "--key-file", key, "--listen", listen, NULL};
+        char *argv[] = {bin, "--key-file", key, "--listen", listen, a->memory_mb ? "--memory" : NULL,
+                        mem, NULL};
         execvpe(bin, argv, envp);
         dprintf(2, "cannot run %s: %s\n", bin, strerror(errno));
         _exit(127);
@@ -329,6 +332,7 @@ void agents_on_start(noded_t *d, const json_t *msg)
 {
     char err[128], gen[GEN_LEN + 1];
     int64_t job, slot, uid, gid;
+    int64_t mem; /* MiB it may hold (0: the agent's own default) */
     const char *key, *addr, *user = NULL;
     if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
         proto_int(msg, "slot", 0, 1023, &slot, err, sizeof(err)) < 0 ||
@@ -336,7 +340,8 @@ void agents_on_start(noded_t *d, const json_t *msg)
         proto_int(msg, "gid", 0, INT32_MAX, &gid, err, sizeof(err)) < 0 ||
         proto_str(msg, "key", 64, &key, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "user", 255, NULL, &user, err, sizeof(err)) < 0 ||
-        proto_str(msg, "addr", 63, &addr, err, sizeof(err)) < 0 || !is_key(key) ||
+        proto_str(msg, "addr", 63, &addr, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "memory_mb", 1, 1 << 30, 0, &mem, err, sizeof(err)) < 0 || !is_key(key) ||
         strspn(addr, "0123456789abcdefABCDEF.:") != strlen(addr)) {
         fprintf(stderr, "ductile-noded %s: a malformed agent_start: ignored\n", d->name);
         return;
@@ -355,6 +360,7 @@ void agents_on_start(noded_t *d, const json_t *msg)
     a->slot = (int)slot;
     snprintf(a->gen, sizeof(a->gen), "%s", gen);
     snprintf(a->addr, sizeof(a->addr), "%s", addr);
+    a->memory_mb = mem;
     agent_dir(d, job, (int)slot, gen, a->dir, sizeof(a->dir));
     uid_t u = geteuid() == 0 ? (uid_t)uid : geteuid();
     gid_t g = geteuid() == 0 ? (gid_t)gid : getegid();
