@@ -68,8 +68,29 @@ static int failf(char *err, size_t errlen, int rc, const char *fmt, ...)
     return rc;
 }
 
+/* The list names the agents this process still has (ckag_suspend), in the same order. */
+static bool same_agents(const char *app_dir, const char *list)
+{
+    if (!ag.fab || !list || strcmp(app_dir, ag.app))
+        return false;
+    char *copy = strdup(list), *save = NULL, host[256];
+    int i = 0, port;
+    bool same = copy != NULL;
+    for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t && same;
+         t = strtok_r(NULL, ", ", &save), i++)
+        same = i < ag.n && strparse_hostport(t, host, sizeof(host), 1, &port) == 0 &&
+               !strcmp(host, ag.a[i].host) && port == ag.a[i].port;
+    free(copy);
+    return same && i == ag.n;
+}
+
 int ckag_configure(const char *app_dir, const char *list, char *err, size_t errlen)
 {
+    if (same_agents(app_dir, list)) {
+        ag.retry_at = 0;
+        return ag.n; /* its endpoint, peers and connections as they were */
+    }
+    ckag_shutdown(); /* anything a suspended session left */
     memset(&ag.a, 0, sizeof(ag.a));
     ag.n = 0;
     ag.retry_at = 0;
@@ -422,6 +443,12 @@ void ckag_release(void)
                  sizeof(err));
         json_decref(r);
     }
+}
+
+void ckag_suspend(void)
+{
+    ckag_done();
+    ckag_set_regions(0, NULL);
 }
 
 void ckag_shutdown(void)

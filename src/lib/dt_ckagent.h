@@ -56,6 +56,10 @@ void ckag_done(void);
 void ckag_disconnect(void);
 /* rank 0: the agents may drop this application's versions once they are in the files. */
 void ckag_release(void);
+/* The end of a session whose process starts the next at once (a resize): its endpoint,
+ * peers and connections stay for a ckag_configure with the same agents and directory,
+ * which reuses them (any other configure, or ckag_shutdown, closes them). */
+void ckag_suspend(void);
 void ckag_shutdown(void);
 
 #pragma GCC visibility pop

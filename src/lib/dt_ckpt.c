@@ -1012,7 +1012,9 @@ int dt_ckpt_restore(const char *label, void *data, long count)
     return 0;
 }
 
-static int finalize(int release)
+/* keep: the process starts another session at once (dt_ckpt_redistribute), which
+ * reuses its endpoint and connections to the same agents. */
+static int finalize_session(int release, int keep)
 {
     if (!ck.on)
         return 0;
@@ -1020,7 +1022,10 @@ static int finalize(int release)
     if (release && ck.rank == 0 && ckag_count() > 0)
         ckag_release();
     forget_saved();
-    ckag_shutdown();
+    if (keep)
+        ckag_suspend();
+    else
+        ckag_shutdown();
     free(ck.v);
     free(ck.stage);
     MPI_Comm_free(&ck.node);
@@ -1028,6 +1033,8 @@ static int finalize(int release)
     memset(&ck, 0, sizeof(ck));
     return rc;
 }
+
+static int finalize(int release) { return finalize_session(release, 0); }
 
 int dt_ckpt_finalize(void) { return finalize(0); }
 
@@ -1042,7 +1049,8 @@ int dt_ckpt_redistribute(const char *app, const char *dir, MPI_Comm inter, MPI_C
         ck.async = 0; /* whole before the new processes look */
         rc = dt_ckpt_commit();
         committed = rc < 0 ? 0 : ck.version;
-        int frc = finalize(0); /* the agents keep it in memory */
+        /* the agents keep it in memory; a process that stays keeps its endpoint */
+        int frc = finalize_session(0, next != MPI_COMM_NULL);
         rc = rc < 0 ? rc : frc;
     }
     /* over both groups: the new processes learn whether (and which) version was made
