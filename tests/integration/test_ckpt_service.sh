@@ -34,6 +34,9 @@ grep -qx "key nobody 600 65" "$out" || fail "key file: $(cat "$out")"
 [ "$(count_agents "$j")" = 2 ] || fail "agent processes: $(pgrep -af ductile-agent)"
 for p in $(agents_of "$j"); do
   [ "$(stat -c %U "/proc/$p")" = nobody ] || fail "agent $p runs as $(stat -c %U "/proc/$p")"
+  # with nobody's groups, none of the daemon's (root's)
+  groups=$(awk '$1 == "Groups:" {$1 = ""; print}' "/proc/$p/status" | xargs -n1 | sort -n | xargs)
+  [ "$groups" = "$(id -G nobody | xargs -n1 | sort -n | xargs)" ] || fail "agent $p's groups: $groups"
 done
 
 # what they hold, for the job's owner (the controller gives the list and key)
