@@ -211,7 +211,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 3) {
-        fprintf(stderr, "usage: dt_ckpt_app DIR write N | check | run N SECS\n");
+        fprintf(stderr, "usage: dt_ckpt_app DIR write N | check | run N SECS | resize N SECS\n");
         return 2;
     }
     int rc = dt_ckpt_init("app", argv[1], MPI_COMM_WORLD);
@@ -266,7 +266,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("done at step %ld\n", steps);
     } else {
-        fprintf(stderr, "usage: dt_ckpt_app DIR write N | check | run N SECS\n");
+        fprintf(stderr, "usage: dt_ckpt_app DIR write N | check | run N SECS | resize N SECS\n");
         return 2;
     }
     free(v.block);
