@@ -217,6 +217,9 @@ static fab_t *open_local(void)
     int rc = fab_open(provider(), "127.0.0.1", &f, err, sizeof(err));
     if (rc)
         fail_msg("fab_open: %s", err);
+    /* under ASan beside MPI tests, the serving thread was starved past the default 10 s
+     * (a push in mr_modes timed out); the tests of timeouts set their own */
+    fab_set_timeout(f, 60000);
     return f;
 }
 
