@@ -83,7 +83,7 @@ static double *mpi_move(const double *in, long total, int old_n, int new_n)
 }
 
 /* The checkpoint path, from the processes in the session to those of next. */
-static double *ckpt_move(const char *dir, MPI_Comm next, long total)
+static double *ckpt_move(const char *dir, MPI_Comm next)
 {
     long v = 0, n = 0;
     int rc = dt_ckpt_redistribute("redist", dir, inter, next, &v);
@@ -98,7 +98,6 @@ static double *ckpt_move(const char *dir, MPI_Comm next, long total)
         die("dt_ckpt_restore", rc);
     if ((rc = dt_ckpt_add("a", b, n, MPI_DOUBLE, DT_DIST_BLOCK, 0)) < 0)
         die("dt_ckpt_add", rc);
-    (void)total;
     return b;
 }
 
@@ -169,7 +168,7 @@ int main(int argc, char **argv)
             }
             MPI_Barrier(world);
             t0 = MPI_Wtime();
-            b = ckpt_move(dir, world, total);
+            b = ckpt_move(dir, world);
             MPI_Barrier(world);
             te[1][r] = MPI_Wtime() - t0;
             check(b, total, rank, size);
@@ -178,7 +177,7 @@ int main(int argc, char **argv)
                 die("dt_ckpt_commit", rc);
             MPI_Barrier(world);
             t0 = MPI_Wtime();
-            a = ckpt_move(dir, old ? half : MPI_COMM_NULL, total);
+            a = ckpt_move(dir, old ? half : MPI_COMM_NULL);
             MPI_Barrier(world);
             ts[1][r] = MPI_Wtime() - t0;
             if (old) {

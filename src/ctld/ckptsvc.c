@@ -27,14 +27,18 @@
 #define AGENTS_MAX 16             /* per job */
 #define GEN_LEN 8                 /* the key's first digits: this asking's tag */
 
+/* A checkpoint node that can be given agents now (room aside). */
+static bool usable(const node_t *n)
+{
+    return n->ckpt && n->state == NS_UP && n->conn && !n->drain;
+}
+
 /* Checkpoint nodes up now, full or not. */
 static bool ckptsvc_up(const ctld_t *c)
 {
-    for (int i = 0; i < c->nnodes; i++) {
-        const node_t *n = &c->nodes[i];
-        if (n->ckpt && n->state == NS_UP && n->conn && !n->drain)
+    for (int i = 0; i < c->nnodes; i++)
+        if (usable(&c->nodes[i]))
             return true;
-    }
     return false;
 }
 
@@ -91,6 +95,12 @@ static long agent_budget(const ctld_t *c, const node_t *n)
     return c->cfg.agent_memory > 0 ? c->cfg.agent_memory : q > 0 ? q : 1;
 }
 
+/* How many agents node n takes in all. */
+static int node_takes(const ctld_t *c, const node_t *n)
+{
+    return (int)(node_mem_mb(c, n) / agent_budget(c, n));
+}
+
 /* The checkpoint nodes up now with room for an agent, what Algorithm 6 looks at on
  * each, and the most agents any of them takes (*cap, for ckpt_place: a node that takes
  * fewer counts the difference as agents it has). Returns how many nodes; *room: how
@@ -106,8 +116,8 @@ static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn, int *cap, int *room)
     int k = 0;
     for (int i = 0; i < c->nnodes; i++) {
         const node_t *n = &c->nodes[i];
-        int takes = (int)(node_mem_mb(c, n) / agent_budget(c, n));
-        if (!n->ckpt || n->state != NS_UP || !n->conn || n->drain || takes <= per[i])
+        int takes = node_takes(c, n);
+        if (!usable(n) || takes <= per[i])
             continue;
         double budget = (double)agent_budget(c, n) * 1048576.0;
         /* no measurement of what agents hold yet: each holds its budget */
@@ -119,8 +129,7 @@ static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn, int *cap, int *room)
             *cap = takes;
     }
     for (int a = 0; a < k; a++)
-        cn[a].agents += *cap - (int)(node_mem_mb(c, &c->nodes[idx[a]]) /
-                                     agent_budget(c, &c->nodes[idx[a]]));
+        cn[a].agents += *cap - node_takes(c, &c->nodes[idx[a]]);
     free(per);
     return k;
 }
