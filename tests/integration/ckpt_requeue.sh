@@ -29,7 +29,7 @@ ${1:-}
 mpirun ./app $T/ckpt run 40 0.25")
   j=$(submit "$s")
   out="ductile-$j.out"
-  err="ductile-$j.err"
+  err="$out" # the job's standard error goes with its output
   steps() { grep -c '^step ' "$out" 2> /dev/null || true; }
   some_steps() { [ "$(steps)" -ge 4 ]; }
   wait_for 60 some_steps || fail "job $j made no progress: $(cat "$out" "$err" 2> /dev/null)"

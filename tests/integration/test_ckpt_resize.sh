@@ -15,7 +15,7 @@ s=$(script resize.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
 ductile mpirun --ppn 2 ./app $T/ckpt resize 80 0.2")
 j=$(submit "$s")
 out="ductile-$j.out"
-err="ductile-$j.err"
+err="$out" # the job's standard error goes with its output
 wait_for 60 grep -q "^started on 2 processes" "$out" || fail "no start: $(cat "$out" "$err" 2> /dev/null)"
 [ -n "$(agent_pids n5 "$j")" ] || fail "job $j has no agent on n5: $(d show "$j")"
 d resize "$j" --nodes 3
