@@ -411,8 +411,12 @@ int cmd_show(int argc, char **argv)
         const char *ag = json_string_value(json_object_get(ck, "agents"));
         const char *on = json_string_value(json_object_get(ck, "nodes"));
         const char *st = json_string_value(json_object_get(ck, "state"));
+        bool ended = st && !strcmp(st, "ended");
         if (ag && *ag)
-            printf("%-14s %s (on %s)\n", "CkptAgents", ag, on ? on : "?");
+            printf("%-14s %s (on %s%s)\n", "CkptAgents", ag, on ? on : "?",
+                   ended ? "; stopped at the job's end" : "");
+        else if (ended)
+            printf("%-14s none\n", "CkptAgents");
         else if (st && !strcmp(st, "none"))
             printf("%-14s none: its checkpoints go to its files\n", "CkptAgents");
         else

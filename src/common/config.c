@@ -29,7 +29,8 @@ enum {
     K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
-    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY, NKEYS
+    K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
+    K_AGENT_MALLEABLE, NKEYS
 };
 
 typedef enum ktype {
@@ -48,6 +49,7 @@ typedef enum ktype {
     T_CKPT_NODES, /* a host list of some of Nodes: checked once Nodes is known */
     T_WATTS,     /* watts, >= 0 */
     T_POWER_SRC, /* model, rapl, auto or none */
+    T_AGENT_MA,  /* MA-RA or MA-MA */
 } ktype_t;
 
 typedef struct cfgkey {
@@ -102,6 +104,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_CKPT_NODES] = {"CheckpointNodes", T_CKPT_NODES, F(ckpt_node), 0, 0},
     [K_AGENT_STOP_WAIT] = {"CheckpointAgentStopWait", T_SEC0, F(agent_stop_wait), 0, 0},
     [K_AGENT_MEMORY] = {"CheckpointAgentMemory", T_INT, F(agent_memory), 0, INT_MAX},
+    [K_AGENT_MALLEABLE] = {"CheckpointMalleableAgents", T_AGENT_MA, F(agents_scale), 0, 0},
 };
 #undef F
 
@@ -356,6 +359,13 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
             }
         return fail(ps, line, "%s: '%s' is not a power source (accepted: model, rapl, auto, "
                     "none)", k->name, clip(v, n, q));
+    case T_AGENT_MA:
+        if (strcasecmp(v, "MA-RA") && strcasecmp(v, "MA-MA"))
+            return fail(ps, line, "%s: '%s' is neither MA-RA (a resized job keeps its number "
+                        "of checkpoint agents) nor MA-MA (its agents grow and shrink with it)",
+                        k->name, clip(v, n, q));
+        ps->cfg->agents_scale = strcasecmp(v, "MA-MA") == 0;
+        return 0;
     }
     return (*str = strdup(v)) ? 0 : -ENOMEM;
 }

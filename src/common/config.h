@@ -91,6 +91,8 @@ typedef struct config {
                                      holds checkpoint agents (docs/checkpointing.md), not jobs */
     double agent_stop_wait;       /* CheckpointAgentStopWait: s between an agent's SIGTERM (it
                                      flushes) and SIGKILL */
+    bool agents_scale;            /* CheckpointMalleableAgents: MA-MA (true), a resized job's
+                                     agents scale with its nodes (Algorithm 7); MA-RA: kept */
     int agent_memory;             /* CheckpointAgentMemory: MiB an agent may hold; 0: a
                                      quarter of its node's memory */
     hostlist_index_t *node_index; /* private: behind config_node_index */

@@ -26,6 +26,9 @@
                                    * give up on an agent after 10) */
 #define AGENTS_MAX 16             /* per job */
 #define GEN_LEN 8                 /* the key's first digits: this asking's tag */
+#define SLOT_MAX 1023             /* an agent's slot on its node (the managers' bound) */
+#define RETIRE_WAIT 300.0         /* seconds agents that left a job at a shrink wait for
+                                   * its application to take the new list */
 
 /* A checkpoint node that can be given agents now (room aside). */
 static bool usable(const node_t *n)
@@ -53,6 +56,8 @@ int ckptsvc_nodes(const ctld_t *c)
 /* fn(node index) for each node the job's agents are (were) on, by its ck_where. */
 static void each_where(const job_t *j, void (*fn)(ctld_t *, int, void *), ctld_t *c, void *arg)
 {
+    for (int r = 0; r < j->ck_nretire; r++) /* until they are stopped */
+        fn(c, j->ck_rnode[r], arg);
     if (!j->ck_where)
         return;
     char *w = strdup(j->ck_where), *save = NULL;
@@ -62,6 +67,94 @@ static void each_where(const job_t *j, void (*fn)(ctld_t *, int, void *), ctld_t
             fn(c, i, arg);
     }
     free(w);
+}
+
+/* ---- the job's agents as aligned lists: address, node, slot ---------------------- */
+
+typedef struct roster {
+    int n;
+    char *addr[AGENTS_MAX], *node[AGENTS_MAX];
+    int slot[AGENTS_MAX];
+} roster_t;
+
+static int split(const char *s, char **out, int max)
+{
+    int n = 0;
+    char *w = s ? strdup(s) : NULL, *save = NULL;
+    for (char *t = w ? strtok_r(w, ",", &save) : NULL; t && n < max; t = strtok_r(NULL, ",", &save))
+        out[n++] = strdup(t);
+    free(w);
+    return n;
+}
+
+static void roster_free(roster_t *r)
+{
+    for (int a = 0; a < r->n; a++) {
+        free(r->addr[a]);
+        free(r->node[a]);
+    }
+    r->n = 0;
+}
+
+/* The agents the job has (settled); false if its record does not hold together. */
+static bool roster_load(const job_t *j, roster_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    char *sl[AGENTS_MAX] = {0};
+    int na = split(j->ck_agents, r->addr, AGENTS_MAX);
+    int nw = split(j->ck_where, r->node, AGENTS_MAX);
+    int ns = split(j->ck_slots, sl, AGENTS_MAX);
+    r->n = na > nw ? na : nw;
+    for (int a = 0; a < AGENTS_MAX; a++) {
+        r->slot[a] = a < ns && sl[a] ? atoi(sl[a]) : a; /* an older record: 0, 1, ... */
+        free(sl[a]);
+    }
+    bool ok = na == nw && (ns == 0 || ns == na);
+    for (int a = 0; a < r->n; a++)
+        ok = ok && r->addr[a] && r->node[a];
+    if (!ok)
+        roster_free(r);
+    return ok;
+}
+
+static void roster_store(job_t *j, const roster_t *r)
+{
+    size_t la = 1, lw = 1;
+    for (int a = 0; a < r->n; a++) {
+        la += strlen(r->addr[a]) + 1;
+        lw += strlen(r->node[a]) + 1;
+    }
+    char *sa = calloc(la, 1), *sw = calloc(lw, 1), *ss = calloc((size_t)r->n * 12 + 1, 1);
+    if (!sa || !sw || !ss) {
+        free(sa);
+        free(sw);
+        free(ss);
+        return;
+    }
+    for (int a = 0; a < r->n; a++) {
+        snprintf(sa + strlen(sa), la - strlen(sa), "%s%s", a ? "," : "", r->addr[a]);
+        snprintf(sw + strlen(sw), lw - strlen(sw), "%s%s", a ? "," : "", r->node[a]);
+        snprintf(ss + strlen(ss), (size_t)r->n * 12 + 1 - strlen(ss), "%s%d", a ? "," : "",
+                 r->slot[a]);
+    }
+    free(j->ck_agents);
+    free(j->ck_where);
+    free(j->ck_slots);
+    j->ck_agents = sa;
+    j->ck_where = sw;
+    j->ck_slots = ss;
+}
+
+/* The first of k slots none of the job's agents has (slots name their directories). */
+static int free_base(const roster_t *r, int k)
+{
+    for (int base = 0;; base++) {
+        bool clash = false;
+        for (int a = 0; a < r->n && !clash; a++)
+            clash = r->slot[a] >= base && r->slot[a] < base + k;
+        if (!clash)
+            return base;
+    }
 }
 
 static void add_one(ctld_t *c, int i, void *arg)
@@ -215,8 +308,10 @@ static void waiting_free(job_t *j)
     j->ck_n = j->ck_waiting = 0;
 }
 
-/* Asks the managers for the job's agents; false when there is nothing to wait for. */
-static bool ask(ctld_t *c, job_t *j)
+/* Asks the managers for the job's agents (want 0: as many as Algorithm 5 gives at its
+ * start; more: want agents beside those it has); false when there is nothing to wait
+ * for. */
+static bool ask(ctld_t *c, job_t *j, int want, bool more)
 {
     int *idx = calloc((size_t)c->nnodes, sizeof(int));
     ckpt_node_t *cn = calloc((size_t)c->nnodes, sizeof(ckpt_node_t));
@@ -232,6 +327,8 @@ static bool ask(ctld_t *c, job_t *j)
     if (nn == 0)
         why = ckptsvc_up(c) ? "the checkpoint nodes have no room for another agent"
                             : "no checkpoint node is up";
+    else if (want > 0)
+        count = want;
     else if (ckpt_agent_count(&app, &req, &count, err, sizeof(err)) < 0 || count < 1)
         count = 1;
     if (count > AGENTS_MAX)
@@ -243,20 +340,28 @@ static bool ask(ctld_t *c, job_t *j)
     }
     if (!why && ckpt_place(cn, nn, count, &pc, where, err, sizeof(err)) < 0)
         why = "no room for checkpoint agents";
-    else if (!why && rng_secret_hex(j->ck_key, sizeof(j->ck_key), 32) < 0)
+    else if (!why && !more && rng_secret_hex(j->ck_key, sizeof(j->ck_key), 32) < 0)
         why = "cannot make a key for its agents";
     else if (!why && (!(j->ck_addr = calloc((size_t)count, sizeof(char *))) ||
                       !(j->ck_node = calloc((size_t)count, sizeof(int))) ||
                       !(j->ck_done = calloc((size_t)count, 1))))
         why = "out of memory";
     if (why) {
-        fprintf(stderr, "ductiled: job %lld: %s: it checkpoints to its files\n", (long long)j->id, why);
+        fprintf(stderr, "ductiled: job %lld: %s: it checkpoints to its %s\n", (long long)j->id,
+                why, more ? "agents as they are" : "files");
         waiting_free(j);
         free(idx);
         free(cn);
         return false;
     }
-    stop_all(c, j); /* an earlier asking's agents (a run requeued while it waited) */
+    roster_t have = {0};
+    if (more)
+        roster_load(j, &have);
+    else
+        stop_all(c, j); /* an earlier asking's agents (a run requeued while it waited) */
+    j->ck_base = more ? free_base(&have, count) : 0;
+    j->ck_more = more;
+    roster_free(&have);
     ckptsvc_account(c); /* the shares change from here */
     if (j->ck_acct_at <= 0)
         j->ck_acct_at = ctld_now();
@@ -275,7 +380,8 @@ static bool ask(ctld_t *c, job_t *j)
         if (colon && addr[0] != '[')
             *colon = '\0';
         json_t *m = json_pack("{s:s,s:I,s:i,s:I,s:I,s:s,s:s,s:s,s:I}", "type", "agent_start",
-                              "job", (json_int_t)j->id, "slot", a, "uid", (json_int_t)j->uid,
+                              "job", (json_int_t)j->id, "slot", j->ck_base + a,
+                              "uid", (json_int_t)j->uid,
                               "gid", (json_int_t)j->gid, "user", j->user, "key", j->ck_key,
                               "addr", addr, "memory_mb", (json_int_t)agent_budget(c, n));
         if (nodes_send(c, n->index, m) == 0)
@@ -283,12 +389,18 @@ static bool ask(ctld_t *c, job_t *j)
         else
             j->ck_done[a] = 1;
     }
-    free(j->ck_where);
-    j->ck_where = wh;
     j->ck_asked = ctld_mono();
-    db_job_save(c, j); /* where they are asked for: a restart stops them if need be */
-    fprintf(stderr, "ductiled: job %lld: %d checkpoint agent%s asked for on %s\n",
-            (long long)j->id, count, count > 1 ? "s" : "", wh ? wh : "?");
+    fprintf(stderr, "ductiled: job %lld: %d %scheckpoint agent%s asked for on %s\n",
+            (long long)j->id, count, more ? "more " : "", count > 1 ? "s" : "", wh ? wh : "?");
+    if (more) { /* its list stays as it is until they answer */
+        free(wh);
+    } else {
+        free(j->ck_where);
+        free(j->ck_slots);
+        j->ck_where = wh;
+        j->ck_slots = NULL;
+        db_job_save(c, j); /* where they are asked for: a restart stops them if need be */
+    }
     free(idx);
     free(cn);
     if (j->ck_waiting == 0)
@@ -302,43 +414,52 @@ bool ckptsvc_before_launch(ctld_t *c, job_t *j)
         return false; /* none wanted, or it has them (a requeued run keeps its agents) */
     if (j->ck_addr)
         return true;  /* still waiting (a run requeued meanwhile): they launch it */
-    if (ask(c, j))
+    if (ask(c, j, 0, false))
         return true;
     j->ck_agents = strdup(""); /* asked, none: the files */
     db_job_save(c, j);
     return false;
 }
 
-/* Every answer is in, or the wait is over: the agents that answered are the job's;
- * those that did not are told to stop. */
+/* The application's node daemon learns the job's agents (the application takes them
+ * at its next dt_ckpt_probe or commit). */
+static void tell(ctld_t *c, const job_t *j)
+{
+    if (j->nalloc > 0 && j->alloc && (j->state == JS_RUNNING || j->state == JS_RESIZING))
+        nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:s}", "type", "ckpt_agents", "job",
+                                             (json_int_t)j->id, "agents",
+                                             j->ck_agents ? j->ck_agents : ""));
+}
+
+/* Every answer is in, or the wait is over: the agents that answered are the job's
+ * (beside those it had, for a resize's asking); those that did not are told to stop. */
 static void settle(ctld_t *c, job_t *j)
 {
     ckptsvc_account(c); /* the shares change from here */
-    size_t len = 1, wl = (size_t)j->ck_n * 72 + 1;
-    for (int a = 0; a < j->ck_n; a++)
-        len += j->ck_addr[a] ? strlen(j->ck_addr[a]) + 1 : 0;
-    char *s = calloc(len, 1), *wh = calloc(wl, 1);
-    for (int a = 0; s && wh && a < j->ck_n; a++) {
-        if (j->ck_addr[a]) {
-            snprintf(s + strlen(s), len - strlen(s), "%s%s", *s ? "," : "", j->ck_addr[a]);
-            snprintf(wh + strlen(wh), wl - strlen(wh), "%s%s", *wh ? "," : "",
-                     c->nodes[j->ck_node[a]].name);
+    roster_t r = {0};
+    bool more = j->ck_more;
+    if (more)
+        roster_load(j, &r);
+    for (int a = 0; a < j->ck_n; a++) {
+        if (j->ck_addr[a] && r.n < AGENTS_MAX) {
+            r.addr[r.n] = strdup(j->ck_addr[a]);
+            r.node[r.n] = strdup(c->nodes[j->ck_node[a]].name);
+            r.slot[r.n++] = j->ck_base + a;
         } else if (!j->ck_done[a]) {
-            nodes_send(c, j->ck_node[a], stop_msg(j->id, j->ck_key, a));
+            nodes_send(c, j->ck_node[a], stop_msg(j->id, j->ck_key, j->ck_base + a));
         }
     }
-    if (s && wh) { /* the nodes of the agents it has (a late one elsewhere is stopped) */
-        free(j->ck_where);
-        j->ck_where = wh;
-        wh = NULL;
-    }
-    free(wh);
+    roster_store(j, &r); /* the nodes of the agents it has (a late one elsewhere is stopped) */
+    roster_free(&r);
     waiting_free(j);
-    free(j->ck_agents);
-    j->ck_agents = s ? s : strdup("");
+    j->ck_more = false;
+    if (!j->ck_agents)
+        j->ck_agents = strdup("");
     fprintf(stderr, "ductiled: job %lld: checkpoint agents %s\n", (long long)j->id,
             j->ck_agents && *j->ck_agents ? j->ck_agents : "none (it checkpoints to its files)");
     db_job_save(c, j);
+    if (more)
+        tell(c, j);
     if (j->state == JS_RUNNING && !j->launched)
         jobs_launch(c, j);
 }
@@ -349,7 +470,7 @@ void ckptsvc_on_message(ctld_t *c, node_t *n, const char *type, const json_t *ms
     int64_t id, slot;
     const char *addr = NULL, *why = NULL, *gen = NULL;
     if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
-        proto_int_opt(msg, "slot", 0, AGENTS_MAX - 1, 0, &slot, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "slot", 0, SLOT_MAX, 0, &slot, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "gen", GEN_LEN, NULL, &gen, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "addr", 127, NULL, &addr, err, sizeof(err)) < 0 ||
         proto_str_opt(msg, "why", 255, NULL, &why, err, sizeof(err)) < 0)
@@ -362,7 +483,8 @@ void ckptsvc_on_message(ctld_t *c, node_t *n, const char *type, const json_t *ms
         return;
     }
     /* an answer of this asking, from the node its slot went to, not answered yet */
-    if (!current || !j->ck_addr || slot >= j->ck_n || j->ck_node[slot] != n->index ||
+    slot -= j ? j->ck_base : 0; /* its index in the asking */
+    if (!current || !j->ck_addr || slot < 0 || slot >= j->ck_n || j->ck_node[slot] != n->index ||
         j->ck_done[slot])
         return;
     if (!strcmp(type, "agent_ready") && addr && *addr)
@@ -382,6 +504,71 @@ typedef struct late {
     double now;
 } late_t;
 
+/* The agents that left the job at a shrink: they flush, then exit. */
+static void retire_stop(ctld_t *c, job_t *j, const char *why)
+{
+    if (j->ck_nretire == 0)
+        return;
+    ckptsvc_account(c); /* their share ends here */
+    fprintf(stderr, "ductiled: job %lld: %d checkpoint agent%s it left stopped (%s)\n",
+            (long long)j->id, j->ck_nretire, j->ck_nretire > 1 ? "s" : "", why);
+    for (int r = 0; r < j->ck_nretire; r++)
+        nodes_send(c, j->ck_rnode[r], stop_msg(j->id, j->ck_key, j->ck_rslot[r]));
+    j->ck_nretire = 0;
+}
+
+/* The last k of its agents leave the job's list; they run until its application has
+ * the new one (its commits under way may still go to them). */
+static void retire(ctld_t *c, job_t *j, roster_t *r, int k)
+{
+    ckptsvc_account(c);
+    char gone[256] = "";
+    for (; k > 0 && r->n > 1; k--) {
+        int a = --r->n, node = config_node_index(&c->cfg, r->node[a]);
+        snprintf(gone + strlen(gone), sizeof(gone) - strlen(gone), "%s%s", *gone ? "," : "",
+                 r->addr[a]);
+        if (node >= 0 && j->ck_nretire < (int)(sizeof(j->ck_rnode) / sizeof(int))) {
+            j->ck_rnode[j->ck_nretire] = node;
+            j->ck_rslot[j->ck_nretire++] = r->slot[a];
+        } else if (node >= 0) {
+            nodes_send(c, node, stop_msg(j->id, j->ck_key, r->slot[a]));
+        }
+        free(r->addr[a]);
+        free(r->node[a]);
+    }
+    j->ck_retire_at = ctld_mono() + RETIRE_WAIT;
+    roster_store(j, r);
+    fprintf(stderr, "ductiled: job %lld: checkpoint agents %s leave it, %s stay\n",
+            (long long)j->id, gone, j->ck_agents ? j->ck_agents : "?");
+    db_job_save(c, j);
+    tell(c, j);
+}
+
+void ckptsvc_resized(ctld_t *c, job_t *j, int before)
+{
+    if (!j->ck_want || !c->cfg.agents_scale || !j->ck_agents || !*j->ck_agents || j->ck_addr)
+        return; /* none, MA-RA (the count stays), or an asking under way */
+    roster_t r;
+    if (!roster_load(j, &r))
+        return;
+    int want = 0, res = before > r.n ? before : r.n;
+    char err[200];
+    if (ckpt_malleable_count(CKPT_MA_MA, r.n, res, j->nalloc, AGENTS_MAX, &want, err,
+                             sizeof(err)) < 0)
+        fprintf(stderr, "ductiled: job %lld: %s\n", (long long)j->id, err);
+    else if (want > r.n)
+        ask(c, j, want - r.n, true);
+    else if (want < r.n)
+        retire(c, j, &r, r.n - want);
+    roster_free(&r);
+}
+
+void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents)
+{
+    if (j->ck_nretire && agents && j->ck_agents && !strcmp(agents, j->ck_agents))
+        retire_stop(c, j, "its application has the new list");
+}
+
 static void check_one(int64_t id, void *val, void *arg)
 {
     (void)id;
@@ -389,10 +576,12 @@ static void check_one(int64_t id, void *val, void *arg)
     late_t *x = arg;
     if (j->ck_addr && x->now - j->ck_asked > AGENT_START_TIMEOUT) {
         fprintf(stderr, "ductiled: job %lld: %d of its checkpoint agents did not answer in "
-                "%.0f s: it starts without them\n", (long long)j->id, j->ck_waiting,
-                AGENT_START_TIMEOUT);
+                "%.0f s: it %s without them\n", (long long)j->id, j->ck_waiting,
+                AGENT_START_TIMEOUT, j->ck_more ? "goes on" : "starts");
         settle(x->c, j);
     }
+    if (j->ck_nretire && x->now > j->ck_retire_at)
+        retire_stop(x->c, j, "its application did not ask for the new list in time");
 }
 
 void ckptsvc_check(ctld_t *c)
@@ -408,8 +597,10 @@ void ckptsvc_job_ended(ctld_t *c, job_t *j)
         return;
     ckptsvc_account(c); /* up to their stop */
     j->ck_acct_at = 0;
-    stop_all(c, j);
+    stop_all(c, j); /* those that left it too */
+    j->ck_nretire = 0;
     waiting_free(j);
+    j->ck_more = false;
     memset(j->ck_key, 0, sizeof(j->ck_key)); /* not kept with the finished job */
 }
 

@@ -134,13 +134,20 @@ typedef struct job {
     bool ck_want;            /* submitted with --checkpoint-agents */
     char *ck_agents;         /* host:port,... of its agents once asked for; NULL: none */
     char *ck_where;          /* the checkpoint nodes they run on, "c1,c2" */
+    char *ck_slots;          /* each one's slot on its node, "0,1" (NULL: 0, 1, ...) */
     char ck_key[65];         /* their key, hex (the job's environment gets it in a file);
                               * its first 8 digits tag the messages of this asking */
+    /* agents that left its list at a shrink (Algorithm 7), stopped once its application
+     * has the new list (ckptsvc_app_seen), at the latest RETIRE_WAIT later */
+    int ck_nretire, ck_rnode[16], ck_rslot[16];
+    double ck_retire_at;     /* monotonic */
     /* while its launch waits for them (ckptsvc.c): per agent its node, its answer */
     char **ck_addr;
     int *ck_node;
     unsigned char *ck_done;
     int ck_n, ck_waiting;    /* agents asked for, answers still due */
+    int ck_base;             /* the slot of the first of them */
+    bool ck_more;            /* added to a running job's agents (a resize) */
     double ck_asked;         /* monotonic time they were asked for */
     double ck_node_s;        /* checkpoint node-seconds its agents held (ckptsvc_account) */
     double ck_acct_at;       /* wall time those are counted up to; 0: no agents placed */
@@ -288,6 +295,11 @@ bool ckptsvc_before_launch(ctld_t *c, job_t *j);
 void ckptsvc_start_fields(const job_t *j, json_t *start_msg);
 void ckptsvc_on_message(ctld_t *c, node_t *n, const char *type, const json_t *msg);
 void ckptsvc_job_ended(ctld_t *c, job_t *j);  /* for good: its agents flush and stop */
+/* A resize committed (before: its nodes until then): CheckpointMalleableAgents = MA-MA
+ * scales its agents with its nodes (Algorithm 7). */
+void ckptsvc_resized(ctld_t *c, job_t *j, int before);
+/* Its application has been given the agents list `agents` (app_ckpt_seen). */
+void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents);
 void ckptsvc_check(ctld_t *c);                /* launches that waited long enough; accounts */
 /* Checkpoint node-seconds up to now: each checkpoint node's time is shared among the
  * agents placed on it, and each job is charged its agents' shares. */

@@ -683,6 +683,8 @@ static char *ckpt_json(const job_t *j)
                           j->ck_agents != NULL, "agents", j->ck_agents ? j->ck_agents : "",
                           "nodes", j->ck_where ? j->ck_where : "", "key", j->ck_key,
                           "node_seconds", j->ck_node_s, "counted_to", j->ck_acct_at);
+    if (o && j->ck_slots)
+        json_object_set_new(o, "slots", json_string(j->ck_slots));
     char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return s;
@@ -924,6 +926,8 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
             /* settled with none ("", the files) is not "not asked yet" (NULL) */
             j->ck_agents = *ag || json_is_true(json_object_get(ck, "settled")) ? strdup(ag) : NULL;
             j->ck_where = *wh ? strdup(wh) : NULL;
+            const char *sl = json_string_value(json_object_get(ck, "slots")); /* (absent: 0, 1, ..) */
+            j->ck_slots = sl && *sl ? strdup(sl) : NULL;
             snprintf(j->ck_key, sizeof(j->ck_key), "%s", key);
             /* (absent before they were counted) */
             j->ck_node_s = json_number_value(json_object_get(ck, "node_seconds"));

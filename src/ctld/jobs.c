@@ -102,6 +102,7 @@ void job_free(job_t *j)
     free(j->pw_hist);
     free(j->ck_agents);
     free(j->ck_where);
+    free(j->ck_slots);
     for (int i = 0; j->ck_addr && i < j->ck_n; i++)
         free(j->ck_addr[i]);
     free(j->ck_addr);
@@ -479,6 +480,7 @@ static void resize_commit(ctld_t *c, job_t *j)
     db_job_save(c, j);
     db_job_event(c, j->id, now, event, before, j->nalloc, j->alloc, j->nalloc, detail);
     jobs_send_nodes(c, j);
+    ckptsvc_resized(c, j, before);
     jobs_want_schedule(c);
 }
 
@@ -657,6 +659,10 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
             jobs_want_schedule(c);
     } else if (!strcmp(type, "app_limits")) {
         app_limits(c, j, msg);
+    } else if (!strcmp(type, "app_ckpt_seen")) {
+        const char *agents;
+        if (proto_str(msg, "agents", 65536, &agents, err, sizeof(err)) == 0)
+            ckptsvc_app_seen(c, j, agents);
     } else if (!strcmp(type, "app_resize_failed")) {
         int64_t offer;
         const char *why;
@@ -1008,7 +1014,9 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
             json_object_set_new(o, "checkpoint_agents",
                                 json_pack("{s:s,s:s,s:s,s:f}", "agents", j->ck_agents ? j->ck_agents : "",
                                           "nodes", j->ck_where ? j->ck_where : "", "state",
-                                          j->ck_addr ? "starting" : !j->ck_agents ? "not yet"
+                                          j->state >= JS_COMPLETED ? "ended"
+                                          : j->ck_addr && !j->ck_more ? "starting"
+                                          : !j->ck_agents ? "not yet"
                                           : *j->ck_agents ? "running" : "none",
                                           "node_seconds", j->ck_node_s));
         json_object_set_new(o, "restarts", json_integer(j->restarts));

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ static struct {
     agent_t a[AG_MAX];
     uint8_t key[PROTO_KEY_LEN];
     int key_ok;
+    char key_path[PATH_MAX]; /* where key was read from */
     char key_err[300];
     char app[4096]; /* the application's checkpoint directory: its name for the agents */
     fab_t *fab;
@@ -122,7 +124,11 @@ int ckag_configure(const char *app_dir, const char *list, char *err, size_t errl
         return rc;
     }
     const char *kf = getenv("DUCTILE_CKPT_KEY_FILE");
+    if (ag.key_ok && kf && !strcmp(kf, ag.key_path))
+        return ag.n; /* read at the job's start: a node leaving a shrink removes the file
+                      * where the nodes share it (the emulated cluster) */
     ag.key_ok = 0;
+    snprintf(ag.key_path, sizeof(ag.key_path), "%s", kf ? kf : "");
     if (!kf || !*kf)
         snprintf(ag.key_err, sizeof(ag.key_err),
                  "DUCTILE_CKPT_KEY_FILE is not set (the checkpoint service's key)");

@@ -84,6 +84,12 @@ static struct {
 
 static char errbuf[512];
 
+/* The agents as this process last learnt them (rank 0: its environment, then what
+ * dt_ckpt_probe heard): kept across sessions, so that a resize's next session uses
+ * the agents the last one switched to. */
+static char agents_now[2048];
+static int agents_known;
+
 /* The message of a failure, printed where it happened: by rank 0 for the mistakes
  * every process makes alike (-EINVAL, -ENOENT), by any process for the rest. */
 static int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -150,10 +156,14 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
     }
     char err[512] = "";
     /* rank 0's environment names the agents (mpirun passes few variables to others) */
-    char list[2048] = "";
     const char *env = getenv("DUCTILE_CKPT_AGENTS");
-    if (ck.rank == 0 && env)
-        snprintf(list, sizeof(list), "%s", env);
+    if (ck.rank == 0 && !agents_known) {
+        snprintf(agents_now, sizeof(agents_now), "%s", env ? env : "");
+        agents_known = 1;
+    }
+    char list[sizeof(agents_now)] = "";
+    if (ck.rank == 0)
+        memcpy(list, agents_now, sizeof(list));
     MPI_Bcast(list, sizeof(list), MPI_CHAR, 0, ck.comm);
     if (ckag_configure(ck.dir, list, err, sizeof(err)) < 0 && ck.rank == 0)
         fprintf(stderr, "libductile: %s; checkpoints go to the files in %s\n", err, ck.dir);
@@ -642,11 +652,44 @@ static int finish_commit(void)
     return rc;
 }
 
+int dt_ckpt_probe(int *changed)
+{
+    if (changed)
+        *changed = 0;
+    if (!ck.on)
+        return fail(-EINVAL, "dt_ckpt_probe: call dt_ckpt_init first");
+    int rc = finish_commit(); /* no transfer to the agents it may leave is under way */
+    char list[sizeof(agents_now)] = "";
+    int ch = 0;
+    if (ck.rank == 0 && dt_agents_query(list, sizeof(list)) == 1 && strcmp(list, agents_now))
+        ch = 1;
+    MPI_Bcast(&ch, 1, MPI_INT, 0, ck.comm);
+    if (!ch)
+        return rc;
+    MPI_Bcast(list, sizeof(list), MPI_CHAR, 0, ck.comm);
+    char err[512] = "";
+    int n = ckag_configure(ck.dir, list, err, sizeof(err));
+    if (ck.rank == 0) {
+        memcpy(agents_now, list, sizeof(agents_now));
+        if (n < 0)
+            fprintf(stderr, "libductile: %s; checkpoints go to the files in %s\n", err, ck.dir);
+        else
+            fprintf(stderr, "libductile: the job's checkpoint agents are now %s\n",
+                    *list ? list : "none: checkpoints go to the files");
+    }
+    ck.agents_down = 0; /* new agents: a failure is worth saying again */
+    if (changed)
+        *changed = 1;
+    return rc;
+}
+
 int dt_ckpt_commit(void)
 {
     if (!ck.on)
         return fail(-EINVAL, "dt_ckpt_commit: call dt_ckpt_init first");
-    int rc = finish_commit(); /* an asynchronous one before: its result is this call's */
+    /* an asynchronous one before: its result is this call's; the agents the scheduler
+     * changed (a resize) take the new version whole */
+    int rc = dt_ckpt_probe(NULL);
     if (rc < 0)
         return rc;
     rc = start_commit();

@@ -8,6 +8,7 @@
 
 #include "client.h"
 #include "ductile.h"
+#include "dt_internal.h"
 
 static client_t *conn;
 static long long job_id;
@@ -34,8 +35,9 @@ static bool is_offer(const json_t *m)
     return t && (!strcmp(t, "resize_offer") || !strcmp(t, "resize_withdraw"));
 }
 
-/* Sends a request and waits for its reply; offers meanwhile are queued. */
-static int request_locked(json_t *req)
+/* Sends a request and waits for its reply (kept in *reply when asked, to free);
+ * offers meanwhile are queued. */
+static int request_reply_locked(json_t *req, json_t **reply)
 {
     char err[512];
     if (!conn) {
@@ -60,10 +62,15 @@ static int request_locked(json_t *req)
             fail(-EREMOTE, json_string_value(json_object_get(m, "error"))
                                ? json_string_value(json_object_get(m, "error"))
                                : "refused");
-        json_decref(m);
+        if (ok && reply)
+            *reply = m;
+        else
+            json_decref(m);
         return ok ? 0 : -EREMOTE;
     }
 }
+
+static int request_locked(json_t *req) { return request_reply_locked(req, NULL); }
 
 static int request(json_t *req)
 {
@@ -175,6 +182,24 @@ int dt_offer_commit(const dt_offer_t *o)
 {
     return request(json_pack("{s:s,s:I,s:I}", "type", "resize_commit", "job", (json_int_t)job_id,
                              "offer", (json_int_t)o->id));
+}
+
+int dt_agents_query(char *list, size_t len)
+{
+    pthread_mutex_lock(&mu);
+    int rc = 0;
+    json_t *r = NULL;
+    if (conn && request_reply_locked(json_pack("{s:s,s:I}", "type", "ckpt_agents", "job",
+                                               (json_int_t)job_id), &r) == 0) {
+        const char *a = json_string_value(json_object_get(r, "agents"));
+        if (a && strlen(a) < len) {
+            memcpy(list, a, strlen(a) + 1);
+            rc = 1;
+        }
+    }
+    json_decref(r);
+    pthread_mutex_unlock(&mu);
+    return rc;
 }
 
 int dt_set_inhibit(int on)

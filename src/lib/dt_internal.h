@@ -36,6 +36,9 @@ void dt_mpi_phase(const char *what);
 int dt_mpi_joining(void);
 /* 1 once dt_init_adapt has begun. */
 int dt_mpi_started(void);
+/* dt_core.c: the job's checkpoint agents as its node daemon last heard from the
+ * controller, into list: 1, or 0 when not attached or the daemon does not know. */
+int dt_agents_query(char *list, size_t len);
 /* 1 on the leader once attached to its node daemon (it talks to the controller). */
 int dt_mpi_leader_attached(void);
 /* After dt_probe_adapt said pending, before dt_adapt_begin: the leader declines the

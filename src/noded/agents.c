@@ -611,11 +611,36 @@ static bool job_has_agents(const json_t *msg, const char **list, const char **ke
     return *list && **list && is_key(*key) && strlen(*list) < HOSTS_KV_LEN - 32;
 }
 
+/* What the node knows of the job's agents: its start's list, then the controller's. */
+static void set_list(noded_t *d, int64_t job, const char *list)
+{
+    njob_t *j = idmap_get(d->jobs, job);
+    char *copy = j ? strdup(list) : NULL;
+    if (copy) {
+        free(j->ck_agents);
+        j->ck_agents = copy;
+    }
+}
+
+void agents_on_list(noded_t *d, const json_t *msg)
+{
+    int64_t job;
+    const char *list;
+    char err[128];
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_str(msg, "agents", HOSTS_KV_LEN - 32, &list, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded %s: bad ckpt_agents: %s\n", d->name, err);
+        return;
+    }
+    set_list(d, job, list);
+}
+
 void agents_job_start(noded_t *d, const json_t *msg, int64_t job, int run, uid_t uid, gid_t gid)
 {
     const char *list, *key;
     if (!job_has_agents(msg, &list, &key))
         return;
+    set_list(d, job, list);
     char path[PATH_MAX];
     key_path(d, job, run, path, sizeof(path));
     if (write_secret(path, key, uid, gid) < 0)

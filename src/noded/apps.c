@@ -159,7 +159,8 @@ static bool app_message(const char *type)
 {
     return !strcmp(type, "resize_answer") || !strcmp(type, "resize_commit") ||
            !strcmp(type, "inhibit") || !strcmp(type, "mtct") || !strcmp(type, "request") ||
-           !strcmp(type, "limits") || !strcmp(type, "resize_failed");
+           !strcmp(type, "limits") || !strcmp(type, "resize_failed") ||
+           !strcmp(type, "ckpt_agents");
 }
 
 /* A client's request for the controller: its channel opens with the first one. */
@@ -340,6 +341,23 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
     }
     if (!a->job) {
         fail(c, "attach first");
+        return;
+    }
+    if (!strcmp(type, "ckpt_agents")) { /* any process of the job may ask */
+        njob_t *j = idmap_get(d->jobs, a->job);
+        json_t *r = json_pack("{s:b}", "ok", 1);
+        if (j && j->ck_agents) { /* unknown here (a restarted daemon): the library keeps its */
+            json_object_set_new(r, "agents", json_string(j->ck_agents));
+            if (!j->ck_seen || strcmp(j->ck_seen, j->ck_agents)) {
+                /* the controller stops the agents the job left once it has the list */
+                json_t *x = json_pack("{s:s}", "agents", j->ck_agents);
+                forward(d, "app_ckpt_seen", a->job, x);
+                json_decref(x);
+                free(j->ck_seen);
+                j->ck_seen = strdup(j->ck_agents);
+            }
+        }
+        reply(c, r);
         return;
     }
     /* Everything but reports (mtct, from any process of the job) is the leader's. */

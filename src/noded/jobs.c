@@ -24,6 +24,8 @@ static void job_free_cb(uv_handle_t *h)
             unlink(j->script_path);
         free(j->script_path);
         json_decref(j->limits);
+        free(j->ck_agents);
+        free(j->ck_seen);
         free(j);
     }
 }

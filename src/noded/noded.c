@@ -56,6 +56,8 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         agents_on_start(d, msg);
     } else if (!strcmp(type, "agent_stop")) {
         agents_on_stop(d, msg);
+    } else if (!strcmp(type, "ckpt_agents")) {
+        agents_on_list(d, msg);
     } else if (!strcmp(type, "job_ended_ack")) {
         jobs_on_ended_ack(d, msg);
     } else if (json_is_false(json_object_get(msg, "ok"))) {

@@ -50,6 +50,9 @@ typedef struct njob {
     uid_t uid;               /* the job's owner: only its processes may attach */
     conn_t *leader;          /* the application's leader (libductile), batch node only */
     json_t *limits;          /* what it accepts (app_limits), sent again on registration */
+    char *ck_agents;         /* its checkpoint agents as the controller last said (start,
+                              * ckpt_agents); NULL: not known here */
+    char *ck_seen;           /* the list the application was last given */
     double power_min, power_max; /* W per node it may draw (the power model) */
     uint64_t cpu_usec;       /* its cgroups' CPU time at cpu_at (metering.c) */
     double cpu_at;
@@ -135,6 +138,8 @@ bool agents_reap(noded_t *d, pid_t pid);  /* true: pid was an agent, now reaped 
 /* A job's start: its agents' key where its processes read it (every node of the job) */
 void agents_job_start(noded_t *d, const json_t *msg, int64_t job, int run, uid_t uid, gid_t gid);
 void agents_job_gone(noded_t *d, int64_t job, int run);
+/* ckpt_agents: the controller changed a running job's agents (a resize) */
+void agents_on_list(noded_t *d, const json_t *msg);
 /* The submission's environment names another job's agents (submitted from inside that
  * job): its DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE are not passed on. */
 bool agents_inherited(const noded_t *d, const json_t *env);

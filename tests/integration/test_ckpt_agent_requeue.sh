@@ -17,7 +17,7 @@ grep -q "needs at least 5 nodes but the cluster has 4 for jobs (and 1 checkpoint
 ckpt_requeue_run "#DUCTILE --checkpoint-agents"
 # two agents (Algorithm 5: a 2-node job), both on n5, named in the job's environment
 ag=$(d show "$j" | awk '$1 == "CkptAgents" {print $2, $4}')
-case "$ag" in *,*" n5,n5)") ;; *) fail "the job's agents: $(d show "$j")" ;; esac
+case "$ag" in *,*" n5,n5;") ;; *) fail "the job's agents: $(d show "$j")" ;; esac
 # every commit went to the agents: the library never used the files by itself, and the
 # second run read the agents' memory (the files were still being flushed, or equal)
 ! grep -q "using the checkpoint files" "$err" || fail "the job fell back to files: $(cat "$err")"

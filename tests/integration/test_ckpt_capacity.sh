@@ -32,6 +32,12 @@ wait_for 30 said "$b" || fail "job $b did not start: $(d show "$b")"
 [ "$(agents_in "$b")" = 0 ] || fail "job $b got agents on a full node: $(cat "ductile-$b.out")"
 grep -q "job $b: the checkpoint nodes have no room for another agent: it checkpoints to its files" \
   "$T/c/log/ductiled.log" || fail "controller's log: $(grep "job $b" "$T/c/log/ductiled.log")"
+# a job cancelled while it waits for nodes never had agents, and says so
+p=$(sub -N 1)
+expect_state "$p" PD
+d cancel "$p" > /dev/null
+expect_state "$p" CA
+[ "$(field "$p" CkptAgents)" = none ] || fail "cancelled job $p: CkptAgents $(field "$p" CkptAgents)"
 touch "stop.$a" "stop.$b"
 expect_state "$a" CD
 expect_state "$b" CD

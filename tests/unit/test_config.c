@@ -345,11 +345,19 @@ static void checkpoint_nodes(void **state)
     assert_false(c.ckpt_node[0] || c.ckpt_node[1] || c.ckpt_node[2]);
     assert_true(c.agent_stop_wait == 120.0);
     assert_int_equal(c.agent_memory, 0); /* a quarter of each checkpoint node's memory */
+    assert_false(c.agents_scale);         /* MA-RA */
     config_free(&c);
-    c = parse_ok("Nodes = n[1-3]\nCheckpointAgentStopWait = 2.5\nCheckpointAgentMemory = 4096\n");
+    c = parse_ok("Nodes = n[1-3]\nCheckpointAgentStopWait = 2.5\nCheckpointAgentMemory = 4096\n"
+                 "CheckpointMalleableAgents = ma-ma\n");
     assert_true(c.agent_stop_wait == 2.5);
     assert_int_equal(c.agent_memory, 4096);
+    assert_true(c.agents_scale);
     config_free(&c);
+    c = parse_ok("Nodes = n[1-3]\nCheckpointMalleableAgents = MA-RA\n");
+    assert_false(c.agents_scale);
+    config_free(&c);
+    parse_err("Nodes = n[1-3]\nCheckpointMalleableAgents = scale\n", "t.conf:2:",
+              "'scale' is neither MA-RA", "nor MA-MA");
     parse_err("Nodes = n[1-3]\nCheckpointAgentMemory = lots\n", "t.conf:2:", NULL, NULL);
     parse_err("Nodes = n[1-3]\nCheckpointAgentStopWait = -1\n", "t.conf:2:", NULL, NULL);
     parse_err("Nodes = n[1-3]\nCheckpointNodes = n4\n", "t.conf:2:",
