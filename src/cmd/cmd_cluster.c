@@ -234,6 +234,13 @@ static int cluster_up(int argc, char **argv)
                "MungeSocket = \"%s\"\n",
             port, adir, nodes >= 10 ? "0" : "", nodes, ncpu / nodes > 0 ? ncpu / nodes : 1, adir,
             adir, policy, tick, timeout, rtimeout, auth, adir, munge_socket);
+    long base = ftell(f) < 0 ? -1 : 0; /* lines before the --set ones */
+    fflush(f);
+    for (FILE *r = fopen(conf, "r"); r && base >= 0; r = NULL) {
+        for (int ch; (ch = fgetc(r)) != EOF;)
+            base += ch == '\n';
+        fclose(r);
+    }
     for (int i = 0; i < nsets; i++) {
         const char *eq = strchr(sets[i], '=');
         fprintf(f, "%.*s = %s\n", (int)(eq - sets[i]), sets[i], eq + 1);
@@ -243,7 +250,14 @@ static int cluster_up(int argc, char **argv)
     config_t cfg = {0};
     if (config_load(conf, &cfg, err, sizeof(err)) < 0) {
         unlink(conf);
-        return cmd_fail("%s", err);
+        /* "conf:LINE: message": the file is gone, so name what the user gave */
+        size_t cl = strlen(conf);
+        char *end = NULL;
+        long line = !strncmp(err, conf, cl) && err[cl] == ':' ? strtol(err + cl + 1, &end, 10) : 0;
+        const char *msg = end && *end == ':' ? end + 1 + (end[1] == ' ') : err;
+        if (line > base && base >= 0 && line - base <= nsets)
+            return cmd_fail("cluster up: --set %s: %s", sets[line - base - 1], msg);
+        return cmd_fail("cluster up: %s", msg);
     }
     sched_t *probe;
     if (sched_create(cfg.nnodes, cfg.policy, &probe, err, sizeof(err)) < 0) {

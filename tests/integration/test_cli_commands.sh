@@ -27,6 +27,11 @@ grep -q "unexpected argument '31'" e.txt || fail "queue 31: $(cat e.txt)"
 ! d cluster status extra 2> e.txt || fail "cluster status extra accepted"
 ! d cluster up --nodes 1 --dir "$T/c2" extra 2> e.txt || fail "cluster up ... extra accepted"
 [ ! -e "$T/c2" ] || fail "cluster up ... extra started a cluster"
+# a bad --set value is named as the user gave it, not by a line of the file it removed
+! d cluster up --nodes 1 --dir "$T/c3" --set KillWait=5 --set CheckpointAgentMemory=lots 2> e.txt ||
+  fail "cluster up --set CheckpointAgentMemory=lots accepted"
+grep -q "^ductile: cluster up: --set CheckpointAgentMemory=lots: CheckpointAgentMemory: " e.txt &&
+  ! grep -q "ductile.conf" e.txt || fail "cluster up --set message: $(cat e.txt)"
 ! d version extra 2> e.txt || fail "version extra accepted"
 # ... or use them as filters
 d nodes n1 > n.txt
