@@ -421,11 +421,9 @@ bool ckptsvc_before_launch(ctld_t *c, job_t *j)
     return false;
 }
 
-/* The application's node daemon learns the job's agents (the application takes them
- * at its next dt_ckpt_probe or commit). */
-static void tell(ctld_t *c, const job_t *j)
+void ckptsvc_tell(ctld_t *c, const job_t *j)
 {
-    if (j->nalloc > 0 && j->alloc && (j->state == JS_RUNNING || j->state == JS_RESIZING))
+    if (j->ck_want && j->ck_agents && j->nalloc > 0 && j->alloc && (j->state == JS_RUNNING || j->state == JS_RESIZING))
         nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:s}", "type", "ckpt_agents", "job",
                                              (json_int_t)j->id, "agents",
                                              j->ck_agents ? j->ck_agents : ""));
@@ -459,7 +457,7 @@ static void settle(ctld_t *c, job_t *j)
             j->ck_agents && *j->ck_agents ? j->ck_agents : "none (it checkpoints to its files)");
     db_job_save(c, j);
     if (more)
-        tell(c, j);
+        ckptsvc_tell(c, j);
     if (j->state == JS_RUNNING && !j->launched)
         jobs_launch(c, j);
 }
@@ -541,7 +539,7 @@ static void retire(ctld_t *c, job_t *j, roster_t *r, int k)
     fprintf(stderr, "ductiled: job %lld: checkpoint agents %s leave it, %s stay\n",
             (long long)j->id, gone, j->ck_agents ? j->ck_agents : "?");
     db_job_save(c, j);
-    tell(c, j);
+    ckptsvc_tell(c, j);
 }
 
 void ckptsvc_resized(ctld_t *c, job_t *j, int before)

@@ -298,6 +298,9 @@ void ckptsvc_job_ended(ctld_t *c, job_t *j);  /* for good: its agents flush and 
 /* A resize committed (before: its nodes until then): CheckpointMalleableAgents = MA-MA
  * scales its agents with its nodes (Algorithm 7). */
 void ckptsvc_resized(ctld_t *c, job_t *j, int before);
+/* The job's batch node learns its agents (its application takes them at its next
+ * dt_ckpt_probe or commit): when they change, and when the node registers again. */
+void ckptsvc_tell(ctld_t *c, const job_t *j);
 /* Its application has been given the agents list `agents` (app_ckpt_seen). */
 void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents);
 void ckptsvc_check(ctld_t *c);                /* launches that waited long enough; accounts */

@@ -225,8 +225,10 @@ void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
                 jobs_app_message(c, j, "app_attached", e);
             /* the job's nodes again: a resize may have been committed while the node
              * was away (its host files follow) */
-            if (!strcmp(st, "running"))
+            if (!strcmp(st, "running")) {
                 jobs_send_nodes(c, j);
+                ckptsvc_tell(c, j); /* and its checkpoint agents, which may have changed */
+            }
         }
         if (!strcmp(st, "ended")) {
             int64_t kind;
