@@ -714,8 +714,9 @@ int cmd_nodes(int argc, char **argv)
     static const char *hdr[] = {"NODE", "STATE", "CPUS", "MEMORY", "POWER", "REASON"};
     int n = (int)json_array_size(nodes);
     char ***rows = calloc((size_t)n + 1, sizeof(char **));
-    const char *states[] = {"idle", "alloc", "draining", "drained", "down", "unknown", "checkpoint"};
-    int count[7] = {0};
+    const char *states[] = {"idle", "alloc", "draining", "drained", "down", "unknown", "checkpoint",
+                            "lent"};
+    int count[8] = {0};
     size_t k;
     json_t *x;
     json_array_foreach(nodes, k, x)
@@ -730,7 +731,7 @@ int cmd_nodes(int argc, char **argv)
                          ? fmt("%.0fW(%s)", cu_num(x, "power"), cu_str(x, "power_source"))
                          : fmt("-");
         rows[k][5] = esc(x, "reason");
-        for (int s = 0; s < 7; s++)
+        for (int s = 0; s < 8; s++)
             if (!strncmp(cu_str(x, "state"), states[s], strlen(states[s])))
                 count[s]++;
     }
@@ -740,6 +741,8 @@ int cmd_nodes(int argc, char **argv)
            count[0], count[1], count[2], count[3], count[4], count[5]);
     if (count[6]) /* holding checkpoint agents (CheckpointNodes), not counted above */
         printf(", %d for checkpoints", count[6]);
+    if (count[7]) /* nodes for jobs lent to the checkpoint service (CheckpointLending) */
+        printf(", %d lent to checkpoints", count[7]);
     printf("\n");
     json_decref(rep);
     return 0;

@@ -30,7 +30,7 @@ enum {
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
-    K_AGENT_MALLEABLE, NKEYS
+    K_AGENT_MALLEABLE, K_CKPT_LENDING, NKEYS
 };
 
 typedef enum ktype {
@@ -50,6 +50,7 @@ typedef enum ktype {
     T_WATTS,     /* watts, >= 0 */
     T_POWER_SRC, /* model, rapl, auto or none */
     T_AGENT_MA,  /* MA-RA or MA-MA */
+    T_LENDING,   /* none or idle */
 } ktype_t;
 
 typedef struct cfgkey {
@@ -105,6 +106,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_AGENT_STOP_WAIT] = {"CheckpointAgentStopWait", T_SEC0, F(agent_stop_wait), 0, 0},
     [K_AGENT_MEMORY] = {"CheckpointAgentMemory", T_INT, F(agent_memory), 0, INT_MAX},
     [K_AGENT_MALLEABLE] = {"CheckpointMalleableAgents", T_AGENT_MA, F(agents_scale), 0, 0},
+    [K_CKPT_LENDING] = {"CheckpointLending", T_LENDING, F(ckpt_lend_idle), 0, 0},
 };
 #undef F
 
@@ -365,6 +367,13 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
                         "of checkpoint agents) nor MA-MA (its agents grow and shrink with it)",
                         k->name, clip(v, n, q));
         ps->cfg->agents_scale = strcasecmp(v, "MA-MA") == 0;
+        return 0;
+    case T_LENDING:
+        if (strcasecmp(v, "none") && strcasecmp(v, "idle"))
+            return fail(ps, line, "%s: '%s' is neither none (checkpoint agents run on "
+                        "CheckpointNodes only) nor idle (idle nodes are lent to them when those "
+                        "are full)", k->name, clip(v, n, q));
+        ps->cfg->ckpt_lend_idle = strcasecmp(v, "idle") == 0;
         return 0;
     }
     return (*str = strdup(v)) ? 0 : -ENOMEM;

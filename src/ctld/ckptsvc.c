@@ -33,7 +33,7 @@
 /* A checkpoint node that can be given agents now (room aside). */
 static bool usable(const node_t *n)
 {
-    return n->ckpt && n->state == NS_UP && n->conn && !n->drain;
+    return (n->ckpt || n->lent) && n->state == NS_UP && n->conn && !n->drain;
 }
 
 /* Checkpoint nodes up now, full or not. */
@@ -172,7 +172,10 @@ static void count_job(int64_t id, void *val, void *arg)
 {
     (void)id;
     counting_t *x = arg;
-    each_where(val, add_one, x->c, x->per);
+    const job_t *j = val;
+    each_where(j, add_one, x->c, x->per);
+    for (int a = 0; j->ck_more && j->ck_addr && a < j->ck_n; a++)
+        x->per[j->ck_node[a]]++; /* asked for at a resize: not in its list yet */
 }
 
 /* What an agent may hold on node n, MiB: CheckpointAgentMemory, else a quarter of the
@@ -308,6 +311,67 @@ static void waiting_free(job_t *j)
     j->ck_n = j->ck_waiting = 0;
 }
 
+/* CheckpointLending = idle (seed 002's Algorithm 11, "favour the application": the
+ * service's request served from idle nodes only): lends idle nodes for jobs to the
+ * checkpoint service until they take short_by more agents. Returns how many. */
+static int lend(ctld_t *c, const job_t *j, int short_by)
+{
+    int lent = 0;
+    for (int i = 0; c->cfg.ckpt_lend_idle && i < c->nnodes && short_by > 0; i++) {
+        node_t *n = &c->nodes[i];
+        if (!node_usable(n) || sched_node_busy(c->sched, i) || node_takes(c, n) < 1)
+            continue;
+        n->lent = true;
+        sched_set_node_available(c->sched, i, false); /* no job starts there meanwhile */
+        short_by -= node_takes(c, n);
+        lent++;
+        fprintf(stderr, "ductiled: job %lld: node %s lent to the checkpoint service (the "
+                "checkpoint nodes are full)\n", (long long)j->id, n->name);
+    }
+    return lent;
+}
+
+/* Lent nodes no agent is on any more (nor asked for) go back to jobs. */
+static void give_back(ctld_t *c)
+{
+    int *per = NULL;
+    for (int i = 0; i < c->nnodes; i++) {
+        node_t *n = &c->nodes[i];
+        if (!n->lent)
+            continue;
+        if (!per) {
+            if (!(per = calloc((size_t)c->nnodes, sizeof(int))))
+                return;
+            counting_t x = {c, per};
+            idmap_foreach(c->jobs, count_job, &x);
+        }
+        if (per[i] > 0)
+            continue;
+        n->lent = false;
+        sched_set_node_available(c->sched, i, node_usable(n));
+        fprintf(stderr, "ductiled: node %s given back to jobs (no checkpoint agent left on it)\n",
+                n->name);
+        jobs_want_schedule(c);
+    }
+    free(per);
+}
+
+static void lent_one(ctld_t *c, int i, void *arg)
+{
+    (void)arg;
+    c->nodes[i].lent = !c->nodes[i].ckpt;
+}
+
+static void restore_lent(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    job_t *j = val;
+    if (j->ck_want && j->state < JS_COMPLETED)
+        each_where(j, lent_one, arg, NULL);
+}
+
+void ckptsvc_after_restore(ctld_t *c) { idmap_foreach(c->jobs, restore_lent, c); }
+
 /* Asks the managers for the job's agents (want 0: as many as Algorithm 5 gives at its
  * start; more: want agents beside those it has); false when there is nothing to wait
  * for. */
@@ -320,19 +384,19 @@ static bool ask(ctld_t *c, job_t *j, int want, bool more)
     ckpt_app_t app = {0};
     ckpt_count_req_t req = {.num_nodes = j->nalloc, .num_processes = j->nalloc,
                             .mode = CKPT_SHMR, .t_sync = -1};
-    int count = 0, where[AGENTS_MAX];
+    int count = want, where[AGENTS_MAX];
+    if (want <= 0 && (ckpt_agent_count(&app, &req, &count, err, sizeof(err)) < 0 || count < 1))
+        count = 1;
+    if (count > AGENTS_MAX)
+        count = AGENTS_MAX;
+    if (count > room && idx && cn && lend(c, j, count - room) > 0)
+        nn = up_nodes(c, idx, cn, &cap, &room);
     ckpt_place_cfg_t pc = {.select = CKPT_SEL_MEMORY, .dist = CKPT_DIST_ROUNDROBIN,
                            .candidate_count = nn, .max_agents_node = cap};
     const char *why = NULL;
     if (nn == 0)
         why = ckptsvc_up(c) ? "the checkpoint nodes have no room for another agent"
                             : "no checkpoint node is up";
-    else if (want > 0)
-        count = want;
-    else if (ckpt_agent_count(&app, &req, &count, err, sizeof(err)) < 0 || count < 1)
-        count = 1;
-    if (count > AGENTS_MAX)
-        count = AGENTS_MAX;
     if (!why && count > room) {
         fprintf(stderr, "ductiled: job %lld: room for %d of its %d checkpoint agents\n",
                 (long long)j->id, room, count);
@@ -587,6 +651,7 @@ void ckptsvc_check(ctld_t *c)
     late_t x = {c, ctld_mono()};
     idmap_foreach(c->jobs, check_one, &x);
     ckptsvc_account(c);
+    give_back(c);
 }
 
 void ckptsvc_job_ended(ctld_t *c, job_t *j)

@@ -175,6 +175,8 @@ typedef struct node {
     double power_wall;       /* and on the wall clock */
     char power_src[8];       /* rapl or model */
     bool ckpt;               /* a checkpoint node (CheckpointNodes): agents, no jobs */
+    bool lent;               /* a node for jobs lent to the checkpoint service while its
+                              * agents need it (CheckpointLending = idle; ckptsvc.c) */
     /* Runs of jobs the node still had that are not ours to run there (a run the
      * controller ended while the node was away, a leftover of an earlier incarnation):
      * job id -> run. The node takes no new work until it confirms each one is gone. */
@@ -301,6 +303,8 @@ void ckptsvc_resized(ctld_t *c, job_t *j, int before);
 /* The job's batch node learns its agents (its application takes them at its next
  * dt_ckpt_probe or commit): when they change, and when the node registers again. */
 void ckptsvc_tell(ctld_t *c, const job_t *j);
+/* After the jobs are loaded: the nodes for jobs their agents run on are lent. */
+void ckptsvc_after_restore(ctld_t *c);
 /* Its application has been given the agents list `agents` (app_ckpt_seen). */
 void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents);
 void ckptsvc_check(ctld_t *c);                /* launches that waited long enough; accounts */

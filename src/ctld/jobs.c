@@ -961,7 +961,11 @@ static void record_lost_resize(int64_t id, void *val, void *arg)
                  "controller restarted");
 }
 
-void jobs_after_restore(ctld_t *c) { idmap_foreach(c->jobs, record_lost_resize, c); }
+void jobs_after_restore(ctld_t *c)
+{
+    idmap_foreach(c->jobs, record_lost_resize, c);
+    ckptsvc_after_restore(c);
+}
 
 json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
 {

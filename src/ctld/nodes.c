@@ -34,7 +34,7 @@ bool node_usable(const node_t *n)
 {
     /* A node whose daemon is away (connection closed, NodeTimeout not yet reached) gets
      * no new job: its start could not reach it. */
-    return n->state == NS_UP && n->conn && !n->drain && !n->ckpt &&
+    return n->state == NS_UP && n->conn && !n->drain && !n->ckpt && !n->lent &&
            (!n->stale || idmap_count(n->stale) == 0);
 }
 
@@ -52,6 +52,8 @@ const char *node_state_name(const node_t *n, const ctld_t *c)
     bool busy = node_allocated(c, n) || (n->stale && idmap_count(n->stale) > 0);
     if (n->ckpt) /* holds checkpoint agents, never jobs */
         return n->drain ? "checkpoint+drain" : "checkpoint";
+    if (n->lent) /* holds checkpoint agents until they stop */
+        return n->drain ? "lent+drain" : "lent";
     if (n->drain)
         return busy ? "draining" : "drained";
     return busy ? "alloc" : "idle";
@@ -299,8 +301,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     nodes_reconcile(c, n, jobs ? jobs : none);
     json_decref(none);
     steps_node_registered(c, n, msg);
-    if (n->ckpt)
-        ckptsvc_reconcile(c, n, json_object_get(msg, "agents"));
+    ckptsvc_reconcile(c, n, json_object_get(msg, "agents")); /* a checkpoint node, or lent */
     jobs_want_schedule(c);
 }
 
