@@ -215,8 +215,10 @@ int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt
 int dt_ckpt_commit(void);
 /* The scheduler may change a job's agents (CheckpointMalleableAgents = MA-MA: with its
  * nodes at a resize). Collective: takes the agents its node daemon names now, for the
- * commits from here on (*changed 1 if they changed; NULL allowed). dt_ckpt_commit
- * calls it first; a version on the agents it left is restored from the files. */
+ * commits from here on (*changed 1 if they changed; NULL allowed). It asks through the
+ * leader's dt_attach connection (without one, nothing changes: only resizes change a
+ * job's agents). dt_ckpt_commit calls it first; a version on the agents it left is
+ * restored from the files. */
 int dt_ckpt_probe(int *changed);
 /* on (every process alike): dt_ckpt_commit copies the data and returns; a thread writes
  * it, and the next dt_ckpt_commit, dt_ckpt_wait, dt_ckpt_restart or dt_ckpt_finalize
