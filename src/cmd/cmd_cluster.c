@@ -109,6 +109,19 @@ static pid_t spawn(char *const argv[], const char *log, const char *pidfile)
     return pid;
 }
 
+/* A refused `cluster up` leaves no directory it made (its key and empty log/). */
+static void undo_dir(const char *adir, bool made)
+{
+    char p[PATH_MAX + 16];
+    if (!made)
+        return;
+    snprintf(p, sizeof(p), "%s/cluster.key", adir);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s/log", adir);
+    rmdir(p);
+    rmdir(adir);
+}
+
 /* Keys the configuration of `cluster up` always has (--set cannot give them twice). */
 static bool set_by_up(const char *kv)
 {
@@ -193,7 +206,8 @@ static int cluster_up(int argc, char **argv)
     char ctld[PATH_MAX], noded[PATH_MAX];
     if (sibling("ductiled", ctld, sizeof(ctld)) < 0 || sibling("ductile-noded", noded, sizeof(noded)) < 0)
         return cmd_fail("cluster up: ductiled and ductile-noded must be next to this program");
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+    bool made = mkdir(dir, 0755) == 0; /* ours: removed again if the setup is refused */
+    if (!made && errno != EEXIST)
         return cmd_fail("cannot create %s: %s", dir, strerror(errno));
     char adir[PATH_MAX];
     if (!realpath(dir, adir))
@@ -250,6 +264,7 @@ static int cluster_up(int argc, char **argv)
     config_t cfg = {0};
     if (config_load(conf, &cfg, err, sizeof(err)) < 0) {
         unlink(conf);
+        undo_dir(adir, made);
         /* "conf:LINE: message": the file is gone, so name what the user gave */
         size_t cl = strlen(conf);
         char *end = NULL;
@@ -263,6 +278,7 @@ static int cluster_up(int argc, char **argv)
     if (sched_create(cfg.nnodes, cfg.policy, &probe, err, sizeof(err)) < 0) {
         config_free(&cfg);
         unlink(conf);
+        undo_dir(adir, made);
         return cmd_fail("--policy: %s", err);
     }
     sched_destroy(probe);

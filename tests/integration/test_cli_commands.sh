@@ -32,6 +32,7 @@ grep -q "unexpected argument '31'" e.txt || fail "queue 31: $(cat e.txt)"
   fail "cluster up --set CheckpointAgentMemory=lots accepted"
 grep -q "^ductile: cluster up: --set CheckpointAgentMemory=lots: CheckpointAgentMemory: " e.txt &&
   ! grep -q "ductile.conf" e.txt || fail "cluster up --set message: $(cat e.txt)"
+[ ! -e "$T/c3" ] || fail "a refused cluster up left $(ls -R "$T/c3")"
 ! d version extra 2> e.txt || fail "version extra accepted"
 # ... or use them as filters
 d nodes n1 > n.txt
