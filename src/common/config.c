@@ -106,7 +106,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_AGENT_STOP_WAIT] = {"CheckpointAgentStopWait", T_SEC0, F(agent_stop_wait), 0, 0},
     [K_AGENT_MEMORY] = {"CheckpointAgentMemory", T_INT, F(agent_memory), 0, INT_MAX},
     [K_AGENT_MALLEABLE] = {"CheckpointMalleableAgents", T_AGENT_MA, F(agents_scale), 0, 0},
-    [K_CKPT_LENDING] = {"CheckpointLending", T_LENDING, F(ckpt_lend_idle), 0, 0},
+    [K_CKPT_LENDING] = {"CheckpointLending", T_LENDING, F(ckpt_lending), 0, 0},
 };
 #undef F
 
@@ -369,11 +369,12 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
         ps->cfg->agents_scale = strcasecmp(v, "MA-MA") == 0;
         return 0;
     case T_LENDING:
-        if (strcasecmp(v, "none") && strcasecmp(v, "idle"))
-            return fail(ps, line, "%s: '%s' is neither none (checkpoint agents run on "
-                        "CheckpointNodes only) nor idle (idle nodes are lent to them when those "
-                        "are full)", k->name, clip(v, n, q));
-        ps->cfg->ckpt_lend_idle = strcasecmp(v, "idle") == 0;
+        if (strcasecmp(v, "none") && strcasecmp(v, "idle") && strcasecmp(v, "shrink"))
+            return fail(ps, line, "%s: '%s' is not none (checkpoint agents run on "
+                        "CheckpointNodes only), idle (idle nodes are lent to them when those are "
+                        "full) or shrink (and else a malleable job gives up nodes)", k->name,
+                        clip(v, n, q));
+        ps->cfg->ckpt_lending = !strcasecmp(v, "none") ? 0 : !strcasecmp(v, "idle") ? 1 : 2;
         return 0;
     }
     return (*str = strdup(v)) ? 0 : -ENOMEM;

@@ -93,8 +93,9 @@ typedef struct config {
                                      flushes) and SIGKILL */
     bool agents_scale;            /* CheckpointMalleableAgents: MA-MA (true), a resized job's
                                      agents scale with its nodes (Algorithm 7); MA-RA: kept */
-    bool ckpt_lend_idle;          /* CheckpointLending = idle: an idle node is lent to the
-                                     checkpoint service when its nodes are full (Alg. 11) */
+    int ckpt_lending;             /* CheckpointLending: 0 none; 1 idle, an idle node is lent
+                                     to the checkpoint service when its nodes are full (Alg.
+                                     11); 2 shrink, also a malleable job shrunk (Alg. 10) */
     int agent_memory;             /* CheckpointAgentMemory: MiB an agent may hold; 0: a
                                      quarter of its node's memory */
     hostlist_index_t *node_index; /* private: behind config_node_index */

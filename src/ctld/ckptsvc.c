@@ -317,7 +317,7 @@ static void waiting_free(job_t *j)
 static int lend(ctld_t *c, const job_t *j, int short_by)
 {
     int lent = 0;
-    for (int i = 0; c->cfg.ckpt_lend_idle && i < c->nnodes && short_by > 0; i++) {
+    for (int i = 0; c->cfg.ckpt_lending > 0 && i < c->nnodes && short_by > 0; i++) {
         node_t *n = &c->nodes[i];
         if (!node_usable(n) || sched_node_busy(c->sched, i) || node_takes(c, n) < 1)
             continue;
@@ -329,6 +329,60 @@ static int lend(ctld_t *c, const job_t *j, int short_by)
                 "checkpoint nodes are full)\n", (long long)j->id, n->name);
     }
     return lent;
+}
+
+typedef struct victims {
+    ctld_t *c;
+    const job_t *for_job;
+    ckpt_mjob_t *m;
+    int n;
+} victims_t;
+
+static void add_victim(int64_t id, void *val, void *arg)
+{
+    victims_t *v = arg;
+    const job_t *j = val;
+    sched_jobinfo_t info;
+    if (j == v->for_job || j->type != SCHED_MALLEABLE || j->state != JS_RUNNING ||
+        j->nalloc <= j->min_nodes || sched_job_info(v->c->sched, id, &info) < 0 || info.request)
+        return;
+    v->m[v->n++] = (ckpt_mjob_t){.id = id, .nodes = j->nalloc, .min_nodes = j->min_nodes,
+                                 .mtct = info.mtct > 0 ? info.mtct : 0};
+}
+
+/* CheckpointLending = shrink, no idle node left (seed 002's Algorithm 10, favouring the
+ * service: a HIGH request shrinks the malleable job that uses its nodes worst, by MTCT):
+ * asks the engine to shrink running malleable jobs by the nodes short_by agents need.
+ * The nodes they give up are lent once the shrinks commit (ckptsvc_resized). */
+static void take_from_jobs(ctld_t *c, job_t *j, int short_by)
+{
+    int per = 0; /* agents a node for jobs takes */
+    for (int i = 0; i < c->nnodes && per < 1; i++)
+        per = c->nodes[i].ckpt ? 0 : node_takes(c, &c->nodes[i]);
+    if (c->cfg.ckpt_lending < 2 || per < 1 || j->ck_short > 0)
+        return;
+    victims_t v = {c, j, calloc((size_t)c->njobs_live + 1, sizeof(ckpt_mjob_t)), 0};
+    int *take = v.m ? calloc((size_t)c->njobs_live + 1, sizeof(int)) : NULL;
+    if (take)
+        idmap_foreach(c->jobs, add_victim, &v);
+    ckpt_sched_in_t in = {.favor = CKPT_FAVOR_ICHECK, .prio = CKPT_PRIO_HIGH,
+                          .requested = (short_by + per - 1) / per, .jobs = v.m, .njobs = v.n};
+    ckpt_sched_out_t out = {.shrink = take};
+    char err[200];
+    if (take && v.n > 0 && ckpt_sched_decide(&in, &out, err, sizeof(err)) == 0)
+        for (int k = 0; k < v.n; k++) {
+            job_t *x = take[k] > 0 ? idmap_get(c->jobs, v.m[k].id) : NULL;
+            if (!x || sched_request_resize(c->sched, x->id, x->nalloc - take[k], true, err,
+                                           sizeof(err)) < 0)
+                continue;
+            j->ck_short = short_by;
+            fprintf(stderr, "ductiled: job %lld: job %lld asked to give up %d node%s for its "
+                    "checkpoint agents (the checkpoint nodes are full)\n", (long long)j->id,
+                    (long long)x->id, take[k], take[k] > 1 ? "s" : "");
+            jobs_want_schedule(c);
+        }
+    free(take);
+    free(v.m);
 }
 
 /* Lent nodes no agent is on any more (nor asked for) go back to jobs. */
@@ -377,6 +431,12 @@ void ckptsvc_after_restore(ctld_t *c) { idmap_foreach(c->jobs, restore_lent, c);
  * for. */
 static bool ask(ctld_t *c, job_t *j, int want, bool more)
 {
+    /* the job's key, even if no agent has room now: agents may join it later */
+    if (!more && rng_secret_hex(j->ck_key, sizeof(j->ck_key), 32) < 0) {
+        fprintf(stderr, "ductiled: job %lld: cannot make a key for its checkpoint agents: it "
+                "checkpoints to its files\n", (long long)j->id);
+        return false;
+    }
     int *idx = calloc((size_t)c->nnodes, sizeof(int));
     ckpt_node_t *cn = calloc((size_t)c->nnodes, sizeof(ckpt_node_t));
     int cap = 0, room = 0, nn = idx && cn ? up_nodes(c, idx, cn, &cap, &room) : 0;
@@ -391,6 +451,8 @@ static bool ask(ctld_t *c, job_t *j, int want, bool more)
         count = AGENTS_MAX;
     if (count > room && idx && cn && lend(c, j, count - room) > 0)
         nn = up_nodes(c, idx, cn, &cap, &room);
+    if (count > room && !more)
+        take_from_jobs(c, j, count - room);
     ckpt_place_cfg_t pc = {.select = CKPT_SEL_MEMORY, .dist = CKPT_DIST_ROUNDROBIN,
                            .candidate_count = nn, .max_agents_node = cap};
     const char *why = NULL;
@@ -404,15 +466,15 @@ static bool ask(ctld_t *c, job_t *j, int want, bool more)
     }
     if (!why && ckpt_place(cn, nn, count, &pc, where, err, sizeof(err)) < 0)
         why = "no room for checkpoint agents";
-    else if (!why && !more && rng_secret_hex(j->ck_key, sizeof(j->ck_key), 32) < 0)
-        why = "cannot make a key for its agents";
     else if (!why && (!(j->ck_addr = calloc((size_t)count, sizeof(char *))) ||
                       !(j->ck_node = calloc((size_t)count, sizeof(int))) ||
                       !(j->ck_done = calloc((size_t)count, 1))))
         why = "out of memory";
     if (why) {
         fprintf(stderr, "ductiled: job %lld: %s: it checkpoints to its %s\n", (long long)j->id,
-                why, more ? "agents as they are" : "files");
+                why, more ? "agents as they are"
+                     : j->ck_short > 0 ? "files until the node given up for them is lent"
+                                       : "files");
         waiting_free(j);
         free(idx);
         free(cn);
@@ -606,7 +668,21 @@ static void retire(ctld_t *c, job_t *j, roster_t *r, int k)
     ckptsvc_tell(c, j);
 }
 
-void ckptsvc_resized(ctld_t *c, job_t *j, int before)
+static void serve_short(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    ctld_t *c = arg;
+    job_t *j = val;
+    if (j->ck_short <= 0 || j->state != JS_RUNNING || !j->ck_agents || j->ck_addr)
+        return;
+    int want = j->ck_short;
+    if (lend(c, j, want) > 0) {
+        j->ck_short = 0; /* what has room now: the rest stays in its files */
+        ask(c, j, want, true);
+    }
+}
+
+static void scale_with(ctld_t *c, job_t *j, int before)
 {
     if (!j->ck_want || !c->cfg.agents_scale || !j->ck_agents || !*j->ck_agents || j->ck_addr)
         return; /* none, MA-RA (the count stays), or an asking under way */
@@ -625,6 +701,13 @@ void ckptsvc_resized(ctld_t *c, job_t *j, int before)
     roster_free(&r);
 }
 
+void ckptsvc_resized(ctld_t *c, job_t *j, int before)
+{
+    scale_with(c, j, before);
+    if (j->nalloc < before) /* nodes it gave up may be what a job's agents wait for */
+        idmap_foreach(c->jobs, serve_short, c);
+}
+
 void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents)
 {
     if (j->ck_nretire && agents && j->ck_agents && !strcmp(agents, j->ck_agents))
@@ -633,7 +716,6 @@ void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents)
 
 static void check_one(int64_t id, void *val, void *arg)
 {
-    (void)id;
     job_t *j = val;
     late_t *x = arg;
     if (j->ck_addr && x->now - j->ck_asked > AGENT_START_TIMEOUT) {
@@ -644,6 +726,7 @@ static void check_one(int64_t id, void *val, void *arg)
     }
     if (j->ck_nretire && x->now > j->ck_retire_at)
         retire_stop(x->c, j, "its application did not ask for the new list in time");
+    serve_short(id, j, x->c); /* a node a shrink gave up, once it is clean */
 }
 
 void ckptsvc_check(ctld_t *c)
@@ -662,6 +745,7 @@ void ckptsvc_job_ended(ctld_t *c, job_t *j)
     j->ck_acct_at = 0;
     stop_all(c, j); /* those that left it too */
     j->ck_nretire = 0;
+    j->ck_short = 0;
     waiting_free(j);
     j->ck_more = false;
     memset(j->ck_key, 0, sizeof(j->ck_key)); /* not kept with the finished job */
@@ -669,7 +753,7 @@ void ckptsvc_job_ended(ctld_t *c, job_t *j)
 
 void ckptsvc_start_fields(const job_t *j, json_t *m)
 {
-    if (j->ck_want && j->ck_agents && *j->ck_agents)
+    if (j->ck_want && j->ck_agents && j->ck_key[0]) /* none yet: the key for later ones */
         json_object_set_new(m, "ckpt", json_pack("{s:s,s:s}", "agents", j->ck_agents, "key",
                                                  j->ck_key));
 }

@@ -148,6 +148,8 @@ typedef struct job {
     int ck_n, ck_waiting;    /* agents asked for, answers still due */
     int ck_base;             /* the slot of the first of them */
     bool ck_more;            /* added to a running job's agents (a resize) */
+    int ck_short;            /* agents it lacks while a malleable job is shrunk for them
+                              * (CheckpointLending = shrink) */
     double ck_asked;         /* monotonic time they were asked for */
     double ck_node_s;        /* checkpoint node-seconds its agents held (ckptsvc_account) */
     double ck_acct_at;       /* wall time those are counted up to; 0: no agents placed */

@@ -608,7 +608,8 @@ static bool job_has_agents(const json_t *msg, const char **list, const char **ke
     const json_t *ck = json_object_get(msg, "ckpt");
     *list = json_string_value(json_object_get(ck, "agents"));
     *key = json_string_value(json_object_get(ck, "key"));
-    return *list && **list && is_key(*key) && strlen(*list) < HOSTS_KV_LEN - 32;
+    /* the list may be empty (none had room at its start): agents may join it later */
+    return *list && is_key(*key) && strlen(*list) < HOSTS_KV_LEN - 32;
 }
 
 /* What the node knows of the job's agents: its start's list, then the controller's. */

@@ -346,7 +346,7 @@ static void checkpoint_nodes(void **state)
     assert_true(c.agent_stop_wait == 120.0);
     assert_int_equal(c.agent_memory, 0); /* a quarter of each checkpoint node's memory */
     assert_false(c.agents_scale);         /* MA-RA */
-    assert_false(c.ckpt_lend_idle);       /* none */
+    assert_int_equal(c.ckpt_lending, 0); /* none */
     config_free(&c);
     c = parse_ok("Nodes = n[1-3]\nCheckpointAgentStopWait = 2.5\nCheckpointAgentMemory = 4096\n"
                  "CheckpointMalleableAgents = ma-ma\n");
@@ -356,10 +356,13 @@ static void checkpoint_nodes(void **state)
     config_free(&c);
     c = parse_ok("Nodes = n[1-3]\nCheckpointMalleableAgents = MA-RA\nCheckpointLending = Idle\n");
     assert_false(c.agents_scale);
-    assert_true(c.ckpt_lend_idle);
+    assert_int_equal(c.ckpt_lending, 1);
     config_free(&c);
-    parse_err("Nodes = n[1-3]\nCheckpointLending = high\n", "t.conf:2:", "'high' is neither none",
-              NULL);
+    c = parse_ok("Nodes = n[1-3]\nCheckpointLending = shrink\n");
+    assert_int_equal(c.ckpt_lending, 2);
+    config_free(&c);
+    parse_err("Nodes = n[1-3]\nCheckpointLending = high\n", "t.conf:2:", "'high' is not none",
+              "or shrink");
     parse_err("Nodes = n[1-3]\nCheckpointMalleableAgents = scale\n", "t.conf:2:",
               "'scale' is neither MA-RA", "nor MA-MA");
     parse_err("Nodes = n[1-3]\nCheckpointAgentMemory = lots\n", "t.conf:2:", NULL, NULL);
