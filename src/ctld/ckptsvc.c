@@ -549,7 +549,8 @@ bool ckptsvc_before_launch(ctld_t *c, job_t *j)
 
 void ckptsvc_tell(ctld_t *c, const job_t *j)
 {
-    if (j->ck_want && j->ck_agents && j->nalloc > 0 && j->alloc && (j->state == JS_RUNNING || j->state == JS_RESIZING))
+    if (j->ck_want && j->ck_agents && j->nalloc > 0 && j->alloc &&
+        (j->state == JS_RUNNING || j->state == JS_RESIZING))
         nodes_send(c, j->alloc[0], json_pack("{s:s,s:I,s:s}", "type", "ckpt_agents", "job",
                                              (json_int_t)j->id, "agents",
                                              j->ck_agents ? j->ck_agents : ""));

@@ -214,11 +214,10 @@ int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt
  * the registrations differ or a count is not its distribution's share. */
 int dt_ckpt_commit(void);
 /* The scheduler may change a job's agents (CheckpointMalleableAgents = MA-MA: with its
- * nodes at a resize). Collective: takes the agents its node daemon names now, for the
- * commits from here on (*changed 1 if they changed; NULL allowed). It asks through the
- * leader's dt_attach connection (without one, nothing changes: only resizes change a
- * job's agents). dt_ckpt_commit calls it first; a version on the agents it left is
- * restored from the files. */
+ * nodes at a resize; CheckpointLending: agents that had no room at its start). Collective: takes the agents its node daemon names now, for the
+ * commits from here on (*changed 1 if they changed; NULL allowed). Rank 0 asks its
+ * node daemon (through dt_attach's connection, or one of its own). dt_ckpt_commit
+ * calls it first; a version on the agents it left is restored from the files. */
 int dt_ckpt_probe(int *changed);
 /* on (every process alike): dt_ckpt_commit copies the data and returns; a thread writes
  * it, and the next dt_ckpt_commit, dt_ckpt_wait, dt_ckpt_restart or dt_ckpt_finalize

@@ -4,8 +4,9 @@
 # one agent fitting on the checkpoint node n5 and no idle node, a job with
 # --checkpoint-agents that finds no room has the running malleable job shrunk by one
 # node (its application moves its data and goes on); the node it gave up is lent to
-# the service and the job's agent starts there, and the node goes back to jobs once
-# that agent has stopped.
+# the service and the job's agent starts there; the job's application (a rigid MPI job
+# that never attached) takes it at its next commit and commits there from then on; the
+# node goes back to jobs once that agent has stopped.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ckpt_requeue.sh"
 mem=$(($(getconf _PHYS_PAGES) / 1024 * $(getconf PAGESIZE) / 1024))
@@ -25,7 +26,9 @@ wait_for 60 grep -q "^started on 2 processes" "ductile-$m.out" || fail "job $m d
 a=$(sub --checkpoint-agents -N 1 wait.sh)
 on_n5() { field "$a" CkptAgents | grep -q "(on n5)"; }
 wait_for 30 on_n5 || fail "job $a's agent: $(field "$a" CkptAgents)"
-b=$(sub --checkpoint-agents -N 1 wait.sh)
+bs=$(script b.sh "#DUCTILE --nodes=1 --checkpoint-agents
+mpirun ./app $T/ckptb run 150 0.1")
+b=$(sub "$bs")
 expect_state "$b" R 30
 grep -q "job $b: job $m asked to give up 1 node for its checkpoint agents (the checkpoint nodes are full)" "$log" ||
   fail "controller's log: $(grep "job $b" "$log")"
@@ -35,8 +38,13 @@ wait_for 30 has_agent || fail "job $b has no agent: $(field "$b" CkptAgents); $(
 lent=$(field "$b" CkptAgents | sed -n 's/.*(on \(n[0-9]\)).*/\1/p')
 [ "$(node_state "$lent")" = lent ] || fail "$lent is $(node_state "$lent"): $(d nodes)"
 [ -n "$(agent_pids "$lent" "$b")" ] || fail "no agent of job $b runs on $lent"
-touch "stop.$b"
-expect_state "$b" CD
+ag=$(field "$b" CkptAgents | cut -d' ' -f1)
+took() { grep -q "checkpoint agents are now $ag\$" "ductile-$b.out"; }
+wait_for 30 took || fail "job $b's application did not take $ag: $(cat "ductile-$b.out")"
+expect_state "$b" CD 120
+grep -q "^done at step 150" "ductile-$b.out" || fail "job $b: $(cat "ductile-$b.out")"
+! grep -q "using the checkpoint files" "ductile-$b.out" || fail "job $b fell back to files: $(cat "ductile-$b.out")"
+[ "$(cat "$T/ckptb/app/latest")" = 150 ] || fail "version 150 not flushed by the agent: $(ls "$T/ckptb/app")"
 given() { [ "$(node_state "$lent")" != lent ]; }
 wait_for 30 given || fail "$lent is still lent: $(d nodes)"
 grep -q "node $lent given back to jobs" "$log" || fail "controller's log: $(grep "$lent" "$log")"
