@@ -422,6 +422,8 @@ static void restore_lent(int64_t id, void *val, void *arg)
     job_t *j = val;
     if (j->ck_want && j->state < JS_COMPLETED)
         each_where(j, lent_one, arg, NULL);
+    if (j->ck_nretire) /* agents that left it: its application may not have the list yet */
+        j->ck_retire_at = ctld_mono() + RETIRE_WAIT;
 }
 
 void ckptsvc_after_restore(ctld_t *c) { idmap_foreach(c->jobs, restore_lent, c); }
@@ -635,11 +637,19 @@ static void retire_stop(ctld_t *c, job_t *j, const char *why)
     if (j->ck_nretire == 0)
         return;
     ckptsvc_account(c); /* their share ends here */
-    fprintf(stderr, "ductiled: job %lld: %d checkpoint agent%s it left stopped (%s)\n",
-            (long long)j->id, j->ck_nretire, j->ck_nretire > 1 ? "s" : "", why);
+    int left = 0; /* those whose node is away: told at a later check */
     for (int r = 0; r < j->ck_nretire; r++)
-        nodes_send(c, j->ck_rnode[r], stop_msg(j->id, j->ck_key, j->ck_rslot[r]));
-    j->ck_nretire = 0;
+        if (nodes_send(c, j->ck_rnode[r], stop_msg(j->id, j->ck_key, j->ck_rslot[r])) < 0) {
+            j->ck_rnode[left] = j->ck_rnode[r];
+            j->ck_rslot[left++] = j->ck_rslot[r];
+        }
+    int stopped = j->ck_nretire - left;
+    j->ck_nretire = left;
+    if (stopped == 0)
+        return;
+    fprintf(stderr, "ductiled: job %lld: %d checkpoint agent%s it left stopped (%s)\n",
+            (long long)j->id, stopped, stopped > 1 ? "s" : "", why);
+    db_job_save(c, j);
 }
 
 /* The last k of its agents leave the job's list; they run until its application has

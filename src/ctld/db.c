@@ -685,6 +685,12 @@ static char *ckpt_json(const job_t *j)
                           "node_seconds", j->ck_node_s, "counted_to", j->ck_acct_at);
     if (o && j->ck_slots)
         json_object_set_new(o, "slots", json_string(j->ck_slots));
+    if (o && j->ck_nretire > 0) { /* agents that left it at a shrink, not stopped yet */
+        json_t *l = json_array();
+        for (int r = 0; r < j->ck_nretire; r++)
+            json_array_append_new(l, json_pack("[i,i]", j->ck_rnode[r], j->ck_rslot[r]));
+        json_object_set_new(o, "leaving", l);
+    }
     char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return s;
@@ -928,6 +934,17 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
             j->ck_where = *wh ? strdup(wh) : NULL;
             const char *sl = json_string_value(json_object_get(ck, "slots")); /* (absent: 0, 1, ..) */
             j->ck_slots = sl && *sl ? strdup(sl) : NULL;
+            size_t li;
+            json_t *le;
+            json_array_foreach(json_object_get(ck, "leaving"), li, le) {
+                int node = (int)json_integer_value(json_array_get(le, 0));
+                int slot = (int)json_integer_value(json_array_get(le, 1));
+                if (node >= 0 && node < c->cfg.nnodes && slot >= 0 &&
+                    j->ck_nretire < (int)(sizeof(j->ck_rnode) / sizeof(int))) {
+                    j->ck_rnode[j->ck_nretire] = node;
+                    j->ck_rslot[j->ck_nretire++] = slot;
+                }
+            }
             snprintf(j->ck_key, sizeof(j->ck_key), "%s", key);
             /* (absent before they were counted) */
             j->ck_node_s = json_number_value(json_object_get(ck, "node_seconds"));

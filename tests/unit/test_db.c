@@ -261,6 +261,9 @@ static void checkpoint_agents_column(void **state)
     j->ck_agents = strdup("10.0.0.9:7001,10.0.0.9:7002");
     j->ck_where = strdup("n1,n1");
     j->ck_slots = strdup("0,3"); /* slot 3: added at a resize */
+    j->ck_nretire = 1;           /* and one that left it at a shrink, still running */
+    j->ck_rnode[0] = 0;
+    j->ck_rslot[0] = 2;
     snprintf(j->ck_key, sizeof(j->ck_key), "%064d", 7);
     j->ck_node_s = 12.5;
     j->ck_acct_at = 1795000000.25;
@@ -275,6 +278,9 @@ static void checkpoint_agents_column(void **state)
     assert_string_equal(j->ck_agents, "10.0.0.9:7001,10.0.0.9:7002");
     assert_string_equal(j->ck_where, "n1,n1");
     assert_string_equal(j->ck_slots, "0,3");
+    assert_int_equal(j->ck_nretire, 1);
+    assert_int_equal(j->ck_rnode[0], 0);
+    assert_int_equal(j->ck_rslot[0], 2);
     assert_int_equal(strlen(j->ck_key), 64);
     assert_true(j->ck_node_s == 12.5); /* the checkpoint node-seconds counted */
     assert_true(j->ck_acct_at == 1795000000.25);
