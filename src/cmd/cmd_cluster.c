@@ -248,13 +248,13 @@ static int cluster_up(int argc, char **argv)
                "MungeSocket = \"%s\"\n",
             port, adir, nodes >= 10 ? "0" : "", nodes, ncpu / nodes > 0 ? ncpu / nodes : 1, adir,
             adir, policy, tick, timeout, rtimeout, auth, adir, munge_socket);
-    long base = ftell(f) < 0 ? -1 : 0; /* lines before the --set ones */
-    fflush(f);
-    for (FILE *r = fopen(conf, "r"); r && base >= 0; r = NULL) {
-        for (int ch; (ch = fgetc(r)) != EOF;)
-            base += ch == '\n';
+    fflush(f); /* the lines before the --set ones, to name a bad one as given */
+    long base = 0;
+    FILE *r = fopen(conf, "r");
+    for (int ch; r && (ch = fgetc(r)) != EOF;)
+        base += ch == '\n';
+    if (r)
         fclose(r);
-    }
     for (int i = 0; i < nsets; i++) {
         const char *eq = strchr(sets[i], '=');
         fprintf(f, "%.*s = %s\n", (int)(eq - sets[i]), sets[i], eq + 1);
@@ -270,7 +270,7 @@ static int cluster_up(int argc, char **argv)
         char *end = NULL;
         long line = !strncmp(err, conf, cl) && err[cl] == ':' ? strtol(err + cl + 1, &end, 10) : 0;
         const char *msg = end && *end == ':' ? end + 1 + (end[1] == ' ') : err;
-        if (line > base && base >= 0 && line - base <= nsets)
+        if (line > base && line - base <= nsets)
             return cmd_fail("cluster up: --set %s: %s", sets[line - base - 1], msg);
         return cmd_fail("cluster up: %s", msg);
     }

@@ -50,7 +50,7 @@ typedef enum ktype {
     T_WATTS,     /* watts, >= 0 */
     T_POWER_SRC, /* model, rapl, auto or none */
     T_AGENT_MA,  /* MA-RA or MA-MA */
-    T_LENDING,   /* none or idle */
+    T_LENDING,   /* none, idle or shrink */
 } ktype_t;
 
 typedef struct cfgkey {

@@ -37,7 +37,8 @@ int dt_mpi_joining(void);
 /* 1 once dt_init_adapt has begun. */
 int dt_mpi_started(void);
 /* dt_core.c: the job's checkpoint agents as its node daemon last heard from the
- * controller, into list: 1, or 0 when not attached or the daemon does not know. */
+ * controller, into list (asked over dt_attach's connection, or a member connection of
+ * its own): 1; 0 when the daemon does not know; < 0 when it cannot be asked. */
 int dt_agents_query(char *list, size_t len);
 /* 1 on the leader once attached to its node daemon (it talks to the controller). */
 int dt_mpi_leader_attached(void);

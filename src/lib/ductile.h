@@ -214,8 +214,8 @@ int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt
  * the registrations differ or a count is not its distribution's share. */
 int dt_ckpt_commit(void);
 /* The scheduler may change a job's agents (CheckpointMalleableAgents = MA-MA: with its
- * nodes at a resize; CheckpointLending: agents that had no room at its start). Collective: takes the agents its node daemon names now, for the
- * commits from here on (*changed 1 if they changed; NULL allowed). Rank 0 asks its
+ * nodes at a resize; CheckpointLending: agents that had no room at its start).
+ * Collective: takes the agents its node daemon names now, for the commits from here on (*changed 1 if they changed; NULL allowed). Rank 0 asks its
  * node daemon (through dt_attach's connection, or one of its own). dt_ckpt_commit
  * calls it first; a version on the agents it left is restored from the files. */
 int dt_ckpt_probe(int *changed);
