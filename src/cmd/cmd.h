@@ -10,6 +10,7 @@ int cmd_cancel(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
+int cmd_reconfigure(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_resize(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);

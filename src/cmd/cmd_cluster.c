@@ -578,8 +578,9 @@ static int cluster_down(int argc, char **argv)
     snprintf(conf, sizeof(conf), "%s/ductile.conf", dir);
     config_t cfg = {0};
     char err[1024];
-    if (config_load(conf, &cfg, err, sizeof(err)) < 0)
-        return cmd_fail("%s", err);
+    if (config_load(conf, &cfg, err, sizeof(err)) < 0) /* its nodes and sockets are in it */
+        return cmd_fail("%s\ncluster down needs the file to find the cluster's daemons and "
+                        "jobs: correct it and run cluster down again (nothing was stopped)", err);
     int left = keep ? 0 : cancel_jobs(&cfg, wait);
     for (int i = 0; i < cfg.nnodes; i++) {
         snprintf(path, sizeof(path), "%s/noded-%s.pid", dir, cfg.nodes[i]);

@@ -859,4 +859,31 @@ static int drain_resume(int argc, char **argv, bool drain)
 }
 
 int cmd_drain(int argc, char **argv) { return drain_resume(argc, argv, true); }
+
+int cmd_reconfigure(int argc, char **argv)
+{
+    common_t o = {0};
+    static const spec_t sp = {"reconfigure", OPT(O_CONF), 0, 0, "ductile reconfigure"};
+    if (parse(argc, argv, &o, &sp) < 0)
+        return 1;
+    config_t cfg = {0};
+    if (cu_load_conf(o.conf, &cfg)) { /* the controller would refuse the same file */
+        fprintf(stderr, "ductile: nothing changed: the controller keeps the configuration "
+                        "it has\n");
+        return 1;
+    }
+    json_t *rep = cu_call(&cfg, json_pack("{s:s}", "type", "reconfigure"));
+    config_free(&cfg);
+    if (!rep)
+        return 1;
+    const char *file = json_string_value(json_object_get(rep, "file"));
+    const char *now = json_string_value(json_object_get(rep, "applied"));
+    const char *later = json_string_value(json_object_get(rep, "restart"));
+    printf("the controller read %s again\n", file ? file : "its configuration");
+    printf("now in effect: %s\n", now && *now ? now : "no change");
+    if (later && *later)
+        printf("changed, but kept as they were until the daemons restart: %s\n", later);
+    json_decref(rep);
+    return 0;
+}
 int cmd_resume(int argc, char **argv) { return drain_resume(argc, argv, false); }

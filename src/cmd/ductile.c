@@ -27,6 +27,7 @@ static const struct subcmd subcmds[] = {
     {"nodes", cmd_nodes, "list nodes and their states"},
     {"drain", cmd_drain, "stop placing jobs on nodes (operators)"},
     {"resume", cmd_resume, "place jobs on drained nodes again (operators)"},
+    {"reconfigure", cmd_reconfigure, "make the controller read ductile.conf again (operators)"},
     {"resize", cmd_resize, "expand or shrink a running job"},
     {"power", cmd_power, "the power corridor, the draw and its forecast; change the corridor"},
     {"checkpoints", cmd_checkpoints, "applications' checkpoints: versions, processes, size, variables"},

@@ -30,7 +30,7 @@ enum {
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
-    K_AGENT_MALLEABLE, K_CKPT_LENDING, NKEYS
+    K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES, NKEYS
 };
 
 typedef enum ktype {
@@ -42,22 +42,53 @@ typedef enum ktype {
     T_INT,       /* integer in [lo, hi] */
     T_SEC,       /* seconds, > 0 */
     T_SEC0,      /* seconds, >= 0 */
-    T_AUTH,      /* "key" or "munge" */
+    T_ENUM,      /* one of the key's words (case-insensitive), stored as an int */
     T_NODES,     /* host list */
     T_USERS,     /* comma-separated user names */
     T_NODE_ADDR, /* name=host,...: checked once Nodes is known */
     T_CKPT_NODES, /* a host list of some of Nodes: checked once Nodes is known */
     T_WATTS,     /* watts, >= 0 */
-    T_POWER_SRC, /* model, rapl, auto or none */
-    T_AGENT_MA,  /* MA-RA or MA-MA */
-    T_LENDING,   /* none, idle or shrink */
 } ktype_t;
+
+/* A word a T_ENUM key takes, the value it stores and, for the message that lists
+ * them, what it means (NULL: the word says it). */
+typedef struct word {
+    const char *word;
+    int value;
+    const char *meaning;
+} word_t;
+
+/* T_ENUM stores an int: the enum fields must be ints */
+_Static_assert(sizeof(config_auth_t) == sizeof(int) && sizeof(config_power_source_t) == sizeof(int),
+               "an enum field of config_t is not an int");
+
+static const word_t auth_words[] = {
+    {"key", CONFIG_AUTH_KEY, NULL}, {"munge", CONFIG_AUTH_MUNGE, NULL}, {NULL, 0, NULL}};
+static const word_t power_words[] = {
+    {"model", CONFIG_POWER_MODEL, NULL}, {"rapl", CONFIG_POWER_RAPL, NULL},
+    {"auto", CONFIG_POWER_AUTO, NULL}, {"none", CONFIG_POWER_NONE, NULL}, {NULL, 0, NULL}};
+static const word_t ma_words[] = {
+    {"MA-RA", 0, "a resized job keeps its number of checkpoint agents"},
+    {"MA-MA", 1, "its agents grow and shrink with it"}, {NULL, 0, NULL}};
+static const word_t lending_words[] = {
+    {"none", 0, "checkpoint agents run on CheckpointNodes only"},
+    {"idle", 1, "idle nodes are lent to them when those are full"},
+    {"shrink", 2, "and else a malleable job gives up nodes"}, {NULL, 0, NULL}};
+static const word_t select_words[] = {
+    {"memory", CONFIG_CKPT_SEL_MEMORY, "the nodes with the most room first"},
+    {"power", CONFIG_CKPT_SEL_POWER, "the nodes that draw the least first"}, {NULL, 0, NULL}};
+static const word_t dist_words[] = {
+    {"block", CONFIG_CKPT_DIST_BLOCK, "an even run of agents on each node"},
+    {"round-robin", CONFIG_CKPT_DIST_ROUNDROBIN, "one agent per node in turn"},
+    {"fill", CONFIG_CKPT_DIST_FILL, "each node full before the next"}, {NULL, 0, NULL}};
 
 typedef struct cfgkey {
     const char *name;
     ktype_t type;
     size_t off; /* field in config_t */
     long long lo, hi;
+    const word_t *words; /* T_ENUM */
+    bool live;           /* a running controller takes a new value (config_apply_changes) */
 } cfgkey_t;
 
 #define F(field) offsetof(config_t, field)
@@ -76,15 +107,15 @@ static const cfgkey_t keys[NKEYS] = {
     [K_TICK] = {"SchedulerTick", T_SEC, F(scheduler_tick), 0, 0},
     [K_NODE_TIMEOUT] = {"NodeTimeout", T_SEC, F(node_timeout), 0, 0},
     [K_HEARTBEAT] = {"HeartbeatInterval", T_SEC, F(heartbeat_interval), 0, 0},
-    [K_RESIZE_TIMEOUT] = {"ResizeTimeout", T_SEC, F(resize_timeout), 0, 0},
+    [K_RESIZE_TIMEOUT] = {"ResizeTimeout", T_SEC, F(resize_timeout), 0, 0, NULL, true},
     [K_RESIZE_BACKOFF] = {"ResizeBackoff", T_SEC0, F(resize_backoff), 0, 0},
     [K_RESIZE_BACKOFF_MAX] = {"ResizeBackoffMax", T_SEC0, F(resize_backoff_max), 0, 0},
     [K_KILL_WAIT] = {"KillWait", T_SEC0, F(kill_wait), 0, 0},
-    [K_AUTH_TYPE] = {"AuthType", T_AUTH, F(auth_type), 0, 0},
+    [K_AUTH_TYPE] = {"AuthType", T_ENUM, F(auth_type), 0, 0, auth_words, false},
     [K_AUTH_KEY_FILE] = {"AuthKeyFile", T_PATH, F(auth_key_file), 0, 0},
     [K_MUNGE_SOCKET] = {"MungeSocket", T_PATH_OPT, F(munge_socket), 0, 0},
-    [K_OPERATORS] = {"Operators", T_USERS, F(operators), 0, 0},
-    [K_MAX_JOBS] = {"MaxJobs", T_INT, F(max_jobs), 1, INT_MAX},
+    [K_OPERATORS] = {"Operators", T_USERS, F(operators), 0, 0, NULL, true},
+    [K_MAX_JOBS] = {"MaxJobs", T_INT, F(max_jobs), 1, INT_MAX, NULL, true},
     [K_MAX_SCRIPT] = {"MaxScriptSize", T_INT, F(max_script_size), 1024, 16777216},
     [K_NODE_ADDR] = {"NodeAddr", T_NODE_ADDR, F(node_addr), 0, 0},
     [K_MAX_CONNS] = {"MaxConnections", T_INT, F(max_connections), 16, 1000000},
@@ -94,8 +125,8 @@ static const cfgkey_t keys[NKEYS] = {
     [K_AUTH_TIMEOUT] = {"AuthTimeout", T_SEC0, F(auth_timeout), 0, 0},
     [K_FRAME_TIMEOUT] = {"FrameTimeout", T_SEC0, F(frame_timeout), 0, 0},
     [K_IDLE_TIMEOUT] = {"IdleTimeout", T_SEC0, F(idle_timeout), 0, 0},
-    [K_OPER_HOLD] = {"OperatorResizeHold", T_SEC0, F(operator_resize_hold), 0, 0},
-    [K_POWER_SOURCE] = {"PowerSource", T_POWER_SRC, F(power_source), 0, 0},
+    [K_OPER_HOLD] = {"OperatorResizeHold", T_SEC0, F(operator_resize_hold), 0, 0, NULL, true},
+    [K_POWER_SOURCE] = {"PowerSource", T_ENUM, F(power_source), 0, 0, power_words, false},
     [K_IDLE_POWER] = {"IdlePower", T_WATTS, F(idle_power), 0, 0},
     [K_DEFAULT_JOB_POWER] = {"DefaultJobPower", T_WATTS, F(default_job_power), 0, 0},
     [K_POWER_LOWER] = {"PowerLower", T_WATTS, F(power_lower), 0, 0},
@@ -104,9 +135,15 @@ static const cfgkey_t keys[NKEYS] = {
     [K_POWERCAP_DIR] = {"PowercapDir", T_PATH, F(powercap_dir), 0, 0},
     [K_CKPT_NODES] = {"CheckpointNodes", T_CKPT_NODES, F(ckpt_node), 0, 0},
     [K_AGENT_STOP_WAIT] = {"CheckpointAgentStopWait", T_SEC0, F(agent_stop_wait), 0, 0},
-    [K_AGENT_MEMORY] = {"CheckpointAgentMemory", T_INT, F(agent_memory), 0, INT_MAX},
-    [K_AGENT_MALLEABLE] = {"CheckpointMalleableAgents", T_AGENT_MA, F(agents_scale), 0, 0},
-    [K_CKPT_LENDING] = {"CheckpointLending", T_LENDING, F(ckpt_lending), 0, 0},
+    [K_AGENT_MEMORY] = {"CheckpointAgentMemory", T_INT, F(agent_memory), 0, INT_MAX, NULL, true},
+    [K_AGENT_MALLEABLE] = {"CheckpointMalleableAgents", T_ENUM, F(agents_scale), 0, 0, ma_words,
+                           true},
+    [K_CKPT_LENDING] = {"CheckpointLending", T_ENUM, F(ckpt_lending), 0, 0, lending_words, true},
+    [K_CKPT_PLACEMENT] = {"CheckpointPlacement", T_ENUM, F(ckpt_select), 0, 0, select_words,
+                          true},
+    [K_CKPT_DIST] = {"CheckpointDistribution", T_ENUM, F(ckpt_dist), 0, 0, dist_words, true},
+    [K_CKPT_CANDIDATES] = {"CheckpointCandidates", T_INT, F(ckpt_candidates), 0, 1000000, NULL,
+                           true},
 };
 #undef F
 
@@ -231,6 +268,23 @@ static int set_watts(parse_t *ps, const cfgkey_t *k, int line, const char *v, do
     return 0;
 }
 
+static int set_enum(parse_t *ps, const cfgkey_t *k, int line, const char *v, int *out)
+{
+    for (const word_t *w = k->words; w->word; w++)
+        if (strcasecmp(v, w->word) == 0) {
+            *out = w->value;
+            return 0;
+        }
+    char q[72], list[512] = "";
+    for (const word_t *w = k->words; w->word; w++) {
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof(list) - l, "%s%s%s%s%s", l ? ", " : "", w->word,
+                 w->meaning ? " (" : "", w->meaning ? w->meaning : "", w->meaning ? ")" : "");
+    }
+    return fail(ps, line, "%s: '%s' is not accepted (accepted: %s)", k->name,
+                clip(v, strlen(v), q), list);
+}
+
 static bool user_char(char c)
 {
     return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-';
@@ -324,15 +378,8 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
     case T_SEC:
     case T_SEC0:
         return set_seconds(ps, k, line, v, field);
-    case T_AUTH:
-        if (strcasecmp(v, "key") == 0)
-            ps->cfg->auth_type = CONFIG_AUTH_KEY;
-        else if (strcasecmp(v, "munge") == 0)
-            ps->cfg->auth_type = CONFIG_AUTH_MUNGE;
-        else
-            return fail(ps, line, "%s: '%s' is not an authentication type (accepted: key, munge)",
-                        k->name, clip(v, n, q));
-        return 0;
+    case T_ENUM:
+        return set_enum(ps, k, line, v, field);
     case T_NODES: {
         char herr[256];
         rc = hostlist_expand(v, &ps->cfg->nodes, &ps->cfg->nnodes, herr, sizeof(herr));
@@ -353,29 +400,6 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
         return (ps->ckpt_nodes_text = strdup(v)) ? 0 : -ENOMEM;
     case T_WATTS:
         return set_watts(ps, k, line, v, field);
-    case T_POWER_SRC:
-        for (int i = 0; i <= CONFIG_POWER_NONE; i++)
-            if (strcasecmp(v, config_power_source_name(i)) == 0) {
-                ps->cfg->power_source = i;
-                return 0;
-            }
-        return fail(ps, line, "%s: '%s' is not a power source (accepted: model, rapl, auto, "
-                    "none)", k->name, clip(v, n, q));
-    case T_AGENT_MA:
-        if (strcasecmp(v, "MA-RA") && strcasecmp(v, "MA-MA"))
-            return fail(ps, line, "%s: '%s' is neither MA-RA (a resized job keeps its number "
-                        "of checkpoint agents) nor MA-MA (its agents grow and shrink with it)",
-                        k->name, clip(v, n, q));
-        ps->cfg->agents_scale = strcasecmp(v, "MA-MA") == 0;
-        return 0;
-    case T_LENDING:
-        if (strcasecmp(v, "none") && strcasecmp(v, "idle") && strcasecmp(v, "shrink"))
-            return fail(ps, line, "%s: '%s' is not none (checkpoint agents run on "
-                        "CheckpointNodes only), idle (idle nodes are lent to them when those are "
-                        "full) or shrink (and else a malleable job gives up nodes)", k->name,
-                        clip(v, n, q));
-        ps->cfg->ckpt_lending = !strcasecmp(v, "none") ? 0 : !strcasecmp(v, "idle") ? 1 : 2;
-        return 0;
     }
     return (*str = strdup(v)) ? 0 : -ENOMEM;
 }
@@ -669,6 +693,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         .max_connections_per_host = 128, .auth_timeout = 10, .frame_timeout = 30,
         .idle_timeout = 600, .operator_resize_hold = 3600,
         .power_source = CONFIG_POWER_MODEL, .idle_power = 71, .default_job_power = 200,
+        .ckpt_dist = CONFIG_CKPT_DIST_ROUNDROBIN,
     };
     int rc = 0, line = 0;
     for (const char *p = text, *end = text + len; rc == 0 && p < end;) {
@@ -832,8 +857,116 @@ void config_free(config_t *cfg)
 
 const char *config_power_source_name(config_power_source_t s)
 {
-    static const char *const names[] = {"model", "rapl", "auto", "none"};
-    return (unsigned)s <= CONFIG_POWER_NONE ? names[s] : "?";
+    for (const word_t *w = power_words; w->word; w++)
+        if (w->value == (int)s)
+            return w->word;
+    return "?";
+}
+
+/* ---- a running daemon's configuration against the file ------------------------- */
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_strs(char *const *a, int na, char *const *b, int nb)
+{
+    if (na != nb)
+        return false;
+    for (int i = 0; i < na; i++)
+        if (!same_str(a ? a[i] : NULL, b ? b[i] : NULL))
+            return false;
+    return true;
+}
+
+/* Every node of a with an address (or a checkpoint role) has the same in b, by name:
+ * a change of Nodes alone does not count as one of NodeAddr or CheckpointNodes. */
+static bool same_by_node(const config_t *a, const config_t *b, ktype_t type)
+{
+    for (int i = 0; i < a->nnodes; i++) {
+        int j = config_node_index(b, a->nodes[i]);
+        if (type == T_CKPT_NODES && a->ckpt_node[i] && (j < 0 || !b->ckpt_node[j]))
+            return false;
+        if (type == T_NODE_ADDR && a->node_addr[i] &&
+            (j < 0 || !same_str(a->node_addr[i], b->node_addr[j])))
+            return false;
+    }
+    return true;
+}
+
+static bool same_value(const config_t *a, const config_t *b, const cfgkey_t *k)
+{
+    const void *fa = (const char *)a + k->off, *fb = (const char *)b + k->off;
+    switch (k->type) {
+    case T_INT:
+    case T_ENUM:
+        return *(const int *)fa == *(const int *)fb;
+    case T_SEC:
+    case T_SEC0:
+    case T_WATTS:
+        return *(const double *)fa == *(const double *)fb;
+    case T_NODES:
+        return same_strs(a->nodes, a->nnodes, b->nodes, b->nnodes);
+    case T_USERS:
+        return same_strs(a->operators, a->noperators, b->operators, b->noperators);
+    case T_NODE_ADDR:
+    case T_CKPT_NODES:
+        return same_by_node(a, b, k->type) && same_by_node(b, a, k->type);
+    default:
+        return same_str(*(char *const *)fa, *(char *const *)fb);
+    }
+}
+
+static void note(char *list, size_t len, int *count, const char *name)
+{
+    size_t l = strlen(list);
+    if (l + strlen(name) + 6 >= len) {
+        if (l + 4 < len && (l < 3 || strcmp(list + l - 3, "...")))
+            strcpy(list + l, l ? ", ..." : "...");
+    } else {
+        snprintf(list + l, len - l, "%s%s", l ? ", " : "", name);
+    }
+    (*count)++;
+}
+
+void config_apply_changes(config_t *cur, config_t *fresh, config_changes_t *ch)
+{
+    *ch = (config_changes_t){0};
+    for (int i = 0; i < NKEYS; i++) {
+        const cfgkey_t *k = &keys[i];
+        if (same_value(cur, fresh, k))
+            continue;
+        if (!k->live) {
+            note(ch->restart, sizeof(ch->restart), &ch->nrestart, k->name);
+            continue;
+        }
+        void *to = (char *)cur + k->off, *from = (char *)fresh + k->off;
+        switch (k->type) {
+        case T_INT:
+        case T_ENUM:
+            memcpy(to, from, sizeof(int));
+            break;
+        case T_SEC:
+        case T_SEC0:
+        case T_WATTS:
+            memcpy(to, from, sizeof(double));
+            break;
+        case T_USERS: { /* swapped: fresh frees the old list */
+            char **ops = cur->operators;
+            int n = cur->noperators;
+            cur->operators = fresh->operators;
+            cur->noperators = fresh->noperators;
+            fresh->operators = ops;
+            fresh->noperators = n;
+            break;
+        }
+        default: /* no other type is live */
+            note(ch->restart, sizeof(ch->restart), &ch->nrestart, k->name);
+            continue;
+        }
+        note(ch->applied, sizeof(ch->applied), &ch->napplied, k->name);
+    }
 }
 
 int config_node_index(const config_t *cfg, const char *name)

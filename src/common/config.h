@@ -38,6 +38,19 @@ typedef enum config_power_source {
     CONFIG_POWER_NONE,  /* no readings */
 } config_power_source_t;
 
+/* How the checkpoint service picks the nodes of a job's agents (seed 002's Algorithm 6:
+ * CheckpointPlacement) and spreads them over those (CheckpointDistribution). */
+typedef enum config_ckpt_select {
+    CONFIG_CKPT_SEL_MEMORY, /* the most room for agents first */
+    CONFIG_CKPT_SEL_POWER,  /* the lowest power reading first */
+} config_ckpt_select_t;
+
+typedef enum config_ckpt_dist {
+    CONFIG_CKPT_DIST_BLOCK,      /* an even run of agents on each candidate */
+    CONFIG_CKPT_DIST_ROUNDROBIN, /* one agent per candidate in turn */
+    CONFIG_CKPT_DIST_FILL,       /* the first candidate full before the next */
+} config_ckpt_dist_t;
+
 /* Filled by config_load / config_parse_string; every string and array is owned by
  * the struct and released by config_free. Paths are absolute when the file was
  * found by an absolute path or loaded with config_load. */
@@ -91,13 +104,17 @@ typedef struct config {
                                      holds checkpoint agents (docs/checkpointing.md), not jobs */
     double agent_stop_wait;       /* CheckpointAgentStopWait: s between an agent's SIGTERM (it
                                      flushes) and SIGKILL */
-    bool agents_scale;            /* CheckpointMalleableAgents: MA-MA (true), a resized job's
+    int agents_scale;             /* CheckpointMalleableAgents: MA-MA (true), a resized job's
                                      agents scale with its nodes (Algorithm 7); MA-RA: kept */
     int ckpt_lending;             /* CheckpointLending: 0 none; 1 idle, an idle node is lent
                                      to the checkpoint service when its nodes are full (Alg.
                                      11); 2 shrink, also a malleable job shrunk (Alg. 10) */
     int agent_memory;             /* CheckpointAgentMemory: MiB an agent may hold; 0: a
                                      quarter of its node's memory */
+    int ckpt_select;              /* CheckpointPlacement: a config_ckpt_select_t */
+    int ckpt_dist;                /* CheckpointDistribution: a config_ckpt_dist_t */
+    int ckpt_candidates;          /* CheckpointCandidates: nodes Algorithm 6 picks among;
+                                     0: every checkpoint node with room */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 
@@ -112,6 +129,20 @@ int config_parse_string(const char *text, const char *origin, config_t *out, cha
                         size_t errlen);
 
 void config_free(config_t *cfg);
+
+/* What config_apply_changes found: the names of the keys whose value differs,
+ * separated by ", " (cut short with "..." past the buffer). */
+typedef struct config_changes {
+    char applied[512]; /* changed at run time: now in the running configuration */
+    char restart[512]; /* the others: they take effect when the daemons restart */
+    int napplied, nrestart;
+} config_changes_t;
+
+/* A running daemon's configuration cur against the file as it is now (fresh, loaded
+ * with config_load): the keys that may change at run time (docs/configuration.md,
+ * "Changing a running cluster's configuration") and differ are moved from fresh into
+ * cur; the others are only listed. config_free(fresh) afterwards as usual. */
+void config_apply_changes(config_t *cur, config_t *fresh, config_changes_t *ch);
 
 /* Position of a node in cfg->nodes, or -1. Constant time. */
 int config_node_index(const config_t *cfg, const char *name);

@@ -217,8 +217,10 @@ static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn, int *cap, int *room)
             continue;
         double budget = (double)agent_budget(c, n) * 1048576.0;
         /* no measurement of what agents hold yet: each holds its budget */
+        /* a node yet to report its draw counts as idle (CheckpointPlacement = power) */
         cn[k] = (ckpt_node_t){.total_mem = (double)node_mem_mb(c, n) * 1048576.0,
-                              .avail_mem = (takes - per[i]) * budget, .agents = per[i]};
+                              .avail_mem = (takes - per[i]) * budget, .agents = per[i],
+                              .power = n->power_at > 0 ? n->power_w : c->cfg.idle_power};
         idx[k++] = i;
         *room += takes - per[i];
         if (takes > *cap)
@@ -431,6 +433,33 @@ void ckptsvc_after_restore(ctld_t *c) { idmap_foreach(c->jobs, restore_lent, c);
 /* Asks the managers for the job's agents (want 0: as many as Algorithm 5 gives at its
  * start; more: want agents beside those it has); false when there is nothing to wait
  * for. */
+/* Algorithm 6 as configured (CheckpointPlacement, CheckpointDistribution,
+ * CheckpointCandidates; ductile reconfigure changes them) over nn nodes. */
+static ckpt_place_cfg_t place_cfg(const ctld_t *c, int nn, int cap)
+{
+    int want = c->cfg.ckpt_candidates;
+    return (ckpt_place_cfg_t){
+        .select = c->cfg.ckpt_select == CONFIG_CKPT_SEL_POWER ? CKPT_SEL_POWER : CKPT_SEL_MEMORY,
+        .dist = c->cfg.ckpt_dist == CONFIG_CKPT_DIST_BLOCK  ? CKPT_DIST_BLOCK
+                : c->cfg.ckpt_dist == CONFIG_CKPT_DIST_FILL ? CKPT_DIST_FILL
+                                                            : CKPT_DIST_ROUNDROBIN,
+        .candidate_count = want > 0 && want < nn ? want : nn,
+        .max_agents_node = cap};
+}
+
+/* How many agents the nodes Algorithm 6 picks among take. */
+static int candidates_room(const ckpt_node_t *cn, int nn, const ckpt_place_cfg_t *pc)
+{
+    int *cand = calloc((size_t)nn, sizeof(int)), ncand = 0, room = 0;
+    char err[160];
+    if (cand && ckpt_candidates(cn, nn, pc->select, pc->candidate_count, pc->max_agents_node,
+                                cand, &ncand, err, sizeof(err)) == 0)
+        for (int k = 0; k < ncand; k++)
+            room += pc->max_agents_node - cn[cand[k]].agents;
+    free(cand);
+    return room;
+}
+
 static bool ask(ctld_t *c, job_t *j, int want, bool more)
 {
     /* the job's key, even if no agent has room now: agents may join it later */
@@ -455,8 +484,9 @@ static bool ask(ctld_t *c, job_t *j, int want, bool more)
         nn = up_nodes(c, idx, cn, &cap, &room);
     if (count > room && !more)
         take_from_jobs(c, j, count - room);
-    ckpt_place_cfg_t pc = {.select = CKPT_SEL_MEMORY, .dist = CKPT_DIST_ROUNDROBIN,
-                           .candidate_count = nn, .max_agents_node = cap};
+    ckpt_place_cfg_t pc = place_cfg(c, nn, cap);
+    if (nn > 0)
+        room = candidates_room(cn, nn, &pc);
     const char *why = NULL;
     if (nn == 0)
         why = ckptsvc_up(c) ? "the checkpoint nodes have no room for another agent"

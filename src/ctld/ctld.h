@@ -207,7 +207,8 @@ typedef struct ctld {
     bool sched_wanted;
     uv_timer_t tick;             /* SchedulerTick */
     uv_timer_t watchdog;         /* node timeouts */
-    uv_signal_t sigterm, sigint;
+    uv_signal_t sigterm, sigint, sighup;
+    char conf_path[4096];        /* the ductile.conf it started with, absolute */
     int64_t njobs_live;
     int64_t step_bytes_relayed;  /* step output that passed through us (status) */
     bool stopping;
@@ -217,6 +218,10 @@ typedef struct ctld {
 
 /* Wall-clock seconds (jobs are accounted in Unix time). */
 double ctld_now(void);
+/* Reads conf_path again and takes the keys that may change at run time (SIGHUP,
+ * `ductile reconfigure`); the file's mistakes change nothing. -1 with the reason in
+ * err, else 0 with *ch saying what changed and what waits for a restart. */
+int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen);
 /* Monotonic seconds, for timeouts. */
 double ctld_mono(void);
 

@@ -287,6 +287,32 @@ static void on_watchdog(uv_timer_t *h)
     ckptsvc_check(c);
 }
 
+int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
+{
+    config_t fresh;
+    if (config_load(c->conf_path, &fresh, err, errlen) < 0) {
+        fprintf(stderr, "ductiled: reconfigure: %s: nothing changed\n", err);
+        return -1;
+    }
+    config_apply_changes(&c->cfg, &fresh, ch);
+    config_free(&fresh);
+    fprintf(stderr, "ductiled: reconfigured from %s: %s%s%s%s\n", c->conf_path,
+            ch->napplied ? "now in effect: " : "nothing to change",
+            ch->napplied ? ch->applied : "", ch->nrestart ? "; at the next restart: " : "",
+            ch->nrestart ? ch->restart : "");
+    if (ch->napplied)
+        ckptsvc_check(c); /* a node to lend or give back under the new rules */
+    return 0;
+}
+
+static void on_hangup(uv_signal_t *h, int sig)
+{
+    (void)sig;
+    config_changes_t ch;
+    char err[1024];
+    ctld_reconfigure(h->data, &ch, err, sizeof(err));
+}
+
 static void on_signal(uv_signal_t *h, int sig)
 {
     (void)sig;
@@ -407,6 +433,11 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     static ctld_t c;
     char err[1024];
+    char cwd[2048];
+    if (conf[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        snprintf(c.conf_path, sizeof(c.conf_path), "%s", conf);
+    else
+        snprintf(c.conf_path, sizeof(c.conf_path), "%s/%s", cwd, conf);
     if (config_load(conf, &c.cfg, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;
@@ -468,6 +499,9 @@ int main(int argc, char **argv)
     uv_signal_init(c.loop, &c.sigint);
     c.sigint.data = &c;
     uv_signal_start(&c.sigint, on_signal, SIGINT);
+    uv_signal_init(c.loop, &c.sighup);
+    c.sighup.data = &c;
+    uv_signal_start(&c.sighup, on_hangup, SIGHUP);
     fprintf(stderr, "ductiled: cluster %s, %d nodes, policy %s, listening on %s and %s:%d\n",
             c.cfg.cluster_name, c.nnodes, sched_policy_spec(c.sched), c.cfg.control_socket,
             c.cfg.control_addr, c.cfg.control_port);

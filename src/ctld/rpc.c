@@ -778,6 +778,24 @@ static void do_status(ctld_t *c, conn_t *conn)
                              (json_int_t)c->step_bytes_relayed));
 }
 
+static void do_reconfigure(ctld_t *c, conn_t *conn)
+{
+    if (!is_operator(c, conn)) {
+        fail(c, conn, "permission denied: only operators may reconfigure the controller");
+        return;
+    }
+    config_changes_t ch;
+    char err[1024];
+    if (ctld_reconfigure(c, &ch, err, sizeof(err)) < 0) {
+        char msg[1100];
+        snprintf(msg, sizeof(msg), "%s; nothing changed", err);
+        fail(c, conn, msg);
+        return;
+    }
+    reply(c, conn, json_pack("{s:b,s:s,s:s,s:s}", "ok", 1, "file", c->conf_path, "applied",
+                             ch.applied, "restart", ch.restart));
+}
+
 static void do_shutdown(ctld_t *c, conn_t *conn)
 {
     if (!is_operator(c, conn)) {
@@ -826,6 +844,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         do_status(c, conn);
     else if (!strcmp(type, "job_agents"))
         do_job_agents(c, conn, msg);
+    else if (!strcmp(type, "reconfigure"))
+        do_reconfigure(c, conn);
     else if (!strcmp(type, "shutdown"))
         do_shutdown(c, conn);
     else {

@@ -361,10 +361,32 @@ static void checkpoint_nodes(void **state)
     c = parse_ok("Nodes = n[1-3]\nCheckpointLending = shrink\n");
     assert_int_equal(c.ckpt_lending, 2);
     config_free(&c);
-    parse_err("Nodes = n[1-3]\nCheckpointLending = high\n", "t.conf:2:", "'high' is not none",
-              "or shrink");
+    parse_err("Nodes = n[1-3]\nCheckpointLending = high\n", "t.conf:2:",
+              "CheckpointLending: 'high' is not accepted (accepted: none (",
+              "shrink (and else a malleable job gives up nodes)");
     parse_err("Nodes = n[1-3]\nCheckpointMalleableAgents = scale\n", "t.conf:2:",
-              "'scale' is neither MA-RA", "nor MA-MA");
+              "'scale' is not accepted (accepted: MA-RA (", "MA-MA (");
+    /* Algorithm 6's choices: round-robin over every checkpoint node with room by default */
+    c = parse_ok("Nodes = n[1-3]\n");
+    assert_int_equal(c.ckpt_select, CONFIG_CKPT_SEL_MEMORY);
+    assert_int_equal(c.ckpt_dist, CONFIG_CKPT_DIST_ROUNDROBIN);
+    assert_int_equal(c.ckpt_candidates, 0);
+    config_free(&c);
+    c = parse_ok("Nodes = n[1-3]\nCheckpointPlacement = POWER\nCheckpointDistribution = fill\n"
+                 "CheckpointCandidates = 2\n");
+    assert_int_equal(c.ckpt_select, CONFIG_CKPT_SEL_POWER);
+    assert_int_equal(c.ckpt_dist, CONFIG_CKPT_DIST_FILL);
+    assert_int_equal(c.ckpt_candidates, 2);
+    config_free(&c);
+    c = parse_ok("Nodes = n[1-3]\nCheckpointDistribution = Block\n");
+    assert_int_equal(c.ckpt_dist, CONFIG_CKPT_DIST_BLOCK);
+    config_free(&c);
+    parse_err("Nodes = n[1-3]\nCheckpointPlacement = bandwidth\n", "t.conf:2:",
+              "CheckpointPlacement: 'bandwidth' is not accepted", "memory (");
+    parse_err("Nodes = n[1-3]\nCheckpointDistribution = rr\n", "t.conf:2:",
+              "'rr' is not accepted", "round-robin (one agent per node in turn)");
+    parse_err("Nodes = n[1-3]\nCheckpointCandidates = -1\n", "t.conf:2:",
+              "CheckpointCandidates: -1 is out of range", NULL);
     parse_err("Nodes = n[1-3]\nCheckpointAgentMemory = lots\n", "t.conf:2:", NULL, NULL);
     parse_err("Nodes = n[1-3]\nCheckpointAgentStopWait = -1\n", "t.conf:2:", NULL, NULL);
     parse_err("Nodes = n[1-3]\nCheckpointNodes = n4\n", "t.conf:2:",
@@ -538,6 +560,42 @@ static void doc_example(void **state)
     free(doc);
 }
 
+/* A running controller takes the keys that may change at run time and lists the
+ * others; nothing changes when the file did not. */
+static void apply_changes(void **state)
+{
+    (void)state;
+    const char *base = "Nodes = n[1-3],c1\nCheckpointNodes = c1\nOperators = alice\n"
+                       "ResizeTimeout = 60\nPolicy = easy\n";
+    config_t cur = parse_ok(base), fresh = parse_ok(base);
+    config_changes_t ch;
+    config_apply_changes(&cur, &fresh, &ch);
+    assert_int_equal(ch.napplied + ch.nrestart, 0);
+    assert_string_equal(ch.applied, "");
+    config_free(&fresh);
+    fresh = parse_ok("Nodes = n[1-4],c1\nCheckpointNodes = c1\nOperators = bob,carol\n"
+                     "ResizeTimeout = 5\nPolicy = conservative\nCheckpointPlacement = power\n"
+                     "CheckpointCandidates = 1\nCheckpointLending = idle\n");
+    config_apply_changes(&cur, &fresh, &ch);
+    assert_string_equal(ch.applied, "ResizeTimeout, Operators, CheckpointLending, "
+                                    "CheckpointPlacement, CheckpointCandidates");
+    assert_int_equal(ch.napplied, 5);
+    assert_string_equal(ch.restart, "Nodes, Policy"); /* the node c1 is as it was */
+    assert_int_equal(ch.nrestart, 2);
+    /* applied: the new values; the rest as they were */
+    assert_true(cur.resize_timeout == 5);
+    assert_true(config_is_operator(&cur, "bob") && config_is_operator(&cur, "carol"));
+    assert_false(config_is_operator(&cur, "alice"));
+    assert_int_equal(cur.ckpt_select, CONFIG_CKPT_SEL_POWER);
+    assert_int_equal(cur.ckpt_candidates, 1);
+    assert_int_equal(cur.ckpt_lending, 1);
+    assert_int_equal(cur.nnodes, 4);
+    assert_string_equal(cur.policy, "easy");
+    assert_int_equal(config_node_index(&cur, "n4"), -1);
+    config_free(&fresh); /* holds alice's list now */
+    config_free(&cur);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +612,7 @@ int main(void)
         cmocka_unit_test(node_lookup),
         cmocka_unit_test(checkpoint_nodes),
         cmocka_unit_test(doc_example),
+        cmocka_unit_test(apply_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,7 +138,7 @@ static void config_keys(void **state)
     static const struct {
         const char *text, *msg;
     } bad[] = {
-        {"PowerSource = solar", "'solar' is not a power source (accepted: model, rapl, auto"},
+        {"PowerSource = solar", "PowerSource: 'solar' is not accepted (accepted: model, rapl, auto, none)"},
         {"IdlePower = -5", "IdlePower: '-5' is not a power in watts"},
         {"IdlePower = 1e3", "'1e3' is not a power in watts"},
         {"DefaultJobPower = inf", "'inf' is not a power in watts"},
