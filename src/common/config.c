@@ -30,7 +30,8 @@ enum {
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
-    K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES, NKEYS
+    K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
+    K_RECLAIM_WAIT, NKEYS
 };
 
 typedef enum ktype {
@@ -142,6 +143,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_CKPT_PLACEMENT] = {"CheckpointPlacement", T_ENUM, F(ckpt_select), 0, 0, select_words,
                           true},
     [K_CKPT_DIST] = {"CheckpointDistribution", T_ENUM, F(ckpt_dist), 0, 0, dist_words, true},
+    [K_RECLAIM_WAIT] = {"CheckpointReclaimWait", T_SEC0, F(reclaim_wait), 0, 0, NULL, true},
     [K_CKPT_CANDIDATES] = {"CheckpointCandidates", T_INT, F(ckpt_candidates), 0, 1000000, NULL,
                            true},
 };
@@ -693,7 +695,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         .max_connections_per_host = 128, .auth_timeout = 10, .frame_timeout = 30,
         .idle_timeout = 600, .operator_resize_hold = 3600,
         .power_source = CONFIG_POWER_MODEL, .idle_power = 71, .default_job_power = 200,
-        .ckpt_dist = CONFIG_CKPT_DIST_ROUNDROBIN,
+        .ckpt_dist = CONFIG_CKPT_DIST_ROUNDROBIN, .reclaim_wait = 30,
     };
     int rc = 0, line = 0;
     for (const char *p = text, *end = text + len; rc == 0 && p < end;) {

@@ -113,6 +113,8 @@ typedef struct config {
                                      quarter of its node's memory */
     int ckpt_select;              /* CheckpointPlacement: a config_ckpt_select_t */
     int ckpt_dist;                /* CheckpointDistribution: a config_ckpt_dist_t */
+    double reclaim_wait;          /* CheckpointReclaimWait: s a job's application has to take
+                                     its new agents when a lent node is taken back */
     int ckpt_candidates;          /* CheckpointCandidates: nodes Algorithm 6 picks among;
                                      0: every checkpoint node with room */
     hostlist_index_t *node_index; /* private: behind config_node_index */

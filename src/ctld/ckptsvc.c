@@ -33,7 +33,7 @@
 /* A checkpoint node that can be given agents now (room aside). */
 static bool usable(const node_t *n)
 {
-    return (n->ckpt || n->lent) && n->state == NS_UP && n->conn && !n->drain;
+    return (n->ckpt || n->lent) && !n->reclaim && n->state == NS_UP && n->conn && !n->drain;
 }
 
 /* Checkpoint nodes up now, full or not. */
@@ -319,10 +319,13 @@ static void waiting_free(job_t *j)
 static int lend(ctld_t *c, const job_t *j, int short_by)
 {
     int lent = 0;
-    for (int i = 0; c->cfg.ckpt_lending > 0 && i < c->nnodes && short_by > 0; i++) {
+    /* never a node the first waiting job needs to start (it would be taken back) */
+    int spare = sched_free_nodes(c->sched) - sched_pending_need(c->sched);
+    for (int i = 0; c->cfg.ckpt_lending > 0 && i < c->nnodes && short_by > 0 && spare > 0; i++) {
         node_t *n = &c->nodes[i];
         if (!node_usable(n) || sched_node_busy(c->sched, i) || node_takes(c, n) < 1)
             continue;
+        spare--;
         n->lent = true;
         sched_set_node_available(c->sched, i, false); /* no job starts there meanwhile */
         short_by -= node_takes(c, n);
@@ -403,7 +406,7 @@ static void give_back(ctld_t *c)
         }
         if (per[i] > 0)
             continue;
-        n->lent = false;
+        n->lent = n->reclaim = false;
         sched_set_node_available(c->sched, i, node_usable(n));
         fprintf(stderr, "ductiled: node %s given back to jobs (no checkpoint agent left on it)\n",
                 n->name);
@@ -590,6 +593,8 @@ void ckptsvc_tell(ctld_t *c, const job_t *j)
 
 /* Every answer is in, or the wait is over: the agents that answered are the job's
  * (beside those it had, for a resize's asking); those that did not are told to stop. */
+static void leave_node(ctld_t *c, job_t *j, roster_t *r, int i);
+
 static void settle(ctld_t *c, job_t *j)
 {
     ckptsvc_account(c); /* the shares change from here */
@@ -607,9 +612,11 @@ static void settle(ctld_t *c, job_t *j)
         }
     }
     roster_store(j, &r); /* the nodes of the agents it has (a late one elsewhere is stopped) */
-    roster_free(&r);
     waiting_free(j);
     j->ck_more = false;
+    if (j->ck_move_from > 0) /* their places taken: those on the reclaimed node leave */
+        leave_node(c, j, &r, j->ck_move_from - 1);
+    roster_free(&r);
     if (!j->ck_agents)
         j->ck_agents = strdup("");
     fprintf(stderr, "ductiled: job %lld: checkpoint agents %s\n", (long long)j->id,
@@ -682,31 +689,150 @@ static void retire_stop(ctld_t *c, job_t *j, const char *why)
     db_job_save(c, j);
 }
 
-/* The last k of its agents leave the job's list; they run until its application has
- * the new one (its commits under way may still go to them). */
+/* Agent a leaves the roster r of job j (its name added to gone); it runs until the
+ * job's application has the new list (its commits under way may still go to it). */
+static void drop(ctld_t *c, job_t *j, roster_t *r, int a, char *gone, size_t len)
+{
+    int node = config_node_index(&c->cfg, r->node[a]);
+    snprintf(gone + strlen(gone), len - strlen(gone), "%s%s", *gone ? "," : "", r->addr[a]);
+    if (node >= 0 && j->ck_nretire < (int)(sizeof(j->ck_rnode) / sizeof(int))) {
+        j->ck_rnode[j->ck_nretire] = node;
+        j->ck_rslot[j->ck_nretire++] = r->slot[a];
+    } else if (node >= 0) {
+        nodes_send(c, node, stop_msg(j->id, j->ck_key, r->slot[a]));
+    }
+    free(r->addr[a]);
+    free(r->node[a]);
+    for (int b = a + 1; b < r->n; b++) {
+        r->addr[b - 1] = r->addr[b];
+        r->node[b - 1] = r->node[b];
+        r->slot[b - 1] = r->slot[b];
+    }
+    r->n--;
+}
+
+/* The new list after drops: kept, told to the job's batch node; those that left are
+ * stopped once its application has it, at the latest wait seconds later. */
+static void dropped(ctld_t *c, job_t *j, roster_t *r, const char *gone, double wait, int had)
+{
+    double by = ctld_mono() + wait;
+    if (had == 0 || by < j->ck_retire_at)
+        j->ck_retire_at = by;
+    roster_store(j, r);
+    fprintf(stderr, "ductiled: job %lld: checkpoint agents %s leave it, %s stay\n",
+            (long long)j->id, gone, j->ck_agents && *j->ck_agents ? j->ck_agents
+                                                                 : "none (its files)");
+    db_job_save(c, j);
+    ckptsvc_tell(c, j);
+}
+
+/* The last k of its agents leave the job (a shrink, Algorithm 7); one stays. */
 static void retire(ctld_t *c, job_t *j, roster_t *r, int k)
 {
     ckptsvc_account(c);
     char gone[256] = "";
-    for (; k > 0 && r->n > 1; k--) {
-        int a = --r->n, node = config_node_index(&c->cfg, r->node[a]);
-        snprintf(gone + strlen(gone), sizeof(gone) - strlen(gone), "%s%s", *gone ? "," : "",
-                 r->addr[a]);
-        if (node >= 0 && j->ck_nretire < (int)(sizeof(j->ck_rnode) / sizeof(int))) {
-            j->ck_rnode[j->ck_nretire] = node;
-            j->ck_rslot[j->ck_nretire++] = r->slot[a];
-        } else if (node >= 0) {
-            nodes_send(c, node, stop_msg(j->id, j->ck_key, r->slot[a]));
-        }
-        free(r->addr[a]);
-        free(r->node[a]);
+    int had = j->ck_nretire;
+    for (; k > 0 && r->n > 1; k--)
+        drop(c, j, r, r->n - 1, gone, sizeof(gone));
+    dropped(c, j, r, gone, RETIRE_WAIT, had);
+}
+
+/* Its agents on node i leave the job (a lent node taken back): within
+ * CheckpointReclaimWait, for the node's sake. */
+static void leave_node(ctld_t *c, job_t *j, roster_t *r, int i)
+{
+    ckptsvc_account(c);
+    char gone[256] = "";
+    int had = j->ck_nretire;
+    for (int a = r->n - 1; a >= 0; a--)
+        if (config_node_index(&c->cfg, r->node[a]) == i)
+            drop(c, j, r, a, gone, sizeof(gone));
+    j->ck_move_from = 0;
+    if (*gone)
+        dropped(c, j, r, gone, c->cfg.reclaim_wait, had);
+}
+
+/* A job with agents on the reclaimed node i: as many are asked for on the other
+ * checkpoint nodes (none lent for it), and those on i leave once they answered; at
+ * once when there is no room elsewhere (its other agents, or its files, take over). */
+static void move_off(ctld_t *c, job_t *j, int i)
+{
+    roster_t r;
+    if (j->ck_addr || j->ck_move_from || !j->ck_agents || !roster_load(j, &r))
+        return; /* an asking under way: after it */
+    int k = 0;
+    for (int a = 0; a < r.n; a++)
+        k += config_node_index(&c->cfg, r.node[a]) == i;
+    if (k > 0) {
+        fprintf(stderr, "ductiled: job %lld: %d checkpoint agent%s move%s off %s\n",
+                (long long)j->id, k, k > 1 ? "s" : "", k > 1 ? "" : "s", c->nodes[i].name);
+        j->ck_move_from = i + 1;
+        if (!ask(c, j, k, true))
+            leave_node(c, j, &r, i);
     }
-    j->ck_retire_at = ctld_mono() + RETIRE_WAIT;
-    roster_store(j, r);
-    fprintf(stderr, "ductiled: job %lld: checkpoint agents %s leave it, %s stay\n",
-            (long long)j->id, gone, j->ck_agents ? j->ck_agents : "?");
-    db_job_save(c, j);
-    ckptsvc_tell(c, j);
+    roster_free(&r);
+}
+
+typedef struct moving {
+    ctld_t *c;
+    int node;
+} moving_t;
+
+static void move_job(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    moving_t *m = arg;
+    job_t *j = val;
+    if (j->ck_want && (j->state == JS_RUNNING || j->state == JS_RESIZING))
+        move_off(m->c, j, m->node);
+}
+
+/* A lent node that would run jobs once given back. */
+static bool back_usable(const node_t *n)
+{
+    return n->state == NS_UP && n->conn && !n->drain && !n->ckpt;
+}
+
+/* CheckpointLending = idle (Algorithm 11's reclaim, favouring the application): the
+ * first waiting job would start with the lent nodes: they are taken back, those with
+ * the fewest agents first. Their agents move or leave (move_off), and give_back
+ * returns each once none is left on it. */
+static void reclaim(ctld_t *c)
+{
+    if (c->cfg.ckpt_lending != 1)
+        return;
+    int need = sched_pending_need(c->sched), free_ = sched_free_nodes(c->sched), lent = 0;
+    for (int i = 0; i < c->nnodes; i++) {
+        const node_t *n = &c->nodes[i];
+        if (n->lent && back_usable(n))
+            lent++;
+        if (n->reclaim)
+            free_++; /* on its way back */
+    }
+    int *per = NULL;
+    if (need > free_ && need <= free_ + lent && (per = calloc((size_t)c->nnodes, sizeof(int)))) {
+        counting_t x = {c, per};
+        idmap_foreach(c->jobs, count_job, &x);
+    }
+    while (per && need > free_) {
+        int best = -1;
+        for (int i = 0; i < c->nnodes; i++) {
+            const node_t *n = &c->nodes[i];
+            if (n->lent && !n->reclaim && back_usable(n) &&
+                (best < 0 || per[i] < per[best]))
+                best = i;
+        }
+        if (best < 0)
+            break;
+        c->nodes[best].reclaim = true;
+        free_++;
+        fprintf(stderr, "ductiled: node %s taken back from the checkpoint service (a waiting "
+                "job needs it)\n", c->nodes[best].name);
+    }
+    free(per);
+    for (int i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].reclaim)
+            idmap_foreach(c->jobs, move_job, &(moving_t){c, i});
 }
 
 static void serve_short(int64_t id, void *val, void *arg)
@@ -775,6 +901,7 @@ void ckptsvc_check(ctld_t *c)
     late_t x = {c, ctld_mono()};
     idmap_foreach(c->jobs, check_one, &x);
     ckptsvc_account(c);
+    reclaim(c);
     give_back(c);
 }
 
@@ -787,6 +914,7 @@ void ckptsvc_job_ended(ctld_t *c, job_t *j)
     stop_all(c, j); /* those that left it too */
     j->ck_nretire = 0;
     j->ck_short = 0;
+    j->ck_move_from = 0;
     waiting_free(j);
     j->ck_more = false;
     memset(j->ck_key, 0, sizeof(j->ck_key)); /* not kept with the finished job */

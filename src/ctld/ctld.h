@@ -148,6 +148,8 @@ typedef struct job {
     int ck_n, ck_waiting;    /* agents asked for, answers still due */
     int ck_base;             /* the slot of the first of them */
     bool ck_more;            /* added to a running job's agents (a resize) */
+    int ck_move_from;        /* node index + 1 its agents leave once those asked for in
+                              * their place answer (a reclaimed node); 0: none */
     int ck_short;            /* agents it lacks while a malleable job is shrunk for them
                               * (CheckpointLending = shrink) */
     double ck_asked;         /* monotonic time they were asked for */
@@ -179,6 +181,8 @@ typedef struct node {
     bool ckpt;               /* a checkpoint node (CheckpointNodes): agents, no jobs */
     bool lent;               /* a node for jobs lent to the checkpoint service while its
                               * agents need it (CheckpointLending = idle; ckptsvc.c) */
+    bool reclaim;            /* lent, and taken back for a waiting job: no new agent goes
+                              * there, those there move or leave (Algorithm 11) */
     /* Runs of jobs the node still had that are not ours to run there (a run the
      * controller ended while the node was away, a leftover of an earlier incarnation):
      * job id -> run. The node takes no new work until it confirms each one is gone. */

@@ -615,6 +615,15 @@ bool sched_node_busy(const sched_t *s, int node)
     return false;
 }
 int sched_pending_count(const sched_t *s) { return s->npending; }
+
+int sched_pending_need(const sched_t *s)
+{
+    const sjob_t *j = s->qhead;
+    bool for_nodes = j && (j->reason == SCHED_R_RESOURCES ||
+                           j->reason == SCHED_R_NODES_UNAVAILABLE);
+    return for_nodes ? core_min_start(j, true) : 0;
+}
+
 int sched_running_count(const sched_t *s) { return s->nrunning; }
 bool sched_any_resizing(const sched_t *s) { return s->nresizing > 0; }
 

@@ -238,6 +238,10 @@ int sched_free_nodes(const sched_t *s);
 /* Is the node held by a job (running, resizing, or reserved for an expand)? */
 bool sched_node_busy(const sched_t *s, int node);
 int sched_pending_count(const sched_t *s);
+/* Nodes the first job of the queue needs to start (its smallest start size) when it
+ * waits for nodes (reason Resources or NodesUnavailable); 0 when it does not, or
+ * nothing waits. */
+int sched_pending_need(const sched_t *s);
 int sched_running_count(const sched_t *s);
 bool sched_any_resizing(const sched_t *s);
 

@@ -371,12 +371,14 @@ static void checkpoint_nodes(void **state)
     assert_int_equal(c.ckpt_select, CONFIG_CKPT_SEL_MEMORY);
     assert_int_equal(c.ckpt_dist, CONFIG_CKPT_DIST_ROUNDROBIN);
     assert_int_equal(c.ckpt_candidates, 0);
+    assert_true(c.reclaim_wait == 30);
     config_free(&c);
     c = parse_ok("Nodes = n[1-3]\nCheckpointPlacement = POWER\nCheckpointDistribution = fill\n"
-                 "CheckpointCandidates = 2\n");
+                 "CheckpointCandidates = 2\nCheckpointReclaimWait = 0.5\n");
     assert_int_equal(c.ckpt_select, CONFIG_CKPT_SEL_POWER);
     assert_int_equal(c.ckpt_dist, CONFIG_CKPT_DIST_FILL);
     assert_int_equal(c.ckpt_candidates, 2);
+    assert_true(c.reclaim_wait == 0.5);
     config_free(&c);
     c = parse_ok("Nodes = n[1-3]\nCheckpointDistribution = Block\n");
     assert_int_equal(c.ckpt_dist, CONFIG_CKPT_DIST_BLOCK);
