@@ -31,7 +31,7 @@ enum {
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
     K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
-    K_RECLAIM_WAIT, NKEYS
+    K_RECLAIM_WAIT, K_AGENT_SCALING, NKEYS
 };
 
 typedef enum ktype {
@@ -75,6 +75,9 @@ static const word_t lending_words[] = {
     {"none", 0, "checkpoint agents run on CheckpointNodes only"},
     {"idle", 1, "idle nodes are lent to them when those are full"},
     {"shrink", 2, "and else a malleable job gives up nodes"}, {NULL, 0, NULL}};
+static const word_t scaling_words[] = {
+    {"off", 0, "a job keeps the number of checkpoint agents it started with"},
+    {"on", 1, "the number follows the time its commits take"}, {NULL, 0, NULL}};
 static const word_t select_words[] = {
     {"memory", CONFIG_CKPT_SEL_MEMORY, "the nodes with the most room first"},
     {"power", CONFIG_CKPT_SEL_POWER, "the nodes that draw the least first"}, {NULL, 0, NULL}};
@@ -143,6 +146,8 @@ static const cfgkey_t keys[NKEYS] = {
     [K_CKPT_PLACEMENT] = {"CheckpointPlacement", T_ENUM, F(ckpt_select), 0, 0, select_words,
                           true},
     [K_CKPT_DIST] = {"CheckpointDistribution", T_ENUM, F(ckpt_dist), 0, 0, dist_words, true},
+    [K_AGENT_SCALING] = {"CheckpointAgentScaling", T_ENUM, F(agent_scaling), 0, 0, scaling_words,
+                          true},
     [K_RECLAIM_WAIT] = {"CheckpointReclaimWait", T_SEC0, F(reclaim_wait), 0, 0, NULL, true},
     [K_CKPT_CANDIDATES] = {"CheckpointCandidates", T_INT, F(ckpt_candidates), 0, 1000000, NULL,
                            true},

@@ -113,6 +113,8 @@ typedef struct config {
                                      quarter of its node's memory */
     int ckpt_select;              /* CheckpointPlacement: a config_ckpt_select_t */
     int ckpt_dist;                /* CheckpointDistribution: a config_ckpt_dist_t */
+    int agent_scaling;            /* CheckpointAgentScaling: 1 a running job's agent count
+                                     follows its commits' times (Algorithm 5); 0 kept */
     double reclaim_wait;          /* CheckpointReclaimWait: s a job's application has to take
                                      its new agents when a lent node is taken back */
     int ckpt_candidates;          /* CheckpointCandidates: nodes Algorithm 6 picks among;

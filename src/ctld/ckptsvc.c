@@ -875,6 +875,49 @@ void ckptsvc_resized(ctld_t *c, job_t *j, int before)
         idmap_foreach(c->jobs, serve_short, c);
 }
 
+/* Commit times within this fraction of each other count as equal: without it every
+ * slower commit of a noisy machine halves the count. */
+#define TSYNC_TOLERANCE 0.2
+
+void ckptsvc_app_sync(ctld_t *c, job_t *j, double t_sync)
+{
+    if (!c->cfg.agent_scaling || !j->ck_want || j->ck_settled || j->ck_addr || j->ck_move_from ||
+        j->ck_nretire)
+        return; /* off, done, or a change under way (its new list not taken yet) */
+    roster_t r;
+    if (!j->ck_agents || !*j->ck_agents || !roster_load(j, &r))
+        return;
+    ckpt_app_t *app = &j->ck_app;
+    if (!app->exists)
+        *app = (ckpt_app_t){.exists = true};
+    app->num_agents = r.n; /* what it has (room may have given it fewer) */
+    int last_dir = app->last_dir;
+    bool had = app->has_t_sync;
+    bool slower = had && t_sync > app->old_t_sync * (1 + TSYNC_TOLERANCE);
+    ckpt_count_req_t req = {.num_nodes = j->nalloc, .num_processes = j->nalloc,
+                            .mode = CKPT_SHMR, .active = true, .t_sync = t_sync,
+                            .max_agents_app = AGENTS_MAX, .tolerance = TSYNC_TOLERANCE};
+    int want = r.n;
+    char err[200];
+    if (ckpt_agent_count(app, &req, &want, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: job %lld: %s\n", (long long)j->id, err);
+    } else if (want != r.n) {
+        fprintf(stderr, "ductiled: job %lld: its commits took %.3f s (%s): %d checkpoint "
+                "agent%s instead of %d (Algorithm 5)\n", (long long)j->id, t_sync,
+                !had ? "its first measure" : slower ? "slower than before" : "faster than before",
+                want, want > 1 ? "s" : "", r.n);
+        /* a rigid job whose last change made things worse has it undone, then keeps
+         * that count; a malleable one stays eligible (its size changes anyway) */
+        if (slower && last_dir != 0 && j->type != SCHED_MALLEABLE)
+            j->ck_settled = true;
+        if (want > r.n)
+            ask(c, j, want - r.n, true);
+        else
+            retire(c, j, &r, r.n - want);
+    }
+    roster_free(&r);
+}
+
 void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents)
 {
     if (j->ck_nretire && agents && j->ck_agents && !strcmp(agents, j->ck_agents))

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "conn.h"
 #include "idmap.h"
+#include "ckpt.h"
 #include "sched.h"
 
 /* Job states, shown as two letters by `ductile queue`. */
@@ -150,6 +151,10 @@ typedef struct job {
     bool ck_more;            /* added to a running job's agents (a resize) */
     int ck_move_from;        /* node index + 1 its agents leave once those asked for in
                               * their place answer (a reclaimed node); 0: none */
+    ckpt_app_t ck_app;       /* Algorithm 5's record (CheckpointAgentScaling): its count,
+                              * last t_sync and direction; in memory only */
+    bool ck_settled;         /* rigid: a change made its commits slower and was undone:
+                              * no more (seed 002, 6.4.2) */
     int ck_short;            /* agents it lacks while a malleable job is shrunk for them
                               * (CheckpointLending = shrink) */
     double ck_asked;         /* monotonic time they were asked for */
@@ -317,6 +322,9 @@ void ckptsvc_tell(ctld_t *c, const job_t *j);
 /* After the jobs are loaded: the nodes for jobs their agents run on are lent. */
 void ckptsvc_after_restore(ctld_t *c);
 /* Its application has been given the agents list `agents` (app_ckpt_seen). */
+/* Its application's commits took t_sync seconds to reach the agents (the library's
+ * probe): Algorithm 5 may change its agent count (CheckpointAgentScaling = on). */
+void ckptsvc_app_sync(ctld_t *c, job_t *j, double t_sync);
 void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents);
 void ckptsvc_check(ctld_t *c);                /* launches that waited long enough; accounts */
 /* Checkpoint node-seconds up to now: each checkpoint node's time is shared among the

@@ -663,6 +663,10 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
         const char *agents;
         if (proto_str(msg, "agents", 65536, &agents, err, sizeof(err)) == 0)
             ckptsvc_app_seen(c, j, agents);
+    } else if (!strcmp(type, "app_ckpt_sync")) {
+        double t;
+        if (proto_num_opt(msg, "t_sync", 0, 1e9, -1, &t, err, sizeof(err)) == 0 && t >= 0)
+            ckptsvc_app_sync(c, j, t);
     } else if (!strcmp(type, "app_resize_failed")) {
         int64_t offer;
         const char *why;

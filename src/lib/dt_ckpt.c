@@ -78,6 +78,7 @@ static struct {
         long *total; /* rank 0: each variable's whole, for the manifest */
         long *row;   /* this process's manifest row: file, offset, counts */
         char *stage; /* asynchronous: the copy its thread writes */
+        double t0;   /* MPI_Wtime at its start */
         pthread_t thread;
     } pend;
 } ck;
@@ -89,6 +90,12 @@ static char errbuf[512];
  * the agents the last one switched to. */
 static char agents_now[2048];
 static int agents_known;
+/* Rank 0: how long the last blocking commit took to reach the agents, seconds (< 0:
+ * none to tell), told to the controller at the next probe (Algorithm 5 revises the
+ * agent count by it); the first commit to a set of agents is not measured (it sets
+ * up the connections: several times slower, seed 002 §9.3). */
+static double tsync_last = -1;
+static int agent_commits; /* commits to the present agents */
 
 /* The message of a failure, printed where it happened: by rank 0 for the mistakes
  * every process makes alike (-EINVAL, -ENOENT), by any process for the rest. */
@@ -126,6 +133,8 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
     if (ck.on)
         return fail(-EALREADY, "dt_ckpt_init: already called");
     memset(&ck, 0, sizeof(ck));
+    agent_commits = 0; /* new connections: the first commit sets them up */
+    tsync_last = -1;
     MPI_Comm_rank(comm, &ck.rank);
     if (!app || !*app || strchr(app, '/') || strlen(app) >= DT_CKPT_LABEL_MAX)
         return fail(-EINVAL, "dt_ckpt_init: the application name '%s' must be 1 to 63 "
@@ -381,6 +390,7 @@ static int publish(const char *part, long version, const long *total, const long
  * there; what the manifest needs kept in ck.pend. */
 static int start_commit(void)
 {
+    ck.pend.t0 = MPI_Wtime();
     long version = ck.version + 1;
     int w = ck.nv + 1;
     long *mine = calloc((size_t)w, sizeof(long));
@@ -595,6 +605,44 @@ static int to_files(void)
     return rc;
 }
 
+/* Tests only (test_ckpt_agent_count): DUCTILE_TEST_TSYNC stands for the machine, so
+ * that the controller's decisions do not depend on its speed: "2=1,1,2;1=3" makes the
+ * measures with 2 agents 1, 1, then 2 (the last one repeats), and with 1 agent 3. */
+static double fake_tsync(double measured)
+{
+    static int used[64];
+    const char *f = getenv("DUCTILE_TEST_TSYNC");
+    int n = ckag_count();
+    if (!f || n < 1 || n >= 64)
+        return measured;
+    char key[16];
+    snprintf(key, sizeof(key), "%d=", n);
+    for (const char *p = f; p; p = strchr(p, ';') ? strchr(p, ';') + 1 : NULL) {
+        if (strncmp(p, key, strlen(key)))
+            continue;
+        p += strlen(key);
+        const char *end = p + strcspn(p, ";");
+        for (int k = 0; k < used[n]; k++) {
+            const char *comma = memchr(p, ',', (size_t)(end - p));
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+        used[n]++;
+        return strtod(p, NULL);
+    }
+    return measured;
+}
+
+/* A blocking commit reached the agents: rank 0 keeps its time for the controller. */
+static void measured(void)
+{
+    int first = agent_commits++ == 0;
+    if (ck.rank != 0 || ck.pend.threaded || first)
+        return;
+    tsync_last = fake_tsync(MPI_Wtime() - ck.pend.t0);
+}
+
 /* Collective: the writes of the commit under way done everywhere, its manifest, then
  * the version published (by the agents, or in the files). 0 when no commit is under
  * way. */
@@ -641,6 +689,7 @@ static int finish_commit(void)
             rc = to_files();
         } else {
             agents_answer();
+            measured();
         }
     }
     if (rc == 0 && !ck.pend.agent)
@@ -661,8 +710,10 @@ int dt_ckpt_probe(int *changed)
     int rc = finish_commit(); /* no transfer to the agents it may leave is under way */
     char list[sizeof(agents_now)] = "";
     int ch = 0;
-    if (ck.rank == 0 && dt_agents_query(list, sizeof(list)) == 1 && strcmp(list, agents_now))
+    if (ck.rank == 0 && dt_agents_query(list, sizeof(list), tsync_last) == 1 &&
+        strcmp(list, agents_now))
         ch = 1;
+    tsync_last = -1; /* told (or nobody to tell) */
     MPI_Bcast(&ch, 1, MPI_INT, 0, ck.comm);
     if (!ch)
         return rc;
@@ -678,6 +729,7 @@ int dt_ckpt_probe(int *changed)
                     *list ? list : "none: checkpoints go to the files");
     }
     ck.agents_down = 0; /* new agents: a failure is worth saying again */
+    agent_commits = 0;
     if (changed)
         *changed = 1;
     return rc;

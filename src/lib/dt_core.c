@@ -218,11 +218,13 @@ static int member_call(json_t *req, json_t **reply)
     return rc;
 }
 
-int dt_agents_query(char *list, size_t len)
+int dt_agents_query(char *list, size_t len, double t_sync)
 {
     pthread_mutex_lock(&mu);
     json_t *r = NULL, *req = json_pack("{s:s,s:I}", "type", "ckpt_agents", "job",
                                        (json_int_t)job_id);
+    if (t_sync >= 0) /* the controller revises the agent count by it (Algorithm 5) */
+        json_object_set_new(req, "t_sync", json_real(t_sync));
     int rc = conn ? request_reply_locked(req, &r) : member_call(req, &r);
     if (rc == 0) {
         const char *a = json_string_value(json_object_get(r, "agents"));

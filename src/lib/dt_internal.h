@@ -38,8 +38,9 @@ int dt_mpi_joining(void);
 int dt_mpi_started(void);
 /* dt_core.c: the job's checkpoint agents as its node daemon last heard from the
  * controller, into list (asked over dt_attach's connection, or a member connection of
- * its own): 1; 0 when the daemon does not know; < 0 when it cannot be asked. */
-int dt_agents_query(char *list, size_t len);
+ * its own): 1; 0 when the daemon does not know; < 0 when it cannot be asked. t_sync
+ * (>= 0; < 0: none) goes with it: seconds the last commit took to reach the agents. */
+int dt_agents_query(char *list, size_t len, double t_sync);
 /* 1 on the leader once attached to its node daemon (it talks to the controller). */
 int dt_mpi_leader_attached(void);
 /* After dt_probe_adapt said pending, before dt_adapt_begin: the leader declines the

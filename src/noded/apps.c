@@ -346,6 +346,15 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
     if (!strcmp(type, "ckpt_agents")) { /* any process of the job may ask */
         njob_t *j = idmap_get(d->jobs, a->job);
         json_t *r = json_pack("{s:b}", "ok", 1);
+        double t_sync;
+        char terr[128];
+        if (j && j->ck_agents && proto_num_opt(msg, "t_sync", 0, 1e9, -1, &t_sync, terr,
+                                               sizeof(terr)) == 0 && t_sync >= 0) {
+            /* Algorithm 5 while the job runs: the controller revises its agent count */
+            json_t *x = json_pack("{s:f}", "t_sync", t_sync);
+            forward(d, "app_ckpt_sync", a->job, x);
+            json_decref(x);
+        }
         if (j && j->ck_agents) { /* unknown here (a restarted daemon): the library keeps its */
             json_object_set_new(r, "agents", json_string(j->ck_agents));
             if (!j->ck_seen || strcmp(j->ck_seen, j->ck_agents)) {

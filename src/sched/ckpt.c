@@ -88,7 +88,7 @@ static int probe_direction(const ckpt_app_t *app, const ckpt_count_req_t *r)
         return 0;
     if (!app->has_t_sync)
         return +1;
-    if (r->t_sync == app->old_t_sync)
+    if (fabs(r->t_sync - app->old_t_sync) <= r->tolerance * app->old_t_sync)
         return 0;
     int dir = app->last_dir ? app->last_dir : +1;
     return r->t_sync < app->old_t_sync ? dir : -dir;
@@ -112,7 +112,7 @@ static int check_count_req(const ckpt_count_req_t *r, char *err, size_t errlen)
                     r->num_nodes, r->num_processes);
     if (r->mode != CKPT_MR && r->mode != CKPT_SHMR)
         return fail(err, errlen, -EINVAL, "agent count: unknown mode %d", (int)r->mode);
-    if (r->factor < 0 || r->factor == 1 || r->max_agents_app < 0)
+    if (r->factor < 0 || r->factor == 1 || r->max_agents_app < 0 || !(r->tolerance >= 0))
         return fail(err, errlen, -EINVAL, "agent count: factor %d or max_agents_app %d makes no "
                     "sense", r->factor, r->max_agents_app);
     if (isnan(r->t_sync))

@@ -47,6 +47,8 @@ typedef struct ckpt_count_req {
     double t_sync;        /* its latest checkpoint transfer time; < 0: not measured */
     int factor;           /* 0: 2 */
     int max_agents_app;   /* 0: 80 */
+    double tolerance;     /* t_sync within this fraction of the last one counts as equal
+                             (the noise of a shared machine); 0: exact, as the seed */
 } ckpt_count_req_t;
 
 /* Updates *app and writes the application's agent count into *num_agents. */

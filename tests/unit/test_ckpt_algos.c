@@ -94,6 +94,24 @@ static void agents_direction(void **state)
     assert_true(app.old_t_sync == 7);
 }
 
+/* with a tolerance, times that close count as equal (the controller's 20 %) */
+static void agents_tolerance(void **state)
+{
+    (void)state;
+    ckpt_app_t app = {.exists = true, .num_agents = 4, .old_t_sync = 1, .has_t_sync = true,
+                      .last_dir = +1};
+    ckpt_count_req_t r = mr(4, 16, true, 1.15);
+    r.tolerance = 0.2;
+    assert_int_equal(count(&app, r), 4); /* 15 % slower: noise */
+    r.t_sync = 1.5;                      /* 30 % slower than 1.15: worse, shrink */
+    assert_int_equal(count(&app, r), 2);
+    r.t_sync = 1.3; /* 13 % faster: noise, not a reason to shrink again */
+    assert_int_equal(count(&app, r), 2);
+    r.tolerance = -0.1;
+    int n;
+    assert_int_equal(ckpt_agent_count(&app, &r, &n, err, sizeof err), -EINVAL);
+}
+
 /* the first mapping divides the resources evenly (7.2.1): 3 agents cannot split 16 */
 static void agents_initial_divides(void **state)
 {
@@ -504,6 +522,7 @@ int main(void)
         cmocka_unit_test(agents_caps),
         cmocka_unit_test(agents_floor),
         cmocka_unit_test(agents_direction),
+        cmocka_unit_test(agents_tolerance),
         cmocka_unit_test(agents_initial_divides),
         cmocka_unit_test(malleable_counts),
         cmocka_unit_test(remap_remainder),
