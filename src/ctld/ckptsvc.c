@@ -719,7 +719,7 @@ static void dropped(ctld_t *c, job_t *j, roster_t *r, const char *gone, double w
     if (had == 0 || by < j->ck_retire_at)
         j->ck_retire_at = by;
     roster_store(j, r);
-    fprintf(stderr, "ductiled: job %lld: checkpoint agents %s leave it, %s stay\n",
+    fprintf(stderr, "ductiled: job %lld: checkpoint agents %s leave it; its agents now: %s\n",
             (long long)j->id, gone, j->ck_agents && *j->ck_agents ? j->ck_agents
                                                                  : "none (its files)");
     db_job_save(c, j);
@@ -799,8 +799,8 @@ static bool back_usable(const node_t *n)
  * returns each once none is left on it. */
 static void reclaim(ctld_t *c)
 {
-    if (c->cfg.ckpt_lending != 1)
-        return;
+    if (c->cfg.ckpt_lending == 2)
+        return; /* favouring the service: its nodes stay until empty */
     int need = sched_pending_need(c->sched), free_ = sched_free_nodes(c->sched), lent = 0;
     for (int i = 0; i < c->nnodes; i++) {
         const node_t *n = &c->nodes[i];
@@ -810,6 +810,8 @@ static void reclaim(ctld_t *c)
             free_++; /* on its way back */
     }
     int *per = NULL;
+    if (c->cfg.ckpt_lending == 0) /* lending turned off (ductile reconfigure): all back */
+        need = free_ + lent;
     if (need > free_ && need <= free_ + lent && (per = calloc((size_t)c->nnodes, sizeof(int)))) {
         counting_t x = {c, per};
         idmap_foreach(c->jobs, count_job, &x);
@@ -826,8 +828,9 @@ static void reclaim(ctld_t *c)
             break;
         c->nodes[best].reclaim = true;
         free_++;
-        fprintf(stderr, "ductiled: node %s taken back from the checkpoint service (a waiting "
-                "job needs it)\n", c->nodes[best].name);
+        fprintf(stderr, "ductiled: node %s taken back from the checkpoint service (%s)\n",
+                c->nodes[best].name, c->cfg.ckpt_lending ? "a waiting job needs it"
+                                                         : "CheckpointLending is none now");
     }
     free(per);
     for (int i = 0; i < c->nnodes; i++)

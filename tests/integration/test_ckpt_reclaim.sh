@@ -53,7 +53,23 @@ field "$b" CkptAgents | grep -q "(on n4)" || fail "job $b's agents: $(field "$b"
 gone() { [ -z "$(agent_pids "$lent" "$b")" ]; }
 wait_for 30 gone || fail "job $b's old agent still runs on $lent"
 d nodes | grep -q lent && fail "a node is lent again: $(d nodes)"
-touch "stop.$b" "stop.$c"
-expect_state "$b" CD
+touch "stop.$c"
 expect_state "$c" CD
+
+# lending turned off while a node is lent (ductile reconfigure): it is taken back, the
+# agent there leaves its job (n4 is full with b's), and the node returns to jobs
+e=$(sub --checkpoint-agents -N 1)
+wait_for 30 said "$e" || fail "job $e did not start: $(d show "$e")"
+lent2=$(field "$e" CkptAgents | sed -n 's/.*(on \(n[0-9]\)).*/\1/p')
+[ "$(node_state "$lent2")" = lent ] || fail "job $e's agent: $(field "$e" CkptAgents); $(d nodes)"
+sed -i 's/^CheckpointLending .*/CheckpointLending = none/' "$DUCTILE_CONF"
+d reconfigure | grep -qx "now in effect: CheckpointLending" || fail "reconfigure"
+back() { [ "$(node_state "$lent2")" = idle ]; }
+wait_for 30 back || fail "$lent2 is $(node_state "$lent2"): $(grep "$lent2" "$log")"
+grep -q "node $lent2 taken back from the checkpoint service (CheckpointLending is none now)" "$log" ||
+  fail "controller's log: $(grep "$lent2" "$log")"
+field "$e" CkptAgents | grep -q "^none" || fail "job $e's agents: $(field "$e" CkptAgents)"
+touch "stop.$b" "stop.$e"
+expect_state "$b" CD
+expect_state "$e" CD
 echo ok

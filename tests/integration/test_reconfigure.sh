@@ -59,6 +59,14 @@ setconf CheckpointCandidates 1
 d reconfigure > "$T/rc.out" 2>&1 || fail "reconfigure: $(cat "$T/rc.out")"
 grep -qx "now in effect: no change" "$T/rc.out" || fail "the bad file changed something: $(cat "$T/rc.out")"
 
+# a key that waits for a restart is checked all the same: a policy the controller would
+# not start with changes nothing
+setconf Policy nosuch
+! d reconfigure > "$T/rc.out" 2>&1 || fail "an unknown policy was taken: $(cat "$T/rc.out")"
+grep -q "Policy: unknown policy 'nosuch'.*(the controller would not start with it); nothing changed" "$T/rc.out" ||
+  fail "reconfigure said: $(cat "$T/rc.out")"
+setconf Policy easy
+
 # operators only; Operators itself changes at run time
 ! as_nobody "$BIN" reconfigure > "$T/rc.out" 2>&1 || fail "nobody reconfigured the controller"
 grep -q "permission denied: only operators may reconfigure" "$T/rc.out" ||
