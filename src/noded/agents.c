@@ -182,7 +182,7 @@ static void agent_drop(agent_t *a)
             break;
         }
     uv_timer_stop(&a->poll);
-    uv_close((uv_handle_t *)&a->poll, free_cb);
+    noded_close((uv_handle_t *)&a->poll, free_cb);
 }
 
 static void describe_exit(int status, char *out, size_t len)
@@ -381,7 +381,7 @@ void agents_on_start(noded_t *d, const json_t *msg)
         say(d, a, "agent_failed", why);
         if (strcmp(why, "its directory is there already"))
             remove_dir(a->dir);
-        uv_close((uv_handle_t *)&a->poll, free_cb);
+        noded_close((uv_handle_t *)&a->poll, free_cb);
         return;
     }
     a->next = agents;
@@ -497,7 +497,7 @@ static void on_stop_wait(uv_timer_t *t)
             *p = w->next;
             break;
         }
-    uv_close((uv_handle_t *)t, free_cb);
+    noded_close((uv_handle_t *)t, free_cb);
 }
 
 static void watch_stop(noded_t *d, pid_t pid, int64_t job, const char *dir)

@@ -32,6 +32,8 @@ static void job_free_cb(uv_handle_t *h)
 
 static void job_drop(noded_t *d, njob_t *j)
 {
+    if (d->stopping)
+        return; /* the next incarnation finds it again (its run record stays) */
     idmap_del(d->jobs, j->id);
     runs_forget(d, j->id);
     if (j->batch)
@@ -39,8 +41,8 @@ static void job_drop(noded_t *d, njob_t *j)
     agents_job_gone(d, j->id, j->run);
     if (j->leader)
         conn_close(j->leader);
-    uv_close((uv_handle_t *)&j->wall, job_free_cb);
-    uv_close((uv_handle_t *)&j->kill, job_free_cb);
+    noded_close((uv_handle_t *)&j->wall, job_free_cb);
+    noded_close((uv_handle_t *)&j->kill, job_free_cb);
 }
 
 /* The job may go when the controller knows how it ended and nothing of it is left. */
@@ -299,7 +301,7 @@ static void stop_watching(njob_t *j)
 {
     uv_timer_stop(&j->wall);
     if (j->start_watch) {
-        uv_close((uv_handle_t *)&j->start_watch->poll, watch_free_cb);
+        noded_close((uv_handle_t *)&j->start_watch->poll, watch_free_cb);
         j->start_watch = NULL;
     }
 }

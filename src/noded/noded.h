@@ -207,4 +207,12 @@ void metering_ping(noded_t *d, json_t *ping);
  * or unknown messages are logged and dropped. */
 void noded_dispatch(noded_t *d, const json_t *msg);
 
+/* uv_close, unless the handle is closing already: a daemon that stops closes every
+ * handle of its loop (main.c), and libuv aborts on a second close. */
+static inline void noded_close(uv_handle_t *h, uv_close_cb cb)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, cb);
+}
+
 #endif

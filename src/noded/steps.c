@@ -86,7 +86,7 @@ static void close_out(outpipe_t *o)
         return;
     o->open = false;
     unlink(o->path);
-    uv_close((uv_handle_t *)&o->pipe, on_pipe_closed);
+    noded_close((uv_handle_t *)&o->pipe, on_pipe_closed);
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)

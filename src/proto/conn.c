@@ -115,6 +115,18 @@ static void channel_unlink(conn_t *ch)
     ch->chan_next = NULL;
 }
 
+/* A handle someone else closed (a daemon's walk over its loop as it stops) has their
+ * close callback, not on_closed: the connection goes in a later turn of the loop,
+ * once that close is done. */
+static void late_closed(uv_handle_t *t)
+{
+    conn_t *c = t->data;
+    free(t);
+    on_closed(&c->h.handle);
+}
+
+static void late_tick(uv_timer_t *t) { uv_close((uv_handle_t *)t, late_closed); }
+
 void conn_close(conn_t *c)
 {
     if (!c || c->closing)
@@ -133,7 +145,17 @@ void conn_close(conn_t *c)
         channel_unlink(c);
         c->carrier = NULL;
     }
-    uv_close(&c->h.handle, on_closed);
+    if (!uv_is_closing(&c->h.handle)) {
+        uv_close(&c->h.handle, on_closed);
+        return;
+    }
+    uv_timer_t *t = malloc(sizeof(*t));
+    if (t && uv_timer_init(c->h.handle.loop, t) == 0) {
+        t->data = c;
+        uv_timer_start(t, late_tick, 0, 0);
+    } else {
+        free(t); /* the connection stays: its daemon is going anyway */
+    }
 }
 
 void conn_close_flushed(conn_t *c)

@@ -26,6 +26,7 @@ typedef struct srv {
     conn_guard_t *guard;
     int accepted, messages, closed;
     size_t last_len; /* payload size of the last message */
+    conn_t *last;    /* the last connection accepted */
 } srv_t;
 
 static void s_message(conn_t *c, json_t *msg, void *arg)
@@ -55,7 +56,7 @@ static void s_connection(uv_stream_t *server, int status)
     conn_cfg_t cfg = {.auth = PROTO_AUTH_KEY, .key = KEY, .max_payload = 1u << 20,
                       .guard = s->guard};
     s->accepted++;
-    conn_accept(server, &cfg, &s_ops, s);
+    s->last = conn_accept(server, &cfg, &s_ops, s);
 }
 
 static bool nobody_privileged(uid_t uid, void *arg)
@@ -275,6 +276,30 @@ static void timeouts(void **state)
     srv_stop(s);
 }
 
+/* A daemon that stops closes every handle of its loop (uv_walk, as ductile-noded does
+ * at SIGTERM); a connection closed after that (a job that ends meanwhile, a write the
+ * walk cancelled) must not close its handle a second time, which libuv answers with an
+ * abort (ductile-noded died so at `cluster down` under load), and still goes away
+ * whole: its close callback runs, nothing leaks. */
+static void close_after_walk(void **state)
+{
+    (void)state;
+    conn_limits_t lim = {0};
+    srv_t *s = srv_start(&lim);
+    conn_cfg_t cc = {.auth = PROTO_AUTH_KEY, .key = KEY};
+    static const conn_ops_t none = {0};
+    conn_t *node = conn_connect_unix(&s->loop, s->path, &cc, &none, NULL);
+    assert_non_null(node);
+    assert_int_equal(conn_send_new(node, json_pack("{s:s}", "type", "register")), 0);
+    assert_true(run_until(s, &s->messages, 1, 5));
+    assert_non_null(s->last);
+    uv_walk(&s->loop, close_all, NULL);
+    conn_close(node);
+    conn_close(s->last);
+    assert_true(run_until(s, &s->closed, 1, 5)); /* the accepted one's on_close ran */
+    srv_stop(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +307,7 @@ int main(void)
         cmocka_unit_test(per_user_cap),
         cmocka_unit_test(reserve_for_operators),
         cmocka_unit_test(timeouts),
+        cmocka_unit_test(close_after_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
