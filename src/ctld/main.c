@@ -287,36 +287,6 @@ static void on_watchdog(uv_timer_t *h)
     ckptsvc_check(c);
 }
 
-int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
-{
-    config_t fresh;
-    if (config_load(c->conf_path, &fresh, err, errlen) < 0) {
-        fprintf(stderr, "ductiled: reconfigure: %s: nothing changed\n", err);
-        return -1;
-    }
-    /* a key that waits for a restart must not keep the controller from starting then */
-    sched_t *s = NULL;
-    char serr[512];
-    if (strcmp(fresh.policy, c->cfg.policy) &&
-        sched_create(fresh.nnodes, fresh.policy, &s, serr, sizeof(serr)) < 0) {
-        snprintf(err, errlen, "%s: Policy: %s (the controller would not start with it)",
-                 c->conf_path, serr);
-        fprintf(stderr, "ductiled: reconfigure: %s: nothing changed\n", err);
-        config_free(&fresh);
-        return -1;
-    }
-    sched_destroy(s);
-    config_apply_changes(&c->cfg, &fresh, ch);
-    config_free(&fresh);
-    fprintf(stderr, "ductiled: reconfigured from %s: now in effect: %s%s%s\n", c->conf_path,
-            ch->napplied ? ch->applied : "no change",
-            ch->nrestart ? "; changed, but kept until the daemons restart: " : "",
-            ch->nrestart ? ch->restart : "");
-    if (ch->napplied)
-        ckptsvc_check(c); /* a node to lend or give back under the new rules */
-    return 0;
-}
-
 static void on_hangup(uv_signal_t *h, int sig)
 {
     (void)sig;
