@@ -42,6 +42,9 @@ typedef struct opts {
     /* checkpoint service (docs/simulator.md, "Checkpoint nodes") */
     sim_ckpt_t ckpt;
     const char *ckpt_csv;
+    /* failures (docs/simulator.md, "Failures") */
+    const char *failures;
+    double mtbf, downtime;
 } opts_t;
 
 static void help(FILE *f)
@@ -82,6 +85,11 @@ static void help(FILE *f)
         "  --ckpt-mb-per-node MB  checkpoint data per node of a job without ckpt_mb\n"
         "                       (default 1024)\n"
         "  --ckpt-csv FILE      the service after every change: t,nodes,used_mb\n"
+        "  --failures FILE      node failures from a trace: TIME NODE DOWN_SECONDS per line\n"
+        "                       (nodes numbered from 0, as in --events-csv)\n"
+        "  --mtbf S             node failures drawn at random (--seed): each node fails\n"
+        "                       on average once every S seconds\n"
+        "  --downtime S         how long a drawn failure keeps its node down (default 3600)\n"
         "\n"
         "With several policies the CSV and SVG names get the policy inserted before the\n"
         "extension (jobs.csv -> jobs.easy.csv).\n\npolicies:\n");
@@ -181,7 +189,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
 {
     enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
            O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV,
-           O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV };
+           O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV, O_FAILS, O_MTBF, O_DOWN };
     static const struct option lopts[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'N'},
@@ -210,6 +218,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         {"ckpt-node-mem", required_argument, 0, O_CKMEM},
         {"ckpt-mb-per-node", required_argument, 0, O_CKMB},
         {"ckpt-csv", required_argument, 0, O_CKCSV},
+        {"failures", required_argument, 0, O_FAILS},
+        {"mtbf", required_argument, 0, O_MTBF},
+        {"downtime", required_argument, 0, O_DOWN},
         {0, 0, 0, 0},
     };
     static char polbuf[1024];
@@ -332,6 +343,18 @@ static int parse_args(int argc, char **argv, opts_t *o)
             if (parse_ckpt_opt(c - O_CKN, optarg, o) < 0)
                 return 1;
             break;
+        case O_FAILS:
+            o->failures = optarg;
+            break;
+        case O_MTBF:
+        case O_DOWN: {
+            double x;
+            if (parse_double(optarg, &x) < 0 || !(x > 0))
+                return cmd_fail("--%s: '%s' is not a time in seconds (> 0)",
+                                c == O_MTBF ? "mtbf" : "downtime", optarg);
+            *(c == O_MTBF ? &o->mtbf : &o->downtime) = x;
+            break;
+        }
         default:
             return cmd_fail("sim: unknown or incomplete option '%s' (try 'ductile sim --help')",
                             argv[optind - 1]);
@@ -341,6 +364,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         return cmd_fail("sim: unexpected argument '%s'", argv[optind]);
     if (!o->workload)
         return cmd_fail("sim: --workload is required (a .swf or .json file, or 'esp')");
+    if (o->downtime > 0 && !(o->mtbf > 0))
+        return cmd_fail("--downtime applies to failures drawn with --mtbf, and there is no "
+                        "--mtbf (a --failures trace gives each failure's own down time)");
     if (o->ckpt_csv && !o->ckpt.nodes)
         return cmd_fail("--ckpt-csv follows the checkpoint service, and there is none: add "
                         "--ckpt-nodes K");
@@ -510,6 +536,16 @@ int cmd_sim(int argc, char **argv)
         wl_free(&wl);
         return cmd_fail("%s", err);
     }
+    sim_failures_t fails = {.mtbf = o.mtbf, .downtime = o.downtime > 0 ? o.downtime : 3600,
+                            .seed = o.seed};
+    sim_failure_t *trace = NULL;
+    if (o.failures &&
+        sim_failures_load(o.failures, o.nodes, &trace, &fails.ntrace, err, sizeof(err)) < 0) {
+        wl_free(&wl);
+        return cmd_fail("--failures: %s", err);
+    }
+    fails.trace = trace;
+    bool failures = o.failures || o.mtbf > 0;
     report_run_t runs[MAXPOL];
     char specs[MAXPOL][256];
     bool several = o.npolicies > 1;
@@ -581,6 +617,7 @@ int cmd_sim(int argc, char **argv)
             .progress_arg = &prog,
             .power = o.power ? &power : NULL,
             .ckpt = o.ckpt.nodes ? &ckpt : NULL,
+            .failures = failures ? &fails : NULL,
         };
         sim_result_t res;
         if (sim_run(&wl, &cfg, &res, err, sizeof(err)) < 0) {
@@ -621,12 +658,13 @@ int cmd_sim(int argc, char **argv)
         report_info_t info = {.workload = o.workload, .njobs = wl.njobs, .nodes = o.nodes,
                               .skipped = wl.skipped, .malformed = wl.malformed,
                               .malleable = o.malleable, .seed = o.seed, .power = o.power,
-                              .ckpt = o.ckpt.nodes > 0};
+                              .ckpt = o.ckpt.nodes > 0, .failures = failures};
         if (o.json)
             report_json(stdout, &info, runs, o.npolicies);
         else
             report_table(stdout, &info, runs, o.npolicies);
     }
+    free(trace);
     wl_free(&wl);
     return status;
 }

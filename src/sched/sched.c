@@ -150,6 +150,8 @@ static sjob_t *new_job(const sched_jobspec_t *spec)
 
 bool core_before(const sjob_t *a, const sjob_t *b)
 {
+    if (a->cls != b->cls)
+        return a->cls > b->cls;
     if (a->spec.submit != b->spec.submit)
         return a->spec.submit < b->spec.submit;
     return a->spec.id < b->spec.id;
@@ -317,6 +319,79 @@ int sched_remove(sched_t *s, int64_t id)
         s->nholds--;
     free(j->nodes);
     free(j);
+    return 0;
+}
+
+void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
+{
+    release_nodes(s, j->nodes, j->nalloc);
+    if (j->state == SCHED_RESIZING)
+        s->nresizing--;
+    running_unlink(s, j);
+    if (j->request) {
+        j->request = 0;
+        s->nrequests--;
+    }
+    if (j->oper_hold_until > 0) {
+        j->oper_hold_until = 0;
+        s->nholds--;
+    }
+    j->ncommit = j->nalloc = j->target = 0;
+    j->state = SCHED_PENDING;
+    j->end_est = INFINITY;
+    j->mtct = -1;
+    j->reserved_start = -1;
+    j->reason = SCHED_R_PRIORITY;
+    j->reason_job = -1;
+    j->steal_wait = false;
+    j->cls = cls;
+    j->steal_due = cls == SCHED_CLASS_FAILED;
+    queue_insert(s, j);
+}
+
+int sched_requeue(sched_t *s, int64_t id, sched_class_t cls, double walltime)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (j->state == SCHED_PENDING || cls < SCHED_CLASS_NORMAL || cls > SCHED_CLASS_FAILED)
+        return -EINVAL;
+    if (walltime > 0)
+        j->spec.walltime = walltime;
+    core_requeue(s, j, cls);
+    return 0;
+}
+
+int sched_node_failed(sched_t *s, int node, int64_t *job, sched_failure_t *what)
+{
+    *job = -1;
+    *what = SCHED_FAIL_IDLE;
+    if (node < 0 || node >= s->nnodes)
+        return -EINVAL;
+    sjob_t *owner = NULL;
+    int at = -1;
+    for (sjob_t *j = s->rhead; j && !owner; j = j->rnext)
+        for (int i = 0; i < j->nalloc; i++)
+            if (j->nodes[i] == node) {
+                owner = j;
+                at = i;
+                break;
+            }
+    sched_set_node_available(s, node, false);
+    if (!owner)
+        return 0;
+    *job = owner->spec.id;
+    if (owner->spec.type == SCHED_MALLEABLE && owner->state == SCHED_RUNNING && at > 0 &&
+        owner->ncommit > owner->spec.min_nodes) {
+        memmove(&owner->nodes[at], &owner->nodes[at + 1],
+                (size_t)(owner->nalloc - at - 1) * sizeof(int));
+        owner->ncommit--;
+        owner->nalloc--;
+        *what = SCHED_FAIL_SHRUNK;
+        return 0;
+    }
+    core_requeue(s, owner, SCHED_CLASS_FAILED);
+    *what = SCHED_FAIL_REQUEUED;
     return 0;
 }
 
@@ -648,6 +723,7 @@ static const char *const reason_names[SCHED_R__COUNT] = {
     [SCHED_R_OPERATOR] = "Operator",
     [SCHED_R_POWER] = "Power",
     [SCHED_R_POWER_CORRIDOR] = "PowerCorridor",
+    [SCHED_R_STOLEN] = "NodeStolen",
 };
 
 const char *sched_reason_name(sched_reason_t r)
@@ -657,8 +733,8 @@ const char *sched_reason_name(sched_reason_t r)
 
 const char *sched_op_name(sched_op_t op)
 {
-    static const char *const n[] = {"start", "expand", "shrink"};
-    return (op >= 0 && op <= SCHED_OP_SHRINK) ? n[op] : "unknown";
+    static const char *const n[] = {"start", "expand", "shrink", "interrupt"};
+    return (op >= 0 && op <= SCHED_OP_INTERRUPT) ? n[op] : "unknown";
 }
 
 static const char *const type_names[] = {"rigid", "moldable", "malleable", "evolving"};

@@ -55,6 +55,8 @@ typedef enum sched_op {
     SCHED_OP_START = 0,
     SCHED_OP_EXPAND,
     SCHED_OP_SHRINK,
+    SCHED_OP_INTERRUPT, /* the job is stopped and waits again (node stealing: its nodes
+                           go to a job that lost one to a failure, for_job) */
 } sched_op_t;
 
 /* Why an action was taken, or why a job waits. */
@@ -85,6 +87,9 @@ typedef enum sched_reason {
                                   corridor's upper bound */
     SCHED_R_POWER_CORRIDOR,    /* started, grown or shrunk to keep the draw inside the
                                   power corridor (the node-redistribution model) */
+    /* failures (seed 003 §3.1; docs/policies.md, "Failures and node stealing") */
+    SCHED_R_STOLEN,            /* interrupted or shrunk: its nodes went to a job that
+                                  lost one to a failure (for_job) */
     SCHED_R__COUNT
 } sched_reason_t;
 
@@ -205,6 +210,33 @@ bool sched_hold_due(const sched_t *s, double now);
 /* A node goes away (down, drained) or comes back. An allocated node stays with its
  * job until the job ends, then it is not reused while unavailable. */
 int sched_set_node_available(sched_t *s, int node, bool available);
+
+/* Priority classes: a job of a higher class waits ahead of every job of a lower one,
+ * whatever the policy's own order (seed 003 §3.1.3-3.1.4). Within a class, the
+ * policy's order (earlier submission first). */
+typedef enum sched_class {
+    SCHED_CLASS_NORMAL = 0,
+    SCHED_CLASS_INTERRUPTED, /* stopped to give its nodes to a failed job */
+    SCHED_CLASS_FAILED,      /* lost a node to a failure: waits first of all */
+} sched_class_t;
+
+/* A running job goes back to the queue in class cls: its nodes that are up become
+ * free. walltime > 0 replaces its estimate (the work left after its last checkpoint).
+ * A stealing policy (sfsj) considers a job requeued as FAILED at the next pass. */
+int sched_requeue(sched_t *s, int64_t id, sched_class_t cls, double walltime);
+
+typedef enum sched_failure {
+    SCHED_FAIL_IDLE = 0,  /* no job held the node */
+    SCHED_FAIL_SHRUNK,    /* its job runs on without it */
+    SCHED_FAIL_REQUEUED,  /* its job waits again, in class FAILED */
+} sched_failure_t;
+
+/* A node failed: it is unavailable until sched_set_node_available(true). The job that
+ * held it (*job, -1 if none) runs on without it when it can (a running malleable job
+ * above its minimum that loses a node other than its first: SHRUNK, the node gone
+ * from its list, no resize to wait for) and is requeued as FAILED otherwise. */
+int sched_node_failed(sched_t *s, int node, int64_t *job, sched_failure_t *what);
+
 /* Re-create a running job (controller restart): it holds exactly these nodes. */
 int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start, const int *nodes,
                           int n, char *err, size_t errlen);

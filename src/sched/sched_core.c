@@ -168,6 +168,15 @@ void core_shrink(sched_t *s, sjob_t *j, int newsize, sched_reason_t why, int64_t
          for_job);
 }
 
+void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed)
+{
+    emit(s, SCHED_OP_INTERRUPT, j, j->ncommit, 0, j->nodes, j->nalloc, SCHED_R_STOLEN,
+         failed->spec.id);
+    core_requeue(s, j, SCHED_CLASS_INTERRUPTED);
+    j->reason = SCHED_R_STOLEN;
+    j->reason_job = failed->spec.id;
+}
+
 /* --- starting jobs --- */
 
 sjob_t *core_pass_fcfs(sched_t *s, bool flexible)
@@ -425,9 +434,14 @@ void core_grant_requests(sched_t *s)
 
 /* --- helpers for the malleable policies --- */
 
+void core_tmp_reserve(sched_t *s, size_t n)
+{
+    s->tmp = grow_array(s->tmp, &s->captmp, n, sizeof(sjob_t *));
+}
+
 int core_collect_resizable(sched_t *s, bool latest_first)
 {
-    s->tmp = grow_array(s->tmp, &s->captmp, (size_t)s->nrunning + 1, sizeof(sjob_t *));
+    core_tmp_reserve(s, (size_t)s->nrunning + 1);
     int n = 0;
     if (latest_first) {
         for (sjob_t *j = s->rtail; j; j = j->rprev)

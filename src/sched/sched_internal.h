@@ -42,6 +42,9 @@ struct sjob {
     bool request_op;
     bool was_adaptive;     /* it has been adaptive once (its application attached) */
     double oper_hold_until; /* operator hold (sched_set_hold); 0: none */
+    sched_class_t cls;     /* priority class (failures, node stealing) */
+    bool steal_due;        /* requeued as FAILED: a stealing policy looks at it once */
+    bool steal_wait;       /* waits for shrinks that give it nodes (sfsj:malleable=1) */
     sjob_t *qprev, *qnext; /* pending queue, priority order */
     sjob_t *rprev, *rnext; /* running list, start order */
     int endpos;            /* index in the by-end array, -1 when not there */
@@ -145,10 +148,16 @@ void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why);
 void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why);
 void core_shrink(sched_t *s, sjob_t *j, int newsize, sched_reason_t why, int64_t for_job);
 
-/* Priority order: earlier submit first, then lower id. */
+/* Priority order: higher class first, then earlier submit, then lower id. */
 bool core_before(const sjob_t *a, const sjob_t *b);
+/* Room for n jobs in s->tmp. */
+void core_tmp_reserve(sched_t *s, size_t n);
 /* Sort the first n jobs of s->tmp with cmp (ties must be broken by cmp itself). */
 void core_sort_tmp(sched_t *s, int n, int (*cmp)(const void *, const void *));
+/* Stop a running job for failed, which takes its nodes (node stealing): an INTERRUPT
+ * action, and the job waits again in class INTERRUPTED. */
+void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed);
+
 /* Reset every newsize in s->tmp[0..n) to the current size. */
 void core_reset_targets(sched_t *s, int n);
 
@@ -209,5 +218,7 @@ void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason
 void core_byend_update(sched_t *s, sjob_t *j);
 /* Move a pending job to the running list (start order). */
 void core_running_add(sched_t *s, sjob_t *j);
+/* A running job waits again in class cls (sched_requeue). */
+void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls);
 
 #endif

@@ -182,13 +182,13 @@ static int apply(gantt_t *g, const sim_alloc_event_t *ev)
     gjob_t *j = job_get(g, ev->job);
     if (!j)
         return -1;
-    int nr = ev->op == SIM_OP_END ? 0 : to_runs(g, ev->nodes, ev->n);
+    int nr = sim_op_ends(ev->op) ? 0 : to_runs(g, ev->nodes, ev->n);
     if (nr < 0 || close_interval(g, j, ev->t) < 0)
         return -1;
     if ((ev->op == SIM_OP_EXPAND || ev->op == SIM_OP_SHRINK) &&
         add_tick(g, ev->t, j->runs, j->open ? j->nruns : 0, g->runbuf, nr) < 0)
         return -1;
-    if (ev->op == SIM_OP_END) {
+    if (sim_op_ends(ev->op)) {
         /* A year of jobs ends up here: keep only the segment list of a finished job. */
         free(j->runs);
         j->runs = NULL;

@@ -53,6 +53,13 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
     m->outside_seconds = res->outside_seconds;
     m->outside_ws = res->outside_ws;
     m->ckpt = res->ckpt;
+    m->failures = res->failures;
+    m->failed_jobs = res->failed_jobs;
+    m->failure_shrinks = res->failure_shrinks;
+    m->interrupts = res->interrupts;
+    m->lost_node_seconds = res->lost_node_seconds;
+    for (size_t i = 0; i < res->njobs; i++)
+        m->restarts += res->jobs[i].restarts;
     if (n == 0)
         return 0;
     double *v[4];
@@ -65,6 +72,7 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
     m->first_submit = INFINITY;
     m->last_end = -INFINITY;
     size_t k = 0;
+    double wsum = 0, wresp = 0;
     for (size_t i = 0; i < res->njobs; i++) {
         const sim_jobres_t *j = &res->jobs[i];
         if (j->submit < m->first_submit)
@@ -79,12 +87,15 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
         v[2][k] = resp / (run > 1.0 ? run : 1.0);
         double b = resp / (run > BSLD_TAU ? run : BSLD_TAU);
         v[3][k] = b > 1.0 ? b : 1.0;
+        wsum += j->nodes_start;
+        wresp += j->nodes_start * resp;
         k++;
     }
     m->makespan = m->last_end - m->first_submit;
     m->utilization = m->makespan > 0 ? res->busy_node_seconds / ((double)nodes * m->makespan) : 0;
     m->wait = summarize(v[0], n);
     m->response = summarize(v[1], n);
+    m->response_weighted = wsum > 0 ? wresp / wsum : 0;
     m->slowdown = summarize(v[2], n);
     m->bsld = summarize(v[3], n);
     m->ckpt_nodes_mean = m->makespan > 0 ? res->ckpt.node_seconds / m->makespan : 0;

@@ -16,7 +16,9 @@ typedef struct sim_metrics {
     double makespan;        /* last end - first submit */
     double utilization;     /* busy node-seconds / (nodes x makespan) */
     stat4_t wait;           /* start - submit */
-    stat4_t response;       /* end - submit */
+    stat4_t response;       /* end - submit (seed 003's flow) */
+    double response_weighted; /* node-weighted mean: sum(nodes x response) / sum(nodes),
+                                 nodes = the size of the job's last start */
     stat4_t slowdown;       /* response / max(run, 1 s) */
     stat4_t bsld;           /* max(1, response / max(run, 10 s)) */
     long expansions, shrinks;
@@ -25,6 +27,9 @@ typedef struct sim_metrics {
     double energy_kwh, power_peak;
     long violations;
     double outside_seconds, outside_ws;
+    /* failures: as in sim_result_t, and the restarts of jobs */
+    long failures, failed_jobs, failure_shrinks, interrupts, restarts;
+    double lost_node_seconds;
     sim_ckpt_res_t ckpt;    /* a run with a checkpoint service */
     double ckpt_nodes_mean; /* its node-seconds / makespan */
 } sim_metrics_t;

@@ -46,6 +46,10 @@ const char *sim_op_name(sim_op_t op)
         return "shrink";
     case SIM_OP_END:
         return "end";
+    case SIM_OP_FAIL:
+        return "fail";
+    case SIM_OP_INTERRUPT:
+        return "interrupt";
     }
     return "unknown";
 }
@@ -118,7 +122,7 @@ void events_csv_add(events_csv_t *w, const sim_alloc_event_t *ev)
     if (!w || !ev || w->err)
         return;
     w->list[0] = '\0';
-    if (ev->op != SIM_OP_END && ev->nodes && ev->n > 0 && format_list(w, ev->nodes, ev->n)) {
+    if (!sim_op_ends(ev->op) && ev->nodes && ev->n > 0 && format_list(w, ev->nodes, ev->n)) {
         w->err = ENOMEM;
         return;
     }

@@ -10,7 +10,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef enum sim_op { SIM_OP_START, SIM_OP_EXPAND, SIM_OP_SHRINK, SIM_OP_END } sim_op_t;
+/* FAIL and INTERRUPT end a run of a job that is requeued (a node failure; node
+ * stealing): it starts again later, with a START. */
+typedef enum sim_op {
+    SIM_OP_START,
+    SIM_OP_EXPAND,
+    SIM_OP_SHRINK,
+    SIM_OP_END,
+    SIM_OP_FAIL,
+    SIM_OP_INTERRUPT
+} sim_op_t;
+
+/* Does op end the job's allocation (END, FAIL, INTERRUPT)? */
+static inline int sim_op_ends(sim_op_t op)
+{
+    return op == SIM_OP_END || op == SIM_OP_FAIL || op == SIM_OP_INTERRUPT;
+}
 
 const char *sim_op_name(sim_op_t op);
 

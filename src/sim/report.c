@@ -20,7 +20,7 @@ typedef struct row {
     int group;              /* 0: every run; ROW_POWER, ROW_CKPT: runs with that model */
 } row_t;
 
-enum { ROW_POWER = 1, ROW_CKPT };
+enum { ROW_POWER = 1, ROW_CKPT, ROW_FAIL };
 
 #define GETTER(name, expr) \
     static double name(const sim_metrics_t *m) { return (double)(expr); }
@@ -51,6 +51,13 @@ GETTER(g_peak, m->power_peak)
 GETTER(g_viol, m->violations)
 GETTER(g_outs, m->outside_seconds)
 GETTER(g_outws, m->outside_ws)
+GETTER(g_rweighted, m->response_weighted)
+GETTER(g_fails, m->failures)
+GETTER(g_failed, m->failed_jobs)
+GETTER(g_fshrunk, m->failure_shrinks)
+GETTER(g_interrupts, m->interrupts)
+GETTER(g_restarts, m->restarts)
+GETTER(g_lost, m->lost_node_seconds)
 GETTER(g_ck_start, m->ckpt.nodes_start)
 GETTER(g_ck_peak, m->ckpt.nodes_peak)
 GETTER(g_ck_end, m->ckpt.nodes_end)
@@ -95,6 +102,13 @@ static const row_t rows[] = {
     {"corridor violations", g_viol, "%.0f", ROW_POWER},
     {"outside corridor [s]", g_outs, "%.1f", ROW_POWER},
     {"outside corridor [W s]", g_outws, "%.0f", ROW_POWER},
+    {"response node-weighted [s]", g_rweighted, "%.1f", ROW_FAIL},
+    {"node failures", g_fails, "%.0f", ROW_FAIL},
+    {"jobs requeued by them", g_failed, "%.0f", ROW_FAIL},
+    {"jobs shrunk by them", g_fshrunk, "%.0f", ROW_FAIL},
+    {"jobs interrupted (stealing)", g_interrupts, "%.0f", ROW_FAIL},
+    {"restarts", g_restarts, "%.0f", ROW_FAIL},
+    {"lost work [node-s]", g_lost, "%.1f", ROW_FAIL},
     {"ckpt nodes at start", g_ck_start, "%.0f", ROW_CKPT},
     {"ckpt nodes peak", g_ck_peak, "%.0f", ROW_CKPT},
     {"ckpt nodes at end", g_ck_end, "%.0f", ROW_CKPT},
@@ -116,7 +130,7 @@ static const row_t rows[] = {
 static bool shown(const report_info_t *info, const row_t *r)
 {
     return r->group == 0 || (r->group == ROW_POWER && info->power) ||
-           (r->group == ROW_CKPT && info->ckpt);
+           (r->group == ROW_CKPT && info->ckpt) || (r->group == ROW_FAIL && info->failures);
 }
 
 static void cell(char *buf, const row_t *r, const sim_metrics_t *m, const sim_metrics_t *base)
@@ -234,6 +248,15 @@ int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, in
                                           m->outside_seconds, "outside_ws", m->outside_ws));
         if (info->ckpt)
             json_object_set_new(o, "ckpt", ckpt_json(&m->ckpt, m->ckpt_nodes_mean));
+        if (info->failures)
+            json_object_set_new(
+                o, "failures",
+                json_pack("{s:f,s:I,s:I,s:I,s:I,s:I,s:f}", "response_weighted",
+                          m->response_weighted, "failures", (json_int_t)m->failures,
+                          "jobs_requeued", (json_int_t)m->failed_jobs, "jobs_shrunk",
+                          (json_int_t)m->failure_shrinks, "interrupts",
+                          (json_int_t)m->interrupts, "restarts", (json_int_t)m->restarts,
+                          "lost_node_seconds", m->lost_node_seconds));
         json_array_append_new(arr, o);
     }
     json_t *root = json_pack("{s:s,s:I,s:i,s:I,s:I,s:I,s:o}", "workload", info->workload, "jobs",

@@ -19,6 +19,7 @@ typedef struct report_info {
     uint64_t seed;
     bool power;             /* runs had a power model: show its rows */
     bool ckpt;              /* runs had a checkpoint service: show its rows */
+    bool failures;          /* runs had node failures: show their rows */
 } report_info_t;
 
 typedef struct report_run {

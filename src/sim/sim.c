@@ -17,7 +17,9 @@ const sim_reconf_t sim_reconf_default = {
     .shrink_per_node = 0.14,
 };
 
-enum { EV_END, EV_RESIZE, EV_TICK, EV_CORRIDOR };
+enum { EV_END, EV_RESIZE, EV_TICK, EV_CORRIDOR, EV_FAIL, EV_UP };
+/* EV_FAIL's job field: an index into the trace, or DRAWN with the node in ver */
+#define DRAWN UINT32_MAX
 enum { CLS_CHANGE = 0, CLS_TICK = 2 }; /* arrivals sit between the two classes */
 static double rate_at(const rjob_t *r, int n, int nodes_ref)
 {
@@ -95,7 +97,7 @@ static void emit(simctx_t *c, double t, size_t i, sim_op_t op, int before, int a
     if (start_nodes) {
         ev.nodes = start_nodes;
         ev.n = after;
-    } else if (op != SIM_OP_END && sched_job_info(c->s, ev.job, &info) == 0) {
+    } else if (!sim_op_ends(op) && sched_job_info(c->s, ev.job, &info) == 0) {
         ev.nodes = info.nodes;
         ev.n = after <= info.nalloc ? after : info.nalloc;
     }
@@ -126,6 +128,29 @@ static double reconf_cost(const sim_reconf_t *m, sched_op_t op, int before)
     return m->shrink_fixed + m->shrink_per_node * before;
 }
 
+/* The job's run ends by a failure or an interruption: the engine has requeued it; it
+ * starts again from scratch (the work of the run is lost). */
+static void run_lost(simctx_t *c, size_t i, double t, sim_op_t op)
+{
+    rjob_t *r = &c->rj[i];
+    sim_jobres_t *jr = &c->res->jobs[i];
+    int held = r->n;
+    account(c, i, t, 0);
+    double lost = jr->node_seconds - r->ns_run;
+    jr->lost_node_seconds += lost;
+    c->res->lost_node_seconds += lost;
+    jr->restarts++;
+    r->state = RJ_WAITING;
+    r->wref = c->wl->jobs[i].runtime;
+    r->rate = 0;
+    r->target = 0;
+    r->ver++;   /* its END no longer holds */
+    r->epoch++; /* nor a resize under way */
+    emit(c, t, i, op, held, 0, NULL);
+    if (c->ck)
+        simck_job_end(c, i, t);
+}
+
 static void apply(simctx_t *c, const sched_action_t *a, double t)
 {
     rjob_t *r = idmap_get(c->byid, a->job);
@@ -138,12 +163,18 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         r->n = a->nnodes;
         set_alloc(c, i, a->nnodes);
         r->t_alloc = t;
-        jr->start = t;
+        r->ns_run = jr->node_seconds;
+        jr->start = t; /* a restarted job: the start of its last run */
         jr->nodes_start = a->nnodes;
         settle(c, i, t);
         if (c->ck)
             simck_job_start(c, i, t);
         emit(c, t, i, SIM_OP_START, 0, a->nnodes, a->nodes);
+        return;
+    }
+    if (a->op == SCHED_OP_INTERRUPT) {
+        c->res->interrupts++;
+        run_lost(c, i, t, SIM_OP_INTERRUPT);
         return;
     }
     progress(r, t);
@@ -158,7 +189,7 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
     double rns = (double)r->alloc * cost;
     jr->reconf_node_seconds += rns;
     c->res->reconf_node_seconds += rns;
-    if (evq_push(&c->q, t + cost, CLS_CHANGE, EV_RESIZE, (uint32_t)i, 0) < 0)
+    if (evq_push(&c->q, t + cost, CLS_CHANGE, EV_RESIZE, (uint32_t)i, r->epoch) < 0)
         c->err = -ENOMEM;
 }
 
@@ -302,6 +333,86 @@ static int set_corridor(simctx_t *c, int k, char *err, size_t errlen)
     return sched_set_power(c->s, c->lower, c->upper, pw->idle_w, pw->default_w, err, errlen);
 }
 
+/* Do drawn failures still matter: jobs to come, running, or waiting for a node that
+ * is down? (Jobs that wait with every node up would wait for ever.) */
+static bool work_left(const simctx_t *c, size_t next, double t)
+{
+    if (next < c->wl->njobs || sched_running_count(c->s))
+        return true;
+    if (!sched_pending_count(c->s))
+        return false;
+    for (int k = 0; k < c->cfg->nodes; k++)
+        if (c->down_until[k] > t)
+            return true;
+    return false;
+}
+
+static void push_drawn(simctx_t *c, double t)
+{
+    const sim_failures_t *f = c->cfg->failures;
+    double at = t + rng_exp(&c->frng, f->mtbf / c->cfg->nodes);
+    uint32_t node = (uint32_t)rng_below(&c->frng, (uint64_t)c->cfg->nodes);
+    if (evq_push(&c->q, at, CLS_CHANGE, EV_FAIL, DRAWN, node) < 0)
+        c->err = -ENOMEM;
+}
+
+/* A node fails at t for down seconds. */
+static void node_fail(simctx_t *c, int node, double down, double t)
+{
+    if (node < 0 || node >= c->cfg->nodes || t < c->down_until[node])
+        return;
+    c->res->failures++;
+    c->down_until[node] = t + down;
+    if (evq_push(&c->q, t + down, CLS_CHANGE, EV_UP, (uint32_t)node, 0) < 0)
+        c->err = -ENOMEM;
+    int64_t id;
+    sched_failure_t what;
+    sched_node_failed(c->s, node, &id, &what);
+    rjob_t *r = what == SCHED_FAIL_IDLE ? NULL : idmap_get(c->byid, id);
+    if (!r)
+        return;
+    size_t i = (size_t)(r - c->rj);
+    if (what == SCHED_FAIL_REQUEUED) {
+        c->res->failed_jobs++;
+        run_lost(c, i, t, SIM_OP_FAIL);
+        return;
+    }
+    /* it runs on without the node, at once (docs/simulator.md) */
+    c->res->failure_shrinks++;
+    progress(r, t);
+    r->ver++;
+    account(c, i, t, r->alloc - 1);
+    emit(c, t, i, SIM_OP_SHRINK, r->n, r->n - 1, NULL);
+    r->n--;
+    settle(c, i, t);
+}
+
+static int failures_init(simctx_t *c, double t0, char *err, size_t errlen)
+{
+    const sim_failures_t *f = c->cfg->failures;
+    c->down_until = calloc((size_t)c->cfg->nodes, sizeof(double));
+    if (!c->down_until)
+        return snprintf(err, errlen, "out of memory"), -ENOMEM;
+    for (int k = 0; k < f->ntrace; k++) {
+        const sim_failure_t *e = &f->trace[k];
+        if (e->node < 0 || e->node >= c->cfg->nodes)
+            return snprintf(err, errlen, "failure %d: node %d is not in the cluster (0 to %d)",
+                            k + 1, e->node, c->cfg->nodes - 1), -EINVAL;
+        if (!(e->down > 0) || !isfinite(e->t) || (k && e->t < f->trace[k - 1].t))
+            return snprintf(err, errlen, "failure %d: needs a time in order and a down time > 0",
+                            k + 1), -EINVAL;
+        if (evq_push(&c->q, e->t, CLS_CHANGE, EV_FAIL, (uint32_t)k, 0) < 0)
+            return -ENOMEM;
+    }
+    if (f->mtbf > 0) {
+        if (!(f->downtime > 0))
+            return snprintf(err, errlen, "drawn failures need a down time > 0"), -EINVAL;
+        rng_seed(&c->frng, f->seed);
+        push_drawn(c, t0);
+    }
+    return c->err;
+}
+
 static void pass(simctx_t *c, double t)
 {
     const sched_action_t *acts;
@@ -367,6 +478,8 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
             snprintf(err, errlen, "out of memory");
         goto out;
     }
+    if (cfg->failures && (rc = failures_init(&c, nj ? wl->jobs[0].submit : 0, err, errlen)) < 0)
+        goto out;
     size_t next = 0, reported = 0, same_instant = 0;
     double last_t = -INFINITY;
     for (;;) {
@@ -388,7 +501,23 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
                     goto out;
                 changed = true;
             } else if (it.kind == EV_RESIZE) {
+                if (it.ver != c.rj[it.job].epoch)
+                    continue; /* the run it belonged to was lost */
                 resize_done(&c, it.job, t);
+                changed = true;
+            } else if (it.kind == EV_FAIL) {
+                if (it.job == DRAWN) {
+                    if (!work_left(&c, next, t))
+                        continue;
+                    node_fail(&c, (int)it.ver, cfg->failures->downtime, t);
+                    push_drawn(&c, t);
+                } else {
+                    const sim_failure_t *e = &cfg->failures->trace[it.job];
+                    node_fail(&c, e->node, e->down, t);
+                }
+                changed = true;
+            } else if (it.kind == EV_UP) {
+                sched_set_node_available(c.s, (int)it.job, true);
                 changed = true;
             } else if (it.ver == c.rj[it.job].ver && c.rj[it.job].state == RJ_RUNNING &&
                        c.rj[it.job].target == 0) {
@@ -442,6 +571,7 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
 out:
     simck_finish(&c);
     evq_free(&c.q);
+    free(c.down_until);
     idmap_destroy(c.byid);
     free(c.rj);
     sched_destroy(c.s);

@@ -77,6 +77,32 @@ typedef struct sim_ckpt_res {
     double overflow_mb;         /* data that found no room (it would go to the file system) */
 } sim_ckpt_res_t;
 
+/* Node failures (seed 003 §3.1; docs/simulator.md, "Failures"): from a trace, or drawn
+ * (the cluster's next failure comes after an exponential time of mean mtbf / nodes, on
+ * a node drawn uniformly, from the first submission while jobs remain). A failed node
+ * is down for its down time; a failure of a node that is down already is ignored. The
+ * engine decides the fate of the job on it (sched_node_failed): a malleable job runs on
+ * without the node, any other job restarts from scratch with the highest priority. */
+typedef struct sim_failure {
+    double t;
+    int node;        /* 0-based, as in the events CSV */
+    double down;     /* seconds */
+} sim_failure_t;
+
+typedef struct sim_failures {
+    const sim_failure_t *trace; /* ascending t; may be NULL */
+    int ntrace;
+    double mtbf;                /* > 0: draw failures, seconds per node */
+    double downtime;            /* of drawn failures */
+    uint64_t seed;
+} sim_failures_t;
+
+/* Reads a failure trace: one failure per line, TIME NODE DOWN_SECONDS (spaces or
+ * commas; '#' starts a comment), times in order, nodes 0 to nodes-1. *out is
+ * malloc'ed. 0, or a negative errno with err naming the file and line. */
+int sim_failures_load(const char *path, int nodes, sim_failure_t **out, int *nout, char *err,
+                      size_t errlen);
+
 typedef struct sim_config {
     int nodes;                  /* cluster size */
     const char *policy;         /* one policy spec */
@@ -89,6 +115,7 @@ typedef struct sim_config {
     void *progress_arg;
     const sim_power_t *power;   /* NULL: no power model */
     const sim_ckpt_t *ckpt;     /* NULL: no checkpoint service */
+    const sim_failures_t *failures; /* NULL: no failures */
 } sim_config_t;
 
 typedef struct sim_jobres {
@@ -99,6 +126,8 @@ typedef struct sim_jobres {
     int expansions, shrinks;
     double node_seconds;        /* allocation integral, reconfiguration included */
     double reconf_node_seconds; /* node-seconds held while reconfiguring */
+    int restarts;               /* runs ended by a failure or an interruption */
+    double lost_node_seconds;   /* node-seconds of those runs */
 } sim_jobres_t;
 
 typedef struct sim_result {
@@ -116,6 +145,11 @@ typedef struct sim_result {
     long violations;
     double outside_seconds, outside_ws;
     sim_ckpt_res_t ckpt;        /* cfg->ckpt */
+    /* failures (cfg->failures): node failures that happened (on a node that was up),
+     * jobs they requeued or shrank, jobs interrupted to give nodes (node stealing),
+     * and the node-seconds of the runs that were lost */
+    long failures, failed_jobs, failure_shrinks, interrupts;
+    double lost_node_seconds;
 } sim_result_t;
 
 int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, char *err,

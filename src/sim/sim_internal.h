@@ -3,6 +3,7 @@
 #define DUCTILE_SIM_SIM_INTERNAL_H
 
 #include "../common/idmap.h"
+#include "../common/rng.h"
 #include "evq.h"
 #include "sim.h"
 
@@ -21,6 +22,8 @@ typedef struct rjob {
     int n;           /* committed size */
     int target;      /* size after the resize in progress; 0 when none */
     uint32_t ver;    /* version of the job's pending END event */
+    uint32_t epoch;  /* runs of the job: a resize event of an earlier run is stale */
+    double ns_run;   /* the job's node-seconds when its current run began */
     int state;
 } rjob_t;
 
@@ -40,6 +43,9 @@ typedef struct simctx {
     long held;
     double held_w;
     struct simck *ck;   /* the checkpoint service, NULL without one */
+    /* failures: when each node is up again, the generator of drawn failures */
+    double *down_until;
+    rng_t frng;
 } simctx_t;
 
 /* The checkpoint service (simckpt.c). Every hook is called only when c->ck is set. */

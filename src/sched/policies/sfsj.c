@@ -1,0 +1,129 @@
+/* sfsj: conservative backfilling with node stealing (seed 003 §3.1.4, Du, Marchal,
+ * Pallez and Robert's "smallest first, submitted last job").
+ *
+ * Every policy requeues a job that lost a node to a failure ahead of all others
+ * (class FAILED: seed 003's BASELINE, which is `conservative`). This one adds the
+ * steal: when such a job cannot restart at once for want of free nodes, running jobs
+ * with fewer nodes than it are stopped and their nodes go to it, so that it restarts
+ * now. The victims are taken by fewest nodes, then latest submitted (tiebreak=0) or
+ * latest started, i.e. the shortest run so far (tiebreak=1, the rule of §3.1's
+ * contribution list); a victim waits again in class INTERRUPTED, after the failed
+ * jobs and before everyone else. Choices where the seed is silent (docs/policies.md):
+ *   - the trigger is "not enough free nodes to restart it now", as the toy example
+ *     shows (five nodes were free there, the failed job needed six);
+ *   - a stopped victim frees all its nodes; when one victim is not enough, the next
+ *     ones in the same order are taken too, and none is stopped unless together they
+ *     cover the need;
+ *   - the steal is considered once, when the failure happens;
+ *   - malleable=1 (the seed's next step): a malleable victim gives nodes by a shrink,
+ *     down to its minimum, instead of being stopped; the failed job waits for those
+ *     shrinks and nothing else starts meanwhile, so that no backfilled job takes the
+ *     nodes it was given. */
+#include "policies.h"
+
+enum { P_TIEBREAK, P_MALLEABLE };
+
+/* Fewest nodes first, then the largest key (submission or start time), then the
+ * largest id (the later in queue order). */
+static int victim_order(const void *a, const void *b)
+{
+    const sjob_t *x = *(sjob_t *const *)a, *y = *(sjob_t *const *)b;
+    if (x->ncommit != y->ncommit)
+        return x->ncommit < y->ncommit ? -1 : 1;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->spec.id > y->spec.id ? -1 : 1;
+}
+
+static int nodes_up(const sched_t *s, const sjob_t *j)
+{
+    int n = 0;
+    for (int i = 0; i < j->nalloc; i++)
+        n += nodeset_test(s->avail, j->nodes[i]);
+    return n;
+}
+
+/* Nodes for the failed job f from the victims, or nothing at all. */
+static void steal(sched_t *s, sjob_t *f)
+{
+    f->steal_due = false;
+    int need = core_min_start(f, false);
+    if (s->nfree >= need || core_unrunnable(s, f, false))
+        return;
+    bool latest_start = s->params[P_TIEBREAK] > 0.5;
+    bool shrink_malleable = s->params[P_MALLEABLE] > 0.5;
+    core_tmp_reserve(s, (size_t)s->nrunning + 1);
+    int n = 0;
+    for (sjob_t *j = s->rhead; j; j = j->rnext)
+        if (j->state == SCHED_RUNNING && j->ncommit < need) {
+            j->key = latest_start ? j->start : j->spec.submit;
+            s->tmp[n++] = j;
+        }
+    core_sort_tmp(s, n, victim_order);
+    int got = s->nfree, k = 0;
+    for (; k < n && got < need; k++) {
+        sjob_t *v = s->tmp[k];
+        v->newsize = 0;
+        if (shrink_malleable && core_resizable(v) && v->ncommit > v->spec.min_nodes) {
+            int size = cons_largest_leq(v->ncommit - (need - got), v->spec.constraint,
+                                        v->spec.min_nodes, v->ncommit - 1);
+            if (!size)
+                size = cons_largest_leq(v->ncommit - 1, v->spec.constraint, v->spec.min_nodes,
+                                        v->ncommit - 1);
+            if (size) {
+                v->newsize = size;
+                got += v->ncommit - size;
+                continue;
+            }
+        }
+        got += nodes_up(s, v);
+    }
+    if (got < need)
+        return;
+    for (int i = 0; i < k; i++) {
+        sjob_t *v = s->tmp[i];
+        if (v->newsize) {
+            core_shrink(s, v, v->newsize, SCHED_R_STOLEN, f->spec.id);
+            f->steal_wait = true;
+            f->reason = SCHED_R_RESIZE_PENDING;
+        } else {
+            core_interrupt(s, v, f);
+        }
+    }
+}
+
+static void pass(sched_t *s)
+{
+    sjob_t *next;
+    for (sjob_t *j = s->qhead; j && j->cls == SCHED_CLASS_FAILED; j = next) {
+        next = j->qnext;
+        if (j->steal_due)
+            steal(s, j);
+    }
+    /* A failed job waiting for the shrinks that give it nodes: nothing starts before
+     * it (their nodes come free one by one). */
+    bool waiting = false;
+    for (sjob_t *j = s->qhead; j && j->cls == SCHED_CLASS_FAILED; j = j->qnext)
+        if (j->steal_wait) {
+            if (s->nresizing > 0)
+                waiting = true;
+            else
+                j->steal_wait = false;
+        }
+    if (!waiting)
+        core_pass_conservative(s);
+}
+
+const sched_policy_t policy_sfsj = {
+    .name = "sfsj",
+    .summary = "conservative backfilling; a job that lost a node to a failure restarts at once "
+               "on nodes taken from smaller jobs (node stealing, seed 003)",
+    .params =
+        (const sched_param_def_t[]){
+            {"tiebreak", 0, 0, 1,
+             "among victims of one size: 0 the latest submitted, 1 the latest started"},
+            {"malleable", 0, 0, 1, "1: a malleable victim is shrunk instead of stopped"},
+            {0}},
+    .needs_end_order = true,
+    .pass = pass,
+};
