@@ -44,7 +44,7 @@ typedef struct opts {
     const char *ckpt_csv;
     /* failures (docs/simulator.md, "Failures") */
     const char *failures;
-    double mtbf, downtime;
+    double mtbf, downtime, ckpt_every, ckpt_cost;
 } opts_t;
 
 static void help(FILE *f)
@@ -90,6 +90,10 @@ static void help(FILE *f)
         "  --mtbf S             node failures drawn at random (--seed): each node fails\n"
         "                       on average once every S seconds\n"
         "  --downtime S         how long a drawn failure keeps its node down (default 3600)\n"
+        "  --checkpoint-every S  jobs without checkpoint_every of their own checkpoint after\n"
+        "                       every S seconds of work; a failed job restarts from its last\n"
+        "                       checkpoint (default: none, it starts over)\n"
+        "  --checkpoint-cost S  seconds each of those checkpoints takes (default 0)\n"
         "\n"
         "With several policies the CSV and SVG names get the policy inserted before the\n"
         "extension (jobs.csv -> jobs.easy.csv).\n\npolicies:\n");
@@ -189,7 +193,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
 {
     enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
            O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV,
-           O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV, O_FAILS, O_MTBF, O_DOWN };
+           O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV, O_FAILS, O_MTBF, O_DOWN, O_CKEVERY, O_CKCOST };
     static const struct option lopts[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'N'},
@@ -221,6 +225,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         {"failures", required_argument, 0, O_FAILS},
         {"mtbf", required_argument, 0, O_MTBF},
         {"downtime", required_argument, 0, O_DOWN},
+        {"checkpoint-every", required_argument, 0, O_CKEVERY},
+        {"checkpoint-cost", required_argument, 0, O_CKCOST},
         {0, 0, 0, 0},
     };
     static char polbuf[1024];
@@ -355,6 +361,16 @@ static int parse_args(int argc, char **argv, opts_t *o)
             *(c == O_MTBF ? &o->mtbf : &o->downtime) = x;
             break;
         }
+        case O_CKEVERY:
+        case O_CKCOST: {
+            double x;
+            if (parse_double(optarg, &x) < 0 || x < 0 || (c == O_CKEVERY && x == 0))
+                return cmd_fail("--%s: '%s' is not a time in seconds (%s)",
+                                c == O_CKEVERY ? "checkpoint-every" : "checkpoint-cost", optarg,
+                                c == O_CKEVERY ? "> 0" : ">= 0");
+            *(c == O_CKEVERY ? &o->ckpt_every : &o->ckpt_cost) = x;
+            break;
+        }
         default:
             return cmd_fail("sim: unknown or incomplete option '%s' (try 'ductile sim --help')",
                             argv[optind - 1]);
@@ -367,6 +383,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
     if (o->downtime > 0 && !(o->mtbf > 0))
         return cmd_fail("--downtime applies to failures drawn with --mtbf, and there is no "
                         "--mtbf (a --failures trace gives each failure's own down time)");
+    if ((o->ckpt_every > 0 || o->ckpt_cost > 0) && !o->failures && !(o->mtbf > 0))
+        return cmd_fail("--checkpoint-every and --checkpoint-cost shorten what a node failure "
+                        "costs, and there are no failures: add --failures FILE or --mtbf S");
+    if (o->ckpt_cost > 0 && !(o->ckpt_every > 0))
+        return cmd_fail("--checkpoint-cost needs --checkpoint-every (how often the jobs "
+                        "checkpoint)");
     if (o->ckpt_csv && !o->ckpt.nodes)
         return cmd_fail("--ckpt-csv follows the checkpoint service, and there is none: add "
                         "--ckpt-nodes K");
@@ -537,7 +559,8 @@ int cmd_sim(int argc, char **argv)
         return cmd_fail("%s", err);
     }
     sim_failures_t fails = {.mtbf = o.mtbf, .downtime = o.downtime > 0 ? o.downtime : 3600,
-                            .seed = o.seed};
+                            .seed = o.seed, .ckpt_every = o.ckpt_every,
+                            .ckpt_cost = o.ckpt_cost};
     sim_failure_t *trace = NULL;
     if (o.failures &&
         sim_failures_load(o.failures, o.nodes, &trace, &fails.ntrace, err, sizeof(err)) < 0) {

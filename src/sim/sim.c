@@ -128,20 +128,37 @@ static double reconf_cost(const sim_reconf_t *m, sched_op_t op, int before)
     return m->shrink_fixed + m->shrink_per_node * before;
 }
 
-/* The job's run ends by a failure or an interruption: the engine has requeued it; it
- * starts again from scratch (the work of the run is lost). */
+/* The work a run does to finish `left`: its checkpoints pause it for `cost` after every
+ * `every` seconds of work (none after the last piece). */
+static double run_work(const rjob_t *r, double left)
+{
+    if (!(r->every > 0) || left <= r->every)
+        return left;
+    return left + r->cost * (ceil(left / r->every - 1e-9) - 1);
+}
+
+/* The job's run ends by a failure or an interruption: the engine has requeued it. It
+ * starts again after its last checkpoint (or from scratch): the rest of the run is
+ * lost, in the same proportion of its node-seconds. */
 static void run_lost(simctx_t *c, size_t i, double t, sim_op_t op)
 {
     rjob_t *r = &c->rj[i];
     sim_jobres_t *jr = &c->res->jobs[i];
     int held = r->n;
+    progress(r, t);
     account(c, i, t, 0);
-    double lost = jr->node_seconds - r->ns_run;
+    double done = r->eff0 - r->wref, kept = 0;
+    if (r->every > 0 && done > 0) {
+        double k = floor(done / (r->every + r->cost) + 1e-9);
+        r->left -= k * r->every;
+        kept = k * (r->every + r->cost) / done;
+    }
+    double lost = (jr->node_seconds - r->ns_run) * (1 - (kept < 1 ? kept : 1));
     jr->lost_node_seconds += lost;
     c->res->lost_node_seconds += lost;
     jr->restarts++;
     r->state = RJ_WAITING;
-    r->wref = c->wl->jobs[i].runtime;
+    r->wref = r->left;
     r->rate = 0;
     r->target = 0;
     r->ver++;   /* its END no longer holds */
@@ -164,6 +181,7 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         set_alloc(c, i, a->nnodes);
         r->t_alloc = t;
         r->ns_run = jr->node_seconds;
+        r->eff0 = r->wref = run_work(r, r->left);
         jr->start = t; /* a restarted job: the start of its last run */
         jr->nodes_start = a->nnodes;
         settle(c, i, t);
@@ -270,7 +288,10 @@ static void init_job(simctx_t *c, size_t i)
     else
         r->sp = cfg->speedup;
     r->s_ref = speedup_eval(&r->sp, j->nodes);
-    r->wref = j->runtime;
+    r->left = r->wref = j->runtime;
+    const sim_failures_t *f = cfg->failures;
+    r->every = j->ckpt_every > 0 ? j->ckpt_every : f ? f->ckpt_every : 0;
+    r->cost = j->ckpt_every > 0 ? j->ckpt_cost : f ? f->ckpt_cost : 0;
     r->est_ratio = (j->runtime > 0 && j->walltime > j->runtime) ? j->walltime / j->runtime : 1.0;
     r->state = RJ_WAITING;
     jr->id = j->id;

@@ -82,7 +82,8 @@ typedef struct sim_ckpt_res {
  * a node drawn uniformly, from the first submission while jobs remain). A failed node
  * is down for its down time; a failure of a node that is down already is ignored. The
  * engine decides the fate of the job on it (sched_node_failed): a malleable job runs on
- * without the node, any other job restarts from scratch with the highest priority. */
+ * without the node, any other job restarts with the highest priority, from its last
+ * checkpoint when it takes them (wl_job_t.ckpt_every), else from scratch. */
 typedef struct sim_failure {
     double t;
     int node;        /* 0-based, as in the events CSV */
@@ -95,6 +96,9 @@ typedef struct sim_failures {
     double mtbf;                /* > 0: draw failures, seconds per node */
     double downtime;            /* of drawn failures */
     uint64_t seed;
+    /* checkpoints of jobs whose workload entry has none (ckpt_every 0): every this many
+     * seconds of work, each taking ckpt_cost; 0: none (a failed job starts over) */
+    double ckpt_every, ckpt_cost;
 } sim_failures_t;
 
 /* Reads a failure trace: one failure per line, TIME NODE DOWN_SECONDS (spaces or

@@ -24,6 +24,10 @@ typedef struct rjob {
     uint32_t ver;    /* version of the job's pending END event */
     uint32_t epoch;  /* runs of the job: a resize event of an earlier run is stale */
     double ns_run;   /* the job's node-seconds when its current run began */
+    double left;     /* work left at the start of the current run (after its last
+                        checkpoint), in seconds at the requested size */
+    double eff0;     /* wref at the start of the run: left plus its checkpoints' cost */
+    double every, cost; /* its checkpoints (every 0: none) */
     int state;
 } rjob_t;
 

@@ -176,6 +176,12 @@ static int parse_key(const jctx_t *c, const char *key, const json_t *v, wl_job_t
     } else if (!strcmp(key, "ckpt_mb")) {
         if (!get_num(v, 0, &j->ckpt_mb))
             return jfail(c, "'ckpt_mb' must be a number >= 0 (MB of checkpoint data)");
+    } else if (!strcmp(key, "checkpoint_every") || !strcmp(key, "checkpoint_cost")) {
+        bool every = !strcmp(key, "checkpoint_every");
+        double *dst = every ? &j->ckpt_every : &j->ckpt_cost;
+        if (!get_num(v, 0, dst))
+            return jfail(c, "'%s' must be a number of seconds >= 0 (%s)", key,
+                         every ? "work between two checkpoints" : "what one checkpoint takes");
     } else if (!strcmp(key, "speedup")) {
         char why[200];
         if (!json_is_string(v))

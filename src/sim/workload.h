@@ -28,6 +28,9 @@ typedef struct wl_job {
     sched_constraint_t constraint;
     double power_min, power_max; /* W per node, 0 = unknown */
     double ckpt_mb;         /* checkpoint data it keeps on the service; 0 = the run's default */
+    double ckpt_every;      /* failures: a checkpoint after every this many seconds of work
+                               (at `nodes`); 0 = the run's default (none by default) */
+    double ckpt_cost;       /* and the seconds each takes (work the job pauses for) */
     bool has_speedup;       /* else the workload's default applies */
     speedup_t speedup;
     int nmtct;              /* optional MTCT profile, ascending nodes */

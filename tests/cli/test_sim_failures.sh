@@ -38,6 +38,21 @@ grep -q '"restarts": 2' "$tmp/out.json" || fail "JSON restarts"
 cmp -s "$tmp/d1.txt" "$tmp/d2.txt" || fail "drawn failures differ between two runs"
 grep -Eq '^node failures +[1-9]' "$tmp/d1.txt" || fail "no drawn failure: $(cat "$tmp/d1.txt")"
 
+# Checkpoints: with one every 0.5 units of work, J3 keeps the 1 unit it did before the
+# failure at 1 and restarts at 5 with 9 left: it ends at 14 instead of 15
+"$bin" sim --workload "$wl" --policy conservative --failures "$tr" --checkpoint-every 0.5 \
+  --jobs-csv "$tmp/ck.csv" > /dev/null
+grep -qx '3,0,5,14,6,6,6,6,0,0' "$tmp/ck.csv" || fail "J3 from its checkpoint: $(cat "$tmp/ck.csv")"
+# the same from the workload's own entry; a bad value names the key
+sed 's/"nodes": 6, "runtime": 10}/"nodes": 6, "runtime": 10, "checkpoint_every": 0.5}/' "$wl" > "$tmp/own.json"
+grep -q checkpoint_every "$tmp/own.json" || fail "sed did not add the key"
+"$bin" sim --workload "$tmp/own.json" --policy conservative --failures "$tr" --jobs-csv "$tmp/own.csv" > /dev/null
+grep -q '^3,0,5,14,' "$tmp/own.csv" || fail "J3 from its own checkpoint: $(cat "$tmp/own.csv")"
+sed 's/"runtime": 8}/"runtime": 8, "checkpoint_cost": -1}/' "$wl" > "$tmp/bad.json"
+expect_err "'checkpoint_cost' must be a number of seconds >= 0" sim --workload "$tmp/bad.json"
+expect_err "there are no failures" sim --workload "$wl" --checkpoint-every 10
+expect_err "needs --checkpoint-every" sim --workload "$wl" --mtbf 100 --checkpoint-cost 1
+
 printf '1 2 5\n0 1 5\n' > "$tmp/unordered"
 printf '1 8 5\n' > "$tmp/outside"
 printf '1 two 5\n' > "$tmp/garbled"

@@ -361,6 +361,45 @@ static void drawn_failures_deterministic(void **state)
     wl_free(&wl);
 }
 
+/* A job that checkpoints restarts after its last checkpoint: 10 s of work, a
+ * checkpoint every 3 s costing 1 s (13 s undisturbed); failed at 5, one checkpoint
+ * done (work 3), it restarts at once with 7 s of work and two checkpoints: ends at 14,
+ * the 1 s since the checkpoint lost on 6 nodes. Without checkpoints: 15, 30 lost. */
+static void restart_from_checkpoint(void **state)
+{
+    (void)state;
+    sim_failure_t fl[] = {{.t = 5, .node = 0, .down = 1}};
+    for (int ck = 0; ck < 3; ck++) {
+        workload_t wl = {0};
+        add(&wl, 1, 0, 6, 10, SCHED_RIGID, 0, 0);
+        if (ck == 1) {
+            wl.jobs[0].ckpt_every = 3;
+            wl.jobs[0].ckpt_cost = 1;
+        }
+        /* ck 2: the same checkpoints as the run's default */
+        sim_failures_t f = {.trace = fl, .ntrace = 1, .ckpt_every = ck == 2 ? 3 : 0,
+                            .ckpt_cost = 1};
+        sim_config_t cfg = {.nodes = 8, .policy = "conservative",
+                            .speedup = {.model = SPEEDUP_LINEAR}, .failures = &f};
+        sim_result_t res;
+        char err[256];
+        assert_int_equal(sim_run(&wl, &cfg, &res, err, sizeof(err)), 0);
+        double end = ck ? 14 : 15, lost = ck ? 6 : 30;
+        if (fabs(res.jobs[0].end - end) > 1e-9 || fabs(res.lost_node_seconds - lost) > 1e-9)
+            fail_msg("checkpoints %d: end %g lost %g, expected %g and %g", ck, res.jobs[0].end,
+                     res.lost_node_seconds, end, lost);
+        sim_result_free(&res);
+        /* undisturbed: the checkpoints' cost shows */
+        cfg.failures = NULL;
+        if (ck == 1) {
+            assert_int_equal(sim_run(&wl, &cfg, &res, err, sizeof(err)), 0);
+            assert_true(fabs(res.jobs[0].end - 13) < 1e-9);
+            sim_result_free(&res);
+        }
+        wl_free(&wl);
+    }
+}
+
 /* A trace naming a node outside the cluster is refused with the failure's number. */
 static void trace_errors(void **state)
 {
@@ -391,6 +430,7 @@ int main(void)
         cmocka_unit_test(malleable_survives),
         cmocka_unit_test(sfsj_shrinks_malleable_victim),
         cmocka_unit_test(drawn_failures_deterministic),
+        cmocka_unit_test(restart_from_checkpoint),
         cmocka_unit_test(trace_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
