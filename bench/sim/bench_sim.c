@@ -1,8 +1,10 @@
 /* bench_sim: simulator speed (jobs simulated per second) and peak memory.
  *
  *   bench_sim esp                      the ESP mix (230 jobs, 34 nodes, 50 % malleable)
- *   bench_sim synth JOBS NODES LOAD MALLEABLE POLICY
- *                                      a generated workload (see gen_synth)
+ *   bench_sim synth JOBS NODES LOAD MALLEABLE POLICY [MTBF]
+ *                                      a generated workload (see gen_synth); with
+ *                                      MTBF, node failures drawn at that mean time
+ *                                      between failures per node (down for 1 h)
  *
  * Each case runs in its own child process so that its peak resident memory
  * (ru_maxrss) is its own; the parent prints one line per case. Times cover sim_run
@@ -90,8 +92,10 @@ static int run_case(int argc, char **argv)
             return 1;
         policy = argv[6];
     }
+    sim_failures_t fails = {.mtbf = argc > 7 ? atof(argv[7]) : 0, .downtime = 3600, .seed = 1};
     sim_config_t cfg = {.nodes = nodes, .policy = policy, .reconf = sim_reconf_default,
-                        .speedup = {.model = SPEEDUP_AMDAHL, .a = 0.01}};
+                        .speedup = {.model = SPEEDUP_AMDAHL, .a = 0.01},
+                        .failures = fails.mtbf > 0 ? &fails : NULL};
     /* Small workloads run repeatedly so that the time is measurable. */
     int reps = wl.njobs < 10000 ? 200 : 1;
     sim_result_t res;
@@ -105,8 +109,8 @@ static int run_case(int argc, char **argv)
             sim_result_free(&res);
     }
     double dt = (now() - t0) / reps;
-    printf("%zu %.6f %zu %ld %ld %s\n", wl.njobs, dt, res.passes, res.expansions, res.shrinks,
-           res.policy);
+    printf("%zu %.6f %zu %ld %ld %s %ld %ld\n", wl.njobs, dt, res.passes, res.expansions,
+           res.shrinks, res.policy, res.failures, res.interrupts);
     sim_result_free(&res);
     wl_free(&wl);
     return 0;
@@ -115,7 +119,7 @@ static int run_case(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_sim esp POLICY | synth JOBS NODES LOAD MALLEABLE POLICY\n");
+        fprintf(stderr, "usage: bench_sim esp POLICY | synth JOBS NODES LOAD MALLEABLE POLICY [MTBF]\n");
         return 2;
     }
     int fd[2];
@@ -145,12 +149,17 @@ int main(int argc, char **argv)
     double dt;
     long exp, shr;
     char spec[256];
-    if (sscanf(line, "%zu %lf %zu %ld %ld %255s", &njobs, &dt, &passes, &exp, &shr, spec) != 6)
+    long fails, intr;
+    if (sscanf(line, "%zu %lf %zu %ld %ld %255s %ld %ld", &njobs, &dt, &passes, &exp, &shr, spec,
+               &fails, &intr) != 8)
         return 1;
     double rss_kib = (double)ru.ru_maxrss;
     printf("%-44s jobs %7zu  %9.0f jobs/s  %8.3f s  peak %8.0f KiB  %6.0f B/job  passes %zu"
-           "  resizes %ld\n",
+           "  resizes %ld",
            spec, njobs, njobs / dt, dt, rss_kib, rss_kib * 1024 / (double)njobs, passes,
            exp + shr);
+    if (fails)
+        printf("  failures %ld  interrupts %ld", fails, intr);
+    printf("\n");
     return 0;
 }
