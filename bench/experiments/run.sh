@@ -43,3 +43,19 @@ rm -rf "$out"
 echo; echo "## seed 002 §9.2.4: the power corridor with 20 jobs (14 nodes)"
 sim --workload "$d/power20.json" --policy easy,power:waiting=0:admit=0:fill=0,power \
   --corridor 1700-2500,1000-1700@400,2500-3500@650 | grep -E "$prows"
+
+echo; echo "## seed 003 §3.1: node failures on the ESP mix (34 nodes, 50 % malleable), mean of seeds 1-5"
+echo "policy mtbf makespan response_mean response_max response_weighted interrupts restarts lost_node_s"
+for mtbf in 86400 43200 21600; do
+  for p in conservative sfsj sfsj:malleable=1; do
+    for s in 1 2 3 4 5; do
+      sim --workload esp --nodes 34 --malleable 0.5 --seed "$s" --policy "$p" --mtbf "$mtbf" \
+        --downtime 1800 --json |
+        awk -v p="$p" -v t="$mtbf" '
+          /"makespan"/{m=$2} /"response": \{/{r=1} r&&/"mean"/{rm=$2} r&&/"max"/{rx=$2; r=0}
+          /"response_weighted"/{w=$2} /"interrupts"/{i=$2} /"restarts"/{n=$2} /"lost_node_seconds"/{l=$2}
+          END{print p, t, m+0, rm+0, rx+0, w+0, i+0, n+0, l+0}'
+    done
+  done
+done | awk '{k=$1" "$2; c[k]++; for (f=3; f<=9; f++) v[k,f]+=$f; if (!(k in o)) o[k]=++no; key[o[k]]=k}
+  END{for (x=1; x<=no; x++) {k=key[x]; printf "%-18s %s", k, ""; for (f=3; f<=9; f++) printf " %.1f", v[k,f]/c[k]; printf "\n"}}'

@@ -332,6 +332,33 @@ static void sfsj_shrinks_malleable_victim(void **state)
     sched_destroy(s);
 }
 
+/* sfsj:malleable=1 takes from a malleable job of any size before it stops a smaller
+ * rigid one; plain sfsj stops the rigid one. */
+static void sfsj_malleable_first(void **state)
+{
+    (void)state;
+    for (int m = 0; m < 2; m++) {
+        sched_t *s = engine(m ? "sfsj:malleable=1" : "sfsj", 8);
+        submit(s, 1, 0, 2, SCHED_RIGID, 0, 0);
+        submit(s, 2, 1, 1, SCHED_RIGID, 0, 0);
+        submit(s, 3, 2, 5, SCHED_MALLEABLE, 2, 5);
+        const sched_action_t *a;
+        assert_int_equal(schedule(s, 0, &a), 3);
+        sched_jobinfo_t ji;
+        assert_int_equal(sched_job_info(s, 1, &ji), 0);
+        int64_t job;
+        sched_failure_t what;
+        sched_node_failed(s, ji.nodes[0], &job, &what);
+        assert_int_equal(what, SCHED_FAIL_REQUEUED);
+        assert_true(schedule(s, 1, &a) >= 1);
+        assert_int_equal(a[0].op, m ? SCHED_OP_SHRINK : SCHED_OP_INTERRUPT);
+        assert_int_equal(a[0].job, m ? 3 : 2);
+        if (m)
+            assert_int_equal(a[0].nodes_after, 4);
+        sched_destroy(s);
+    }
+}
+
 /* Drawn failures: a fixed seed gives the same run twice; every job ends. */
 static void drawn_failures_deterministic(void **state)
 {
@@ -429,6 +456,7 @@ int main(void)
         cmocka_unit_test(sfsj_no_useless_steal),
         cmocka_unit_test(malleable_survives),
         cmocka_unit_test(sfsj_shrinks_malleable_victim),
+        cmocka_unit_test(sfsj_malleable_first),
         cmocka_unit_test(drawn_failures_deterministic),
         cmocka_unit_test(restart_from_checkpoint),
         cmocka_unit_test(trace_errors),

@@ -15,10 +15,13 @@
  *     ones in the same order are taken too, and none is stopped unless together they
  *     cover the need;
  *   - the steal is considered once, when the failure happens;
- *   - malleable=1 (the seed's next step): a malleable victim gives nodes by a shrink,
- *     down to its minimum, instead of being stopped; the failed job waits for those
- *     shrinks and nothing else starts meanwhile, so that no backfilled job takes the
- *     nodes it was given. */
+ *   - malleable=1 (the seed's next step): running malleable jobs give nodes by a
+ *     shrink, down to their minimum, before any job is stopped; any of them may give,
+ *     not only the smaller ones, as a shrink only slows them down. The failed job
+ *     waits for those shrinks and nothing else starts meanwhile, so that no
+ *     backfilled job takes the nodes it was given. */
+#include <stdlib.h>
+
 #include "policies.h"
 
 enum { P_TIEBREAK, P_MALLEABLE };
@@ -44,6 +47,14 @@ static int nodes_up(const sched_t *s, const sjob_t *j)
 }
 
 /* Nodes for the failed job f from the victims, or nothing at all. */
+static bool can_give(const sjob_t *j, bool shrink_malleable)
+{
+    return shrink_malleable && core_resizable(j) && j->ncommit > j->spec.min_nodes;
+}
+
+/* Nodes for the failed job f from the victims, or nothing at all. With malleable=1 the
+ * malleable jobs that can shrink come first, whatever their size (a shrink only slows
+ * them down), then the jobs to interrupt, each group in the victim order. */
 static void steal(sched_t *s, sjob_t *f)
 {
     f->steal_due = false;
@@ -53,28 +64,36 @@ static void steal(sched_t *s, sjob_t *f)
     bool latest_start = s->params[P_TIEBREAK] > 0.5;
     bool shrink_malleable = s->params[P_MALLEABLE] > 0.5;
     core_tmp_reserve(s, (size_t)s->nrunning + 1);
-    int n = 0;
-    for (sjob_t *j = s->rhead; j; j = j->rnext)
-        if (j->state == SCHED_RUNNING && j->ncommit < need) {
+    int n = 0, nshrink = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int from = n;
+        for (sjob_t *j = s->rhead; j; j = j->rnext) {
+            if (j->state != SCHED_RUNNING || can_give(j, shrink_malleable) != (pass == 0))
+                continue;
+            if (pass == 1 && j->ncommit >= need)
+                continue;
             j->key = latest_start ? j->start : j->spec.submit;
             s->tmp[n++] = j;
         }
-    core_sort_tmp(s, n, victim_order);
+        qsort(s->tmp + from, (size_t)(n - from), sizeof(sjob_t *), victim_order);
+        if (pass == 0)
+            nshrink = n;
+    }
     int got = s->nfree, k = 0;
     for (; k < n && got < need; k++) {
         sjob_t *v = s->tmp[k];
         v->newsize = 0;
-        if (shrink_malleable && core_resizable(v) && v->ncommit > v->spec.min_nodes) {
+        if (k < nshrink) {
             int size = cons_largest_leq(v->ncommit - (need - got), v->spec.constraint,
                                         v->spec.min_nodes, v->ncommit - 1);
-            if (!size)
-                size = cons_largest_leq(v->ncommit - 1, v->spec.constraint, v->spec.min_nodes,
-                                        v->ncommit - 1);
+            if (!size) /* it cannot give all that is missing: as much as it can */
+                size = cons_largest_leq(v->spec.min_nodes, v->spec.constraint,
+                                        v->spec.min_nodes, v->ncommit - 1);
             if (size) {
                 v->newsize = size;
                 got += v->ncommit - size;
-                continue;
             }
+            continue;
         }
         got += nodes_up(s, v);
     }
@@ -86,7 +105,7 @@ static void steal(sched_t *s, sjob_t *f)
             core_shrink(s, v, v->newsize, SCHED_R_STOLEN, f->spec.id);
             f->steal_wait = true;
             f->reason = SCHED_R_RESIZE_PENDING;
-        } else {
+        } else if (i >= nshrink) {
             core_interrupt(s, v, f);
         }
     }
