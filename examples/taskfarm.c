@@ -7,7 +7,8 @@
  * results. Outside a job (no $DUCTILE_JOB_ID) it runs alone on this host, with
  * --workers N local worker processes (default 1), and never resizes. When the
  * scheduler offers nodes, it starts workers there and commits; when it takes nodes
- * back, the workers there finish their item and stop, then it commits.
+ * back, the workers there finish their item and stop, then it commits. When a node
+ * fails, the job runs on without it (dt_set_survive_loss) and its item is redone.
  * The checksum does not depend on how often the job was resized: a test compares it
  * with a fixed-size run. */
 #define _GNU_SOURCE
@@ -335,6 +336,9 @@ int main(int argc, char **argv)
     }
     if (!local_workers && !(malleable = dt_attach(1) == 0))
         fprintf(stderr, "taskfarm: running at a fixed size (%s)\n", dt_strerror());
+    /* a node that fails takes only its item with it: the job runs on without the node */
+    if (malleable && dt_set_survive_loss(1) < 0)
+        fprintf(stderr, "taskfarm: the job ends if a node fails (%s)\n", dt_strerror());
     spawn(NULL); /* one worker on every node of the job (or the local ones) */
     int expansions = 0, shrinks = 0, restarts = 0;
     double restart_at = 0;
@@ -357,6 +361,20 @@ int main(int argc, char **argv)
         dt_offer_t o;
         if (!malleable || ignore_offers || dt_poll_offer(&o) != 1 || o.op == DT_WITHDRAWN)
             continue;
+        if (o.op == DT_LOST) {
+            /* those nodes failed: their workers' items go to the others (a dead host's
+             * connection may never close by itself) */
+            for (int i = nw - 1; i >= 0; i--)
+                for (int k = 0; k < o.nnodes; k++)
+                    if (!strcmp(w[i].node, o.nodes[k])) {
+                        drop(i);
+                        break;
+                    }
+            printf("lost %s: running on %d nodes (%s) at item %ld\n", o.nnodes ? o.nodes[0] : "?",
+                   o.after, o.nodelist, done_items);
+            fflush(stdout);
+            continue;
+        }
         double deadline = now() + (o.timeout > 1 ? o.timeout - 1 : 1);
         int ok = 1;
         if (o.op == DT_EXPAND) {

@@ -326,6 +326,9 @@ static void print_resize(const json_t *j, long long id)
             printf("%g s", iv);
         printf(" (set by the application)\n");
     }
+    if (json_is_true(json_object_get(j, "survives_node_loss")))
+        printf("%-14s runs on without a failed node other than its first (set by the "
+               "application)\n", "NodeFailure");
     const json_t *h = json_object_get(j, "hold");
     if (h) {
         long long n = (long long)json_integer_value(json_object_get(h, "nodes"));

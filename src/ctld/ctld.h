@@ -103,6 +103,7 @@ typedef struct job {
     double resize_started;   /* wall clock, for the accounting of its duration */
     bool attached;           /* the application's leader (libductile) is there */
     bool inhibit;            /* the application declines offers for now */
+    bool survive_loss;       /* it runs on when a node fails (dt_set_survive_loss) */
     int64_t offer;           /* the current offer's number */
     rphase_t phase;          /* RS: where the resize stands */
     int resize_failures;     /* runs ended by ResizeFailed (not kept across restarts) */

@@ -619,6 +619,10 @@ static void app_limits(ctld_t *c, job_t *j, const json_t *msg)
     proto_limits_t l;
     if (proto_limits(msg, &l, err, sizeof(err)) < 0)
         return;
+    if (l.survive >= 0)
+        j->survive_loss = l.survive == 1;
+    if (l.min < 0 && l.max < 0 && l.preferred < 0 && l.interval < 0)
+        return; /* only survive: the sizes stay the job's own */
     sched_set_app_limits(c->sched, j->id, (int)l.min, (int)l.max, (int)l.preferred, l.interval);
     jobs_want_schedule(c);
 }
@@ -630,6 +634,7 @@ void jobs_app_message(ctld_t *c, job_t *j, const char *type, const json_t *msg)
         return;
     if (!strcmp(type, "app_attached") || !strcmp(type, "app_detached")) {
         j->attached = !strcmp(type, "app_attached");
+        j->survive_loss = false; /* each leader says its own */
         const json_t *limits = json_object_get(msg, "limits");
         if (j->attached && json_is_object(limits))
             app_limits(c, j, limits); /* set before the attach: before any offer */
@@ -892,6 +897,47 @@ static void find_on_node(int64_t id, void *val, void *arg)
         }
 }
 
+/* The job runs on without the failed node n (its application asked for it with
+ * dt_set_survive_loss, and the engine agrees: a running malleable job above its
+ * minimum, n not its first node). Like a committed shrink, but of a node in the middle
+ * of the rank order, with nothing to wait for: the application is told after the fact
+ * (nodes_lost) and redoes what the processes there held. */
+static bool run_on_without(ctld_t *c, job_t *j, node_t *n)
+{
+    int64_t owner;
+    if (j->state != JS_RUNNING || !j->attached || !j->survive_loss ||
+        sched_failure_outcome(c->sched, n->index, &owner) != SCHED_FAIL_SHRUNK ||
+        owner != j->id)
+        return false;
+    sched_failure_t what;
+    sched_node_failed(c->sched, n->index, &owner, &what);
+    double now = ctld_now();
+    account(j, now);
+    int before = j->nalloc, k = 0;
+    while (k < j->nalloc && j->alloc[k] != n->index)
+        k++;
+    if (k < j->nalloc) { /* the same place the engine took it from */
+        memmove(j->alloc + k, j->alloc + k + 1, (size_t)(j->nalloc - k - 1) * sizeof(int));
+        j->nalloc--;
+    }
+    char why[96];
+    snprintf(why, sizeof(why), "NodeFail:%s", n->name);
+    db_job_save(c, j);
+    db_job_event(c, j->id, now, "shrink", before, j->nalloc, j->alloc, j->nalloc, why);
+    jobs_send_nodes(c, j);
+    char *nl = nodes_format(c, j->alloc, j->nalloc);
+    nodes_send(c, j->alloc[0],
+               json_pack("{s:s,s:I,s:[s],s:i,s:i,s:s}", "type", "nodes_lost", "job",
+                         (json_int_t)j->id, "nodes", n->name, "before", before, "after",
+                         j->nalloc, "nodelist", nl ? nl : ""));
+    free(nl);
+    fprintf(stderr, "ductiled: job %lld: node %s failed; it runs on %d nodes without it\n",
+            (long long)j->id, n->name, j->nalloc);
+    ckptsvc_resized(c, j, before);
+    jobs_want_schedule(c);
+    return true;
+}
+
 void jobs_node_failed(ctld_t *c, node_t *n)
 {
     nf_ctx_t x = {.c = c, .n = n, .hit = malloc(idmap_count(c->jobs) * sizeof(job_t *) + 1)};
@@ -904,6 +950,8 @@ void jobs_node_failed(ctld_t *c, node_t *n)
             jobs_cleanup_done(c, j, n); /* a down node has nothing left to clean */
             continue;
         }
+        if (run_on_without(c, j, n))
+            continue;
         snprintf(j->reason, sizeof(j->reason), "NodeFail:%s", n->name);
         /* A node we cannot hear may still run the job (a network cut, a frozen daemon):
          * its daemon ends what it runs once it finds itself cut off for NodeTimeout,
@@ -1013,6 +1061,8 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                                     json_pack("{s:i,s:i,s:i,s:f}", "min", info.app_min, "max",
                                               info.app_max, "preferred", info.app_pref,
                                               "interval", info.app_interval));
+            if (j->attached && j->survive_loss) /* dt_set_survive_loss */
+                json_object_set_new(o, "survives_node_loss", json_true());
         }
         json_object_set_new(o, "constraint", json_string(sched_constraint_name(j->constraint)));
         json_object_set_new(o, "power", json_pack("{s:f,s:f,s:s,s:f}", "min", j->power_min, "max",

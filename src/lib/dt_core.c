@@ -32,7 +32,8 @@ const char *dt_strerror(void) { return last_error; }
 static bool is_offer(const json_t *m)
 {
     const char *t = json_string_value(json_object_get(m, "type"));
-    return t && (!strcmp(t, "resize_offer") || !strcmp(t, "resize_withdraw"));
+    return t && (!strcmp(t, "resize_offer") || !strcmp(t, "resize_withdraw") ||
+                 !strcmp(t, "nodes_lost"));
 }
 
 /* Sends a request and waits for its reply (kept in *reply when asked, to free);
@@ -120,6 +121,7 @@ static void fill(dt_offer_t *o, const json_t *m)
     const char *op = json_string_value(json_object_get(m, "op"));
     o->id = (long)json_integer_value(json_object_get(m, "offer"));
     o->op = !strcmp(type, "resize_withdraw") ? DT_WITHDRAWN
+            : !strcmp(type, "nodes_lost")    ? DT_LOST
             : op && !strcmp(op, "expand")    ? DT_EXPAND
                                              : DT_SHRINK;
     o->before = (int)json_integer_value(json_object_get(m, "before"));
@@ -277,6 +279,11 @@ int dt_set_size_limits(int min_nodes, int max_nodes, int preferred)
                              "preferred 0: none)");
     return send_limits(json_pack("{s:i,s:i,s:i}", "min", min_nodes, "max", max_nodes, "preferred",
                                  preferred));
+}
+
+int dt_set_survive_loss(int on)
+{
+    return send_limits(json_pack("{s:i}", "survive", on ? 1 : 0));
 }
 
 int dt_set_offer_interval(double seconds)

@@ -26,7 +26,9 @@
 extern "C" {
 #endif
 
-typedef enum dt_op { DT_EXPAND = 1, DT_SHRINK = 2, DT_WITHDRAWN = 3 } dt_op_t;
+/* DT_LOST (only after dt_set_survive_loss(1)): nodes[] failed and the job already runs
+ * without them; nothing to answer or commit (id is 0). */
+typedef enum dt_op { DT_EXPAND = 1, DT_SHRINK = 2, DT_WITHDRAWN = 3, DT_LOST = 4 } dt_op_t;
 
 #define DT_MAX_NODES 4096
 #define DT_NAME_MAX 64
@@ -66,6 +68,13 @@ int dt_set_inhibit(int on);
 int dt_report_mtct(double mtct);
 /* An evolving job asks for a new size; an offer follows when it can be met. */
 int dt_request_nodes(int nodes);
+/* on = 1: when a node of the job other than its first fails, the job runs on without it
+ * (while above its minimum size) and the application gets a DT_LOST notice naming it,
+ * instead of the job ending NODE_FAIL. Only for applications that can lose processes:
+ * the processes there are gone, and anything they held must be redone (the task farm
+ * gives their items out again). Not for MPI applications (a communicator with dead
+ * ranks cannot be shrunk). Default 0. */
+int dt_set_survive_loss(int on);
 /* The sizes (in nodes) this application accepts: the scheduler offers nothing that
  * would take the job outside [min_nodes, max_nodes] (both also within the job's own
  * --min-nodes/--max-nodes), and policies with a notion of a preferred size (dmr) aim

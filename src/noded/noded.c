@@ -46,7 +46,8 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         steps_on_kill(d, msg);
     } else if (!strcmp(type, "step_credit")) {
         steps_on_credit(d, msg);
-    } else if (!strcmp(type, "resize_offer") || !strcmp(type, "resize_withdraw")) {
+    } else if (!strcmp(type, "resize_offer") || !strcmp(type, "resize_withdraw") ||
+               !strcmp(type, "nodes_lost")) {
         apps_relay(d, msg);
     } else if (!strcmp(type, "relay") || !strcmp(type, "relay_close")) {
         apps_on_relay(d, msg, !strcmp(type, "relay_close"));

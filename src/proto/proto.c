@@ -446,6 +446,7 @@ int proto_limits(const json_t *msg, proto_limits_t *out, char *err, size_t errle
     if (proto_int_opt(msg, "min", 0, 1 << 24, -1, &out->min, err, errlen) < 0 ||
         proto_int_opt(msg, "max", 0, 1 << 24, -1, &out->max, err, errlen) < 0 ||
         proto_int_opt(msg, "preferred", 0, 1 << 24, -1, &out->preferred, err, errlen) < 0 ||
+        proto_int_opt(msg, "survive", 0, 1, -1, &out->survive, err, errlen) < 0 ||
         proto_num_opt(msg, "interval", 0, 1e7, -1, &out->interval, err, errlen) < 0)
         return -EINVAL;
     return 0;
@@ -462,5 +463,7 @@ json_t *proto_limits_json(const proto_limits_t *l)
         json_object_set_new(x, "preferred", json_integer(l->preferred));
     if (l->interval >= 0)
         json_object_set_new(x, "interval", json_real(l->interval));
+    if (l->survive >= 0)
+        json_object_set_new(x, "survive", json_integer(l->survive));
     return x;
 }

@@ -100,10 +100,11 @@ int proto_bool_opt(const json_t *msg, const char *key, bool def, bool *out, char
                    size_t errlen);
 /* What a malleable application accepts (dt_set_size_limits, dt_set_offer_interval),
  * as the node daemon forwards it (app_limits, attach) and the controller takes it:
- * min, max, preferred nodes in [0, 2^24] and interval seconds in [0, 1e7]; -1 for an
- * absent one. proto_limits_json gives back the present ones. */
+ * min, max, preferred nodes in [0, 2^24], interval seconds in [0, 1e7] and survive
+ * (dt_set_survive_loss: 0 or 1); -1 for an absent one. proto_limits_json gives back
+ * the present ones. */
 typedef struct proto_limits {
-    int64_t min, max, preferred;
+    int64_t min, max, preferred, survive;
     double interval;
 } proto_limits_t;
 int proto_limits(const json_t *msg, proto_limits_t *out, char *err, size_t errlen);

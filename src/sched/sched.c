@@ -362,36 +362,53 @@ int sched_requeue(sched_t *s, int64_t id, sched_class_t cls, double walltime)
     return 0;
 }
 
+/* The job holding node (NULL if none), its index there, and what a failure of the
+ * node does to it. */
+static sjob_t *failure_of(const sched_t *s, int node, int *at, sched_failure_t *what)
+{
+    *what = SCHED_FAIL_IDLE;
+    for (sjob_t *j = s->rhead; j; j = j->rnext)
+        for (int i = 0; i < j->nalloc; i++)
+            if (j->nodes[i] == node) {
+                *at = i;
+                bool runs_on = j->spec.type == SCHED_MALLEABLE && j->state == SCHED_RUNNING &&
+                               i > 0 && j->ncommit > j->spec.min_nodes &&
+                               cons_valid(j->ncommit - 1, j->spec.constraint);
+                *what = runs_on ? SCHED_FAIL_SHRUNK : SCHED_FAIL_REQUEUED;
+                return j;
+            }
+    return NULL;
+}
+
+sched_failure_t sched_failure_outcome(const sched_t *s, int node, int64_t *job)
+{
+    int at;
+    sched_failure_t what;
+    const sjob_t *j = node >= 0 && node < s->nnodes ? failure_of(s, node, &at, &what) : NULL;
+    *job = j ? j->spec.id : -1;
+    return j ? what : SCHED_FAIL_IDLE;
+}
+
 int sched_node_failed(sched_t *s, int node, int64_t *job, sched_failure_t *what)
 {
     *job = -1;
     *what = SCHED_FAIL_IDLE;
     if (node < 0 || node >= s->nnodes)
         return -EINVAL;
-    sjob_t *owner = NULL;
     int at = -1;
-    for (sjob_t *j = s->rhead; j && !owner; j = j->rnext)
-        for (int i = 0; i < j->nalloc; i++)
-            if (j->nodes[i] == node) {
-                owner = j;
-                at = i;
-                break;
-            }
+    sjob_t *owner = failure_of(s, node, &at, what);
     sched_set_node_available(s, node, false);
     if (!owner)
         return 0;
     *job = owner->spec.id;
-    if (owner->spec.type == SCHED_MALLEABLE && owner->state == SCHED_RUNNING && at > 0 &&
-        owner->ncommit > owner->spec.min_nodes) {
+    if (*what == SCHED_FAIL_SHRUNK) {
         memmove(&owner->nodes[at], &owner->nodes[at + 1],
                 (size_t)(owner->nalloc - at - 1) * sizeof(int));
         owner->ncommit--;
         owner->nalloc--;
-        *what = SCHED_FAIL_SHRUNK;
         return 0;
     }
     core_requeue(s, owner, SCHED_CLASS_FAILED);
-    *what = SCHED_FAIL_REQUEUED;
     return 0;
 }
 

@@ -234,8 +234,12 @@ typedef enum sched_failure {
 /* A node failed: it is unavailable until sched_set_node_available(true). The job that
  * held it (*job, -1 if none) runs on without it when it can (a running malleable job
  * above its minimum that loses a node other than its first: SHRUNK, the node gone
- * from its list, no resize to wait for) and is requeued as FAILED otherwise. */
+ * from its list, no resize to wait for; its size must still meet its constraint) and
+ * is requeued as FAILED otherwise. */
 int sched_node_failed(sched_t *s, int node, int64_t *job, sched_failure_t *what);
+/* What sched_node_failed would do, changing nothing (*job: the node's job or -1). The
+ * controller asks first: a job it cannot let run on is cleaned up its own way. */
+sched_failure_t sched_failure_outcome(const sched_t *s, int node, int64_t *job);
 
 /* Re-create a running job (controller restart): it holds exactly these nodes. */
 int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start, const int *nodes,
