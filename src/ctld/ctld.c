@@ -91,6 +91,17 @@ void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn
     c->deferred_tail = last;
 }
 
+int ctld_sched_create(int nnodes, const char *policy, sched_t **out, char *err, size_t errlen)
+{
+    /* sfsj interrupts jobs (SCHED_OP_INTERRUPT), which the controller cannot do yet */
+    if (!strncmp(policy, "sfsj", 4) && (!policy[4] || policy[4] == ':'))
+        return snprintf(err, errlen, "'%s' runs in the simulator only for now: the controller "
+                        "cannot yet stop a job to give its nodes to another (conservative "
+                        "already restarts a failed --requeue job first of all)", policy),
+               -EINVAL;
+    return sched_create(nnodes, policy, out, err, errlen);
+}
+
 int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
 {
     config_t fresh;
@@ -102,7 +113,7 @@ int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
     sched_t *s = NULL;
     char serr[512];
     if (strcmp(fresh.policy, c->cfg.policy) &&
-        sched_create(fresh.nnodes, fresh.policy, &s, serr, sizeof(serr)) < 0) {
+        ctld_sched_create(fresh.nnodes, fresh.policy, &s, serr, sizeof(serr)) < 0) {
         snprintf(err, errlen, "%s: Policy: %s (the controller would not start with it)",
                  c->conf_path, serr);
         fprintf(stderr, "ductiled: reconfigure: %s: nothing changed\n", err);

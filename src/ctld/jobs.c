@@ -328,7 +328,13 @@ static void finish(ctld_t *c, job_t *j)
 
 void jobs_requeue(ctld_t *c, job_t *j, const char *why)
 {
-    sched_remove(c->sched, j->id);
+    /* After a node failure it waits first of all (seed 003's BASELINE); the engine still
+     * holds it (running) until here, so that its nodes stay taken while cleaned. */
+    sched_class_t cls = j->requeue_at > 0 ? SCHED_CLASS_FAILED : SCHED_CLASS_NORMAL;
+    j->requeue_at = 0;
+    bool kept = sched_requeue(c->sched, j->id, cls, 0) == 0;
+    if (!kept)
+        sched_remove(c->sched, j->id);
     account(j, ctld_now());
     energy_settle(c, j, ctld_now());
     free(j->alloc);
@@ -340,7 +346,10 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
     snprintf(j->reason, sizeof(j->reason), "%s", why);
     sched_jobspec_t spec = spec_of(j);
     char err[SCHED_ERRLEN];
-    sched_submit(c->sched, &spec, err, sizeof(err));
+    if (kept) /* what it was measured drawing */
+        sched_set_job_power(c->sched, j->id, spec.power_min, spec.power_max);
+    else
+        sched_submit(c->sched, &spec, err, sizeof(err));
     db_job_save(c, j);
     db_job_event(c, j->id, ctld_now(), "requeue", 0, 0, NULL, 0, why);
     jobs_want_schedule(c);
@@ -830,7 +839,6 @@ static void check_one(int64_t id, void *val, void *arg)
     job_t *j = val;
     if (j->state == JS_COMPLETING && j->final == JS_PENDING && j->cleanup_left <= 0 &&
         j->requeue_at > 0 && ctld_mono() >= j->requeue_at) {
-        j->requeue_at = 0;
         jobs_requeue(c, j, "Requeued");
         return;
     }

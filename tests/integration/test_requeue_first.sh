@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# A --requeue job that lost a node restarts first of all (seed 003's BASELINE: the
+# failed job goes back with the highest priority), not as a backfill behind the jobs
+# that were waiting: its restart's start reason is Order. The sfsj policy, which would
+# stop another job for it, is refused by the controller with the reason.
+. "$(dirname "$0")/lib.sh"
+up 2 --node-timeout 3 --policy easy
+cd "$T"
+long=$(script long.sh "sleep 300")
+c=$(submit -N 1 -t 10 "$long")
+expect_state "$c" R
+b=$(submit -N 2 "$long")                     # waits for c: reserved at its end
+wait_for 10 sh -c "\"$BIN\" show $b | grep -Eq '^Reason +(Resources|Reserved)'" ||
+  fail "job $b does not wait for nodes: $(d show "$b")"
+a=$(submit -N 1 -t 1 --requeue "$long")      # ends before c: backfilled
+expect_state "$a" R
+d show "$a" | grep -Eq 'start +0 -> 1 +Backfill' || fail "job $a not backfilled: $(d show "$a")"
+n=$(field "$a" NodeList)
+old=$(cat "$T/c/noded-$n.pid")
+kill -9 "$old"
+wait_for 10 sh -c "! kill -0 $old 2> /dev/null" || fail "noded $n survived kill -9"
+wait_for 20 sh -c "\"$BIN\" show $a | grep -q '^ *[0-9:]* *requeue'" ||
+  fail "job $a not requeued: $(d show "$a")"
+restart_noded "$n"
+wait_for 30 sh -c "[ \$(\"$BIN\" show $a | grep -Ec 'start +0 -> 1') -ge 2 ]" ||
+  fail "job $a did not start again: $(d show "$a")"
+d show "$a" | grep -E 'start +0 -> 1' | tail -1 | grep -q 'Order' ||
+  fail "job $a restarted as a backfill, not first: $(d show "$a")"
+[ "$(field "$b" State)" = "PENDING (PD)" ] || fail "job $b: $(d show "$b")"
+d cancel "$a" "$b" "$c" > /dev/null
+d cluster down > /dev/null
+
+# sfsj on the controller: refused at start, with the reason in the controller's log
+T2=$(mktemp -d)
+if d cluster up --nodes 1 --dir "$T2" --policy sfsj > "$T2/up.out" 2>&1; then
+  d cluster down --dir "$T2" > /dev/null 2>&1 || true
+  rm -rf "$T2"
+  fail "the controller started with sfsj"
+fi
+grep -rq "runs in the simulator only for now" "$T2" || { cat "$T2/up.out"; rm -rf "$T2"; fail "no reason for refusing sfsj"; }
+rm -rf "$T2"
+echo ok
