@@ -131,11 +131,9 @@ int sched_check(const sched_t *s, const sched_jobspec_t *spec, char *err, size_t
     return check_spec(s, spec, &v, err, errlen);
 }
 
-static sjob_t *new_job(const sched_jobspec_t *spec)
+/* A job as submitted: every field zero but these. */
+static void job_init(sjob_t *j, const sched_jobspec_t *spec)
 {
-    sjob_t *j = calloc(1, sizeof(*j));
-    if (!j)
-        return NULL;
     j->spec = *spec;
     j->mtct = -1;
     j->end_est = INFINITY;
@@ -145,6 +143,13 @@ static sjob_t *new_job(const sched_jobspec_t *spec)
     j->reserved_start = -1;
     j->not_adaptive = spec->wait_adaptive;
     j->last_resize = -INFINITY;
+}
+
+static sjob_t *new_job(const sched_jobspec_t *spec)
+{
+    sjob_t *j = calloc(1, sizeof(*j));
+    if (j)
+        job_init(j, spec);
     return j;
 }
 
@@ -336,14 +341,21 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
         j->oper_hold_until = 0;
         s->nholds--;
     }
-    j->ncommit = j->nalloc = j->target = 0;
-    j->state = SCHED_PENDING;
-    j->end_est = INFINITY;
-    j->mtct = -1;
-    j->reserved_start = -1;
-    j->reason = SCHED_R_PRIORITY;
-    j->reason_job = -1;
-    j->steal_wait = false;
+    /* the next run starts as a new submission would: what the last run's application
+     * accepted, its back-offs and measurements do not carry over */
+    sched_jobspec_t spec = j->spec;
+    if (j->app_limits) {
+        spec.min_nodes = j->sub_min;
+        spec.max_nodes = j->sub_max;
+        spec.pref_nodes = j->sub_pref;
+    }
+    int *nodes = j->nodes, cap = j->cap, exp = j->expansions, shr = j->shrinks;
+    memset(j, 0, sizeof(*j));
+    job_init(j, &spec);
+    j->nodes = nodes;
+    j->cap = cap;
+    j->expansions = exp;
+    j->shrinks = shr;
     j->cls = cls;
     j->steal_due = cls == SCHED_CLASS_FAILED;
     queue_insert(s, j);

@@ -4,6 +4,7 @@
  * the engine itself, and the fate of malleable jobs that lose a node. */
 #include "testutil.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,35 @@ static void sfsj_malleable_first(void **state)
     }
 }
 
+/* A requeued job starts over as a new submission: the last run's application limits
+ * and adaptivity do not carry over (the controller's ResizeFailed requeue relied on
+ * that when it removed and submitted the job again). */
+static void requeue_starts_fresh(void **state)
+{
+    (void)state;
+    sched_t *s = engine("conservative", 4);
+    sched_jobspec_t sp = {.id = 1, .type = SCHED_MALLEABLE, .nodes = 2, .min_nodes = 1,
+                          .max_nodes = 4, .walltime = 100, .wait_adaptive = true};
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_submit(s, &sp, err, sizeof(err)), 0);
+    const sched_action_t *a;
+    assert_int_equal(schedule(s, 0, &a), 1);
+    assert_int_equal(sched_set_adaptive(s, 1, true), 0);
+    assert_int_equal(sched_set_app_limits(s, 1, 2, 2, 2, 30), 0);
+    sched_jobinfo_t ji;
+    assert_int_equal(sched_job_info(s, 1, &ji), 0);
+    assert_true(ji.app_limits && ji.app_min == 2 && ji.app_max == 2);
+    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_NORMAL, 0), 0);
+    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_NORMAL, 0), -EINVAL); /* pending */
+    assert_int_equal(sched_job_info(s, 1, &ji), 0);
+    assert_int_equal(ji.state, SCHED_PENDING);
+    assert_false(ji.app_limits);
+    assert_int_equal(ji.app_min, 1);
+    assert_int_equal(ji.app_max, 4);
+    assert_int_equal(sched_free_nodes(s), 4);
+    sched_destroy(s);
+}
+
 /* Drawn failures: a fixed seed gives the same run twice; every job ends. */
 static void drawn_failures_deterministic(void **state)
 {
@@ -457,6 +487,7 @@ int main(void)
         cmocka_unit_test(malleable_survives),
         cmocka_unit_test(sfsj_shrinks_malleable_victim),
         cmocka_unit_test(sfsj_malleable_first),
+        cmocka_unit_test(requeue_starts_fresh),
         cmocka_unit_test(drawn_failures_deterministic),
         cmocka_unit_test(restart_from_checkpoint),
         cmocka_unit_test(trace_errors),
