@@ -681,7 +681,10 @@ int cmd_sim(int argc, char **argv)
         report_info_t info = {.workload = o.workload, .njobs = wl.njobs, .nodes = o.nodes,
                               .skipped = wl.skipped, .malformed = wl.malformed,
                               .malleable = o.malleable, .seed = o.seed, .power = o.power,
-                              .ckpt = o.ckpt.nodes > 0, .failures = failures};
+                              .ckpt = o.ckpt.nodes > 0, .failures = failures,
+                              .requests = false};
+        for (size_t i = 0; i < wl.njobs && !info.requests; i++)
+            info.requests = wl.jobs[i].nreq > 0;
         if (o.json)
             report_json(stdout, &info, runs, o.npolicies);
         else

@@ -58,6 +58,11 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
     m->failure_shrinks = res->failure_shrinks;
     m->interrupts = res->interrupts;
     m->lost_node_seconds = res->lost_node_seconds;
+    m->req_made = res->req_made;
+    m->req_at_once = res->req_at_once;
+    m->req_later = res->req_later;
+    m->req_never = res->req_never;
+    m->req_wait_mean = res->req_later ? res->req_wait / (double)res->req_later : 0;
     for (size_t i = 0; i < res->njobs; i++)
         m->restarts += res->jobs[i].restarts;
     if (n == 0)

@@ -30,6 +30,9 @@ typedef struct sim_metrics {
     /* failures: as in sim_result_t, and the restarts of jobs */
     long failures, failed_jobs, failure_shrinks, interrupts, restarts;
     double lost_node_seconds;
+    /* evolving jobs' requests, as in sim_result_t; req_wait_mean over those granted later */
+    long req_made, req_at_once, req_later, req_never;
+    double req_wait_mean;
     sim_ckpt_res_t ckpt;    /* a run with a checkpoint service */
     double ckpt_nodes_mean; /* its node-seconds / makespan */
 } sim_metrics_t;

@@ -20,7 +20,7 @@ typedef struct row {
     int group;              /* 0: every run; ROW_POWER, ROW_CKPT: runs with that model */
 } row_t;
 
-enum { ROW_POWER = 1, ROW_CKPT, ROW_FAIL };
+enum { ROW_POWER = 1, ROW_CKPT, ROW_FAIL, ROW_EVO };
 
 #define GETTER(name, expr) \
     static double name(const sim_metrics_t *m) { return (double)(expr); }
@@ -58,6 +58,11 @@ GETTER(g_fshrunk, m->failure_shrinks)
 GETTER(g_interrupts, m->interrupts)
 GETTER(g_restarts, m->restarts)
 GETTER(g_lost, m->lost_node_seconds)
+GETTER(g_rq_made, m->req_made)
+GETTER(g_rq_now, m->req_at_once)
+GETTER(g_rq_later, m->req_later)
+GETTER(g_rq_never, m->req_never)
+GETTER(g_rq_wait, m->req_wait_mean)
 GETTER(g_ck_start, m->ckpt.nodes_start)
 GETTER(g_ck_peak, m->ckpt.nodes_peak)
 GETTER(g_ck_end, m->ckpt.nodes_end)
@@ -109,6 +114,11 @@ static const row_t rows[] = {
     {"jobs interrupted (stealing)", g_interrupts, "%.0f", ROW_FAIL},
     {"restarts", g_restarts, "%.0f", ROW_FAIL},
     {"lost work [node-s]", g_lost, "%.1f", ROW_FAIL},
+    {"requests made", g_rq_made, "%.0f", ROW_EVO},
+    {"requests granted at once", g_rq_now, "%.0f", ROW_EVO},
+    {"requests granted later", g_rq_later, "%.0f", ROW_EVO},
+    {"requests never granted", g_rq_never, "%.0f", ROW_EVO},
+    {"request wait mean [s]", g_rq_wait, "%.1f", ROW_EVO},
     {"ckpt nodes at start", g_ck_start, "%.0f", ROW_CKPT},
     {"ckpt nodes peak", g_ck_peak, "%.0f", ROW_CKPT},
     {"ckpt nodes at end", g_ck_end, "%.0f", ROW_CKPT},
@@ -130,7 +140,8 @@ static const row_t rows[] = {
 static bool shown(const report_info_t *info, const row_t *r)
 {
     return r->group == 0 || (r->group == ROW_POWER && info->power) ||
-           (r->group == ROW_CKPT && info->ckpt) || (r->group == ROW_FAIL && info->failures);
+           (r->group == ROW_CKPT && info->ckpt) || (r->group == ROW_FAIL && info->failures) ||
+           (r->group == ROW_EVO && info->requests);
 }
 
 static void cell(char *buf, const row_t *r, const sim_metrics_t *m, const sim_metrics_t *base)
@@ -248,6 +259,13 @@ int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, in
                                           m->outside_seconds, "outside_ws", m->outside_ws));
         if (info->ckpt)
             json_object_set_new(o, "ckpt", ckpt_json(&m->ckpt, m->ckpt_nodes_mean));
+        if (info->requests)
+            json_object_set_new(o, "requests",
+                                json_pack("{s:I,s:I,s:I,s:I,s:f}", "made", (json_int_t)m->req_made,
+                                          "granted_at_once", (json_int_t)m->req_at_once,
+                                          "granted_later", (json_int_t)m->req_later,
+                                          "never_granted", (json_int_t)m->req_never,
+                                          "wait_mean", m->req_wait_mean));
         if (info->failures)
             json_object_set_new(
                 o, "failures",

@@ -20,6 +20,7 @@ typedef struct report_info {
     bool power;             /* runs had a power model: show its rows */
     bool ckpt;              /* runs had a checkpoint service: show its rows */
     bool failures;          /* runs had node failures: show their rows */
+    bool requests;          /* the workload has evolving jobs' requests: show their rows */
 } report_info_t;
 
 typedef struct report_run {

@@ -17,7 +17,7 @@ const sim_reconf_t sim_reconf_default = {
     .shrink_per_node = 0.14,
 };
 
-enum { EV_END, EV_RESIZE, EV_TICK, EV_CORRIDOR, EV_FAIL, EV_UP };
+enum { EV_END, EV_RESIZE, EV_TICK, EV_CORRIDOR, EV_FAIL, EV_UP, EV_REQUEST };
 /* EV_FAIL's job field: an index into the trace, or DRAWN with the node in ver */
 #define DRAWN UINT32_MAX
 enum { CLS_CHANGE = 0, CLS_TICK = 2 }; /* arrivals sit between the two classes */
@@ -104,6 +104,74 @@ static void emit(simctx_t *c, double t, size_t i, sim_op_t op, int before, int a
     c->cfg->on_event(c->cfg->event_arg, &ev);
 }
 
+/* The share of an evolving job's work done (its runs' lost work aside). */
+static double done_share(const simctx_t *c, size_t i)
+{
+    const rjob_t *r = &c->rj[i];
+    double rt = c->wl->jobs[i].runtime;
+    if (!(rt > 0) || !(r->eff0 > 0))
+        return 1;
+    return 1 - (r->wref / r->eff0) * (r->left / rt);
+}
+
+/* An evolving job's next request, at the point of its progress where it comes: an
+ * event valid while the job's rate holds (its END's version). */
+static void next_request(simctx_t *c, size_t i, double t)
+{
+    const wl_job_t *j = &c->wl->jobs[i];
+    rjob_t *r = &c->rj[i];
+    if (!j->nreq || !(r->rate > 0))
+        return;
+    double done = done_share(c, i);
+    int k = 0;
+    while (k < j->nreq && j->req[k].at <= done + 1e-9)
+        k++;
+    if (k == j->nreq)
+        return;
+    double wref_at = (1 - j->req[k].at) * j->runtime * r->eff0 / r->left;
+    double at = t + (r->wref - wref_at) / r->rate;
+    if (evq_push(&c->q, at, CLS_CHANGE, EV_REQUEST, (uint32_t)i, r->ver) < 0)
+        c->err = -ENOMEM;
+}
+
+static void request_closed(simctx_t *c, rjob_t *r, double t, bool granted)
+{
+    if (r->req_t < 0)
+        return;
+    if (!granted) {
+        c->res->req_never++;
+    } else if (t > r->req_t) {
+        c->res->req_later++;
+        c->res->req_wait += t - r->req_t;
+    } else {
+        c->res->req_at_once++;
+    }
+    r->req_t = -1;
+}
+
+/* The request an evolving job makes now. */
+static void make_request(simctx_t *c, size_t i, double t)
+{
+    const wl_job_t *j = &c->wl->jobs[i];
+    rjob_t *r = &c->rj[i];
+    progress(r, t);
+    double done = done_share(c, i);
+    int k = 0;
+    while (k + 1 < j->nreq && j->req[k + 1].at <= done + 1e-9)
+        k++;
+    c->res->req_made++;
+    request_closed(c, r, t, false); /* one not granted yet is replaced */
+    char err[SCHED_ERRLEN];
+    if (j->req[k].nodes == r->n) {
+        c->res->req_at_once++; /* it has that size already */
+    } else if (sched_request_resize(c->s, j->id, j->req[k].nodes, false, err, sizeof(err)) < 0) {
+        c->res->req_never++;
+    } else {
+        r->req_t = t;
+    }
+    next_request(c, i, t);
+}
+
 /* The job now runs undisturbed on r->n nodes from t: schedule its end, tell the engine. */
 static void settle(simctx_t *c, size_t i, double t)
 {
@@ -119,6 +187,7 @@ static void settle(simctx_t *c, size_t i, double t)
         sched_set_mtct(c->s, j->id, mtct_of(j, r, r->n));
         sched_set_end_estimate(c->s, j->id, t + (end - t) * r->est_ratio);
     }
+    next_request(c, i, t);
 }
 
 static double reconf_cost(const sim_reconf_t *m, sched_op_t op, int before)
@@ -158,6 +227,7 @@ static void run_lost(simctx_t *c, size_t i, double t, sim_op_t op)
     c->res->lost_node_seconds += lost;
     jr->restarts++;
     r->state = RJ_WAITING;
+    request_closed(c, r, t, false);
     r->wref = r->left;
     r->rate = 0;
     r->target = 0;
@@ -196,6 +266,8 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         return;
     }
     progress(r, t);
+    if (a->reason == SCHED_R_REQUESTED)
+        request_closed(c, r, t, true);
     r->rate = 0;
     r->ver++; /* the pending END no longer holds */
     r->target = a->nodes_after;
@@ -242,6 +314,7 @@ static void job_end(simctx_t *c, size_t i, double t)
     jr->end = t;
     jr->nodes_final = r->n;
     r->state = RJ_DONE;
+    request_closed(c, r, t, false);
     emit(c, t, i, SIM_OP_END, r->n, 0, NULL);
     sched_remove(c->s, c->wl->jobs[i].id);
     if (c->ck)
@@ -294,6 +367,7 @@ static void init_job(simctx_t *c, size_t i)
     r->cost = j->ckpt_every > 0 ? j->ckpt_cost : f ? f->ckpt_cost : 0;
     r->est_ratio = (j->runtime > 0 && j->walltime > j->runtime) ? j->walltime / j->runtime : 1.0;
     r->state = RJ_WAITING;
+    r->req_t = -1;
     jr->id = j->id;
     jr->submit = j->submit;
     jr->start = jr->end = -1;
@@ -536,6 +610,12 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
                     const sim_failure_t *e = &cfg->failures->trace[it.job];
                     node_fail(&c, e->node, e->down, t);
                 }
+                changed = true;
+            } else if (it.kind == EV_REQUEST) {
+                if (it.ver != c.rj[it.job].ver || c.rj[it.job].state != RJ_RUNNING ||
+                    c.rj[it.job].target != 0)
+                    continue; /* its rate changed since: a newer event stands */
+                make_request(&c, it.job, t);
                 changed = true;
             } else if (it.kind == EV_UP) {
                 sched_set_node_available(c.s, (int)it.job, true);

@@ -5,6 +5,9 @@
  * as many steps as it has events, not seconds. At one instant all ends and resize
  * completions are processed, then all arrivals, then one scheduling pass.
  *
+ * Evolving jobs ask for new sizes at points of their progress (wl_job_t.req); the
+ * engine grants them as on the cluster (sched_request_resize).
+ *
  * Progress: a job's work is measured in seconds at its requested size (`nodes`);
  * on n nodes it advances at S(n) / S(nodes) of that speed, S being its speedup model.
  * A resize stops progress for the reconfiguration time; during it the job holds the
@@ -154,6 +157,11 @@ typedef struct sim_result {
      * and the node-seconds of the runs that were lost */
     long failures, failed_jobs, failure_shrinks, interrupts;
     double lost_node_seconds;
+    /* evolving jobs' requests (wl_job_t.req): made, granted in the pass that followed,
+     * granted later (and the seconds they waited in all), never granted (refused by the
+     * engine, replaced by the job's next request, or pending when the job ended) */
+    long req_made, req_at_once, req_later, req_never;
+    double req_wait;
 } sim_result_t;
 
 int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, char *err,

@@ -28,6 +28,7 @@ typedef struct rjob {
                         checkpoint), in seconds at the requested size */
     double eff0;     /* wref at the start of the run: left plus its checkpoints' cost */
     double every, cost; /* its checkpoints (every 0: none) */
+    double req_t;    /* when its request not granted yet was made; < 0: none */
     int state;
 } rjob_t;
 

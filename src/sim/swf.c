@@ -237,6 +237,7 @@ static void drop_oversized(workload_t *wl)
     for (size_t i = 0; i < wl->njobs; i++) {
         if (wl->jobs[i].nodes > wl->machine_nodes) {
             free(wl->jobs[i].mtct);
+            free(wl->jobs[i].req);
             wl->skipped++;
             continue;
         }

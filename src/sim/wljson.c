@@ -119,6 +119,34 @@ static int parse_mtct(const jctx_t *c, const json_t *v, mtct_point_t **out, int 
     return 0;
 }
 
+/* [{"at": 0.3, "nodes": 4}, ...] -> requests in ascending `at`. The caller frees *out. */
+static int parse_requests(const jctx_t *c, const json_t *v, evo_request_t **out, int *nout)
+{
+    const char *form = "'requests' must be a list of {\"at\": FRACTION, \"nodes\": N} with "
+                       "0 < at < 1 in ascending order and N >= 1";
+    if (!json_is_array(v) || json_array_size(v) > 100000)
+        return jfail(c, "%s", form);
+    size_t n = json_array_size(v);
+    evo_request_t *r = calloc(n ? n : 1, sizeof(*r));
+    if (!r)
+        return jfail(c, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(v, i);
+        int64_t nodes;
+        if (!json_is_object(e) || json_object_size(e) != 2 ||
+            !get_num(json_object_get(e, "at"), 0, &r[i].at) || !(r[i].at > 0 && r[i].at < 1) ||
+            (i && !(r[i].at > r[i - 1].at)) ||
+            !get_int(json_object_get(e, "nodes"), 1, INT32_MAX, &nodes)) {
+            free(r);
+            return jfail(c, "%s (request %zu)", form, i + 1);
+        }
+        r[i].nodes = (int)nodes;
+    }
+    *out = r;
+    *nout = (int)n;
+    return 0;
+}
+
 static int parse_power(const jctx_t *c, const json_t *v, wl_job_t *j)
 {
     if (!json_is_array(v) || json_array_size(v) != 2 ||
@@ -194,7 +222,7 @@ static int parse_key(const jctx_t *c, const char *key, const json_t *v, wl_job_t
             return jfail(c, "'tag' must be a string of at most %zu characters",
                          sizeof(j->tag) - 1);
         strcpy(j->tag, json_string_value(v));
-    } else if (!strcmp(key, "mtct")) {
+    } else if (!strcmp(key, "mtct") || !strcmp(key, "requests")) {
         return 0; /* parsed by the caller, which owns the array */
     } else {
         return jfail(c, "unknown key '%s'", key);
@@ -243,8 +271,22 @@ static int parse_job(jctx_t *c, const json_t *obj, idmap_t *ids, workload_t *wl)
         if (rc < 0)
             return rc;
     }
+    const json_t *rv = json_object_get(obj, "requests");
+    if (rv) {
+        int rc = parse_requests(c, rv, &j.req, &j.nreq);
+        if (rc < 0) {
+            free(j.mtct);
+            return rc;
+        }
+        if (j.type != SCHED_EVOLVING) {
+            free(j.mtct);
+            free(j.req);
+            return jfail(c, "'requests' are an evolving job's: add \"type\": \"evolving\"");
+        }
+    }
     int rc = wl_append(wl, &j);
     free(j.mtct);
+    free(j.req);
     if (rc < 0)
         return jfail(c, "out of memory");
     return 0;

@@ -15,7 +15,8 @@
 
 int wl_append(workload_t *wl, const wl_job_t *job)
 {
-    if (job->nmtct < 0 || (job->nmtct > 0 && !job->mtct))
+    if (job->nmtct < 0 || (job->nmtct > 0 && !job->mtct) || job->nreq < 0 ||
+        (job->nreq > 0 && !job->req))
         return -EINVAL;
     if (wl->njobs == wl->cap) {
         size_t cap = wl->cap ? wl->cap * 2 : 64;
@@ -33,6 +34,15 @@ int wl_append(workload_t *wl, const wl_job_t *job)
         if (!copy.mtct)
             return -ENOMEM;
         memcpy(copy.mtct, job->mtct, (size_t)job->nmtct * sizeof(*copy.mtct));
+    }
+    copy.req = NULL;
+    if (job->nreq > 0) {
+        copy.req = malloc((size_t)job->nreq * sizeof(*copy.req));
+        if (!copy.req) {
+            free(copy.mtct);
+            return -ENOMEM;
+        }
+        memcpy(copy.req, job->req, (size_t)job->nreq * sizeof(*copy.req));
     }
     wl->jobs[wl->njobs++] = copy;
     return 0;
@@ -101,8 +111,10 @@ void wl_free(workload_t *wl)
 {
     if (!wl)
         return;
-    for (size_t i = 0; i < wl->njobs; i++)
+    for (size_t i = 0; i < wl->njobs; i++) {
         free(wl->jobs[i].mtct);
+        free(wl->jobs[i].req);
+    }
     free(wl->jobs);
     memset(wl, 0, sizeof(*wl));
 }

@@ -16,6 +16,13 @@ typedef struct mtct_point {
     double mtct;
 } mtct_point_t;
 
+/* An evolving job's request: when `at` of its work is done (0 < at < 1), it asks for
+ * `nodes` nodes. */
+typedef struct evo_request {
+    double at;
+    int nodes;
+} evo_request_t;
+
 typedef struct wl_job {
     int64_t id;
     double submit;          /* seconds from the workload's time origin */
@@ -35,6 +42,8 @@ typedef struct wl_job {
     speedup_t speedup;
     int nmtct;              /* optional MTCT profile, ascending nodes */
     mtct_point_t *mtct;
+    int nreq;               /* evolving jobs: requests in ascending `at` */
+    evo_request_t *req;
     char tag[8];            /* free label, e.g. the ESP job type */
 } wl_job_t;
 
