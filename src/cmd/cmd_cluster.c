@@ -644,6 +644,13 @@ int cmd_cluster(int argc, char **argv)
 {
     if (argc < 2)
         return cmd_fail("usage: ductile cluster up|down|status [options]");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        printf("usage: ductile cluster up|down|status [options]\n"
+               "  up      start a local cluster (ductile cluster up --help)\n"
+               "  down    stop it (ductile cluster down --help)\n"
+               "  status  what runs: nodes up, jobs, the policy ([--json] [--conf FILE])\n");
+        return 0;
+    }
     if (!strcmp(argv[1], "up"))
         return cluster_up(argc - 1, argv + 1);
     if (!strcmp(argv[1], "down"))

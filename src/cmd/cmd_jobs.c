@@ -65,8 +65,8 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         if (all_opts[k].val == O_HELP || (sp->opts & OPT(all_opts[k].val)))
             lopts[nl++] = all_opts[k];
     memset(&lopts[nl], 0, sizeof(lopts[nl]));
-    char sopts[32] = ":";
-    size_t ns = 1;
+    char sopts[32] = ":h"; /* -h: --help, as every Slurm command takes it */
+    size_t ns = 2;
     for (size_t k = 0; k < sizeof(shorts) / sizeof(shorts[0]); k++)
         if (sp->opts & OPT(shorts[k].o)) {
             sopts[ns++] = shorts[k].c;
@@ -80,6 +80,8 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         for (size_t k = 0; k < sizeof(shorts) / sizeof(shorts[0]); k++)
             if (o == shorts[k].c)
                 o = shorts[k].o;
+        if (o == 'h')
+            o = O_HELP;
         long v;
         switch (o) {
         case O_CONF: c->conf = optarg; break;
@@ -866,7 +868,11 @@ int cmd_drain(int argc, char **argv) { return drain_resume(argc, argv, true); }
 int cmd_reconfigure(int argc, char **argv)
 {
     common_t o = {0};
-    static const spec_t sp = {"reconfigure", OPT(O_CONF), 0, 0, "ductile reconfigure"};
+    static const spec_t sp = {"reconfigure", OPT(O_CONF), 0, 0,
+                             "ductile reconfigure [--conf FILE]\n  (operators) the controller reads its "
+                             "ductile.conf again: the keys that can change at run time take effect, "
+                             "the others are named as waiting for a restart, and a file with a "
+                             "mistake changes nothing (docs/configuration.md)"};
     if (parse(argc, argv, &o, &sp) < 0)
         return 1;
     config_t cfg = {0};

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Every command answers --help and -h (as Slurm's do) with its usage and exit 0, without
+# a cluster; `cluster --help` lists its actions (it said "unknown action '--help'").
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+unset DUCTILE_CONF
+for cmd in queue show cancel history nodes drain resume resize reconfigure; do
+  for h in --help -h; do
+    "$bin" $cmd $h > "$tmp/o" 2> "$tmp/e" || fail "$cmd $h: $(cat "$tmp/e")"
+    grep -q "^usage: ductile $cmd" "$tmp/o" || fail "$cmd $h said: $(cat "$tmp/o" "$tmp/e")"
+  done
+done
+for h in --help -h; do
+  "$bin" cluster $h > "$tmp/o" || fail "cluster $h"
+  grep -q '^  status ' "$tmp/o" || fail "cluster $h said: $(cat "$tmp/o")"
+done
+"$bin" reconfigure --help | grep -q "reads its ductile.conf again" || fail "reconfigure --help says what it does"
+echo ok
