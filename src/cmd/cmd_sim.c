@@ -89,7 +89,8 @@ static void help(FILE *f)
         "                       (nodes numbered from 0, as in --events-csv)\n"
         "  --mtbf S             node failures drawn at random (--seed): each node fails\n"
         "                       on average once every S seconds\n"
-        "  --downtime S         how long a drawn failure keeps its node down (default 3600)\n"
+        "  --downtime S         how long a drawn failure keeps its node down (default 3600);\n"
+        "                       --failures and --mtbf may be combined\n"
         "  --checkpoint-every S  jobs without checkpoint_every of their own checkpoint after\n"
         "                       every S seconds of work; a failed job restarts from its last\n"
         "                       checkpoint (default: none, it starts over)\n"
@@ -234,7 +235,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "w:N:p:m:s:", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":w:N:p:m:s:", lopts, NULL)) != -1) {
         switch (c) {
         case 'w':
             o->workload = optarg;
@@ -371,8 +372,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
             *(c == O_CKEVERY ? &o->ckpt_every : &o->ckpt_cost) = x;
             break;
         }
+        case ':':
+            return cmd_fail("sim: option '%s' needs a value (try 'ductile sim --help')",
+                            argv[optind - 1]);
         default:
-            return cmd_fail("sim: unknown or incomplete option '%s' (try 'ductile sim --help')",
+            return cmd_fail("sim: unknown option '%s' (try 'ductile sim --help')",
                             argv[optind - 1]);
         }
     }

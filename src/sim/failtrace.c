@@ -46,7 +46,8 @@ int sim_failures_load(const char *path, int nodes, sim_failure_t **out, int *nou
             break;
         }
         if (n && t < v[n - 1].t) {
-            snprintf(err, errlen, "%s:%d: failures must come in time order", path, lineno);
+            snprintf(err, errlen, "%s:%d: failures must come in time order (%g after %g)", path,
+                     lineno, t, v[n - 1].t);
             rc = -EINVAL;
             break;
         }

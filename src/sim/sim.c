@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../common/idmap.h"
+#include "../sched/constraint.h"
 #include "evq.h"
 #include "sim_internal.h"
 
@@ -314,6 +315,7 @@ static void job_end(simctx_t *c, size_t i, double t)
     jr->end = t;
     jr->nodes_final = r->n;
     r->state = RJ_DONE;
+    c->fails_since_end = 0;
     request_closed(c, r, t, false);
     emit(c, t, i, SIM_OP_END, r->n, 0, NULL);
     sched_remove(c->s, c->wl->jobs[i].id);
@@ -538,6 +540,24 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
     res->njobs = nj;
     for (size_t i = 0; i < nj; i++) {
         init_job(&c, i);
+        /* a request the engine can never grant is a mistake in the workload */
+        const wl_job_t *j = &wl->jobs[i];
+        for (int k = 0; k < j->nreq; k++) {
+            int want = j->req[k].nodes;
+            const char *why = want > cfg->nodes ? "more than the cluster has"
+                              : want < res->jobs[i].min_nodes || want > res->jobs[i].max_nodes
+                                  ? "outside the job's min-max"
+                              : !cons_valid(want, j->constraint) ? "against the job's constraint"
+                                                                 : NULL;
+            if (why) {
+                snprintf(err, errlen, "job %lld: request %d asks for %d nodes, %s (%d-%d, "
+                         "constraint %s, %d nodes in the cluster)", (long long)j->id, k + 1,
+                         want, why, res->jobs[i].min_nodes, res->jobs[i].max_nodes,
+                         sched_constraint_name(j->constraint), cfg->nodes);
+                rc = -EINVAL;
+                goto out;
+            }
+        }
         if (idmap_put(c.byid, wl->jobs[i].id, &c.rj[i]) < 0) {
             snprintf(err, errlen, "duplicate job id %lld in the workload",
                      (long long)wl->jobs[i].id);
@@ -601,9 +621,21 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
                 resize_done(&c, it.job, t);
                 changed = true;
             } else if (it.kind == EV_FAIL) {
+                if (!work_left(&c, next, t))
+                    continue; /* nothing left to run: no failure matters */
                 if (it.job == DRAWN) {
-                    if (!work_left(&c, next, t))
-                        continue;
+                    /* failures so frequent that no job ever finishes would run for ever */
+                    if (++c.fails_since_end > 100000L + 100L * cfg->nodes) {
+                        snprintf(err, errlen,
+                                 "no job could finish: %ld failures since the last job "
+                                 "ended (one every %g s on average on %d nodes, --mtbf %g): "
+                                 "raise --mtbf or let the jobs checkpoint "
+                                 "(--checkpoint-every)",
+                                 c.fails_since_end, cfg->failures->mtbf / cfg->nodes,
+                                 cfg->nodes, cfg->failures->mtbf);
+                        rc = -ELOOP;
+                        goto out;
+                    }
                     node_fail(&c, (int)it.ver, cfg->failures->downtime, t);
                     push_drawn(&c, t);
                 } else {

@@ -51,6 +51,7 @@ typedef struct simctx {
     /* failures: when each node is up again, the generator of drawn failures */
     double *down_until;
     rng_t frng;
+    long fails_since_end; /* drawn failures since a job last ended */
 } simctx_t;
 
 /* The checkpoint service (simckpt.c). Every hook is called only when c->ck is set. */

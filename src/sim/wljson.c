@@ -122,23 +122,39 @@ static int parse_mtct(const jctx_t *c, const json_t *v, mtct_point_t **out, int 
 /* [{"at": 0.3, "nodes": 4}, ...] -> requests in ascending `at`. The caller frees *out. */
 static int parse_requests(const jctx_t *c, const json_t *v, evo_request_t **out, int *nout)
 {
-    const char *form = "'requests' must be a list of {\"at\": FRACTION, \"nodes\": N} with "
-                       "0 < at < 1 in ascending order and N >= 1";
     if (!json_is_array(v) || json_array_size(v) > 100000)
-        return jfail(c, "%s", form);
+        return jfail(c, "'requests' must be a list of {\"at\": FRACTION, \"nodes\": N} "
+                        "(at most 100000)");
     size_t n = json_array_size(v);
     evo_request_t *r = calloc(n ? n : 1, sizeof(*r));
     if (!r)
         return jfail(c, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(v, i);
-        int64_t nodes;
-        if (!json_is_object(e) || json_object_size(e) != 2 ||
-            !get_num(json_object_get(e, "at"), 0, &r[i].at) || !(r[i].at > 0 && r[i].at < 1) ||
-            (i && !(r[i].at > r[i - 1].at)) ||
-            !get_int(json_object_get(e, "nodes"), 1, INT32_MAX, &nodes)) {
+        const json_t *e = json_array_get(v, i), *val;
+        const char *key, *bad = NULL;
+        char why[160] = "";
+        int64_t nodes = 0;
+        if (!json_is_object(e))
+            bad = "is not an object {\"at\": FRACTION, \"nodes\": N}";
+        json_object_foreach((json_t *)e, key, val)
+        {
+            if (!bad && strcmp(key, "at") && strcmp(key, "nodes")) {
+                snprintf(why, sizeof(why), "has an unknown key '%s' (expected at, nodes)", key);
+                bad = why;
+            }
+        }
+        if (!bad && (!get_num(json_object_get(e, "at"), 0, &r[i].at) ||
+                     !(r[i].at > 0 && r[i].at < 1)))
+            bad = "needs 'at', the share of the job's work done, between 0 and 1 (both excluded)";
+        else if (!bad && i && !(r[i].at > r[i - 1].at)) {
+            snprintf(why, sizeof(why), "comes at %g, not after the request before it (%g)",
+                     r[i].at, r[i - 1].at);
+            bad = why;
+        } else if (!bad && !get_int(json_object_get(e, "nodes"), 1, INT32_MAX, &nodes))
+            bad = "needs 'nodes', a whole number of nodes >= 1";
+        if (bad) {
             free(r);
-            return jfail(c, "%s (request %zu)", form, i + 1);
+            return jfail(c, "'requests': request %zu %s", i + 1, bad);
         }
         r[i].nodes = (int)nodes;
     }
@@ -207,8 +223,8 @@ static int parse_key(const jctx_t *c, const char *key, const json_t *v, wl_job_t
     } else if (!strcmp(key, "checkpoint_every") || !strcmp(key, "checkpoint_cost")) {
         bool every = !strcmp(key, "checkpoint_every");
         double *dst = every ? &j->ckpt_every : &j->ckpt_cost;
-        if (!get_num(v, 0, dst))
-            return jfail(c, "'%s' must be a number of seconds >= 0 (%s)", key,
+        if (!get_num(v, 0, dst) || (every && *dst == 0))
+            return jfail(c, "'%s' must be a number of seconds %s (%s)", key, every ? "> 0" : ">= 0",
                          every ? "work between two checkpoints" : "what one checkpoint takes");
     } else if (!strcmp(key, "speedup")) {
         char why[200];
@@ -270,6 +286,11 @@ static int parse_job(jctx_t *c, const json_t *obj, idmap_t *ids, workload_t *wl)
         int rc = parse_mtct(c, mv, &j.mtct, &j.nmtct);
         if (rc < 0)
             return rc;
+    }
+    if (j.ckpt_cost > 0 && !(j.ckpt_every > 0)) {
+        free(j.mtct);
+        return jfail(c, "'checkpoint_cost' needs 'checkpoint_every' (how often the job "
+                        "checkpoints)");
     }
     const json_t *rv = json_object_get(obj, "requests");
     if (rv) {

@@ -141,7 +141,9 @@ const sched_policy_t policy_sfsj = {
         (const sched_param_def_t[]){
             {"tiebreak", 0, 0, 1,
              "among victims of one size: 0 the latest submitted, 1 the latest started"},
-            {"malleable", 0, 0, 1, "1: a malleable victim is shrunk instead of stopped"},
+            {"malleable", 0, 0, 1,
+             "1: malleable jobs of any size shrink first, down to their minimum, before any "
+             "job is stopped"},
             {0}},
     .needs_end_order = true,
     .pass = pass,
