@@ -20,6 +20,13 @@ printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 1, "requests": [{"at": 0.
 printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 1, "type": "evolving", "requests": [{"at": 1.5, "nodes": 2}]}]}' > "$tmp/at.json"
 printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 1, "type": "evolving", "requests": [{"at": 0.5, "nodes": 2}, {"at": 0.4, "nodes": 1}]}]}' > "$tmp/order.json"
 expect_err "add \"type\": \"evolving\"" sim --workload "$tmp/rigid.json"
-expect_err "0 < at < 1 in ascending order and N >= 1 (request 1)" sim --workload "$tmp/at.json"
-expect_err "(request 2)" sim --workload "$tmp/order.json"
+printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 1, "type": "evolving", "max": 4, "requests": [{"at": 0.5, "node": 2}]}]}' > "$tmp/key.json"
+printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 2, "type": "evolving", "max": 4, "constraint": "even", "requests": [{"at": 0.5, "nodes": 3}]}]}' > "$tmp/cons.json"
+printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 1, "type": "evolving", "max": 8, "requests": [{"at": 0.5, "nodes": 6}]}]}' > "$tmp/big.json"
+expect_err "request 1 needs 'at', the share of the job's work done, between 0 and 1" sim --workload "$tmp/at.json"
+expect_err "request 2 comes at 0.4, not after the request before it (0.5)" sim --workload "$tmp/order.json"
+expect_err "request 1 has an unknown key 'node' (expected at, nodes)" sim --workload "$tmp/key.json"
+# requests the engine could never grant: refused before the run, not counted as refused
+expect_err "job 1: request 1 asks for 3 nodes, against the job's constraint" sim --workload "$tmp/cons.json"
+expect_err "job 1: request 1 asks for 6 nodes, more than the cluster has" sim --workload "$tmp/big.json"
 echo ok

@@ -50,13 +50,19 @@ grep -q checkpoint_every "$tmp/own.json" || fail "sed did not add the key"
 grep -q '^3,0,5,14,' "$tmp/own.csv" || fail "J3 from its own checkpoint: $(cat "$tmp/own.csv")"
 sed 's/"runtime": 8}/"runtime": 8, "checkpoint_cost": -1}/' "$wl" > "$tmp/bad.json"
 expect_err "'checkpoint_cost' must be a number of seconds >= 0" sim --workload "$tmp/bad.json"
+sed 's/"runtime": 8}/"runtime": 8, "checkpoint_cost": 2}/' "$wl" > "$tmp/costonly.json"
+expect_err "'checkpoint_cost' needs 'checkpoint_every'" sim --workload "$tmp/costonly.json"
+# failures so frequent that no job can finish: the run stops with the reason
+printf '{"nodes": 7, "jobs": [{"runtime": 100, "nodes": 7}]}' > "$tmp/never.json"
+expect_err "no job could finish: .* raise --mtbf or let the jobs checkpoint" sim --workload "$tmp/never.json" --mtbf 10 --downtime 5
+expect_err "option '--mtbf' needs a value" sim --workload "$wl" --mtbf
 expect_err "there are no failures" sim --workload "$wl" --checkpoint-every 10
 expect_err "needs --checkpoint-every" sim --workload "$wl" --mtbf 100 --checkpoint-cost 1
 
 printf '1 2 5\n0 1 5\n' > "$tmp/unordered"
 printf '1 8 5\n' > "$tmp/outside"
 printf '1 two 5\n' > "$tmp/garbled"
-expect_err "unordered:2: failures must come in time order" sim --workload "$wl" --failures "$tmp/unordered"
+expect_err "unordered:2: failures must come in time order (0 after 1)" sim --workload "$wl" --failures "$tmp/unordered"
 expect_err "node 8 is not in the cluster (nodes are 0 to 7)" sim --workload "$wl" --failures "$tmp/outside"
 expect_err "garbled:1: expected TIME NODE DOWN_SECONDS" sim --workload "$wl" --failures "$tmp/garbled"
 expect_err "cannot read" sim --workload "$wl" --failures "$tmp/nosuch"
