@@ -55,11 +55,19 @@ static void granted_later(void **state)
 static void refused_and_no_op(void **state)
 {
     (void)state;
+    /* above the cluster (and its maximum): a mistake in the workload, refused before
+     * the run */
+    workload_t wl = {0};
+    evo_request_t req[] = {{.at = 0.5, .nodes = 9}};
+    wl_job_t e = {.id = 1, .nodes = 2, .runtime = 100, .walltime = 100, .type = SCHED_EVOLVING,
+                  .min_nodes = 1, .max_nodes = 8, .nreq = 1, .req = req};
+    assert_int_equal(wl_append(&wl, &e), 0);
+    sim_config_t cfg = {.nodes = 8, .policy = "easy", .speedup = {.model = SPEEDUP_LINEAR}};
     sim_result_t res;
-    run(30, 9, &res); /* above its maximum: the engine refuses */
-    assert_int_equal(res.req_never, 1);
-    assert_true(res.jobs[0].end == 100);
-    sim_result_free(&res);
+    char err[256] = "";
+    assert_true(sim_run(&wl, &cfg, &res, err, sizeof(err)) < 0);
+    assert_non_null(strstr(err, "job 1: request 1 asks for 9 nodes, more than the cluster has"));
+    wl_free(&wl);
     run(30, 2, &res); /* the size it has */
     assert_int_equal(res.req_at_once, 1);
     assert_true(res.jobs[0].end == 100);
