@@ -341,6 +341,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "taskfarm: the job ends if a node fails (%s)\n", dt_strerror());
     spawn(NULL); /* one worker on every node of the job (or the local ones) */
     int expansions = 0, shrinks = 0, restarts = 0;
+    long done_at_restart = 0;
     double restart_at = 0;
     while (done_items < nitems) {
         serve(lfd, 10);
@@ -348,7 +349,11 @@ int main(int argc, char **argv)
             children--;
         if (nw == 0 && children == 0 && now() >= restart_at) {
             /* every worker is gone (their step ended with a node or a daemon): start
-             * them again on the job's nodes, a few times, then fail loudly */
+             * them again on the job's nodes, a few times without progress in between
+             * (each node lost in a long job costs one), then fail loudly */
+            if (done_items > done_at_restart)
+                restarts = 0;
+            done_at_restart = done_items;
             if (++restarts > 3) {
                 fprintf(stderr, "taskfarm: all workers lost %d times; giving up at item %ld "
                         "of %ld\n", restarts - 1, done_items, nitems);

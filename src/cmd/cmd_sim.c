@@ -365,10 +365,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
         case O_CKEVERY:
         case O_CKCOST: {
             double x;
-            if (parse_double(optarg, &x) < 0 || x < 0 || (c == O_CKEVERY && x == 0))
+            if (parse_double(optarg, &x) < 0 || x < 0 || (c == O_CKEVERY && x < 0.001))
                 return cmd_fail("--%s: '%s' is not a time in seconds (%s)",
                                 c == O_CKEVERY ? "checkpoint-every" : "checkpoint-cost", optarg,
-                                c == O_CKEVERY ? "> 0" : ">= 0");
+                                c == O_CKEVERY ? ">= 0.001" : ">= 0");
             *(c == O_CKEVERY ? &o->ckpt_every : &o->ckpt_cost) = x;
             break;
         }

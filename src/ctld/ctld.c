@@ -93,13 +93,15 @@ void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn
 
 int ctld_sched_create(int nnodes, const char *policy, sched_t **out, char *err, size_t errlen)
 {
+    int rc = sched_create(nnodes, policy, out, err, errlen);
     /* sfsj interrupts jobs (SCHED_OP_INTERRUPT), which the controller cannot do yet */
-    if (!strncmp(policy, "sfsj", 4) && (!policy[4] || policy[4] == ':'))
-        return snprintf(err, errlen, "'%s' runs in the simulator only for now: the controller "
-                        "cannot yet stop a job to give its nodes to another (conservative "
-                        "already restarts a failed --requeue job first of all)", policy),
-               -EINVAL;
-    return sched_create(nnodes, policy, out, err, errlen);
+    if (rc == 0 && sched_policy_interrupts(*out)) {
+        snprintf(err, errlen, SCHED_INTERRUPT_REFUSED, policy);
+        sched_destroy(*out);
+        *out = NULL;
+        return -EINVAL;
+    }
+    return rc;
 }
 
 int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)

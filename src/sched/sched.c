@@ -719,6 +719,7 @@ bool sched_node_busy(const sched_t *s, int node)
     return false;
 }
 int sched_pending_count(const sched_t *s) { return s->npending; }
+bool sched_policy_interrupts(const sched_t *s) { return s->policy->interrupts; }
 
 int sched_pending_need(const sched_t *s)
 {

@@ -160,6 +160,12 @@ void sched_destroy(sched_t *s);
 int sched_nnodes(const sched_t *s);
 /* The policy spec with every parameter spelled out, e.g. "perf:lower=0.2:upper=0.6:guard=60". */
 const char *sched_policy_spec(const sched_t *s);
+/* Does the policy stop jobs for others (SCHED_OP_INTERRUPT actions)? A caller that cannot
+ * carry that out (the controller, for now) refuses such a policy. */
+bool sched_policy_interrupts(const sched_t *s);
+#define SCHED_INTERRUPT_REFUSED                                                              \
+    "'%s' runs in the simulator only for now: the controller cannot yet stop a job to give " \
+    "its nodes to another (conservative already restarts a failed --requeue job first of all)"
 /* Seconds between periodic scheduling passes the policy wants (its "tick"
  * parameter); 0 means passes on events only. */
 double sched_tick(const sched_t *s);

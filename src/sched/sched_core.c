@@ -133,6 +133,8 @@ void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
     j->reason = why;
     j->reason_job = -1;
     j->reserved_start = -1;
+    j->cls = SCHED_CLASS_NORMAL; /* the class orders the waiting only */
+    j->steal_due = j->steal_wait = false;
     core_running_add(s, j);
     emit(s, SCHED_OP_START, j, 0, size, j->nodes, size, why, -1);
 }

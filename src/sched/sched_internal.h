@@ -71,6 +71,7 @@ typedef struct sched_policy {
     bool needs_end_order;            /* keeps running jobs sorted by expected end */
     bool uses_power;                 /* works with the power corridor (its own admit
                                         parameter instead of power=1) */
+    bool interrupts;                 /* may return SCHED_OP_INTERRUPT actions */
     void (*pass)(sched_t *s);
 } sched_policy_t;
 

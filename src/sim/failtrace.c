@@ -20,19 +20,25 @@ int sim_failures_load(const char *path, int nodes, sim_failure_t **out, int *nou
     char line[512];
     while (fgets(line, sizeof(line), f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%d: line too long (at most %zu characters)", path, lineno,
+                     sizeof(line) - 2);
+            rc = -EINVAL;
+            break;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
         for (char *p = line; *p; p++)
             if (*p == ',')
                 *p = ' ';
-        double t, down;
-        long node;
+        double t, down, nodef;
         char extra;
-        int k = sscanf(line, "%lf %ld %lf %c", &t, &node, &down, &extra);
+        int k = sscanf(line, "%lf %lf %lf %c", &t, &nodef, &down, &extra);
         if (k <= 0)
             continue; /* blank or a comment */
-        if (k != 3 || !isfinite(t) || t < 0 || !(down > 0) || !isfinite(down)) {
+        long node = nodef >= -1 && nodef <= 1e9 && nodef == floor(nodef) ? (long)nodef : -2;
+        if (k != 3 || !isfinite(t) || t < 0 || !(down > 0) || !isfinite(down) || node == -2) {
             snprintf(err, errlen,
                      "%s:%d: expected TIME NODE DOWN_SECONDS (a time >= 0, a node number, "
                      "a down time > 0)", path, lineno);

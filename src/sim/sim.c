@@ -21,7 +21,9 @@ const sim_reconf_t sim_reconf_default = {
 enum { EV_END, EV_RESIZE, EV_TICK, EV_CORRIDOR, EV_FAIL, EV_UP, EV_REQUEST };
 /* EV_FAIL's job field: an index into the trace, or DRAWN with the node in ver */
 #define DRAWN UINT32_MAX
-enum { CLS_CHANGE = 0, CLS_TICK = 2 }; /* arrivals sit between the two classes */
+/* At one instant: ends, resize completions and nodes coming back (CHANGE), then
+ * failures (a job that ends as its node fails has ended), then arrivals, then ticks. */
+enum { CLS_CHANGE = 0, CLS_FAIL = 1, CLS_TICK = 2 };
 static double rate_at(const rjob_t *r, int n, int nodes_ref)
 {
     if (n == nodes_ref)
@@ -220,6 +222,9 @@ static void run_lost(simctx_t *c, size_t i, double t, sim_op_t op)
     double done = r->eff0 - r->wref, kept = 0;
     if (r->every > 0 && done > 0) {
         double k = floor(done / (r->every + r->cost) + 1e-9);
+        double most = ceil(r->left / r->every - 1e-9) - 1; /* the run's checkpoints */
+        if (k > most)
+            k = most > 0 ? most : 0;
         r->left -= k * r->every;
         kept = k * (r->every + r->cost) / done;
     }
@@ -449,16 +454,16 @@ static void push_drawn(simctx_t *c, double t)
     const sim_failures_t *f = c->cfg->failures;
     double at = t + rng_exp(&c->frng, f->mtbf / c->cfg->nodes);
     uint32_t node = (uint32_t)rng_below(&c->frng, (uint64_t)c->cfg->nodes);
-    if (evq_push(&c->q, at, CLS_CHANGE, EV_FAIL, DRAWN, node) < 0)
+    if (evq_push(&c->q, at, CLS_FAIL, EV_FAIL, DRAWN, node) < 0)
         c->err = -ENOMEM;
 }
 
-/* A node fails at t for down seconds. */
-static void node_fail(simctx_t *c, int node, double down, double t)
+/* A node fails at t for down seconds (counted unless no job is left to run). */
+static void node_fail(simctx_t *c, int node, double down, double t, bool count)
 {
     if (node < 0 || node >= c->cfg->nodes || t < c->down_until[node])
         return;
-    c->res->failures++;
+    c->res->failures += count;
     c->down_until[node] = t + down;
     if (evq_push(&c->q, t + down, CLS_CHANGE, EV_UP, (uint32_t)node, 0) < 0)
         c->err = -ENOMEM;
@@ -484,6 +489,32 @@ static void node_fail(simctx_t *c, int node, double down, double t)
     settle(c, i, t);
 }
 
+/* A failure event at t; 0 or a negative errno with err set. */
+static int on_failure(simctx_t *c, const evq_item_t *it, size_t next, double t, char *err,
+                      size_t errlen)
+{
+    const sim_failures_t *f = c->cfg->failures;
+    bool left = work_left(c, next, t);
+    if (it->job != DRAWN) { /* a trace's node is down whatever runs */
+        const sim_failure_t *e = &f->trace[it->job];
+        node_fail(c, e->node, e->down, t, left);
+        return 0;
+    }
+    if (!left)
+        return 0; /* the drawn failures end with the work */
+    /* failures so frequent that no job ever finishes would run for ever */
+    if (++c->fails_since_end > 100000L + 100L * c->cfg->nodes)
+        return snprintf(err, errlen,
+                        "no job could finish: %ld failures since the last job ended (one "
+                        "every %g s on average on %d nodes, --mtbf %g): raise --mtbf or let "
+                        "the jobs checkpoint (--checkpoint-every)",
+                        c->fails_since_end, f->mtbf / c->cfg->nodes, c->cfg->nodes, f->mtbf),
+               -ELOOP;
+    node_fail(c, (int)it->ver, f->downtime, t, true);
+    push_drawn(c, t);
+    return 0;
+}
+
 static int failures_init(simctx_t *c, double t0, char *err, size_t errlen)
 {
     const sim_failures_t *f = c->cfg->failures;
@@ -498,7 +529,7 @@ static int failures_init(simctx_t *c, double t0, char *err, size_t errlen)
         if (!(e->down > 0) || !isfinite(e->t) || (k && e->t < f->trace[k - 1].t))
             return snprintf(err, errlen, "failure %d: needs a time in order and a down time > 0",
                             k + 1), -EINVAL;
-        if (evq_push(&c->q, e->t, CLS_CHANGE, EV_FAIL, (uint32_t)k, 0) < 0)
+        if (evq_push(&c->q, e->t, CLS_FAIL, EV_FAIL, (uint32_t)k, 0) < 0)
             return -ENOMEM;
     }
     if (f->mtbf > 0) {
@@ -593,6 +624,12 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
             snprintf(err, errlen, "out of memory");
         goto out;
     }
+    if (cfg->failures && cfg->ckpt) {
+        snprintf(err, errlen, "node failures and a checkpoint service (--ckpt-nodes) cannot be "
+                              "simulated together yet: the service's nodes do not fail");
+        rc = -EINVAL;
+        goto out;
+    }
     if (cfg->failures && (rc = failures_init(&c, nj ? wl->jobs[0].submit : 0, err, errlen)) < 0)
         goto out;
     size_t next = 0, reported = 0, same_instant = 0;
@@ -620,29 +657,6 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
                     continue; /* the run it belonged to was lost */
                 resize_done(&c, it.job, t);
                 changed = true;
-            } else if (it.kind == EV_FAIL) {
-                if (!work_left(&c, next, t))
-                    continue; /* nothing left to run: no failure matters */
-                if (it.job == DRAWN) {
-                    /* failures so frequent that no job ever finishes would run for ever */
-                    if (++c.fails_since_end > 100000L + 100L * cfg->nodes) {
-                        snprintf(err, errlen,
-                                 "no job could finish: %ld failures since the last job "
-                                 "ended (one every %g s on average on %d nodes, --mtbf %g): "
-                                 "raise --mtbf or let the jobs checkpoint "
-                                 "(--checkpoint-every)",
-                                 c.fails_since_end, cfg->failures->mtbf / cfg->nodes,
-                                 cfg->nodes, cfg->failures->mtbf);
-                        rc = -ELOOP;
-                        goto out;
-                    }
-                    node_fail(&c, (int)it.ver, cfg->failures->downtime, t);
-                    push_drawn(&c, t);
-                } else {
-                    const sim_failure_t *e = &cfg->failures->trace[it.job];
-                    node_fail(&c, e->node, e->down, t);
-                }
-                changed = true;
             } else if (it.kind == EV_REQUEST) {
                 if (it.ver != c.rj[it.job].ver || c.rj[it.job].state != RJ_RUNNING ||
                     c.rj[it.job].target != 0)
@@ -650,6 +664,8 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
                 make_request(&c, it.job, t);
                 changed = true;
             } else if (it.kind == EV_UP) {
+                if (c.down_until[it.job] > t)
+                    continue; /* it failed again since: a later EV_UP brings it back */
                 sched_set_node_available(c.s, (int)it.job, true);
                 changed = true;
             } else if (it.ver == c.rj[it.job].ver && c.rj[it.job].state == RJ_RUNNING &&
@@ -657,6 +673,13 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
                 job_end(&c, it.job, t);
                 changed = true;
             }
+        }
+        while (c.q.n && evq_top(&c.q)->t == t && evq_top(&c.q)->cls == CLS_FAIL) {
+            evq_item_t it = *evq_top(&c.q);
+            evq_pop(&c.q);
+            if ((rc = on_failure(&c, &it, next, t, err, errlen)) < 0)
+                goto out;
+            changed = true;
         }
         while (next < nj && wl->jobs[next].submit == t) {
             submit(&c, next++);

@@ -223,8 +223,9 @@ static int parse_key(const jctx_t *c, const char *key, const json_t *v, wl_job_t
     } else if (!strcmp(key, "checkpoint_every") || !strcmp(key, "checkpoint_cost")) {
         bool every = !strcmp(key, "checkpoint_every");
         double *dst = every ? &j->ckpt_every : &j->ckpt_cost;
-        if (!get_num(v, 0, dst) || (every && *dst == 0))
-            return jfail(c, "'%s' must be a number of seconds %s (%s)", key, every ? "> 0" : ">= 0",
+        if (!get_num(v, 0, dst) || (every && *dst < 0.001))
+            return jfail(c, "'%s' must be a number of seconds %s (%s)", key,
+                         every ? ">= 0.001" : ">= 0",
                          every ? "work between two checkpoints" : "what one checkpoint takes");
     } else if (!strcmp(key, "speedup")) {
         char why[200];

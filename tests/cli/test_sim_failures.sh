@@ -56,6 +56,7 @@ expect_err "'checkpoint_cost' needs 'checkpoint_every'" sim --workload "$tmp/cos
 printf '{"nodes": 7, "jobs": [{"runtime": 100, "nodes": 7}]}' > "$tmp/never.json"
 expect_err "no job could finish: .* raise --mtbf or let the jobs checkpoint" sim --workload "$tmp/never.json" --mtbf 10 --downtime 5
 expect_err "option '--mtbf' needs a value" sim --workload "$wl" --mtbf
+expect_err "'0.0001' is not a time in seconds (>= 0.001)" sim --workload "$wl" --mtbf 100 --checkpoint-every 0.0001
 expect_err "there are no failures" sim --workload "$wl" --checkpoint-every 10
 expect_err "needs --checkpoint-every" sim --workload "$wl" --mtbf 100 --checkpoint-cost 1
 
@@ -65,6 +66,8 @@ printf '1 two 5\n' > "$tmp/garbled"
 expect_err "unordered:2: failures must come in time order (0 after 1)" sim --workload "$wl" --failures "$tmp/unordered"
 expect_err "node 8 is not in the cluster (nodes are 0 to 7)" sim --workload "$wl" --failures "$tmp/outside"
 expect_err "garbled:1: expected TIME NODE DOWN_SECONDS" sim --workload "$wl" --failures "$tmp/garbled"
+printf '1 1.5 3\n' > "$tmp/fraction"
+expect_err "fraction:1: expected TIME NODE DOWN_SECONDS" sim --workload "$wl" --failures "$tmp/fraction"
 expect_err "cannot read" sim --workload "$wl" --failures "$tmp/nosuch"
 expect_err "'0' is not a time in seconds" sim --workload "$wl" --mtbf 0
 expect_err "there is no --mtbf" sim --workload "$wl" --downtime 60

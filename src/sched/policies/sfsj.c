@@ -55,12 +55,17 @@ static bool can_give(const sjob_t *j, bool shrink_malleable)
 /* Nodes for the failed job f from the victims, or nothing at all. With malleable=1 the
  * malleable jobs that can shrink come first, whatever their size (a shrink only slows
  * them down), then the jobs to interrupt, each group in the victim order. */
-static void steal(sched_t *s, sjob_t *f)
+static void steal(sched_t *s, sjob_t *f, int *claimed)
 {
     f->steal_due = false;
     int need = core_min_start(f, false);
-    if (s->nfree >= need || core_unrunnable(s, f, false))
+    int avail = s->nfree - *claimed > 0 ? s->nfree - *claimed : 0;
+    if (core_unrunnable(s, f, false))
         return;
+    if (avail >= need) {
+        *claimed += need;
+        return;
+    }
     bool latest_start = s->params[P_TIEBREAK] > 0.5;
     bool shrink_malleable = s->params[P_MALLEABLE] > 0.5;
     core_tmp_reserve(s, (size_t)s->nrunning + 1);
@@ -79,7 +84,7 @@ static void steal(sched_t *s, sjob_t *f)
         if (pass == 0)
             nshrink = n;
     }
-    int got = s->nfree, k = 0;
+    int got = avail, k = 0;
     for (; k < n && got < need; k++) {
         sjob_t *v = s->tmp[k];
         v->newsize = 0;
@@ -99,6 +104,7 @@ static void steal(sched_t *s, sjob_t *f)
     }
     if (got < need)
         return;
+    *claimed += need;
     for (int i = 0; i < k; i++) {
         sjob_t *v = s->tmp[i];
         if (v->newsize) {
@@ -114,10 +120,13 @@ static void steal(sched_t *s, sjob_t *f)
 static void pass(sched_t *s)
 {
     sjob_t *next;
+    int claimed = 0;
     for (sjob_t *j = s->qhead; j && j->cls == SCHED_CLASS_FAILED; j = next) {
         next = j->qnext;
         if (j->steal_due)
-            steal(s, j);
+            steal(s, j, &claimed);
+        else if (!j->steal_wait && s->nfree - claimed >= core_min_start(j, false))
+            claimed += core_min_start(j, false);
     }
     /* A failed job waiting for the shrinks that give it nodes: nothing starts before
      * it (their nodes come free one by one). */
@@ -126,8 +135,10 @@ static void pass(sched_t *s)
         if (j->steal_wait) {
             if (s->nresizing > 0)
                 waiting = true;
-            else
+            else {
                 j->steal_wait = false;
+                j->steal_due = s->nfree < core_min_start(j, false); /* a shrink declined */
+            }
         }
     if (!waiting)
         core_pass_conservative(s);
@@ -146,5 +157,6 @@ const sched_policy_t policy_sfsj = {
              "job is stopped"},
             {0}},
     .needs_end_order = true,
+    .interrupts = true,
     .pass = pass,
 };
