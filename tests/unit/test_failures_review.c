@@ -19,30 +19,11 @@
 
 /* ---------- helpers ---------- */
 
-static sched_t *engine(const char *policy, int nodes)
-{
-    sched_t *s;
-    char err[SCHED_ERRLEN];
-    if (sched_create(nodes, policy, &s, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-    return s;
-}
-
 static void submit(sched_t *s, int64_t id, double t, int nodes, sched_jobtype_t type, int min,
                    int max)
 {
-    sched_jobspec_t sp = {.id = id, .submit = t, .type = type, .nodes = nodes, .min_nodes = min,
-                          .max_nodes = max, .walltime = 100};
-    char err[SCHED_ERRLEN];
-    if (sched_submit(s, &sp, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-}
-
-static size_t schedule(sched_t *s, double now, const sched_action_t **a)
-{
-    size_t n;
-    assert_int_equal(sched_schedule(s, now, a, &n), 0);
-    return n;
+    tu_submit(s, (tu_job_t){.id = id, .submit = t, .type = type, .nodes = nodes, .min = min,
+                            .max = max, .walltime = 100});
 }
 
 /* Every counter and index of the engine against a recount. */
@@ -111,20 +92,20 @@ static void invariants_failures_while_resizing(void **state)
     int64_t job;
     sched_failure_t what;
     sched_jobinfo_t ji;
-    sched_t *s = engine("sfsj:malleable=1", 10);
+    sched_t *s = tu_engine(10, "sfsj:malleable=1");
     submit(s, 1, 0, 2, SCHED_MALLEABLE, 1, 6);
     submit(s, 2, 1, 4, SCHED_MALLEABLE, 2, 4);
-    assert_int_equal(schedule(s, 0, &a), 2);
+    assert_int_equal(tu_pass(s, 0, &a), 2);
     check_invariants(s);
     /* job 1 expands 2 -> 5 (operator): nodes [2..5) reserved */
     char err[SCHED_ERRLEN];
     assert_int_equal(sched_request_resize(s, 1, 5, true, err, sizeof(err)), 0);
-    assert_int_equal(schedule(s, 1, &a), 1);
+    assert_int_equal(tu_pass(s, 1, &a), 1);
     assert_int_equal(a[0].op, SCHED_OP_EXPAND);
     int reserved = a[0].nodes[0];
     /* job 2 shrinks 4 -> 2 (operator) */
     assert_int_equal(sched_request_resize(s, 2, 2, true, err, sizeof(err)), 0);
-    assert_int_equal(schedule(s, 2, &a), 1);
+    assert_int_equal(tu_pass(s, 2, &a), 1);
     assert_int_equal(a[0].op, SCHED_OP_SHRINK);
     int leaving = a[0].nodes[0];
     check_invariants(s);
@@ -140,7 +121,7 @@ static void invariants_failures_while_resizing(void **state)
     assert_int_equal(what, SCHED_FAIL_REQUEUED); /* it was giving that node up anyway */
     check_invariants(s);
     assert_int_equal(sched_resize_done(s, 2, true), -EINVAL); /* the caller's late commit */
-    schedule(s, 3, &a);
+    tu_pass(s, 3, &a);
     check_invariants(s);
     /* a drained node still held, then failed */
     assert_int_equal(sched_job_info(s, 1, &ji), 0);
@@ -166,13 +147,13 @@ static void invariants_failures_while_resizing(void **state)
 static void sfsj_two_failures_one_pass(void **state)
 {
     (void)state;
-    sched_t *s = engine("sfsj", 10);
+    sched_t *s = tu_engine(10, "sfsj");
     submit(s, 1, 0, 4, SCHED_RIGID, 0, 0);
     submit(s, 2, 1, 4, SCHED_RIGID, 0, 0);
     submit(s, 3, 2, 1, SCHED_RIGID, 0, 0);
     submit(s, 4, 3, 1, SCHED_RIGID, 0, 0);
     const sched_action_t *a;
-    assert_int_equal(schedule(s, 0, &a), 4);
+    assert_int_equal(tu_pass(s, 0, &a), 4);
     sched_jobinfo_t j1, j2;
     sched_job_info(s, 1, &j1);
     sched_job_info(s, 2, &j2);
@@ -182,7 +163,7 @@ static void sfsj_two_failures_one_pass(void **state)
     sched_node_failed(s, n1, &job, &what);
     sched_node_failed(s, n2, &job, &what);
     assert_int_equal(sched_free_nodes(s), 6); /* 3 + 3 up nodes, 8 needed */
-    size_t n = schedule(s, 1, &a);
+    size_t n = tu_pass(s, 1, &a);
     int interrupts = 0;
     for (size_t k = 0; k < n; k++)
         interrupts += a[k].op == SCHED_OP_INTERRUPT;
@@ -192,7 +173,7 @@ static void sfsj_two_failures_one_pass(void **state)
     print_message("pass: %zu actions, %d interrupts; job 1 %s, job 2 %s\n", n, interrupts,
                   j1.state == SCHED_PENDING ? "waits" : "runs",
                   j2.state == SCHED_PENDING ? "waits" : "runs");
-    n = schedule(s, 2, &a); /* and later passes do not steal either */
+    n = tu_pass(s, 2, &a); /* and later passes do not steal either */
     sched_job_info(s, 2, &j2);
     if (j2.state == SCHED_PENDING)
         fail_msg("failed job 2 waits (reason %s) while jobs 3 and 4 (1 node each) run: sfsj "

@@ -146,31 +146,11 @@ static void sfsj_same_when_nodes_free(void **state)
     wl_free(&wl);
 }
 
-/* The engine alone: jobs of sizes running, a failed job of `need` nodes. */
-static sched_t *engine(const char *policy, int nodes)
-{
-    sched_t *s;
-    char err[SCHED_ERRLEN];
-    if (sched_create(nodes, policy, &s, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-    return s;
-}
-
 static void submit(sched_t *s, int64_t id, double t, int nodes, sched_jobtype_t type, int min,
                    int max)
 {
-    sched_jobspec_t sp = {.id = id, .submit = t, .type = type, .nodes = nodes, .min_nodes = min,
-                          .max_nodes = max, .walltime = 100};
-    char err[SCHED_ERRLEN];
-    if (sched_submit(s, &sp, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-}
-
-static size_t schedule(sched_t *s, double now, const sched_action_t **a)
-{
-    size_t n;
-    assert_int_equal(sched_schedule(s, now, a, &n), 0);
-    return n;
+    tu_submit(s, (tu_job_t){.id = id, .submit = t, .type = type, .nodes = nodes, .min = min,
+                            .max = max, .walltime = 100});
 }
 
 /* AS-4 (c): running jobs of sizes 2, 2 and 4 submitted at 0, 5 and 1, a failed 6-node
@@ -178,13 +158,13 @@ static size_t schedule(sched_t *s, double now, const sched_action_t **a)
 static void sfsj_victim_order(void **state)
 {
     (void)state;
-    sched_t *s = engine("sfsj", 14);
+    sched_t *s = tu_engine(14, "sfsj");
     submit(s, 10, -1, 6, SCHED_RIGID, 0, 0);
     submit(s, 1, 0, 2, SCHED_RIGID, 0, 0);
     submit(s, 2, 5, 2, SCHED_RIGID, 0, 0);
     submit(s, 3, 1, 4, SCHED_RIGID, 0, 0);
     const sched_action_t *a;
-    assert_int_equal(schedule(s, 5, &a), 4); /* 14 nodes, all busy */
+    assert_int_equal(tu_pass(s, 5, &a), 4); /* 14 nodes, all busy */
     sched_jobinfo_t ji;
     assert_int_equal(sched_job_info(s, 10, &ji), 0);
     int64_t job;
@@ -193,7 +173,7 @@ static void sfsj_victim_order(void **state)
     assert_int_equal(job, 10);
     assert_int_equal(what, SCHED_FAIL_REQUEUED);
     assert_int_equal(sched_free_nodes(s), 5); /* the failed node is down */
-    size_t n = schedule(s, 6, &a);
+    size_t n = tu_pass(s, 6, &a);
     assert_int_equal(n, 2);
     assert_int_equal(a[0].op, SCHED_OP_INTERRUPT);
     assert_int_equal(a[0].job, 2);
@@ -215,22 +195,22 @@ static void sfsj_tiebreak_started(void **state)
 {
     (void)state;
     for (int tb = 0; tb < 2; tb++) {
-        sched_t *s = engine(tb ? "sfsj:tiebreak=1" : "sfsj", 4);
+        sched_t *s = tu_engine(4, tb ? "sfsj:tiebreak=1" : "sfsj");
         submit(s, 10, 0, 3, SCHED_RIGID, 0, 0);
         submit(s, 1, 2, 1, SCHED_RIGID, 0, 0); /* submitted later, started first */
         const sched_action_t *a;
-        assert_int_equal(schedule(s, 2, &a), 2);
+        assert_int_equal(tu_pass(s, 2, &a), 2);
         assert_int_equal(sched_remove(s, 10), 0); /* job 10 ends */
         submit(s, 2, 1, 1, SCHED_RIGID, 0, 0);    /* submitted earlier, starts at 3 */
         submit(s, 11, 3, 2, SCHED_RIGID, 0, 0);
-        assert_int_equal(schedule(s, 3, &a), 2);
+        assert_int_equal(tu_pass(s, 3, &a), 2);
         sched_jobinfo_t ji;
         assert_int_equal(sched_job_info(s, 11, &ji), 0);
         int64_t job;
         sched_failure_t what;
         assert_int_equal(sched_node_failed(s, ji.nodes[1], &job, &what), 0);
         assert_int_equal(job, 11);
-        assert_int_equal(schedule(s, 4, &a), 2);
+        assert_int_equal(tu_pass(s, 4, &a), 2);
         assert_int_equal(a[0].op, SCHED_OP_INTERRUPT);
         assert_int_equal(a[0].job, tb ? 2 : 1);
         sched_destroy(s);
@@ -242,29 +222,29 @@ static void sfsj_tiebreak_started(void **state)
 static void sfsj_no_useless_steal(void **state)
 {
     (void)state;
-    sched_t *s = engine("sfsj", 3);
+    sched_t *s = tu_engine(3, "sfsj");
     submit(s, 1, 0, 1, SCHED_RIGID, 0, 0);
     submit(s, 2, 1, 1, SCHED_RIGID, 0, 0);
     submit(s, 3, 2, 1, SCHED_RIGID, 0, 0);
     const sched_action_t *a;
-    assert_int_equal(schedule(s, 0, &a), 3);
+    assert_int_equal(tu_pass(s, 0, &a), 3);
     int64_t job;
     sched_failure_t what;
     sched_jobinfo_t ji;
     assert_int_equal(sched_job_info(s, 1, &ji), 0);
     sched_node_failed(s, ji.nodes[0], &job, &what);
     assert_int_equal(what, SCHED_FAIL_REQUEUED);
-    assert_int_equal(schedule(s, 1, &a), 0); /* 1-node job: no smaller victim */
+    assert_int_equal(tu_pass(s, 1, &a), 0); /* 1-node job: no smaller victim */
     sched_destroy(s);
 
-    s = engine("sfsj", 4);
+    s = tu_engine(4, "sfsj");
     submit(s, 1, 0, 3, SCHED_RIGID, 0, 0);
     submit(s, 2, 1, 1, SCHED_RIGID, 0, 0);
-    assert_int_equal(schedule(s, 0, &a), 2);
+    assert_int_equal(tu_pass(s, 0, &a), 2);
     assert_int_equal(sched_job_info(s, 1, &ji), 0);
     sched_node_failed(s, ji.nodes[0], &job, &what);
     sched_set_node_available(s, ji.nodes[1], false); /* drained: 1 free + 1 victim < 3 */
-    assert_int_equal(schedule(s, 1, &a), 0);
+    assert_int_equal(tu_pass(s, 1, &a), 0);
     assert_int_equal(sched_job_info(s, 2, &ji), 0);
     assert_int_equal(ji.state, SCHED_RUNNING);
     sched_destroy(s);
@@ -275,10 +255,10 @@ static void sfsj_no_useless_steal(void **state)
 static void malleable_survives(void **state)
 {
     (void)state;
-    sched_t *s = engine("conservative", 4);
+    sched_t *s = tu_engine(4, "conservative");
     submit(s, 1, 0, 3, SCHED_MALLEABLE, 2, 4);
     const sched_action_t *a;
-    assert_int_equal(schedule(s, 0, &a), 1);
+    assert_int_equal(tu_pass(s, 0, &a), 1);
     sched_jobinfo_t ji;
     assert_int_equal(sched_job_info(s, 1, &ji), 0);
     int first = ji.nodes[0], second = ji.nodes[1], third = ji.nodes[2];
@@ -307,27 +287,27 @@ static void malleable_survives(void **state)
 static void sfsj_shrinks_malleable_victim(void **state)
 {
     (void)state;
-    sched_t *s = engine("sfsj:malleable=1", 6);
+    sched_t *s = tu_engine(6, "sfsj:malleable=1");
     submit(s, 1, 0, 4, SCHED_RIGID, 0, 0);
     submit(s, 2, 1, 2, SCHED_MALLEABLE, 1, 2);
     const sched_action_t *a;
-    assert_int_equal(schedule(s, 0, &a), 2);
+    assert_int_equal(tu_pass(s, 0, &a), 2);
     sched_jobinfo_t ji;
     assert_int_equal(sched_job_info(s, 1, &ji), 0);
     int64_t job;
     sched_failure_t what;
     sched_node_failed(s, ji.nodes[1], &job, &what);
     submit(s, 3, 2, 1, SCHED_RIGID, 0, 0); /* would backfill on a free node */
-    assert_int_equal(schedule(s, 2, &a), 1);
+    assert_int_equal(tu_pass(s, 2, &a), 1);
     assert_int_equal(a[0].op, SCHED_OP_SHRINK);
     assert_int_equal(a[0].job, 2);
     assert_int_equal(a[0].nodes_after, 1);
     assert_int_equal(a[0].reason, SCHED_R_STOLEN);
     assert_int_equal(sched_job_info(s, 1, &ji), 0);
     assert_int_equal(ji.reason, SCHED_R_RESIZE_PENDING);
-    assert_int_equal(schedule(s, 2.5, &a), 0); /* job 3 does not take the free node */
+    assert_int_equal(tu_pass(s, 2.5, &a), 0); /* job 3 does not take the free node */
     assert_int_equal(sched_resize_done(s, 2, true), 0);
-    assert_int_equal(schedule(s, 3, &a), 1);
+    assert_int_equal(tu_pass(s, 3, &a), 1);
     assert_int_equal(a[0].op, SCHED_OP_START);
     assert_int_equal(a[0].job, 1);
     sched_destroy(s);
@@ -339,19 +319,19 @@ static void sfsj_malleable_first(void **state)
 {
     (void)state;
     for (int m = 0; m < 2; m++) {
-        sched_t *s = engine(m ? "sfsj:malleable=1" : "sfsj", 8);
+        sched_t *s = tu_engine(8, m ? "sfsj:malleable=1" : "sfsj");
         submit(s, 1, 0, 2, SCHED_RIGID, 0, 0);
         submit(s, 2, 1, 1, SCHED_RIGID, 0, 0);
         submit(s, 3, 2, 5, SCHED_MALLEABLE, 2, 5);
         const sched_action_t *a;
-        assert_int_equal(schedule(s, 0, &a), 3);
+        assert_int_equal(tu_pass(s, 0, &a), 3);
         sched_jobinfo_t ji;
         assert_int_equal(sched_job_info(s, 1, &ji), 0);
         int64_t job;
         sched_failure_t what;
         sched_node_failed(s, ji.nodes[0], &job, &what);
         assert_int_equal(what, SCHED_FAIL_REQUEUED);
-        assert_true(schedule(s, 1, &a) >= 1);
+        assert_true(tu_pass(s, 1, &a) >= 1);
         assert_int_equal(a[0].op, m ? SCHED_OP_SHRINK : SCHED_OP_INTERRUPT);
         assert_int_equal(a[0].job, m ? 3 : 2);
         if (m)
@@ -366,13 +346,13 @@ static void sfsj_malleable_first(void **state)
 static void requeue_starts_fresh(void **state)
 {
     (void)state;
-    sched_t *s = engine("conservative", 4);
+    sched_t *s = tu_engine(4, "conservative");
     sched_jobspec_t sp = {.id = 1, .type = SCHED_MALLEABLE, .nodes = 2, .min_nodes = 1,
                           .max_nodes = 4, .walltime = 100, .wait_adaptive = true};
     char err[SCHED_ERRLEN];
     assert_int_equal(sched_submit(s, &sp, err, sizeof(err)), 0);
     const sched_action_t *a;
-    assert_int_equal(schedule(s, 0, &a), 1);
+    assert_int_equal(tu_pass(s, 0, &a), 1);
     assert_int_equal(sched_set_adaptive(s, 1, true), 0);
     assert_int_equal(sched_set_app_limits(s, 1, 2, 2, 2, 30), 0);
     sched_jobinfo_t ji;
