@@ -878,8 +878,8 @@ void jobs_schedule(ctld_t *c)
             continue;
         if (acts[i].op == SCHED_OP_START)
             do_start(c, j, &acts[i], now);
-        else if (acts[i].op != SCHED_OP_INTERRUPT) /* only after sched_requeue, which the
-                                                      controller does not call yet */
+        else if (acts[i].op != SCHED_OP_INTERRUPT) /* never: ctld_sched_create refuses the
+                                                      policies that interrupt */
             do_resize(c, j, &acts[i]);
     }
 }

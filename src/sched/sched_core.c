@@ -416,12 +416,16 @@ void core_pass_conservative(sched_t *s)
 
 void core_grant_requests(sched_t *s)
 {
+    /* nodes that shrinks gave a failed job (sfsj) are not for growing another one */
+    bool hold_grow = false;
+    for (const sjob_t *f = s->qhead; f && f->cls == SCHED_CLASS_FAILED && !hold_grow; f = f->qnext)
+        hold_grow = f->steal_wait;
     for (sjob_t *j = s->rhead; j && s->nrequests; j = j->rnext) {
         if (!j->request || j->state != SCHED_RUNNING)
             continue;
         sched_reason_t why = j->request_op ? SCHED_R_OPERATOR : SCHED_R_REQUESTED;
         int want = j->request;
-        if (want > j->ncommit && want - j->ncommit > s->nfree)
+        if (want > j->ncommit && (hold_grow || want - j->ncommit > s->nfree))
             continue; /* not enough free nodes yet: keep asking */
         if (core_request_blocked(j))
             continue;

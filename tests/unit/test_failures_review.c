@@ -181,6 +181,36 @@ static void sfsj_two_failures_one_pass(void **state)
     sched_destroy(s);
 }
 
+/* malleable=1: the failed job waits for a victim's shrink; when it is done, an evolving
+ * job's pending request (granted before the policy's pass) must not take the node the
+ * shrink freed for the failed job. */
+static void sfsj_request_takes_stolen_nodes(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "sfsj:malleable=1");
+    submit(s, 1, 0, 4, SCHED_RIGID, 0, 0);
+    submit(s, 2, 1, 2, SCHED_MALLEABLE, 1, 2);
+    submit(s, 3, 2, 2, SCHED_EVOLVING, 1, 4);
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 0, &a), 3);
+    sched_jobinfo_t ji;
+    sched_job_info(s, 1, &ji);
+    int64_t job;
+    sched_failure_t what;
+    sched_node_failed(s, ji.nodes[1], &job, &what); /* 3 free, 4 needed */
+    size_t n = tu_pass(s, 1, &a);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0].op, SCHED_OP_SHRINK); /* job 2: 2 -> 1 for job 1 */
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_request_resize(s, 3, 3, false, err, sizeof(err)), 0); /* +1 */
+    assert_int_equal(sched_resize_done(s, 2, true), 0);                         /* 4 free */
+    tu_pass(s, 2, &a);
+    sched_job_info(s, 1, &ji);
+    if (ji.state == SCHED_PENDING)
+        fail_msg("the evolving job's request took the node the shrink freed for failed job 1");
+    sched_destroy(s);
+}
+
 /* ---------- controller ---------- */
 
 /* The controller refuses sfsj by the spec's first four characters; the engine's
@@ -299,6 +329,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(invariants_failures_while_resizing),
         cmocka_unit_test(sfsj_two_failures_one_pass),
+        cmocka_unit_test(sfsj_request_takes_stolen_nodes),
         cmocka_unit_test(ctld_refusal_bypassed),
         cmocka_unit_test(sim_refail_at_up_time),
         cmocka_unit_test(sim_ckpt_node_failure),
