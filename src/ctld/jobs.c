@@ -332,7 +332,7 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
      * holds it (running) until here, so that its nodes stay taken while cleaned. */
     sched_class_t cls = j->requeue_at > 0 ? SCHED_CLASS_FAILED : SCHED_CLASS_NORMAL;
     j->requeue_at = 0;
-    bool kept = sched_requeue(c->sched, j->id, cls, 0) == 0;
+    bool kept = sched_requeue(c->sched, j->id, cls) == 0;
     if (!kept)
         sched_remove(c->sched, j->id);
     account(j, ctld_now());
@@ -921,12 +921,11 @@ static bool run_on_without(ctld_t *c, job_t *j, node_t *n)
     sched_node_failed(c->sched, n->index, &owner, &what);
     double now = ctld_now();
     account(j, now);
-    int before = j->nalloc, k = 0;
-    while (k < j->nalloc && j->alloc[k] != n->index)
-        k++;
-    if (k < j->nalloc) { /* the same place the engine took it from */
-        memmove(j->alloc + k, j->alloc + k + 1, (size_t)(j->nalloc - k - 1) * sizeof(int));
-        j->nalloc--;
+    int before = j->nalloc;
+    sched_jobinfo_t info; /* the engine's list without the node, in rank order */
+    if (sched_job_info(c->sched, j->id, &info) == 0 && info.nalloc < j->nalloc) {
+        memcpy(j->alloc, info.nodes, (size_t)info.nalloc * sizeof(int));
+        j->nalloc = info.nalloc;
     }
     char why[96];
     snprintf(why, sizeof(why), "NodeFail:%s", n->name);

@@ -361,15 +361,13 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     queue_insert(s, j);
 }
 
-int sched_requeue(sched_t *s, int64_t id, sched_class_t cls, double walltime)
+int sched_requeue(sched_t *s, int64_t id, sched_class_t cls)
 {
     sjob_t *j = idmap_get(s->jobs, id);
     if (!j)
         return -ENOENT;
     if (j->state == SCHED_PENDING || cls < SCHED_CLASS_NORMAL || cls > SCHED_CLASS_FAILED)
         return -EINVAL;
-    if (walltime > 0)
-        j->spec.walltime = walltime;
     core_requeue(s, j, cls);
     return 0;
 }

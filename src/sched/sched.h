@@ -226,10 +226,10 @@ typedef enum sched_class {
     SCHED_CLASS_FAILED,      /* lost a node to a failure: waits first of all */
 } sched_class_t;
 
-/* A running job goes back to the queue in class cls: its nodes that are up become
- * free. walltime > 0 replaces its estimate (the work left after its last checkpoint).
- * A stealing policy (sfsj) considers a job requeued as FAILED at the next pass. */
-int sched_requeue(sched_t *s, int64_t id, sched_class_t cls, double walltime);
+/* A running job goes back to the queue in class cls, as a new submission of it would
+ * wait: its nodes that are up become free. A stealing policy (sfsj) considers a job
+ * requeued as FAILED at the next pass. */
+int sched_requeue(sched_t *s, int64_t id, sched_class_t cls);
 
 typedef enum sched_failure {
     SCHED_FAIL_IDLE = 0,  /* no job held the node */

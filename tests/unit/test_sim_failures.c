@@ -358,8 +358,8 @@ static void requeue_starts_fresh(void **state)
     sched_jobinfo_t ji;
     assert_int_equal(sched_job_info(s, 1, &ji), 0);
     assert_true(ji.app_limits && ji.app_min == 2 && ji.app_max == 2);
-    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_NORMAL, 0), 0);
-    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_NORMAL, 0), -EINVAL); /* pending */
+    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_NORMAL), 0);
+    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_NORMAL), -EINVAL); /* pending */
     assert_int_equal(sched_job_info(s, 1, &ji), 0);
     assert_int_equal(ji.state, SCHED_PENDING);
     assert_false(ji.app_limits);

@@ -46,7 +46,7 @@ static int nodes_up(const sched_t *s, const sjob_t *j)
     return n;
 }
 
-/* Nodes for the failed job f from the victims, or nothing at all. */
+/* Can j give nodes by a shrink (malleable=1)? */
 static bool can_give(const sjob_t *j, bool shrink_malleable)
 {
     return shrink_malleable && core_resizable(j) && j->ncommit > j->spec.min_nodes;
