@@ -45,6 +45,8 @@ typedef struct opts {
     /* failures (docs/simulator.md, "Failures") */
     const char *failures;
     double mtbf, downtime, ckpt_every, ckpt_cost;
+    /* the file system of jobs with I/O phases (docs/simulator.md) */
+    sim_pfs_t pfs;
 } opts_t;
 
 static void help(FILE *f)
@@ -95,6 +97,9 @@ static void help(FILE *f)
         "                       every S seconds of work; a failed job restarts from its last\n"
         "                       checkpoint (default: none, it starts over)\n"
         "  --checkpoint-cost S  seconds each of those checkpoints takes (default 0)\n"
+        "  --pfs LINK,TOTAL     the file system jobs with I/O phases write to: GB/s of one\n"
+        "                       node's link, GB/s of all nodes together, shared equally\n"
+        "                       among the nodes writing (default 12.5,48, seed 003 §4.2.5)\n"
         "\n"
         "With several policies the CSV and SVG names get the policy inserted before the\n"
         "extension (jobs.csv -> jobs.easy.csv).\n\npolicies:\n");
@@ -194,7 +199,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
 {
     enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
            O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV,
-           O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV, O_FAILS, O_MTBF, O_DOWN, O_CKEVERY, O_CKCOST };
+           O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV, O_FAILS, O_MTBF, O_DOWN, O_CKEVERY, O_CKCOST,
+           O_PFS };
     static const struct option lopts[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'N'},
@@ -228,6 +234,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         {"downtime", required_argument, 0, O_DOWN},
         {"checkpoint-every", required_argument, 0, O_CKEVERY},
         {"checkpoint-cost", required_argument, 0, O_CKCOST},
+        {"pfs", required_argument, 0, O_PFS},
         {0, 0, 0, 0},
     };
     static char polbuf[1024];
@@ -370,6 +377,20 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                 c == O_CKEVERY ? "checkpoint-every" : "checkpoint-cost", optarg,
                                 c == O_CKEVERY ? ">= 0.001" : ">= 0");
             *(c == O_CKEVERY ? &o->ckpt_every : &o->ckpt_cost) = x;
+            break;
+        }
+        case O_PFS: {
+            char *comma = strchr(optarg, ',');
+            if (comma)
+                *comma = '\0';
+            if (!comma || parse_double(optarg, &o->pfs.link_gbs) < 0 ||
+                parse_double(comma + 1, &o->pfs.total_gbs) < 0 || !(o->pfs.link_gbs > 0) ||
+                !(o->pfs.total_gbs > 0)) {
+                if (comma)
+                    *comma = ',';
+                return cmd_fail("--pfs: '%s' is not LINK,TOTAL: two rates in GB/s (> 0), one "
+                                "node's and all nodes' together, e.g. 12.5,48", optarg);
+            }
             break;
         }
         case ':':
@@ -550,7 +571,7 @@ int cmd_sim(int argc, char **argv)
                 .progress = true, .reconf = sim_reconf_default,
                 .speedup = {.model = SPEEDUP_AMDAHL, .a = 0.01}, .idle_w = 71,
                 .default_w = 200,
-                .ckpt = {.node_mem_mb = 65536, .mb_per_node = 1024}};
+                .ckpt = {.node_mem_mb = 65536, .mb_per_node = 1024}, .pfs = sim_pfs_default};
     o.policies[0] = "fcfs";
     o.npolicies = 1;
     int rc = parse_args(argc, argv, &o);
@@ -645,6 +666,7 @@ int cmd_sim(int argc, char **argv)
             .power = o.power ? &power : NULL,
             .ckpt = o.ckpt.nodes ? &ckpt : NULL,
             .failures = failures ? &fails : NULL,
+            .pfs = &o.pfs,
         };
         sim_result_t res;
         if (sim_run(&wl, &cfg, &res, err, sizeof(err)) < 0) {
@@ -687,8 +709,10 @@ int cmd_sim(int argc, char **argv)
                               .malleable = o.malleable, .seed = o.seed, .power = o.power,
                               .ckpt = o.ckpt.nodes > 0, .failures = failures,
                               .requests = false};
-        for (size_t i = 0; i < wl.njobs && !info.requests; i++)
-            info.requests = wl.jobs[i].nreq > 0;
+        for (size_t i = 0; i < wl.njobs; i++) {
+            info.requests |= wl.jobs[i].nreq > 0;
+            info.io |= wl.jobs[i].iters > 0;
+        }
         if (o.json)
             report_json(stdout, &info, runs, o.npolicies);
         else

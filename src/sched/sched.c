@@ -46,6 +46,7 @@ static void free_job(int64_t key, void *val, void *arg)
     (void)key, (void)arg;
     sjob_t *j = val;
     free(j->nodes);
+    free(j->io);
     free(j);
 }
 
@@ -90,6 +91,9 @@ static int check_spec(const sched_t *s, const sched_jobspec_t *in, sched_jobspec
         return ERR("job %lld: negative node bound", (long long)in->id);
     if (isnan(in->walltime))
         return ERR("job %lld: walltime is not a number", (long long)in->id);
+    if (!(in->io_intensity >= 0 && in->io_intensity <= 1))
+        return ERR("job %lld: I/O intensity %g is not between 0 and 1", (long long)in->id,
+                   in->io_intensity);
     if (in->type == SCHED_RIGID) {
         out->min_nodes = out->max_nodes = out->pref_nodes = in->nodes;
     } else {
@@ -323,6 +327,7 @@ int sched_remove(sched_t *s, int64_t id)
     if (j->oper_hold_until > 0)
         s->nholds--;
     free(j->nodes);
+    free(j->io);
     free(j);
     return 0;
 }
@@ -350,8 +355,13 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
         spec.pref_nodes = j->sub_pref;
     }
     int *nodes = j->nodes, cap = j->cap, exp = j->expansions, shr = j->shrinks;
+    double *io = j->io;
+    int io_lo = j->io_lo, io_n = j->io_n;
     memset(j, 0, sizeof(*j));
     job_init(j, &spec);
+    j->io = io; /* a property of the application, as its sizes are */
+    j->io_lo = io_lo;
+    j->io_n = io_n;
     j->nodes = nodes;
     j->cap = cap;
     j->expansions = exp;
@@ -752,6 +762,7 @@ static const char *const reason_names[SCHED_R__COUNT] = {
     [SCHED_R_POWER] = "Power",
     [SCHED_R_POWER_CORRIDOR] = "PowerCorridor",
     [SCHED_R_STOLEN] = "NodeStolen",
+    [SCHED_R_IO_BALANCE] = "IOBalance",
 };
 
 const char *sched_reason_name(sched_reason_t r)

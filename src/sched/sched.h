@@ -90,6 +90,9 @@ typedef enum sched_reason {
     /* failures (seed 003 §3.1; docs/policies.md, "Failures and node stealing") */
     SCHED_R_STOLEN,            /* interrupted or shrunk: its nodes went to a job that
                                   lost one to a failure (for_job) */
+    /* I/O intensity (seed 003 §4.2; docs/policies.md, "io-aware") */
+    SCHED_R_IO_BALANCE,        /* started ahead of its turn, or resized, to bring the
+                                  running jobs' I/O intensity towards the workload's */
     SCHED_R__COUNT
 } sched_reason_t;
 
@@ -108,6 +111,8 @@ typedef struct sched_jobspec {
     double power_max;
     bool wait_adaptive;   /* not resized until sched_set_adaptive(true) (the controller:
                              until the application attaches) */
+    double io_intensity;  /* share of its run time spent in I/O, 0..1, at every size
+                             (sched_set_io_intensity gives one per size); 0: none known */
 } sched_jobspec_t;
 
 typedef struct sched_action {
@@ -269,6 +274,16 @@ int sched_set_job_power(sched_t *s, int64_t id, double lo, double hi);
 bool sched_power_unreachable(const sched_t *s, double *outside);
 /* The predicted draw now: lo with every job at its power_min, hi at its power_max. */
 void sched_power_estimate(const sched_t *s, double *lo, double *hi);
+
+/* I/O intensity (seed 003 §4.2.2): the job spends v[k] of its run time in I/O on lo + k
+ * nodes (0..1); a size outside the table takes its nearest entry. Replaces the spec's
+ * single io_intensity. 0, -ENOENT, -EINVAL (a value outside 0..1, n < 1) or -ENOMEM. */
+int sched_set_io_intensity(sched_t *s, int64_t id, int lo, const double *v, int n);
+/* The I/O balance now: *system is the node-weighted mean intensity of the running jobs
+ * (0 when none runs); *workload the same over running and pending jobs, pending ones
+ * at their preferred size, divided by their nodes (a mean) or, cluster=true, by the
+ * nodes that are up (the seed's printed formula, which can exceed 1). */
+void sched_io_balance(const sched_t *s, bool cluster, double *workload, double *system);
 
 /* Decide what to do at time now. The actions stay valid until the next call that
  * changes the engine. */

@@ -45,6 +45,8 @@ struct sjob {
     sched_class_t cls;     /* priority class (failures, node stealing) */
     bool steal_due;        /* requeued as FAILED: a stealing policy looks at it once */
     bool steal_wait;       /* waits for shrinks that give it nodes (sfsj:malleable=1) */
+    double *io;            /* I/O intensity on io_lo + k nodes (sched_set_io_intensity) */
+    int io_lo, io_n;
     sjob_t *qprev, *qnext; /* pending queue, priority order */
     sjob_t *rprev, *rnext; /* running list, start order */
     int endpos;            /* index in the by-end array, -1 when not there */
@@ -158,6 +160,21 @@ void core_sort_tmp(sched_t *s, int n, int (*cmp)(const void *, const void *));
 /* Stop a running job for failed, which takes its nodes (node stealing): an INTERRUPT
  * action, and the job waits again in class INTERRUPTED. */
 void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed);
+
+/* I/O intensity of j on n nodes (iointensity.c). */
+double core_io_of(const sjob_t *j, int n);
+/* The size j counts with in the I/O balance: running, its committed size or the size a
+ * resize under way goes to; pending, its preferred size. */
+int core_io_size(const sjob_t *j);
+/* Intensity x nodes and nodes, summed over the running jobs (run_*) and over the
+ * running and pending ones (all_*), each at core_io_size. */
+typedef struct io_sums {
+    double run_w, run_n, all_w, all_n;
+} io_sums_t;
+void core_io_sums(const sched_t *s, io_sums_t *out);
+/* The workload intensity from those sums: a node-weighted mean, or (cluster) divided
+ * by the nodes that are up. */
+double core_io_workload(const sched_t *s, const io_sums_t *m, bool cluster);
 
 /* Reset every newsize in s->tmp[0..n) to the current size. */
 void core_reset_targets(sched_t *s, int n);

@@ -65,6 +65,12 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
     m->req_wait_mean = res->req_later ? res->req_wait / (double)res->req_later : 0;
     for (size_t i = 0; i < res->njobs; i++)
         m->restarts += res->jobs[i].restarts;
+    m->io_phases = res->io_phases;
+    if (res->io_phases) {
+        m->io_mean = res->io_seconds / (double)res->io_phases;
+        m->io_slowdown = res->io_alone_seconds > 0 ? res->io_seconds / res->io_alone_seconds : 0;
+    }
+    m->io_gap = res->io_gap;
     if (n == 0)
         return 0;
     double *v[4];
@@ -104,6 +110,8 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
     m->slowdown = summarize(v[2], n);
     m->bsld = summarize(v[3], n);
     m->ckpt_nodes_mean = m->makespan > 0 ? res->ckpt.node_seconds / m->makespan : 0;
+    if (m->makespan > 0 && res->io_total_gbs > 0)
+        m->io_utilization = res->io_gb / (res->io_total_gbs * m->makespan);
     for (int q = 0; q < 4; q++)
         free(v[q]);
     return 0;

@@ -33,6 +33,11 @@ typedef struct sim_metrics {
     /* evolving jobs' requests, as in sim_result_t; req_wait_mean over those granted later */
     long req_made, req_at_once, req_later, req_never;
     double req_wait_mean;
+    /* I/O phases (seed 003 §4.2): mean seconds of a write, and its mean slowdown over
+     * the file system to itself; the file system's utilization (GB written / (its rate
+     * x makespan)); the mean |W - S| */
+    long io_phases;
+    double io_mean, io_slowdown, io_utilization, io_gap;
     sim_ckpt_res_t ckpt;    /* a run with a checkpoint service */
     double ckpt_nodes_mean; /* its node-seconds / makespan */
 } sim_metrics_t;

@@ -20,7 +20,7 @@ typedef struct row {
     int group;              /* 0: every run; ROW_POWER, ROW_CKPT: runs with that model */
 } row_t;
 
-enum { ROW_POWER = 1, ROW_CKPT, ROW_FAIL, ROW_EVO };
+enum { ROW_POWER = 1, ROW_CKPT, ROW_FAIL, ROW_EVO, ROW_IO };
 
 #define GETTER(name, expr) \
     static double name(const sim_metrics_t *m) { return (double)(expr); }
@@ -63,6 +63,11 @@ GETTER(g_rq_now, m->req_at_once)
 GETTER(g_rq_later, m->req_later)
 GETTER(g_rq_never, m->req_never)
 GETTER(g_rq_wait, m->req_wait_mean)
+GETTER(g_io_n, m->io_phases)
+GETTER(g_io_mean, m->io_mean)
+GETTER(g_io_sd, m->io_slowdown)
+GETTER(g_io_util, m->io_utilization)
+GETTER(g_io_gap, m->io_gap)
 GETTER(g_ck_start, m->ckpt.nodes_start)
 GETTER(g_ck_peak, m->ckpt.nodes_peak)
 GETTER(g_ck_end, m->ckpt.nodes_end)
@@ -119,6 +124,11 @@ static const row_t rows[] = {
     {"requests granted later", g_rq_later, "%.0f", ROW_EVO},
     {"requests never granted", g_rq_never, "%.0f", ROW_EVO},
     {"request wait mean [s]", g_rq_wait, "%.1f", ROW_EVO},
+    {"I/O phases", g_io_n, "%.0f", ROW_IO},
+    {"I/O phase mean [s]", g_io_mean, "%.2f", ROW_IO},
+    {"I/O slowdown (contention)", g_io_sd, "%.3f", ROW_IO},
+    {"file system utilization", g_io_util, "%.4f", ROW_IO},
+    {"I/O intensity gap |W-S|", g_io_gap, "%.4f", ROW_IO},
     {"ckpt nodes at start", g_ck_start, "%.0f", ROW_CKPT},
     {"ckpt nodes peak", g_ck_peak, "%.0f", ROW_CKPT},
     {"ckpt nodes at end", g_ck_end, "%.0f", ROW_CKPT},
@@ -141,7 +151,7 @@ static bool shown(const report_info_t *info, const row_t *r)
 {
     return r->group == 0 || (r->group == ROW_POWER && info->power) ||
            (r->group == ROW_CKPT && info->ckpt) || (r->group == ROW_FAIL && info->failures) ||
-           (r->group == ROW_EVO && info->requests);
+           (r->group == ROW_EVO && info->requests) || (r->group == ROW_IO && info->io);
 }
 
 static void cell(char *buf, const row_t *r, const sim_metrics_t *m, const sim_metrics_t *base)
@@ -266,6 +276,12 @@ int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, in
                                           "granted_later", (json_int_t)m->req_later,
                                           "never_granted", (json_int_t)m->req_never,
                                           "wait_mean", m->req_wait_mean));
+        if (info->io)
+            json_object_set_new(o, "io",
+                                json_pack("{s:I,s:f,s:f,s:f,s:f}", "phases",
+                                          (json_int_t)m->io_phases, "phase_mean", m->io_mean,
+                                          "slowdown", m->io_slowdown, "utilization",
+                                          m->io_utilization, "intensity_gap", m->io_gap));
         if (info->failures)
             json_object_set_new(
                 o, "failures",

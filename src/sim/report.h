@@ -21,6 +21,7 @@ typedef struct report_info {
     bool ckpt;              /* runs had a checkpoint service: show its rows */
     bool failures;          /* runs had node failures: show their rows */
     bool requests;          /* the workload has evolving jobs' requests: show their rows */
+    bool io;                /* the workload has jobs with I/O phases: show their rows */
 } report_info_t;
 
 typedef struct report_run {

@@ -31,7 +31,7 @@ static double rate_at(const rjob_t *r, int n, int nodes_ref)
     return speedup_eval(&r->sp, n) / r->s_ref;
 }
 
-static void progress(rjob_t *r, double t)
+void sim_progress(rjob_t *r, double t)
 {
     r->wref -= (t - r->t_prog) * r->rate;
     if (r->wref < 0)
@@ -157,7 +157,7 @@ static void make_request(simctx_t *c, size_t i, double t)
 {
     const wl_job_t *j = &c->wl->jobs[i];
     rjob_t *r = &c->rj[i];
-    progress(r, t);
+    sim_progress(r, t);
     double done = done_share(c, i);
     int k = 0;
     while (k + 1 < j->nreq && j->req[k + 1].at <= done + 1e-9)
@@ -176,19 +176,21 @@ static void make_request(simctx_t *c, size_t i, double t)
 }
 
 /* The job now runs undisturbed on r->n nodes from t: schedule its end, tell the engine. */
-static void settle(simctx_t *c, size_t i, double t)
+void sim_settle(simctx_t *c, size_t i, double t)
 {
     rjob_t *r = &c->rj[i];
     const wl_job_t *j = &c->wl->jobs[i];
-    r->rate = rate_at(r, r->n, j->nodes);
+    bool phased = c->io && simio_phased(c, i);
+    r->rate = phased && r->phase % 2 ? simio_rate(c, i) : rate_at(r, r->n, j->nodes);
     r->t_prog = t;
     r->ver++;
-    double end = t + r->wref / r->rate;
+    double end = t + r->wref / r->rate; /* of the job, or of its phase */
     if (evq_push(&c->q, end, CLS_CHANGE, EV_END, (uint32_t)i, r->ver) < 0)
         c->err = -ENOMEM;
     if (j->type == SCHED_MALLEABLE) {
         sched_set_mtct(c->s, j->id, mtct_of(j, r, r->n));
-        sched_set_end_estimate(c->s, j->id, t + (end - t) * r->est_ratio);
+        sched_set_end_estimate(c->s, j->id, phased ? t + simio_remaining(c, i)
+                                                   : t + (end - t) * r->est_ratio);
     }
     next_request(c, i, t);
 }
@@ -217,7 +219,7 @@ static void run_lost(simctx_t *c, size_t i, double t, sim_op_t op)
     rjob_t *r = &c->rj[i];
     sim_jobres_t *jr = &c->res->jobs[i];
     int held = r->n;
-    progress(r, t);
+    sim_progress(r, t);
     account(c, i, t, 0);
     double done = r->eff0 - r->wref, kept = 0;
     if (r->every > 0 && done > 0) {
@@ -257,10 +259,11 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         set_alloc(c, i, a->nnodes);
         r->t_alloc = t;
         r->ns_run = jr->node_seconds;
-        r->eff0 = r->wref = run_work(r, r->left);
+        r->eff0 = r->wref = c->io && simio_phased(c, i) ? simio_start(c, i, t)
+                                                        : run_work(r, r->left);
         jr->start = t; /* a restarted job: the start of its last run */
         jr->nodes_start = a->nnodes;
-        settle(c, i, t);
+        sim_settle(c, i, t);
         if (c->ck)
             simck_job_start(c, i, t);
         emit(c, t, i, SIM_OP_START, 0, a->nnodes, a->nodes);
@@ -271,7 +274,7 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         run_lost(c, i, t, SIM_OP_INTERRUPT);
         return;
     }
-    progress(r, t);
+    sim_progress(r, t);
     if (a->reason == SCHED_R_REQUESTED)
         request_closed(c, r, t, true);
     r->rate = 0;
@@ -308,19 +311,21 @@ static void resize_done(simctx_t *c, size_t i, double t)
     }
     r->n = after;
     r->target = 0;
-    settle(c, i, t);
+    sim_settle(c, i, t);
 }
 
 static void job_end(simctx_t *c, size_t i, double t)
 {
     rjob_t *r = &c->rj[i];
     sim_jobres_t *jr = &c->res->jobs[i];
-    progress(r, t);
+    sim_progress(r, t);
     account(c, i, t, 0);
     jr->end = t;
     jr->nodes_final = r->n;
     r->state = RJ_DONE;
     c->fails_since_end = 0;
+    if (c->io)
+        simio_job_end(c, i, t);
     request_closed(c, r, t, false);
     emit(c, t, i, SIM_OP_END, r->n, 0, NULL);
     sched_remove(c->s, c->wl->jobs[i].id);
@@ -345,11 +350,21 @@ static void submit(simctx_t *c, size_t i)
         .walltime = j->walltime,
         .power_min = j->power_min,
         .power_max = j->power_max,
+        .io_intensity = j->io_intensity > 0 ? j->io_intensity : 0,
     };
+    if (c->io && simio_phased(c, i)) {
+        /* resized only at its scheduling points; estimated at least its time alone */
+        spec.wait_adaptive = j->type == SCHED_MALLEABLE;
+        double alone = simio_alone_seconds(c, i);
+        if (spec.walltime < alone)
+            spec.walltime = alone;
+    }
     char err[SCHED_ERRLEN];
     if (sched_submit(c->s, &spec, err, sizeof(err)) != 0) {
         r->state = RJ_REJECTED;
         c->res->rejected++;
+    } else if (c->io) {
+        simio_submitted(c, i);
     }
 }
 
@@ -481,12 +496,12 @@ static void node_fail(simctx_t *c, int node, double down, double t, bool count)
     }
     /* it runs on without the node, at once (docs/simulator.md) */
     c->res->failure_shrinks++;
-    progress(r, t);
+    sim_progress(r, t);
     r->ver++;
     account(c, i, t, r->alloc - 1);
     emit(c, t, i, SIM_OP_SHRINK, r->n, r->n - 1, NULL);
     r->n--;
-    settle(c, i, t);
+    sim_settle(c, i, t);
 }
 
 /* A failure event at t; 0 or a negative errno with err set. */
@@ -632,6 +647,8 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
     }
     if (cfg->failures && (rc = failures_init(&c, nj ? wl->jobs[0].submit : 0, err, errlen)) < 0)
         goto out;
+    if ((rc = simio_init(&c, err, errlen)) < 0)
+        goto out;
     size_t next = 0, reported = 0, same_instant = 0;
     double last_t = -INFINITY;
     for (;;) {
@@ -670,6 +687,11 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
                 changed = true;
             } else if (it.ver == c.rj[it.job].ver && c.rj[it.job].state == RJ_RUNNING &&
                        c.rj[it.job].target == 0) {
+                bool point = false;
+                if (c.io && simio_phased(&c, it.job) && simio_next_phase(&c, it.job, t, &point)) {
+                    changed |= point; /* a phase ended, another began */
+                    continue;
+                }
                 job_end(&c, it.job, t);
                 changed = true;
             }
@@ -711,6 +733,8 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
             if (c.ck && simck_pass(&c, t))
                 pass(&c, t);
             power_sample(&c, t);
+            if (c.io)
+                simio_after_pass(&c, t);
         }
         if (cfg->on_progress && next - reported >= 4096) {
             reported = next;
@@ -726,6 +750,7 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
     rc = 0;
 out:
     simck_finish(&c);
+    simio_finish(&c);
     evq_free(&c.q);
     free(c.down_until);
     idmap_destroy(c.byid);

@@ -110,6 +110,18 @@ typedef struct sim_failures {
 int sim_failures_load(const char *path, int nodes, sim_failure_t **out, int *nout, char *err,
                       size_t errlen);
 
+/* The shared parallel file system (seed 003 §4.2.3.1; docs/simulator.md, "I/O and the
+ * file system"): a node writes at most link_gbs GB/s, all nodes together at most
+ * total_gbs, shared equally among the nodes writing. Jobs with I/O phases
+ * (wl_job_t.iters) write through it; a malleable one can be resized only at the
+ * scheduling point after each of its writes. */
+typedef struct sim_pfs {
+    double link_gbs, total_gbs;
+} sim_pfs_t;
+
+/* The seed's evaluation platform: 100 Gbit/s links, a 48 GB/s file system. */
+extern const sim_pfs_t sim_pfs_default;
+
 typedef struct sim_config {
     int nodes;                  /* cluster size */
     const char *policy;         /* one policy spec */
@@ -123,6 +135,7 @@ typedef struct sim_config {
     const sim_power_t *power;   /* NULL: no power model */
     const sim_ckpt_t *ckpt;     /* NULL: no checkpoint service */
     const sim_failures_t *failures; /* NULL: no failures */
+    const sim_pfs_t *pfs;       /* NULL: sim_pfs_default (used by jobs with I/O phases) */
 } sim_config_t;
 
 typedef struct sim_jobres {
@@ -135,6 +148,7 @@ typedef struct sim_jobres {
     double reconf_node_seconds; /* node-seconds held while reconfiguring */
     int restarts;               /* runs ended by a failure or an interruption */
     double lost_node_seconds;   /* node-seconds of those runs */
+    double io_seconds;          /* in its I/O phases */
 } sim_jobres_t;
 
 typedef struct sim_result {
@@ -162,6 +176,14 @@ typedef struct sim_result {
      * engine, replaced by the job's next request, or pending when the job ended) */
     long req_made, req_at_once, req_later, req_never;
     double req_wait;
+    /* I/O phases (cfg->pfs): phases written, seconds they took, seconds they would have
+     * taken with the file system to themselves, GB written, the file system's busy
+     * seconds (some node writing); and the time-weighted mean of |W - S|, the distance
+     * between the workload's and the running jobs' I/O intensity (node-weighted, seed
+     * 003 §4.2.2), from the first submission to the last end */
+    long io_phases;
+    double io_seconds, io_alone_seconds, io_gb, io_busy_seconds, io_gap;
+    double io_total_gbs;        /* the file system's rate in the run (0: no I/O phases) */
 } sim_result_t;
 
 int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, char *err,

@@ -30,6 +30,10 @@ typedef struct rjob {
     double every, cost; /* its checkpoints (every 0: none) */
     double req_t;    /* when its request not granted yet was made; < 0: none */
     int state;
+    /* I/O phases (simio.c): the phase under way (even: compute, odd: a write), and when
+     * the write began; wref is then what is left of the phase (seconds of work, or GB) */
+    int phase;
+    double t_phase;
 } rjob_t;
 
 typedef struct simctx {
@@ -52,7 +56,35 @@ typedef struct simctx {
     double *down_until;
     rng_t frng;
     long fails_since_end; /* drawn failures since a job last ended */
+    struct simio *io;   /* I/O phases and the file system, NULL when no job has them */
 } simctx_t;
+
+/* sim.c: a job's work is brought up to t; the job then runs undisturbed from t (its
+ * rate, its next event, what the engine is told). */
+void sim_progress(rjob_t *r, double t);
+void sim_settle(simctx_t *c, size_t i, double t);
+
+/* I/O phases (simio.c). simio_init sets c->io when a job has phases. */
+int simio_init(simctx_t *c, char *err, size_t errlen);
+bool simio_phased(const simctx_t *c, size_t i);
+/* The job's intensities, told to the engine after its submission. */
+void simio_submitted(simctx_t *c, size_t i);
+/* Seconds the job takes on its requested size with the file system to itself. */
+double simio_alone_seconds(const simctx_t *c, size_t i);
+/* The job starts its first phase: the work of it. */
+double simio_start(simctx_t *c, size_t i, double t);
+/* Its rate in the phase under way (GB/s in a write). */
+double simio_rate(const simctx_t *c, size_t i);
+/* What is left of the job's run at its current rates, in seconds. */
+double simio_remaining(const simctx_t *c, size_t i);
+/* Its phase ended at t: true when another began (*point: a scheduling point, where a
+ * pass must run), false when that was its last. */
+bool simio_next_phase(simctx_t *c, size_t i, double t, bool *point);
+/* The job ended (or left) at t. */
+void simio_job_end(simctx_t *c, size_t i, double t);
+/* After a pass: the balance is sampled, scheduling points close. */
+void simio_after_pass(simctx_t *c, double t);
+void simio_finish(simctx_t *c);
 
 /* The checkpoint service (simckpt.c). Every hook is called only when c->ck is set. */
 int simck_init(simctx_t *c, double t0, char *err, size_t errlen);

@@ -227,6 +227,19 @@ static int parse_key(const jctx_t *c, const char *key, const json_t *v, wl_job_t
             return jfail(c, "'%s' must be a number of seconds %s (%s)", key,
                          every ? ">= 0.001" : ">= 0",
                          every ? "work between two checkpoints" : "what one checkpoint takes");
+    } else if (!strcmp(key, "iterations")) {
+        if (!get_int(v, 1, 1000000, &x))
+            return jfail(c, "'iterations' must be an integer from 1 to 1000000 (compute and "
+                            "I/O phases the job repeats)");
+        j->iters = (int)x;
+    } else if (!strcmp(key, "io_gb")) {
+        if (!get_num(v, 0, &j->io_gb))
+            return jfail(c, "'io_gb' must be a number >= 0 (GB the job writes after each "
+                            "compute phase)");
+    } else if (!strcmp(key, "io_intensity")) {
+        if (!get_num(v, 0, &j->io_intensity) || j->io_intensity > 1)
+            return jfail(c, "'io_intensity' must be a number from 0 to 1 (the share of its run "
+                            "time the job spends in I/O)");
     } else if (!strcmp(key, "speedup")) {
         char why[200];
         if (!json_is_string(v))
@@ -252,7 +265,7 @@ static int parse_job(jctx_t *c, const json_t *obj, idmap_t *ids, workload_t *wl)
     c->has_id = false;
     if (!json_is_object(obj))
         return jfail(c, "expected an object");
-    wl_job_t j = {.id = (int64_t)c->index, .type = SCHED_RIGID};
+    wl_job_t j = {.id = (int64_t)c->index, .type = SCHED_RIGID, .io_intensity = -1};
     const json_t *idv = json_object_get(obj, "id");
     /* -1 is how the engine says "no job", so ids start at 0. */
     if (idv && !get_int(idv, 0, INT64_MAX, &j.id))
@@ -287,6 +300,11 @@ static int parse_job(jctx_t *c, const json_t *obj, idmap_t *ids, workload_t *wl)
         int rc = parse_mtct(c, mv, &j.mtct, &j.nmtct);
         if (rc < 0)
             return rc;
+    }
+    if ((j.iters > 0) != (j.io_gb > 0)) {
+        free(j.mtct);
+        return jfail(c, "'iterations' and 'io_gb' go together: the job repeats 'iterations' "
+                        "times a compute phase and a write of 'io_gb' GB");
     }
     if (j.ckpt_cost > 0 && !(j.ckpt_every > 0)) {
         free(j.mtct);

@@ -42,6 +42,12 @@ typedef struct wl_job {
     speedup_t speedup;
     int nmtct;              /* optional MTCT profile, ascending nodes */
     mtct_point_t *mtct;
+    int iters;              /* I/O phases (docs/simulator.md, "I/O and the file system"):
+                               the job repeats iters times runtime/iters seconds of
+                               compute, then writes io_gb GB to the file system; 0: none */
+    double io_gb;
+    double io_intensity;    /* declared share of its time in I/O (0..1); < 0: none, then
+                               derived from its phases */
     int nreq;               /* evolving jobs: requests in ascending `at` */
     evo_request_t *req;
     char tag[8];            /* free label, e.g. the ESP job type */

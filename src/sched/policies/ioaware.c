@@ -1,0 +1,202 @@
+/* io-aware: I/O-intensity-aware scheduling (seed 003 §4.2.4, Algorithms 2 and 3), with
+ * the corrections docs/policies.md lists. The aim is to keep the node-weighted I/O
+ * intensity of the running jobs (S) close to that of the whole workload (W), so that
+ * I/O-heavy jobs run beside compute-heavy ones instead of congesting the file system
+ * together.
+ *   - Admission (Alg. 3): every size of every waiting job is a candidate, scored
+ *     wp = (1 - alpha) * lambda + alpha * norm(delta), lambda its place in the queue
+ *     scaled to [0, 1] and delta the distance |W - S| if it started at that size
+ *     (Eq. 4.5-4.11); the lowest wp starts, and so on while a waiting job fits.
+ *     fit=1 scores only the sizes that fit the free nodes; fit=0 scores every size and
+ *     stops when the best does not fit (alpha=0 is then strict first come, first served).
+ *   - Reconfiguration (Alg. 2, Eq. 4.12-4.13): a running malleable job that can be
+ *     resized now (in the simulator: at a scheduling point, between its phases) goes
+ *     to the size that brings S closest to W: an expand whenever it helps, a shrink
+ *     only when a waiting job would fit in the nodes it frees.
+ * Ties: a size that fits, then lower lambda, then the larger size, then queue order. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "policies.h"
+
+enum { P_ALPHA, P_WMEAN, P_FIT };
+
+typedef struct cand {
+    sjob_t *j;
+    int n;
+    double lambda, delta;
+} cand_t;
+
+/* The sizes a waiting job may start with. */
+static void start_sizes(const sjob_t *j, int *lo, int *hi)
+{
+    if (j->spec.type == SCHED_MALLEABLE || j->spec.type == SCHED_MOLDABLE) {
+        *lo = j->spec.min_nodes;
+        *hi = j->spec.max_nodes;
+    } else {
+        *lo = *hi = j->spec.nodes;
+    }
+}
+
+static double workload(const sched_t *s, const io_sums_t *m)
+{
+    return core_io_workload(s, m, s->params[P_WMEAN] == 0);
+}
+
+/* |W - S| if job j ran on n nodes in place of its size in m (was: its nodes in the
+ * running sums, 0 if it is not running). */
+static double distance(const sched_t *s, const io_sums_t *m, const sjob_t *j, int was, int n)
+{
+    double w = workload(s, m);
+    double num = m->run_w - core_io_of(j, was) * was + core_io_of(j, n) * n;
+    double den = m->run_n - was + n;
+    return fabs(w - (den > 0 ? num / den : 0));
+}
+
+static bool better(const cand_t *a, double wa, const cand_t *b, double wb, int nfree)
+{
+    if (fabs(wa - wb) > 1e-12)
+        return wa < wb;
+    if ((a->n <= nfree) != (b->n <= nfree))
+        return a->n <= nfree; /* fit=0: a size that fits before one that does not */
+    if (a->lambda != b->lambda)
+        return a->lambda < b->lambda;
+    return a->n > b->n;
+}
+
+/* Moves j from the pending to the running sums at size n. */
+static void sums_start(io_sums_t *m, const sjob_t *j, int n)
+{
+    int p = core_io_size(j);
+    m->all_w += core_io_of(j, n) * n - core_io_of(j, p) * p;
+    m->all_n += n - p;
+    m->run_w += core_io_of(j, n) * n;
+    m->run_n += n;
+}
+
+/* Algorithm 3: start jobs, best weighted priority first, while one fits. */
+static void admit(sched_t *s, io_sums_t *m)
+{
+    double alpha = s->params[P_ALPHA];
+    bool fit = s->params[P_FIT] != 0;
+    core_tmp_reserve(s, (size_t)s->npending + 1);
+    int np = 0, ncand = 0;
+    for (sjob_t *j = s->qhead; j; j = j->qnext) {
+        if (core_unrunnable(s, j, true)) {
+            j->reason = SCHED_R_NODES_UNAVAILABLE;
+            continue;
+        }
+        int lo, hi;
+        start_sizes(j, &lo, &hi);
+        ncand += hi - lo + 1;
+        s->tmp[np++] = j;
+    }
+    cand_t *c = malloc((size_t)(ncand ? ncand : 1) * sizeof(*c));
+    if (!c)
+        abort(); /* as the core's arrays: no sane decision without memory */
+    while (np > 0 && s->nfree > 0) {
+        int nc = 0;
+        double dmin = INFINITY, dmax = -INFINITY;
+        for (int k = 0; k < np; k++) {
+            sjob_t *j = s->tmp[k];
+            int lo, hi;
+            start_sizes(j, &lo, &hi);
+            for (int n = lo; n <= hi; n++) {
+                if (!cons_valid(n, j->spec.constraint) || (fit && n > s->nfree))
+                    continue;
+                double d = distance(s, m, j, 0, n);
+                c[nc++] = (cand_t){j, n, np > 1 ? (double)k / (np - 1) : 0, d};
+                dmin = d < dmin ? d : dmin;
+                dmax = d > dmax ? d : dmax;
+            }
+        }
+        int best = -1;
+        double wbest = INFINITY;
+        for (int k = 0; k < nc; k++) {
+            double norm = dmax > dmin ? (c[k].delta - dmin) / (dmax - dmin) : 0;
+            double wp = (1 - alpha) * c[k].lambda + alpha * norm;
+            if (best < 0 || better(&c[k], wp, &c[best], wbest, s->nfree)) {
+                best = k;
+                wbest = wp;
+            }
+        }
+        if (best < 0 || c[best].n > s->nfree)
+            break; /* fit=1: nothing fits; fit=0: the best waits for nodes */
+        sjob_t *j = c[best].j;
+        sums_start(m, j, c[best].n);
+        core_start(s, j, c[best].n, j == s->qhead ? SCHED_R_ORDER : SCHED_R_IO_BALANCE);
+        int k = 0;
+        while (s->tmp[k] != j)
+            k++;
+        for (; k + 1 < np; k++)
+            s->tmp[k] = s->tmp[k + 1];
+        np--;
+    }
+    free(c);
+    for (int k = 0; k < np; k++) {
+        s->tmp[k]->reason = k == 0 || fit ? SCHED_R_RESOURCES : SCHED_R_PRIORITY;
+        s->tmp[k]->reason_job = -1;
+    }
+}
+
+/* Would a waiting job fit in `avail` nodes? */
+static bool queue_fits(const sched_t *s, int avail)
+{
+    for (const sjob_t *j = s->qhead; j; j = j->qnext)
+        if (!core_unrunnable(s, j, true) && core_min_start(j, true) <= avail)
+            return true;
+    return false;
+}
+
+/* Algorithm 2's reconfiguration (Eq. 4.12-4.13) of the jobs that can be resized now. */
+static void reconfigure(sched_t *s, io_sums_t *m)
+{
+    int n = core_collect_resizable(s, false);
+    int free_left = s->nfree;
+    for (int i = 0; i < n; i++) {
+        sjob_t *j = s->tmp[i];
+        int cur = j->ncommit, best = cur;
+        double dbest = distance(s, m, j, cur, cur);
+        for (int v = j->spec.min_nodes; v <= j->spec.max_nodes; v++) {
+            if (v == cur || !cons_valid(v, j->spec.constraint) || v - cur > free_left)
+                continue;
+            if (v < cur && !queue_fits(s, s->nfree + cur - v))
+                continue; /* a shrink only for a better option in the queue */
+            double d = distance(s, m, j, cur, v);
+            if (d < dbest - 1e-12 || (fabs(d - dbest) <= 1e-12 && abs(v - cur) < abs(best - cur))) {
+                best = v;
+                dbest = d;
+            }
+        }
+        if (best == cur || core_resize_held(s, j, best))
+            continue;
+        j->newsize = best;
+        m->run_w += core_io_of(j, best) * best - core_io_of(j, cur) * cur;
+        m->run_n += best - cur;
+        m->all_w += core_io_of(j, best) * best - core_io_of(j, cur) * cur;
+        m->all_n += best - cur;
+        if (best > cur)
+            free_left -= best - cur;
+    }
+    core_apply_targets(s, n, SCHED_R_IO_BALANCE, SCHED_R_IO_BALANCE, -1);
+}
+
+static void pass(sched_t *s)
+{
+    io_sums_t m;
+    core_io_sums(s, &m);
+    admit(s, &m);
+    reconfigure(s, &m);
+}
+
+const sched_policy_t policy_ioaware = {
+    .name = "io-aware",
+    .summary = "seed 003: starts and resizes jobs to keep the running I/O intensity at the "
+               "workload's",
+    .params = (const sched_param_def_t[]){
+        {"alpha", 0.5, 0, 1, "job reordering intensity: 0 keeps queue order, 1 balances I/O only"},
+        {"wmean", 1, 0, 1, "workload intensity: 1 node-weighted mean, 0 divided by the cluster"},
+        {"fit", 1, 0, 1, "1: only sizes that fit compete; 0: the best waits when it does not fit"},
+        {0}},
+    .pass = pass,
+};
