@@ -59,3 +59,17 @@ for mtbf in 86400 43200 21600; do
   done
 done | awk '{k=$1" "$2; c[k]++; for (f=3; f<=9; f++) v[k,f]+=$f; if (!(k in o)) o[k]=++no; key[o[k]]=k}
   END{for (x=1; x<=no; x++) {k=key[x]; printf "%-18s %s", k, ""; for (f=3; f<=9; f++) printf " %.1f", v[k,f]/c[k]; printf "\n"}}'
+
+echo; echo "## seed 003 §4.2.5: I/O-aware scheduling on io-peaks (4000 jobs, 500 nodes, 20 % malleable), mean of seeds 1-5"
+echo "policy makespan response_mean io_phase_mean io_slowdown fs_utilization gap_W_S"
+for p in fpsma-prma io-aware:alpha=0 io-aware:alpha=0.2 io-aware:alpha=0.3 io-aware:alpha=0.4 \
+  io-aware:alpha=0.5 io-aware:alpha=0.6 io-aware:alpha=0.6:fit=1; do
+  for s in 1 2 3 4 5; do
+    sim --workload io-peaks --seed "$s" --policy "$p" --json |
+      awk -v p="$p" '/"makespan"/{m=$2} /"response": \{/{r=1} r&&/"mean"/{rm=$2; r=0}
+        /"phase_mean"/{io=$2} /"slowdown": [0-9]/{sd=$2} /"utilization": [0-9]/{u=$2}
+        /"intensity_gap"/{g=$2} END{print p, m+0, rm+0, io+0, sd+0, u+0, g+0}'
+  done
+done | awk '{k=$1; c[k]++; for (f=2; f<=7; f++) v[k,f]+=$f; if (!(k in o)) o[k]=++no; key[o[k]]=k}
+  END{for (x=1; x<=no; x++) {k=key[x]; printf "%-24s %.0f %.0f %.2f %.2f %.3f %.4f\n", k,
+      v[k,2]/c[k], v[k,3]/c[k], v[k,4]/c[k], v[k,5]/c[k], v[k,6]/c[k], v[k,7]/c[k]}}'

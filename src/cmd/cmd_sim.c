@@ -52,16 +52,19 @@ typedef struct opts {
 static void help(FILE *f)
 {
     fprintf(f,
-        "usage: ductile sim --workload FILE.swf|FILE.json|esp [options]\n"
+        "usage: ductile sim --workload FILE.swf|FILE.json|esp|io-peaks[:N] [options]\n"
         "\n"
-        "  --workload W         SWF trace, JSON job list, or 'esp' (the ESP benchmark mix)\n"
-        "  --nodes N            cluster size (default: from the workload; esp: 32)\n"
+        "  --workload W         SWF trace, JSON job list, 'esp' (the ESP benchmark mix) or\n"
+        "                       'io-peaks[:N]' (seed 003's N jobs with I/O peaks, 4000)\n"
+        "  --nodes N            cluster size (default: from the workload; esp: 32;\n"
+        "                       io-peaks: 500)\n"
         "  --cores-per-node C   SWF processors per node (default 1)\n"
         "  --policy P[,P...]    policies to compare (default fcfs); parameters follow the\n"
         "                       name: perf:lower=0.2:upper=0.6\n"
         "  --malleable F        make a share F (0..1) of the jobs malleable\n"
         "  --seed S             seed for everything random (default 1)\n"
-        "  --interarrival S     esp: seconds between submissions (default 30)\n"
+        "  --interarrival S     esp: seconds between submissions; io-peaks: their mean\n"
+        "                       (default 30)\n"
         "  --speedup MODEL      speedup of jobs without one: linear, amdahl:F, power:A,\n"
         "                       downey:A:SIGMA (default amdahl:0.01)\n"
         "  --force-speedup      use --speedup for every job\n"
@@ -438,6 +441,18 @@ static int load(opts_t *o, workload_t *wl, char *err, size_t errlen)
         wl_esp_opts_t e = {.nodes = o->nodes, .malleable = o->malleable < 0 ? 0 : o->malleable,
                            .seed = o->seed, .interarrival = o->interarrival};
         return wl_gen_esp(&e, wl, err, errlen);
+    }
+    if (!strncmp(o->workload, "io-peaks", 8) && (!o->workload[8] || o->workload[8] == ':')) {
+        long n = 4000;
+        if (o->workload[8] && parse_int(o->workload + 9, 1, 10000000, &n) < 0)
+            return snprintf(err, errlen, "--workload io-peaks:N: '%s' is not a number of jobs "
+                            "(1 to 10000000)", o->workload + 9), -EINVAL;
+        if (!o->nodes)
+            o->nodes = 500;
+        wl_iopeaks_opts_t p = {.njobs = (size_t)n, .nodes = o->nodes,
+                               .malleable = o->malleable < 0 ? 0.2 : o->malleable,
+                               .seed = o->seed, .interarrival = o->interarrival};
+        return wl_gen_iopeaks(&p, wl, err, errlen);
     }
     int rc;
     if (ends_with(o->workload, ".json")) {

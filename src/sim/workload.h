@@ -76,12 +76,22 @@ typedef struct wl_esp_opts {
     double interarrival;    /* seconds between submissions */
 } wl_esp_opts_t;
 
+typedef struct wl_iopeaks_opts {
+    size_t njobs;           /* 4000 in the seed */
+    int nodes;              /* cluster size, >= 20 */
+    double malleable;       /* share of malleable jobs (the seed: 0.2) */
+    uint64_t seed;
+    double interarrival;    /* mean seconds between submissions (Poisson) */
+} wl_iopeaks_opts_t;
+
 /* The loaders fill *wl from scratch (it need not be initialised) and leave it empty
  * on error, with a message that names the file, and the line or the job. */
 int wl_load_swf(const char *path, const wl_swf_opts_t *opts, workload_t *wl, char *err,
                 size_t errlen);
 int wl_load_json(const char *path, workload_t *wl, char *err, size_t errlen);
 int wl_gen_esp(const wl_esp_opts_t *opts, workload_t *wl, char *err, size_t errlen);
+/* Seed 003's I/O-peak workload (§4.2.5.1; src/sim/iopeaks.c says what it chooses). */
+int wl_gen_iopeaks(const wl_iopeaks_opts_t *opts, workload_t *wl, char *err, size_t errlen);
 /* Turn a share of the rigid jobs into malleable ones (docs/simulator.md, "--malleable").
  * machine_nodes <= 0 means wl->machine_nodes. */
 int wl_make_malleable(workload_t *wl, double fraction, uint64_t seed, int machine_nodes,

@@ -196,7 +196,7 @@ const sched_policy_t policy_ioaware = {
     .params = (const sched_param_def_t[]){
         {"alpha", 0.5, 0, 1, "job reordering intensity: 0 keeps queue order, 1 balances I/O only"},
         {"wmean", 1, 0, 1, "workload intensity: 1 node-weighted mean, 0 divided by the cluster"},
-        {"fit", 1, 0, 1, "1: only sizes that fit compete; 0: the best waits when it does not fit"},
+        {"fit", 0, 0, 1, "0: the best size waits when it does not fit; 1: only sizes that fit compete"},
         {0}},
     .pass = pass,
 };
