@@ -191,8 +191,7 @@ static void pass(sched_t *s)
 
 const sched_policy_t policy_ioaware = {
     .name = "io-aware",
-    .summary = "seed 003: starts and resizes jobs to keep the running I/O intensity at the "
-               "workload's",
+    .summary = "seed 003: keeps the running jobs' I/O intensity at the workload's",
     .params = (const sched_param_def_t[]){
         {"alpha", 0.5, 0, 1, "job reordering intensity: 0 keeps queue order, 1 balances I/O only"},
         {"wmean", 1, 0, 1, "workload intensity: 1 node-weighted mean, 0 divided by the cluster"},
