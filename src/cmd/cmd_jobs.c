@@ -396,6 +396,9 @@ int cmd_show(int argc, char **argv)
             printf(", drawing %.0f W now", cu_num(pw, "draw"));
         printf("\n");
     }
+    if (cu_num(j, "io_intensity") > 0) /* declared at submission (--io-intensity) */
+        printf("%-14s %g (share of its run time in I/O, declared)\n", "IOIntensity",
+               cu_num(j, "io_intensity"));
     char en[32];
     cu_fmt_energy(cu_num(j, "energy"), en, sizeof(en));
     printf("%-14s %s\n", "Energy", en);

@@ -21,12 +21,13 @@ typedef struct sub {
     long nodes, minn, maxn;
     double time;
     double pmin, pmax;  /* --power-min/--power-max, W per node; < 0: not given */
+    double io;          /* --io-intensity, share of its run time in I/O, 0..1; < 0: not given */
     bool requeue, ckpt_agents;
     bool set_nodes, set_time;
 } sub_t;
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
-       O_PMIN, O_PMAX, O_CKAG };
+       O_PMIN, O_PMAX, O_CKAG, O_IO };
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -37,6 +38,7 @@ static const struct option lopts[] = {
     {"requeue", no_argument, 0, O_REQ},        {"conf", required_argument, 0, O_CONF},
     {"power-min", required_argument, 0, O_PMIN}, {"power-max", required_argument, 0, O_PMAX},
     {"checkpoint-agents", no_argument, 0, O_CKAG},
+    {"io-intensity", required_argument, 0, O_IO},
     {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
 };
 
@@ -67,6 +69,12 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
         if (strparse_decimal(arg, CONFIG_WATTS_MAX, o == O_PMIN ? &s->pmin : &s->pmax) < 0)
             return cmd_fail("%s--power-%s: '%s' is not a power in watts per node (e.g. 250 or "
                             "70.5)", where, o == O_PMIN ? "min" : "max", arg);
+        return 0;
+    case O_IO:
+        /* a share, "0.4" or "1" (0: none known); not a percentage, not above 1 */
+        if (strparse_decimal(arg, 1, &s->io) < 0)
+            return cmd_fail("%s--io-intensity: '%s' is not a share between 0 and 1 (the part "
+                            "of the job's run time spent in I/O)", where, arg);
         return 0;
     case O_MAX: return parse_count(where, "--max-nodes", arg, &s->maxn);
     case O_CONS: {
@@ -194,7 +202,7 @@ static bool utf8_ok(const char *s)
 
 int cmd_submit(int argc, char **argv)
 {
-    sub_t s = {.nodes = 1, .pmin = -1, .pmax = -1};
+    sub_t s = {.nodes = 1, .pmin = -1, .pmax = -1, .io = -1};
     const char *conf = NULL;
     /* First pass: find the script (the first non-option argument). */
     const char *script_path = NULL;
@@ -219,6 +227,8 @@ int cmd_submit(int argc, char **argv)
                    "      --power-min W, --power-max W\n"
                    "                            the power the job draws per node, in watts (the\n"
                    "                            power corridor; default: its past runs, or DefaultJobPower)\n"
+                   "      --io-intensity F      the share of its run time the job spends in I/O,\n"
+                   "                            0 to 1 (the io-aware policy; default: none known)\n"
                    "Options may also be given as '#DUCTILE --nodes=4' lines at the top of the script.\n");
             return 0;
         }
@@ -315,6 +325,8 @@ int cmd_submit(int argc, char **argv)
     if (s.pmin >= 0 || s.pmax >= 0) /* one alone stands for both */
         json_object_set_new(req, "power", json_pack("[f,f]", s.pmin >= 0 ? s.pmin : s.pmax,
                                                      s.pmax >= 0 ? s.pmax : s.pmin));
+    if (s.io >= 0)
+        json_object_set_new(req, "io_intensity", json_real(s.io));
     if (s.out)
         json_object_set_new(req, "stdout", json_string(s.out));
     if (s.err)

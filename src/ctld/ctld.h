@@ -123,6 +123,8 @@ typedef struct job {
      * energy of its nodes while it held them, J; their draw at the last sample, W */
     double power_min, power_max;
     char power_from[12];
+    double io_intensity;     /* declared share of its run time in I/O, 0..1 (submit
+                              * --io-intensity; the io-aware policy); 0: none known */
     double energy;
     double energy_at;        /* wall clock its energy runs to; 0: its start */
     double seen_min, seen_max; /* the range of its measured draw per node, widening what

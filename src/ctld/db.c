@@ -70,8 +70,9 @@ static const char *schema =
  * pointed elsewhere, or past the table, once an operator edited Nodes).
  * Version 2: jobs have their power per node, where it came from, and their energy
  * (columns added at the end, so that "SELECT *" keeps the older columns' places).
- * Version 3: jobs have their checkpoint agents (ckpt: JSON, "" without). */
-#define SCHEMA_VERSION 3
+ * Version 3: jobs have their checkpoint agents (ckpt: JSON, "" without).
+ * Version 4: jobs have their declared I/O intensity (io_intensity, 0: none known). */
+#define SCHEMA_VERSION 4
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -79,9 +80,9 @@ static const char *const sql[ST__N] = {
                   " min_nodes, max_nodes, constraint_, time_limit, requeue, script, cwd, env,"
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
-                  " power_from, energy, ckpt) VALUES (?1, ?2, ?3, ?4, ?5,"
+                  " power_from, energy, ckpt, io_intensity) VALUES (?1, ?2, ?3, ?4, ?5,"
                   " ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
-                  " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
+                  " ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
@@ -423,7 +424,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         return -EIO;
     if (v < 1 && migrate_v1(c, err, errlen) < 0)
         return -EIO;
-    if (v >= 3)
+    if (v >= SCHEMA_VERSION)
         return 0;
     /* each column once (a database marked older than it is keeps what it has) */
     static const char *const add[][2] = {
@@ -432,6 +433,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"power_from", "ALTER TABLE jobs ADD COLUMN power_from TEXT DEFAULT ''"},
         {"energy", "ALTER TABLE jobs ADD COLUMN energy REAL DEFAULT 0"},
         {"ckpt", "ALTER TABLE jobs ADD COLUMN ckpt TEXT DEFAULT ''"},
+        {"io_intensity", "ALTER TABLE jobs ADD COLUMN io_intensity REAL DEFAULT 0"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -445,7 +447,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             " PRAGMA user_version = 3; COMMIT", err, errlen);
+                             " PRAGMA user_version = 4; COMMIT", err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -738,6 +740,7 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_text(st, 33, j->power_from, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 34, j->energy);
     sqlite3_bind_text(st, 35, *ck, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 36, j->io_intensity);
     return 0;
 }
 
@@ -833,6 +836,32 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
     return t && !*out ? -ENOMEM : 0;
 }
 
+/* The columns added by upgrades (migrate()), found by name: a database upgraded from
+ * an older version has them in the order they were added, which need not be the order
+ * of a new one. Past the first 30 (the table as created); -1: none. */
+enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC__N };
+static void added_columns(sqlite3_stmt *st, int *at)
+{
+    static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
+                                             "energy", "ckpt", "io_intensity"};
+    int n = sqlite3_column_count(st);
+    for (int x = 0; x < XC__N; x++) {
+        at[x] = -1;
+        for (int k = 30; k < n; k++) {
+            const char *name = sqlite3_column_name(st, k);
+            if (name && !strcmp(name, names[x])) {
+                at[x] = k;
+                break;
+            }
+        }
+    }
+}
+static double col_num(sqlite3_stmt *st, int i) { return i < 0 ? 0 : sqlite3_column_double(st, i); }
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    return i < 0 ? NULL : (const char *)sqlite3_column_text(st, i);
+}
+
 /* Rebuilds a job from a row of "SELECT * FROM jobs". A value that does not decode is
  * an error (a damaged row), never a default. NULL with err set on failure. */
 static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
@@ -915,12 +944,17 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     s = (const char *)sqlite3_column_text(st, 28);
     snprintf(j->reason, sizeof(j->reason), "%s", s ? s : "");
     j->launched = sqlite3_column_int(st, 29);
-    j->power_min = sqlite3_column_double(st, 30);
-    j->power_max = sqlite3_column_double(st, 31);
-    s = (const char *)sqlite3_column_text(st, 32);
+    int at[XC__N];
+    added_columns(st, at);
+    j->power_min = col_num(st, at[XC_PMIN]);
+    j->power_max = col_num(st, at[XC_PMAX]);
+    s = col_text(st, at[XC_PFROM]);
     snprintf(j->power_from, sizeof(j->power_from), "%s", s ? s : "");
-    j->energy = sqlite3_column_double(st, 33);
-    s = (const char *)sqlite3_column_text(st, 34);
+    j->energy = col_num(st, at[XC_ENERGY]);
+    j->io_intensity = col_num(st, at[XC_IO]);
+    if (!(j->io_intensity >= 0 && j->io_intensity <= 1))
+        bad = "I/O intensity";
+    s = col_text(st, at[XC_CKPT]);
     if (s && *s && !bad) {
         json_t *ck = json_loads(s, 0, NULL);
         const char *ag = NULL, *wh = NULL, *key = NULL;

@@ -229,6 +229,7 @@ static sched_jobspec_t spec_of(const job_t *j)
         /* what it declared, widened by what it was measured drawing (energy.c) */
         .power_min = j->seen_max > 0 ? j->seen_min : j->power_min,
         .power_max = j->seen_max > 0 ? j->seen_max : j->power_max,
+        .io_intensity = j->io_intensity, /* declared at submission (io-aware) */
         .wait_adaptive = true, /* resizes go to the application: not before it attaches */
     };
 }
@@ -1075,6 +1076,8 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "power", json_pack("{s:f,s:f,s:s,s:f}", "min", j->power_min, "max",
                                                   j->power_max, "from", j->power_from, "draw",
                                                   j->power_w));
+        if (j->io_intensity > 0) /* declared: --io-intensity */
+            json_object_set_new(o, "io_intensity", json_real(j->io_intensity));
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
         if (j->ck_want)
             json_object_set_new(o, "checkpoint_agents",

@@ -3,6 +3,7 @@
  * checked; a bad request gets {"ok": false, "error": "..."} and changes nothing. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     const char *name, *cwd, *out, *errp, *type, *cons, *key;
     char *script = NULL;
     int64_t nodes, minn, maxn;
-    double tlimit;
+    double tlimit, io;
     bool requeue, ck_want;
     const json_t *env;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
@@ -92,6 +93,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_int_opt(m, "min_nodes", 0, 1 << 24, 0, &minn, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "max_nodes", 0, 1 << 24, 0, &maxn, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "time", 0, STRPARSE_DURATION_MAX, 0, &tlimit, err, sizeof(err)) < 0 ||
+        proto_num_opt(m, "io_intensity", -INFINITY, INFINITY, 0, &io, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "requeue", false, &requeue, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "checkpoint_agents", false, &ck_want, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
@@ -104,6 +106,12 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     }
     if (key && !key_ok(key)) {
         fail(c, conn, "the submission key must be 1 to 64 letters, digits, '.', '_' or '-'");
+        return;
+    }
+    if (!(io >= 0 && io <= 1)) {
+        snprintf(err, sizeof(err), "the I/O intensity must be a share from 0 to 1 (the part of "
+                 "the job's run time spent in I/O), not %g", io);
+        fail(c, conn, err);
         return;
     }
     double pmin = 0, pmax = 0;
@@ -163,6 +171,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->max_nodes = (int)maxn;
     j->time_limit = tlimit;
     j->requeue = requeue;
+    j->io_intensity = io;
     j->ck_want = ck_want;
     j->script = script; /* the exact bytes, UTF-8 or not */
     j->cwd = strdup(cwd);
