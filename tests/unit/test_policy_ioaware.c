@@ -30,7 +30,7 @@ static void running(sched_t *s, int64_t id, sched_jobtype_t type, int first, int
     sched_jobspec_t spec = {.id = id, .submit = (double)id, .type = type, .nodes = n,
                             .min_nodes = min, .max_nodes = max, .constraint = cons,
                             .io_intensity = io};
-    int nodes[64];
+    int nodes[1024];
     for (int i = 0; i < n; i++)
         nodes[i] = first + i;
     char err[SCHED_ERRLEN] = "";
@@ -293,6 +293,50 @@ static void reconfigure_shrink_only_for_queue(void **state)
     }
 }
 
+/* A wide malleable job competes with 32 sizes spread over its range and its preferred
+ * size: on 1000 nodes with 500 free, alpha 0 and first fit, the largest sampled size
+ * that fits (1 + 999 x 15 / 31 = 484) or, when it lies between, the preferred one. */
+static void wide_jobs_sampled(void **state)
+{
+    (void)state;
+    for (int pref = 300; pref <= 490; pref += 190) {
+        sched_t *s = tu_engine(1000, "io-aware:alpha=0:fit=1");
+        running(s, 100, SCHED_RIGID, 0, 500, 500, 500, SCHED_CONS_NONE, 0.5);
+        submit_io(s, 1, 1, SCHED_MALLEABLE, pref, 1, 1000, pref, SCHED_CONS_NONE, 0.2);
+        const sched_action_t *a;
+        size_t n = tu_pass(s, 1, &a);
+        assert_int_equal(n, 1);
+        assert_int_equal(a[0].nodes_after, pref == 490 ? 490 : 484);
+        sched_destroy(s);
+    }
+}
+
+/* Only the first `window` waiting jobs compete: at alpha 1 the third job is the best
+ * balance, but with window=2 it waits its turn. */
+static void window_bounds_candidates(void **state)
+{
+    (void)state;
+    for (int window = 2; window <= 3; window++) {
+        char policy[64];
+        snprintf(policy, sizeof(policy), "io-aware:alpha=1:window=%d", window);
+        sched_t *s = tu_engine(8, policy);
+        running(s, 100, SCHED_RIGID, 0, 6, 6, 6, SCHED_CONS_NONE, 0.9);
+        submit_io(s, 1, 1, SCHED_RIGID, 2, 0, 0, 0, SCHED_CONS_NONE, 0.9);
+        submit_io(s, 2, 2, SCHED_RIGID, 2, 0, 0, 0, SCHED_CONS_NONE, 0.8);
+        submit_io(s, 3, 3, SCHED_RIGID, 2, 0, 0, 0, SCHED_CONS_NONE, 0.0);
+        const sched_action_t *a;
+        size_t n = tu_pass(s, 1, &a);
+        assert_int_equal(n, 1);
+        assert_int_equal(a[0].job, window == 3 ? 3 : 2);
+        sched_jobinfo_t info;
+        if (window == 2) {
+            assert_int_equal(sched_job_info(s, 3, &info), 0);
+            assert_int_equal(info.reason, SCHED_R_PRIORITY);
+        }
+        sched_destroy(s);
+    }
+}
+
 /* A requeued job keeps its intensities (they describe its application). */
 static void requeue_keeps_intensity(void **state)
 {
@@ -321,6 +365,8 @@ int main(void)
         cmocka_unit_test(reconfigure_expand),
         cmocka_unit_test(reconfigure_shrink_only_for_queue),
         cmocka_unit_test(requeue_keeps_intensity),
+        cmocka_unit_test(wide_jobs_sampled),
+        cmocka_unit_test(window_bounds_candidates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

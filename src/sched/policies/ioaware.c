@@ -14,12 +14,18 @@
  *     to the size that brings S closest to W: an expand whenever it helps, a shrink
  *     only when a waiting job would fit in the nodes it frees.
  * Ties: a size that fits, then lower lambda, then the larger size, then queue order. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "policies.h"
 
-enum { P_ALPHA, P_WMEAN, P_FIT };
+enum { P_ALPHA, P_WMEAN, P_FIT, P_WINDOW };
+
+/* A job with a wider range of sizes competes with this many of them, spread evenly
+ * over the range (its preferred size among them): a pass stays bounded whatever the
+ * cluster's size. */
+#define IO_MAX_SIZES 32
 
 typedef struct cand {
     sjob_t *j;
@@ -36,6 +42,39 @@ static void start_sizes(const sjob_t *j, int *lo, int *hi)
     } else {
         *lo = *hi = j->spec.nodes;
     }
+}
+
+/* The sizes j competes with at admission, ascending, in out[IO_MAX_SIZES + 1]. */
+static int sizes_of(const sjob_t *j, int *out)
+{
+    int lo, hi, n = 0;
+    start_sizes(j, &lo, &hi);
+    sched_constraint_t cons = j->spec.constraint;
+    if (hi - lo < IO_MAX_SIZES) {
+        for (int v = lo; v <= hi; v++)
+            if (cons_valid(v, cons))
+                out[n++] = v;
+        return n;
+    }
+    for (int k = 0; k < IO_MAX_SIZES; k++) {
+        int at = lo + (int)((long)(hi - lo) * k / (IO_MAX_SIZES - 1));
+        int v = cons_largest_leq(at, cons, lo, hi);
+        if (!v)
+            v = cons_smallest_geq(at, cons, lo, hi);
+        if (v && (!n || v > out[n - 1]))
+            out[n++] = v;
+    }
+    int pref = j->spec.pref_nodes, at = 0;
+    if (pref < lo || pref > hi || !cons_valid(pref, cons))
+        return n;
+    while (at < n && out[at] < pref)
+        at++;
+    if (at < n && out[at] == pref)
+        return n;
+    for (int k = n; k > at; k--)
+        out[k] = out[k - 1];
+    out[at] = pref;
+    return n + 1;
 }
 
 static double workload(const sched_t *s, const io_sums_t *m)
@@ -79,30 +118,32 @@ static void admit(sched_t *s, io_sums_t *m)
 {
     double alpha = s->params[P_ALPHA];
     bool fit = s->params[P_FIT] != 0;
+    int window = (int)s->params[P_WINDOW];
     core_tmp_reserve(s, (size_t)s->npending + 1);
-    int np = 0, ncand = 0;
+    int np = 0;
     for (sjob_t *j = s->qhead; j; j = j->qnext) {
         if (core_unrunnable(s, j, true)) {
             j->reason = SCHED_R_NODES_UNAVAILABLE;
-            continue;
+        } else if (np < window) {
+            s->tmp[np++] = j;
+        } else { /* beyond the window: waits its turn */
+            j->reason = SCHED_R_PRIORITY;
+            j->reason_job = -1;
         }
-        int lo, hi;
-        start_sizes(j, &lo, &hi);
-        ncand += hi - lo + 1;
-        s->tmp[np++] = j;
     }
-    cand_t *c = malloc((size_t)(ncand ? ncand : 1) * sizeof(*c));
+    cand_t *c = malloc((size_t)np * (IO_MAX_SIZES + 1) * sizeof(*c) + 1);
     if (!c)
         abort(); /* as the core's arrays: no sane decision without memory */
+    int sz[IO_MAX_SIZES + 1];
     while (np > 0 && s->nfree > 0) {
         int nc = 0;
         double dmin = INFINITY, dmax = -INFINITY;
         for (int k = 0; k < np; k++) {
             sjob_t *j = s->tmp[k];
-            int lo, hi;
-            start_sizes(j, &lo, &hi);
-            for (int n = lo; n <= hi; n++) {
-                if (!cons_valid(n, j->spec.constraint) || (fit && n > s->nfree))
+            int ns = sizes_of(j, sz);
+            for (int x = 0; x < ns; x++) {
+                int n = sz[x];
+                if (fit && n > s->nfree)
                     continue;
                 double d = distance(s, m, j, 0, n);
                 c[nc++] = (cand_t){j, n, np > 1 ? (double)k / (np - 1) : 0, d};
@@ -139,20 +180,21 @@ static void admit(sched_t *s, io_sums_t *m)
     }
 }
 
-/* Would a waiting job fit in `avail` nodes? */
-static bool queue_fits(const sched_t *s, int avail)
+/* The fewest nodes a waiting job can start on (INT_MAX when none can). */
+static int queue_need(const sched_t *s)
 {
+    int need = INT_MAX;
     for (const sjob_t *j = s->qhead; j; j = j->qnext)
-        if (!core_unrunnable(s, j, true) && core_min_start(j, true) <= avail)
-            return true;
-    return false;
+        if (!core_unrunnable(s, j, true) && core_min_start(j, true) < need)
+            need = core_min_start(j, true);
+    return need;
 }
 
 /* Algorithm 2's reconfiguration (Eq. 4.12-4.13) of the jobs that can be resized now. */
 static void reconfigure(sched_t *s, io_sums_t *m)
 {
     int n = core_collect_resizable(s, false);
-    int free_left = s->nfree;
+    int free_left = s->nfree, need = n ? queue_need(s) : INT_MAX;
     for (int i = 0; i < n; i++) {
         sjob_t *j = s->tmp[i];
         int cur = j->ncommit, best = cur;
@@ -160,7 +202,7 @@ static void reconfigure(sched_t *s, io_sums_t *m)
         for (int v = j->spec.min_nodes; v <= j->spec.max_nodes; v++) {
             if (v == cur || !cons_valid(v, j->spec.constraint) || v - cur > free_left)
                 continue;
-            if (v < cur && !queue_fits(s, s->nfree + cur - v))
+            if (v < cur && need > s->nfree + cur - v)
                 continue; /* a shrink only for a better option in the queue */
             double d = distance(s, m, j, cur, v);
             if (d < dbest - 1e-12 || (fabs(d - dbest) <= 1e-12 && abs(v - cur) < abs(best - cur))) {
@@ -196,6 +238,7 @@ const sched_policy_t policy_ioaware = {
         {"alpha", 0.5, 0, 1, "job reordering intensity: 0 keeps queue order, 1 balances I/O only"},
         {"wmean", 1, 0, 1, "workload intensity: 1 node-weighted mean, 0 divided by the cluster"},
         {"fit", 0, 0, 1, "0: the best size waits when it does not fit; 1: only sizes that fit compete"},
+        {"window", 1000, 1, 1e9, "waiting jobs that compete, from the head of the queue"},
         {0}},
     .pass = pass,
 };
