@@ -24,6 +24,7 @@ enum {
     F_SUBMIT = 2,
     F_RUNTIME = 4,
     F_ALLOC = 5,
+    F_AVG_CPU = 6, /* average CPU time used per processor, seconds; -1: unknown */
     F_REQ_PROCS = 8,
     F_REQ_TIME = 9,
     F_USER = 12,
@@ -174,7 +175,15 @@ static int parse_job(swf_reader_t *r, char *p)
         .type = SCHED_RIGID,
         .nodes = (int)((size + cpn - 1) / cpn),
         .constraint = SCHED_CONS_NONE,
+        .io_intensity = -1,
     };
+    /* SWF has no I/O field. The documented rule (docs/simulator.md, "SWF traces"): the
+     * share of the run a processor was not computing, 1 - average CPU time / run time,
+     * counts as I/O, when the trace records the CPU time. */
+    if (f[F_AVG_CPU] >= 0 && runtime > 0) {
+        double idle = 1 - f[F_AVG_CPU] / runtime;
+        j.io_intensity = idle < 0 ? 0 : idle > 1 ? 1 : idle;
+    }
     /* Users' estimates below the run time happen in real logs (jobs killed a little
      * late); the replay must still let the job finish. */
     if (j.walltime < runtime)

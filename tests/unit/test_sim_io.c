@@ -162,6 +162,32 @@ static void intensities_and_estimates(void **state)
     wl_free(&wl);
 }
 
+/* A declared intensity without phases (JSON io_intensity, SWF's CPU-time rule) reaches
+ * the engine too: beside an I/O-heavy job, io-aware at alpha 1 starts the compute-heavy
+ * job ahead of a second I/O-heavy one. */
+static void declared_intensity(void **state)
+{
+    (void)state;
+    workload_t wl = {0};
+    wl_job_t a = {.id = 1, .nodes = 1, .runtime = 100, .walltime = 100, .io_intensity = 0.9};
+    wl_job_t b = {.id = 2, .submit = 1, .nodes = 1, .runtime = 100, .walltime = 100,
+                  .io_intensity = 0.9};
+    wl_job_t c = {.id = 3, .submit = 1, .nodes = 1, .runtime = 100, .walltime = 100,
+                  .io_intensity = 0.1};
+    assert_int_equal(wl_append(&wl, &a), 0);
+    assert_int_equal(wl_append(&wl, &b), 0);
+    assert_int_equal(wl_append(&wl, &c), 0);
+    sim_result_t res;
+    run(&wl, 2, "io-aware:alpha=1", NULL, &res);
+    assert_float_equal(res.jobs[2].start, 1, 1e-9);
+    assert_float_equal(res.jobs[1].start, 100, 1e-9);
+    sim_result_free(&res);
+    run(&wl, 2, "fcfs", NULL, &res); /* queue order otherwise */
+    assert_float_equal(res.jobs[1].start, 1, 1e-9);
+    sim_result_free(&res);
+    wl_free(&wl);
+}
+
 static void refused_combinations(void **state)
 {
     (void)state;
@@ -188,6 +214,7 @@ int main(void)
         cmocka_unit_test(coscheduling_example),
         cmocka_unit_test(resized_at_scheduling_points),
         cmocka_unit_test(intensities_and_estimates),
+        cmocka_unit_test(declared_intensity),
         cmocka_unit_test(refused_combinations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

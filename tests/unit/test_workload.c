@@ -193,6 +193,9 @@ static void test_swf_conventions(void **state)
     assert_int_equal(j->constraint, SCHED_CONS_NONE);
     assert_false(j->has_speedup);
     assert_int_equal(j->nmtct, 0);
+    assert_true(j->io_intensity < 0); /* no CPU time recorded: no intensity */
+    /* 8: 15 s of CPU per processor in a 20 s run: a quarter of it counts as I/O */
+    assert_near(find(&wl, 8)->io_intensity, 0.25, 1e-12);
 
     j = find(&wl, 2);
     assert_int_equal(j->nodes, 2); /* requested 2, allocated -1 */
