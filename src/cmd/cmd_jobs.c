@@ -396,9 +396,14 @@ int cmd_show(int argc, char **argv)
             printf(", drawing %.0f W now", cu_num(pw, "draw"));
         printf("\n");
     }
-    if (cu_num(j, "io_intensity") > 0) /* declared at submission (--io-intensity) */
-        printf("%-14s %g (share of its run time in I/O, declared)\n", "IOIntensity",
-               cu_num(j, "io_intensity"));
+    if (json_object_get(j, "io_intensity")) { /* declared, or measured over its last run */
+        const char *from = cu_str(j, "io_from");
+        printf("%-14s %.2g (%s)\n", "IOIntensity", cu_num(j, "io_intensity"),
+               !strcmp(from, "measured") ? "measured over its last run" : "declared");
+    }
+    if (json_object_get(j, "io_measured")) /* this run's own, from its cgroups */
+        printf("%-14s %.2g (share of this run's time in I/O, from its cgroups)\n",
+               "IOMeasured", cu_num(j, "io_measured"));
     char en[32];
     cu_fmt_energy(cu_num(j, "energy"), en, sizeof(en));
     printf("%-14s %s\n", "Energy", en);

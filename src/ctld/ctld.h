@@ -123,8 +123,13 @@ typedef struct job {
      * energy of its nodes while it held them, J; their draw at the last sample, W */
     double power_min, power_max;
     char power_from[12];
-    double io_intensity;     /* declared share of its run time in I/O, 0..1 (submit
-                              * --io-intensity; the io-aware policy); 0: none known */
+    double io_intensity;     /* share of its run time in I/O, 0..1, the engine plans with
+                              * (the io-aware policy); 0: none known */
+    char io_from[12];        /* "declared" (submit --io-intensity), "measured" (its last
+                              * run's io_measured, iomeas.c), "": none known */
+    double io_measured;      /* this run's measured I/O share (iomeas.c), kept at its end */
+    double io_sum, io_secs;  /* while it runs: sum of share x seconds its nodes reported,
+                              * and of those seconds (in memory only) */
     double energy;
     double energy_at;        /* wall clock its energy runs to; 0: its start */
     double seen_min, seen_max; /* the range of its measured draw per node, widening what
@@ -363,6 +368,26 @@ int db_corridor_load(ctld_t *c, void (*fn)(double, double, double, const char *,
  * 10); 1 when found, 0 when none, -EIO. */
 int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, double *lo,
                      double *hi);
+
+/* iomeas.c: measured I/O intensity (docs/policies.md "io-aware") */
+/* One entry of a ping's "io" array, {"job": id, "share": 0..1, "secs": >0}: 0 and its
+ * values when well formed, -EINVAL otherwise (the entry is then ignored). */
+int iomeas_entry(const json_t *e, int64_t *job, double *share, double *secs);
+/* A report of a node: share over secs seconds added to the job's running mean. */
+void iomeas_add(job_t *j, double share, double secs);
+/* The time-weighted mean of what was reported for its run (over its nodes); 0: none. */
+double iomeas_mean(const job_t *j);
+/* The "io" reports of node n's ping: each for a running job on n is added, anything
+ * malformed, out of range, of another node's job or of no job is ignored. */
+void iomeas_on_ping(ctld_t *c, node_t *n, const json_t *msg);
+/* A job's run ends (io_measured = its mean), or it goes back to the queue (forgotten). */
+void iomeas_settle(job_t *j, bool ended);
+/* A submission: a declared intensity wins; else the measured intensity of the most
+ * recent finished run of the same user, name and size, if there is one. */
+void iomeas_resolve(ctld_t *c, job_t *j, bool declared, double io);
+/* db.c: io_measured of the most recent finished run (CD or TO) of user, name and size
+ * that has one; 1 when found, 0 when none, -EIO. */
+int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, double *io);
 
 /* --- jobs.c --- */
 job_t *job_new(void);

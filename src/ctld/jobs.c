@@ -229,7 +229,8 @@ static sched_jobspec_t spec_of(const job_t *j)
         /* what it declared, widened by what it was measured drawing (energy.c) */
         .power_min = j->seen_max > 0 ? j->seen_min : j->power_min,
         .power_max = j->seen_max > 0 ? j->seen_max : j->power_max,
-        .io_intensity = j->io_intensity, /* declared at submission (io-aware) */
+        /* declared at submission, or measured over its last run (iomeas.c) */
+        .io_intensity = j->io_intensity,
         .wait_adaptive = true, /* resizes go to the application: not before it attaches */
     };
 }
@@ -312,6 +313,7 @@ static void finish(ctld_t *c, job_t *j)
         now = j->node_end;
     account(j, now);
     energy_settle(c, j, now);
+    iomeas_settle(j, true); /* its measured I/O share, saved below */
     job_to(j, j->final, "every node is clean");
     j->end = now;
     if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12) &&
@@ -338,6 +340,7 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
         sched_remove(c->sched, j->id);
     account(j, ctld_now());
     energy_settle(c, j, ctld_now());
+    iomeas_settle(j, false); /* the next run is measured afresh */
     free(j->alloc);
     j->alloc = NULL;
     j->nalloc = 0;
@@ -1076,8 +1079,16 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "power", json_pack("{s:f,s:f,s:s,s:f}", "min", j->power_min, "max",
                                                   j->power_max, "from", j->power_from, "draw",
                                                   j->power_w));
-        if (j->io_intensity > 0) /* declared: --io-intensity */
+        if (j->io_intensity > 0 || j->io_from[0]) { /* declared, or measured (iomeas.c) */
             json_object_set_new(o, "io_intensity", json_real(j->io_intensity));
+            json_object_set_new(o, "io_from", json_string(j->io_from[0] ? j->io_from
+                                                                        : "declared"));
+        }
+        /* this run's own measured I/O share: at its end, or so far while it runs */
+        if (j->state >= JS_COMPLETED ? j->io_measured > 0 : j->io_secs > 0)
+            json_object_set_new(o, "io_measured", json_real(j->state >= JS_COMPLETED
+                                                                ? j->io_measured
+                                                                : iomeas_mean(j)));
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
         if (j->ck_want)
             json_object_set_new(o, "checkpoint_agents",

@@ -171,7 +171,6 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->max_nodes = (int)maxn;
     j->time_limit = tlimit;
     j->requeue = requeue;
-    j->io_intensity = io;
     j->ck_want = ck_want;
     j->script = script; /* the exact bytes, UTF-8 or not */
     j->cwd = strdup(cwd);
@@ -179,6 +178,8 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->out_path = dup_or_null(out);
     j->err_path = dup_or_null(errp);
     energy_resolve(c, j, declared == 1, pmin, pmax);
+    /* declared (even 0) wins; else its last run's measured intensity (iomeas.c) */
+    iomeas_resolve(c, j, json_is_number(json_object_get(m, "io_intensity")), io);
     if (jobs_submit(c, j, err, sizeof(err)) < 0) {
         job_free(j);
         fail(c, conn, err);

@@ -68,8 +68,54 @@ int metering_sample(noded_t *d, double *watts)
     return 0;
 }
 
+/* A job's I/O share since the last heartbeat from its cgroups' io.pressure, and the
+ * seconds it covers; -1 when not known (no cgroup or no pressure file, first reading). */
+static double io_share(noded_t *d, njob_t *j, double now, double *secs)
+{
+    char parent[600], prefix[40];
+    uint64_t usec;
+    if (!d->cgroup_parent[0])
+        return -1;
+    snprintf(parent, sizeof(parent), "%s/%s", d->cgroup_root, d->cgroup_parent);
+    snprintf(prefix, sizeof(prefix), "job_%" PRId64, j->id);
+    if (nodepower_cgroup_io_stall(parent, prefix, &usec) < 0)
+        return -1;
+    double share = j->io_at > 0 ? nodepower_io_share(j->io_usec, usec, now - j->io_at) : -1;
+    *secs = now - j->io_at;
+    j->io_usec = usec;
+    j->io_at = now;
+    return share;
+}
+
+typedef struct iosample {
+    noded_t *d;
+    double now;
+    json_t *arr;
+} iosample_t;
+
+static void add_io(int64_t id, void *val, void *arg)
+{
+    njob_t *j = val;
+    iosample_t *s = arg;
+    if (j->cleaning || j->cleaned || (j->batch && j->ended))
+        return;
+    double secs = 0, share = io_share(s->d, j, s->now, &secs);
+    if (share >= 0 && secs > 0)
+        json_array_append_new(s->arr, json_pack("{s:I,s:f,s:f}", "job", (json_int_t)id,
+                                                "share", share, "secs", secs));
+}
+
 void metering_ping(noded_t *d, json_t *ping)
 {
+    /* every job's I/O share, whatever the power source ("io": [{job, share, secs}]) */
+    iosample_t io = {.d = d, .now = mono(), .arr = json_array()};
+    if (io.arr) {
+        idmap_foreach(d->jobs, add_io, &io);
+        if (json_array_size(io.arr))
+            json_object_set_new(ping, "io", io.arr);
+        else
+            json_decref(io.arr);
+    }
     double w;
     if (metering_sample(d, &w) == 0) {
         json_object_set_new(ping, "power", json_real(w));

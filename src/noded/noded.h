@@ -56,6 +56,8 @@ typedef struct njob {
     double power_min, power_max; /* W per node it may draw (the power model) */
     uint64_t cpu_usec;       /* its cgroups' CPU time at cpu_at (metering.c) */
     double cpu_at;
+    uint64_t io_usec;        /* its cgroups' I/O stall time (io.pressure "some") at io_at */
+    double io_at;            /* (metering.c); 0: no reading yet */
     char error[LAUNCH_ERRLEN]; /* why it could not start */
 } njob_t;
 

@@ -169,3 +169,84 @@ int nodepower_cgroup_usage(const char *parent, const char *prefix, uint64_t *use
     *usec = sum;
     return found ? 0 : -ENOENT;
 }
+
+int nodepower_io_pressure_parse(const char *text, uint64_t *some_usec)
+{
+    if (!text)
+        return -EINVAL;
+    for (const char *l = text; *l;) {
+        const char *end = strchr(l, '\n');
+        size_t len = end ? (size_t)(end - l) : strlen(l);
+        if (len > 5 && !strncmp(l, "some ", 5)) {
+            /* the total=N field of this line, digits only, up to a space or its end */
+            const char *t = NULL;
+            for (const char *p = l; p + 6 <= l + len; p++)
+                if (!strncmp(p, "total=", 6) && (p == l || p[-1] == ' ')) {
+                    t = p + 6;
+                    break;
+                }
+            if (!t)
+                return -EINVAL;
+            uint64_t v = 0;
+            int nd = 0;
+            for (; t < l + len && *t >= '0' && *t <= '9'; t++, nd++) {
+                if (nd >= 19) /* beyond 10^19 us: not a counter */
+                    return -EINVAL;
+                v = v * 10 + (uint64_t)(*t - '0');
+            }
+            if (nd == 0 || (t < l + len && *t != ' ' && *t != '\r'))
+                return -EINVAL;
+            *some_usec = v;
+            return 0;
+        }
+        l += len;
+        if (*l == '\n')
+            l++;
+    }
+    return -EINVAL;
+}
+
+static int io_pressure_file(const char *path, uint64_t *usec)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return nodepower_io_pressure_parse(buf, usec);
+}
+
+int nodepower_cgroup_io_stall(const char *parent, const char *prefix, uint64_t *usec)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return -ENOENT;
+    size_t pl = strlen(prefix);
+    uint64_t sum = 0;
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, pl) || (e->d_name[pl] && e->d_name[pl] != '_'))
+            continue;
+        char path[4400];
+        uint64_t u;
+        snprintf(path, sizeof(path), "%s/%s/io.pressure", parent, e->d_name);
+        if (io_pressure_file(path, &u) == 0) {
+            sum += u;
+            found++;
+        }
+    }
+    closedir(d);
+    *usec = sum;
+    return found ? 0 : -ENOENT;
+}
+
+double nodepower_io_share(uint64_t prev, uint64_t cur, double dt)
+{
+    if (!(dt > 0) || cur < prev)
+        return -1;
+    double s = (double)(cur - prev) / 1e6 / dt;
+    return s > 1 ? 1 : s;
+}

@@ -47,4 +47,21 @@ double nodepower_model(double idle, bool has_job, double pmin, double pmax, doub
  * when there is none. */
 int nodepower_cgroup_usage(const char *parent, const char *prefix, uint64_t *usec);
 
+/* I/O (docs/policies.md, "io-aware"): the cgroup v2 pressure file io.pressure,
+ *   some avg10=0.00 avg60=0.00 avg300=0.00 total=61118244
+ *   full avg10=0.00 avg60=0.00 avg300=0.00 total=21653647
+ * where total is the microseconds during which at least one of the cgroup's tasks was
+ * stalled on I/O ("some"). Parses that text into the "some" total; -EINVAL when it has
+ * no well-formed "some" line (never reads past the text's end). */
+int nodepower_io_pressure_parse(const char *text, uint64_t *some_usec);
+
+/* The "some" I/O stall time (microseconds) summed over the job's cgroups under parent
+ * (as nodepower_cgroup_usage); -ENOENT when none has a readable io.pressure. */
+int nodepower_cgroup_io_stall(const char *parent, const char *prefix, uint64_t *usec);
+
+/* A job's I/O share over an interval: the stall time gained (usec, from prev to cur)
+ * over the wall time dt (s), clamped to [0, 1]; -1 when it cannot be told (no interval,
+ * or a counter that went back: a cgroup of the job went away). */
+double nodepower_io_share(uint64_t prev, uint64_t cur, double dt);
+
 #endif
