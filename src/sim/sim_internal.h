@@ -34,6 +34,9 @@ typedef struct rjob {
      * the write began; wref is then what is left of the phase (seconds of work, or GB) */
     int phase;
     double t_phase;
+    int io_nodes;    /* its nodes in the file system's count of writers (0: not writing) */
+    bool at_point;   /* at a scheduling point: resizable until the pass, or its next write */
+    bool listed;     /* in the list of jobs at a point this instant (once) */
 } rjob_t;
 
 typedef struct simctx {

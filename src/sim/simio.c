@@ -203,7 +203,8 @@ static void writer_add(simctx_t *c, size_t i, double t)
         sim_progress(&c->rj[k->set[s]], t); /* at the old share */
     k->slot[i] = k->nset;
     k->set[k->nset++] = i;
-    k->nodes += c->rj[i].n;
+    c->rj[i].io_nodes = c->rj[i].n;
+    k->nodes += c->rj[i].io_nodes;
     c->rj[i].t_phase = t;
 }
 
@@ -219,7 +220,8 @@ static void writer_remove(simctx_t *c, size_t i, double t)
     k->set[s] = k->set[--k->nset];
     k->slot[k->set[s]] = s;
     k->slot[i] = -1;
-    k->nodes -= c->rj[i].n;
+    k->nodes -= c->rj[i].io_nodes; /* what it added, whatever its size now */
+    c->rj[i].io_nodes = 0;
     const wl_job_t *j = &c->wl->jobs[i];
     c->res->io_phases++;
     c->res->io_seconds += t - c->rj[i].t_phase;
@@ -240,6 +242,10 @@ bool simio_next_phase(simctx_t *c, size_t i, double t, bool *point)
     if (++r->phase >= 2 * j->iters)
         return false;
     if (r->phase % 2) {
+        if (r->at_point) { /* a compute phase of no length: no resize during the write */
+            sched_set_adaptive(c->s, j->id, false);
+            r->at_point = false;
+        }
         r->wref = j->io_gb;
         writer_add(c, i, t);
         rebalance(c, t);
@@ -247,11 +253,14 @@ bool simio_next_phase(simctx_t *c, size_t i, double t, bool *point)
     }
     r->wref = j->runtime / j->iters;
     sim_settle(c, i, t);
-    if (j->type == SCHED_MALLEABLE) { /* a scheduling point: resizable for this instant */
+    if (j->type == SCHED_MALLEABLE && !r->at_point) { /* resizable for this instant */
         sched_set_adaptive(c->s, j->id, true);
-        c->io->points[c->io->npoints++] = i;
-        *point = true;
+        r->at_point = true;
+        if (!r->listed) /* each job once: the list has room for every job, no more */
+            c->io->points[c->io->npoints++] = i;
+        r->listed = true;
     }
+    *point |= r->at_point;
     return true;
 }
 
@@ -263,8 +272,12 @@ void simio_job_end(simctx_t *c, size_t i, double t)
 void simio_after_pass(simctx_t *c, double t)
 {
     simio_t *k = c->io;
-    for (int p = 0; p < k->npoints; p++)
-        sched_set_adaptive(c->s, c->wl->jobs[k->points[p]].id, false);
+    for (int p = 0; p < k->npoints; p++) {
+        rjob_t *r = &c->rj[k->points[p]];
+        if (r->at_point) /* else its next write closed it */
+            sched_set_adaptive(c->s, c->wl->jobs[k->points[p]].id, false);
+        r->at_point = r->listed = false;
+    }
     k->npoints = 0;
     if (!k->sampled) {
         k->sampled = true;

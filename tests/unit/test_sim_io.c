@@ -188,6 +188,49 @@ static void declared_intensity(void **state)
     wl_free(&wl);
 }
 
+/* Phases of no length: a malleable job's scheduling points all fall in one instant
+ * (each counted once: the list of points overflowed before), and a point closes when
+ * the job's next write starts, so no resize lands in the middle of a write (the file
+ * system's count of writing nodes went wrong and a job wrote faster than the file
+ * system). */
+static void zero_length_phases(void **state)
+{
+    (void)state;
+    workload_t wl = {0};
+    wl_job_t p = phased(1, 1000, 1, 0, 5, 1e-15);
+    p.type = SCHED_MALLEABLE;
+    p.min_nodes = 1;
+    p.max_nodes = 4;
+    assert_int_equal(wl_append(&wl, &p), 0);
+    sim_result_t res;
+    run(&wl, 4, "fcfs", NULL, &res);
+    assert_int_equal(res.io_phases, 5);
+    assert_true(res.jobs[0].end >= 1000);
+    sim_result_free(&res);
+    wl_free(&wl);
+
+    /* job 1 (malleable, no compute) writes 3 x 100 GB, job 2 5 x 100 GB, 1 GB/s in all:
+     * at least 800 s whatever the policy does, 800 GB written */
+    wl = (workload_t){0};
+    wl_job_t m = phased(1, 0, 1, 0, 3, 100), r = phased(2, 0, 1, 50, 5, 100);
+    m.type = SCHED_MALLEABLE;
+    m.min_nodes = 1;
+    m.max_nodes = 8;
+    assert_int_equal(wl_append(&wl, &m), 0);
+    assert_int_equal(wl_append(&wl, &r), 0);
+    const sim_pfs_t one = {.link_gbs = 1, .total_gbs = 1};
+    const char *pol[] = {"fcfs", "equi", "io-aware:alpha=1", "fpsma-prma:guard=0"};
+    for (size_t k = 0; k < sizeof(pol) / sizeof(pol[0]); k++) {
+        run(&wl, 8, pol[k], &one, &res);
+        double end = res.jobs[0].end > res.jobs[1].end ? res.jobs[0].end : res.jobs[1].end;
+        if (end < 800 - 1e-6 || fabs(res.io_gb - 800) > 1e-6 || res.io_busy_seconds > end + 1e-6)
+            fail_msg("%s: makespan %g, %g GB written, file system busy %g s", pol[k], end,
+                     res.io_gb, res.io_busy_seconds);
+        sim_result_free(&res);
+    }
+    wl_free(&wl);
+}
+
 static void refused_combinations(void **state)
 {
     (void)state;
@@ -215,6 +258,7 @@ int main(void)
         cmocka_unit_test(resized_at_scheduling_points),
         cmocka_unit_test(intensities_and_estimates),
         cmocka_unit_test(declared_intensity),
+        cmocka_unit_test(zero_length_phases),
         cmocka_unit_test(refused_combinations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
