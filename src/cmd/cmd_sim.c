@@ -449,8 +449,10 @@ static int load(opts_t *o, workload_t *wl, char *err, size_t errlen)
                             "(1 to 10000000)", o->workload + 9), -EINVAL;
         if (!o->nodes)
             o->nodes = 500;
+        if (o->malleable < 0)
+            o->malleable = 0.2; /* the seed's share, shown in the report */
         wl_iopeaks_opts_t p = {.njobs = (size_t)n, .nodes = o->nodes,
-                               .malleable = o->malleable < 0 ? 0.2 : o->malleable,
+                               .malleable = o->malleable,
                                .seed = o->seed, .interarrival = o->interarrival};
         return wl_gen_iopeaks(&p, wl, err, errlen);
     }

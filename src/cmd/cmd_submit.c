@@ -209,7 +209,7 @@ int cmd_submit(int argc, char **argv)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "+N:t:J:o:e:", lopts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "+:N:t:J:o:e:", lopts, NULL)) != -1) {
         if (o == O_HELP) {
             printf("usage: ductile submit [options] SCRIPT\n"
                    "  -N, --nodes N             nodes (the start size)\n"
@@ -232,13 +232,16 @@ int cmd_submit(int argc, char **argv)
                    "Options may also be given as '#DUCTILE --nodes=4' lines at the top of the script.\n");
             return 0;
         }
-        if (o == '?' || o == ':')
+        if (o == ':')
+            return cmd_fail("submit: option '%s' needs a value (try --help)", argv[optind - 1]);
+        if (o == '?')
             return cmd_fail("submit: bad option '%s' (try --help)", argv[optind - 1]);
     }
     if (optind >= argc)
         return cmd_fail("submit: no script given");
     if (optind + 1 < argc)
-        return cmd_fail("submit: unexpected argument '%s'", argv[optind + 1]);
+        return cmd_fail("submit: unexpected argument '%s'%s", argv[optind + 1],
+                        argv[optind + 1][0] == '-' ? " (options go before the script)" : "");
     script_path = argv[optind];
     config_t cfg = {0};
     /* --conf must be known before reading the script limits */

@@ -109,6 +109,11 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
         }
         /* power=1: any policy admits jobs by the power corridor (docs/power.md) */
         if (!strcmp(kv, "power")) {
+            if (p->no_power_admit && v == 1) {
+                snprintf(err, errlen, "policy %s does not admit jobs by power (power=1): its "
+                         "starts follow the I/O balance only", name);
+                return -EINVAL;
+            }
             if (p->uses_power) {
                 snprintf(err, errlen, "policy %s admits jobs by power already (admit=0 turns "
                          "it off)", name);
@@ -130,6 +135,11 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
             for (int i = 0; i < np && pos < sizeof(known); i++)
                 pos += (size_t)snprintf(known + pos, sizeof(known) - pos, ", %s", p->params[i].name);
             snprintf(err, errlen, "policy %s has no parameter '%s' (known: %s)", name, kv, known);
+            return -EINVAL;
+        }
+        if (p->params[k].whole && v != floor(v)) {
+            snprintf(err, errlen, "policy %s: %s takes a whole number%s, not %s", name, kv,
+                     p->params[k].lo == 0 && p->params[k].hi == 1 ? " (0 or 1)" : "", eq + 1);
             return -EINVAL;
         }
         if (v < p->params[k].lo || v > p->params[k].hi) {

@@ -60,11 +60,12 @@ typedef struct sched_param_def {
     double def;
     double lo, hi;
     const char *help;
+    bool whole;     /* a count or a switch: whole numbers only */
 } sched_param_def_t;
 
 /* The remaining-time guard every resizing policy shares (seed 000 §5.3.1). */
 #define SCHED_PARAM_GUARD(def) \
-    {"guard", (def), 0, 1e9, "no resize when a job has this many seconds left or fewer"}
+    {"guard", (def), 0, 1e9, "no resize when a job has this many seconds left or fewer", false}
 
 typedef struct sched_policy {
     const char *name;
@@ -74,6 +75,7 @@ typedef struct sched_policy {
     bool uses_power;                 /* works with the power corridor (its own admit
                                         parameter instead of power=1) */
     bool interrupts;                 /* may return SCHED_OP_INTERRUPT actions */
+    bool no_power_admit;             /* starts jobs its own way: power=1 is refused */
     void (*pass)(sched_t *s);
 } sched_policy_t;
 

@@ -233,8 +233,8 @@ static int parse_key(const jctx_t *c, const char *key, const json_t *v, wl_job_t
                             "I/O phases the job repeats)");
         j->iters = (int)x;
     } else if (!strcmp(key, "io_gb")) {
-        if (!get_num(v, 0, &j->io_gb))
-            return jfail(c, "'io_gb' must be a number >= 0 (GB the job writes after each "
+        if (!get_num(v, 0, &j->io_gb) || !(j->io_gb > 0))
+            return jfail(c, "'io_gb' must be a number > 0 (GB the job writes after each "
                             "compute phase)");
     } else if (!strcmp(key, "io_intensity")) {
         if (!get_num(v, 0, &j->io_intensity) || j->io_intensity > 1)

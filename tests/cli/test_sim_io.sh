@@ -37,4 +37,12 @@ expect_err "'io_intensity' must be a number from 0 to 1" sim --workload "$tmp/in
 expect_err "has I/O phases: they cannot be simulated with node failures yet" \
   sim --workload "$wl" --mtbf 100000
 expect_err "policy io-aware: alpha=2 out of range" sim --workload "$wl" --policy io-aware:alpha=2
+expect_err "policy io-aware: fit takes a whole number (0 or 1), not 0.5" sim --workload "$wl" --policy io-aware:fit=0.5
+expect_err "policy io-aware: window takes a whole number, not 1.5" sim --workload "$wl" --policy io-aware:window=1.5
+expect_err "policy io-aware does not admit jobs by power" sim --workload "$wl" --policy io-aware:power=1
+printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 1, "iterations": 2, "io_gb": 0}]}' > "$tmp/zero.json"
+expect_err "'io_gb' must be a number > 0" sim --workload "$tmp/zero.json"
+# io-peaks says its malleable share
+"$bin" sim --workload io-peaks:30 --nodes 20 > "$tmp/p.txt"
+grep -q '^workload io-peaks:30: 30 jobs on 20 nodes, 20% made malleable' "$tmp/p.txt" || fail "header: $(head -1 "$tmp/p.txt")"
 echo ok

@@ -324,17 +324,101 @@ static void window_bounds_candidates(void **state)
         submit_io(s, 1, 1, SCHED_RIGID, 2, 0, 0, 0, SCHED_CONS_NONE, 0.9);
         submit_io(s, 2, 2, SCHED_RIGID, 2, 0, 0, 0, SCHED_CONS_NONE, 0.8);
         submit_io(s, 3, 3, SCHED_RIGID, 2, 0, 0, 0, SCHED_CONS_NONE, 0.0);
+        submit_io(s, 4, 4, SCHED_RIGID, 2, 0, 0, 0, SCHED_CONS_NONE, 0.5);
         const sched_action_t *a;
         size_t n = tu_pass(s, 1, &a);
         assert_int_equal(n, 1);
         assert_int_equal(a[0].job, window == 3 ? 3 : 2);
+        /* after a start the next job enters the window: with window=2, job 3 competes
+         * (and waits for nodes), job 4 waits its turn */
         sched_jobinfo_t info;
-        if (window == 2) {
-            assert_int_equal(sched_job_info(s, 3, &info), 0);
-            assert_int_equal(info.reason, SCHED_R_PRIORITY);
-        }
+        assert_int_equal(sched_job_info(s, 4, &info), 0);
+        assert_int_equal(info.reason, window == 2 ? SCHED_R_PRIORITY : SCHED_R_RESOURCES);
         sched_destroy(s);
     }
+    /* the window bounds what competes, not how many start: four 1-node jobs on four
+     * free nodes all start in one pass with window=1 (one per pass before) */
+    sched_t *s = tu_engine(4, "io-aware:window=1");
+    for (int i = 1; i <= 4; i++)
+        submit_io(s, i, i, SCHED_RIGID, 1, 0, 0, 0, SCHED_CONS_NONE, 0.1 * i);
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 1, &a), 4);
+    sched_destroy(s);
+}
+
+/* Sizes above the nodes that are up do not compete: with a node down and fit=0, a
+ * moldable job's 8-node size (the best balance) blocked every start until the node came
+ * back, on an idle cluster. */
+static void sizes_within_nodes_up(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "io-aware:alpha=1:fit=0");
+    assert_int_equal(sched_set_node_available(s, 7, false), 0);
+    submit_io(s, 1, 1, SCHED_MOLDABLE, 8, 1, 8, 8, SCHED_CONS_NONE, 0);
+    double v[] = {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.45};
+    assert_int_equal(sched_set_io_intensity(s, 1, 1, v, 8), 0);
+    submit_io(s, 2, 2, SCHED_RIGID, 1, 0, 0, 0, SCHED_CONS_NONE, 0);
+    const sched_action_t *a;
+    size_t n = tu_pass(s, 1, &a);
+    assert_true(n >= 1);
+    for (size_t k = 0; k < n; k++)
+        assert_true(a[k].nodes_after <= 7);
+    sched_destroy(s);
+}
+
+/* io-aware does not admit jobs by power: power=1 is refused rather than ignored. */
+static void power_admission_refused(void **state)
+{
+    (void)state;
+    sched_t *s = NULL;
+    char err[SCHED_ERRLEN] = "";
+    assert_int_equal(sched_create(8, "io-aware:power=1", &s, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "power"));
+    assert_null(s);
+}
+
+/* A shrink for the queue counts only the free nodes no expansion of the same pass took:
+ * A (I/O-bound, 2 nodes) grows with the one free node, so B (compute-bound, 5 nodes)
+ * is not shrunk for C (2 nodes), which could not start on what it frees (a shrink for
+ * no one before). */
+static void shrink_counts_expansions(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "io-aware");
+    running(s, 1, SCHED_MALLEABLE, 0, 2, 1, 8, SCHED_CONS_NONE, 1.0);
+    running(s, 2, SCHED_MALLEABLE, 2, 5, 4, 8, SCHED_CONS_NONE, 0.0);
+    submit_io(s, 3, 3, SCHED_RIGID, 2, 0, 0, 0, SCHED_CONS_NONE, 1.0);
+    const sched_action_t *a;
+    size_t n = tu_pass(s, 1, &a);
+    for (size_t k = 0; k < n; k++)
+        if (a[k].op == SCHED_OP_SHRINK) {
+            /* a shrink must let C start once it is done */
+            tu_complete(s, a, n);
+            const sched_action_t *b;
+            size_t m = tu_pass(s, 2, &b);
+            assert_non_null(tu_find(b, m, 3, SCHED_OP_START));
+            break;
+        }
+    sched_destroy(s);
+}
+
+/* With fit=0 the job whose best size does not fit waits for Resources, whatever its
+ * place; the others wait behind it (Priority). */
+static void reasons_follow_the_blocked_job(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(10, "io-aware:alpha=1:fit=0");
+    running(s, 100, SCHED_RIGID, 0, 4, 4, 4, SCHED_CONS_NONE, 0.8);
+    submit_io(s, 1, 1, SCHED_RIGID, 4, 0, 0, 0, SCHED_CONS_NONE, 0.9);
+    submit_io(s, 2, 2, SCHED_RIGID, 7, 0, 0, 0, SCHED_CONS_NONE, 0.1);
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 1, &a), 0);
+    sched_jobinfo_t info;
+    assert_int_equal(sched_job_info(s, 2, &info), 0);
+    assert_int_equal(info.reason, SCHED_R_RESOURCES);
+    assert_int_equal(sched_job_info(s, 1, &info), 0);
+    assert_int_equal(info.reason, SCHED_R_PRIORITY);
+    sched_destroy(s);
 }
 
 /* A requeued job keeps its intensities (they describe its application). */
@@ -367,6 +451,10 @@ int main(void)
         cmocka_unit_test(requeue_keeps_intensity),
         cmocka_unit_test(wide_jobs_sampled),
         cmocka_unit_test(window_bounds_candidates),
+        cmocka_unit_test(sizes_within_nodes_up),
+        cmocka_unit_test(power_admission_refused),
+        cmocka_unit_test(shrink_counts_expansions),
+        cmocka_unit_test(reasons_follow_the_blocked_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

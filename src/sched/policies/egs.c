@@ -98,14 +98,15 @@ const mm_ops_t mm_egs = {.grow = grow, .shrink = shrink};
 static void pass_prma(sched_t *s) { jmp_pass(s, &mm_egs, false); }
 static void pass_pwma(sched_t *s) { jmp_pass(s, &mm_egs, true); }
 
-#define CONS_PARAM {"constraints", 1, 0, 1, "1: respect node constraints; 0: ignore them (seeds)"}
+#define CONS_PARAM \
+    {"constraints", 1, 0, 1, "1: respect node constraints; 0: ignore them (seeds)", true}
 
 const sched_policy_t policy_egs_prma = {
     .name = "egs-prma",
     .summary = "seed 000: split idle nodes equally over running malleable jobs; never shrink",
     .params = (const sched_param_def_t[]){SCHED_PARAM_GUARD(60),
                                           {"max_expand", 2, 0, 1e9,
-                                           "expansions per job at most (0: unlimited)"},
+                                           "expansions per job at most (0: unlimited)", true},
                                           CONS_PARAM,
                                           {0}},
     .pass = pass_prma,
@@ -116,7 +117,7 @@ const sched_policy_t policy_egs_pwma = {
     .summary = "seed 000: take a waiting job's nodes equally from running jobs, else grow",
     .params = (const sched_param_def_t[]){SCHED_PARAM_GUARD(60),
                                           {"max_expand", 0, 0, 1e9,
-                                           "expansions per job at most (0: unlimited)"},
+                                           "expansions per job at most (0: unlimited)", true},
                                           CONS_PARAM,
                                           {0}},
     .pass = pass_pwma,

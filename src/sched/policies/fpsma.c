@@ -65,7 +65,7 @@ const sched_policy_t policy_fpsma_prma = {
     .summary = "seed 000: grow earliest-started malleable jobs; never shrink",
     .params = (const sched_param_def_t[]){SCHED_PARAM_GUARD(60),
                                           {"max_expand", 2, 0, 1e9,
-                                           "expansions per job at most (0: unlimited)"},
+                                           "expansions per job at most (0: unlimited)", true},
                                           {0}},
     .pass = pass_prma,
 };
@@ -75,7 +75,7 @@ const sched_policy_t policy_fpsma_pwma = {
     .summary = "seed 000: shrink latest-started jobs to start the waiting job, else grow",
     .params = (const sched_param_def_t[]){SCHED_PARAM_GUARD(60),
                                           {"max_expand", 0, 0, 1e9,
-                                           "expansions per job at most (0: unlimited)"},
+                                           "expansions per job at most (0: unlimited)", true},
                                           {0}},
     .pass = pass_pwma,
 };

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policies.h"
 
@@ -33,23 +34,23 @@ typedef struct cand {
     double lambda, delta;
 } cand_t;
 
-/* The sizes a waiting job may start with. */
-static void start_sizes(const sjob_t *j, int *lo, int *hi)
+/* The sizes a waiting job may start with: none above the nodes that are up. */
+static void start_sizes(const sched_t *s, const sjob_t *j, int *lo, int *hi)
 {
     if (j->spec.type == SCHED_MALLEABLE || j->spec.type == SCHED_MOLDABLE) {
         *lo = j->spec.min_nodes;
-        *hi = j->spec.max_nodes;
+        *hi = j->spec.max_nodes < s->navail ? j->spec.max_nodes : s->navail;
     } else {
         *lo = *hi = j->spec.nodes;
     }
 }
 
-/* The sizes j competes with at admission, ascending, in out[IO_MAX_SIZES + 1]. */
-static int sizes_of(const sjob_t *j, int *out)
+/* The sizes in [lo, hi] that meet cons, ascending, in out[IO_MAX_SIZES + 1]: all of
+ * them, or for a wider range IO_MAX_SIZES spread evenly over it and `keep` (when it
+ * is in the range and meets cons). */
+static int spread(int lo, int hi, sched_constraint_t cons, int keep, int *out)
 {
-    int lo, hi, n = 0;
-    start_sizes(j, &lo, &hi);
-    sched_constraint_t cons = j->spec.constraint;
+    int n = 0;
     if (hi - lo < IO_MAX_SIZES) {
         for (int v = lo; v <= hi; v++)
             if (cons_valid(v, cons))
@@ -64,17 +65,25 @@ static int sizes_of(const sjob_t *j, int *out)
         if (v && (!n || v > out[n - 1]))
             out[n++] = v;
     }
-    int pref = j->spec.pref_nodes, at = 0;
-    if (pref < lo || pref > hi || !cons_valid(pref, cons))
+    int at = 0;
+    if (keep < lo || keep > hi || !cons_valid(keep, cons))
         return n;
-    while (at < n && out[at] < pref)
+    while (at < n && out[at] < keep)
         at++;
-    if (at < n && out[at] == pref)
+    if (at < n && out[at] == keep)
         return n;
     for (int k = n; k > at; k--)
         out[k] = out[k - 1];
-    out[at] = pref;
+    out[at] = keep;
     return n + 1;
+}
+
+/* The sizes j competes with at admission (its preferred one among them). */
+static int sizes_of(const sched_t *s, const sjob_t *j, int *out)
+{
+    int lo, hi;
+    start_sizes(s, j, &lo, &hi);
+    return spread(lo, hi, j->spec.constraint, j->spec.pref_nodes, out);
 }
 
 static double workload(const sched_t *s, const io_sums_t *m)
@@ -120,33 +129,36 @@ static void admit(sched_t *s, io_sums_t *m)
     bool fit = s->params[P_FIT] != 0;
     int window = (int)s->params[P_WINDOW];
     core_tmp_reserve(s, (size_t)s->npending + 1);
-    int np = 0;
+    int np = 0; /* every job that can run, in queue order; the first `window` compete */
     for (sjob_t *j = s->qhead; j; j = j->qnext) {
-        if (core_unrunnable(s, j, true)) {
+        if (core_unrunnable(s, j, true))
             j->reason = SCHED_R_NODES_UNAVAILABLE;
-        } else if (np < window) {
+        else
             s->tmp[np++] = j;
-        } else { /* beyond the window: waits its turn */
-            j->reason = SCHED_R_PRIORITY;
-            j->reason_job = -1;
-        }
     }
-    cand_t *c = malloc((size_t)np * (IO_MAX_SIZES + 1) * sizeof(*c) + 1);
-    if (!c)
+    int w = np < window ? np : window;
+    /* the competitors' sizes, once each; then every candidate, scored again after each
+     * start (W and S change with it) */
+    const size_t rowlen = IO_MAX_SIZES + 2;
+    cand_t *c = malloc((size_t)w * (IO_MAX_SIZES + 1) * sizeof(*c) + 1);
+    int *sz = malloc((size_t)w * rowlen * sizeof(*sz) + 1);
+    if (!c || !sz)
         abort(); /* as the core's arrays: no sane decision without memory */
-    int sz[IO_MAX_SIZES + 1];
-    while (np > 0 && s->nfree > 0) {
+    for (int k = 0; k < w; k++)
+        sz[k * rowlen] = sizes_of(s, s->tmp[k], sz + k * rowlen + 1);
+    sjob_t *blocked = NULL;
+    while (w > 0 && s->nfree > 0) {
         int nc = 0;
         double dmin = INFINITY, dmax = -INFINITY;
-        for (int k = 0; k < np; k++) {
+        for (int k = 0; k < w; k++) {
             sjob_t *j = s->tmp[k];
-            int ns = sizes_of(j, sz);
-            for (int x = 0; x < ns; x++) {
-                int n = sz[x];
+            const int *row = sz + k * rowlen;
+            for (int x = 0; x < row[0]; x++) {
+                int n = row[1 + x];
                 if (fit && n > s->nfree)
                     continue;
                 double d = distance(s, m, j, 0, n);
-                c[nc++] = (cand_t){j, n, np > 1 ? (double)k / (np - 1) : 0, d};
+                c[nc++] = (cand_t){j, n, w > 1 ? (double)k / (w - 1) : 0, d};
                 dmin = d < dmin ? d : dmin;
                 dmax = d > dmax ? d : dmax;
             }
@@ -161,32 +173,49 @@ static void admit(sched_t *s, io_sums_t *m)
                 wbest = wp;
             }
         }
-        if (best < 0 || c[best].n > s->nfree)
-            break; /* fit=1: nothing fits; fit=0: the best waits for nodes */
+        if (best < 0 || c[best].n > s->nfree) {
+            blocked = best < 0 ? NULL : c[best].j; /* fit=0: the best waits for nodes */
+            break;
+        }
         sjob_t *j = c[best].j;
         sums_start(m, j, c[best].n);
-        core_start(s, j, c[best].n, j == s->qhead ? SCHED_R_ORDER : SCHED_R_IO_BALANCE);
+        core_start(s, j, c[best].n, j == s->tmp[0] ? SCHED_R_ORDER : SCHED_R_IO_BALANCE);
         int k = 0;
         while (s->tmp[k] != j)
             k++;
-        for (; k + 1 < np; k++)
-            s->tmp[k] = s->tmp[k + 1];
+        /* out of the queue and the window; the next waiting job enters the window */
+        memmove(s->tmp + k, s->tmp + k + 1, (size_t)(np - k - 1) * sizeof(*s->tmp));
+        memmove(sz + k * rowlen, sz + (k + 1) * rowlen, (size_t)(w - k - 1) * rowlen * sizeof(*sz));
         np--;
+        if (np >= w)
+            sz[(w - 1) * rowlen] = sizes_of(s, s->tmp[w - 1], sz + (w - 1) * rowlen + 1);
+        else
+            w--;
     }
     free(c);
+    free(sz);
+    /* fit=1: whoever still competes does not fit; fit=0: the blocked job waits for nodes
+     * and the others behind it; beyond the window, every job waits its turn */
     for (int k = 0; k < np; k++) {
-        s->tmp[k]->reason = k == 0 || fit ? SCHED_R_RESOURCES : SCHED_R_PRIORITY;
-        s->tmp[k]->reason_job = -1;
+        sjob_t *j = s->tmp[k];
+        j->reason = k >= w ? SCHED_R_PRIORITY
+                    : fit || !blocked || j == blocked ? SCHED_R_RESOURCES
+                                                      : SCHED_R_PRIORITY;
+        j->reason_job = -1;
     }
 }
 
-/* The fewest nodes a waiting job can start on (INT_MAX when none can). */
+/* The fewest nodes a job of the window can start on (INT_MAX when none can). */
 static int queue_need(const sched_t *s)
 {
-    int need = INT_MAX;
-    for (const sjob_t *j = s->qhead; j; j = j->qnext)
-        if (!core_unrunnable(s, j, true) && core_min_start(j, true) < need)
+    int need = INT_MAX, seen = 0, window = (int)s->params[P_WINDOW];
+    for (const sjob_t *j = s->qhead; j && seen < window; j = j->qnext) {
+        if (core_unrunnable(s, j, true))
+            continue;
+        seen++;
+        if (core_min_start(j, true) < need)
             need = core_min_start(j, true);
+    }
     return need;
 }
 
@@ -194,16 +223,25 @@ static int queue_need(const sched_t *s)
 static void reconfigure(sched_t *s, io_sums_t *m)
 {
     int n = core_collect_resizable(s, false);
-    int free_left = s->nfree, need = n ? queue_need(s) : INT_MAX;
+    /* while a resize is under way no job grows: the nodes a shrink will join to the
+     * free ones are the waiting job's, and the free ones with them */
+    int free_left = s->nresizing ? 0 : s->nfree, need = n ? queue_need(s) : INT_MAX;
     for (int i = 0; i < n; i++) {
         sjob_t *j = s->tmp[i];
         int cur = j->ncommit, best = cur;
         double dbest = distance(s, m, j, cur, cur);
-        for (int v = j->spec.min_nodes; v <= j->spec.max_nodes; v++) {
-            if (v == cur || !cons_valid(v, j->spec.constraint) || v - cur > free_left)
+        int hi = j->spec.max_nodes < cur + free_left ? j->spec.max_nodes : cur + free_left;
+        /* a shrink to v frees enough for the queue only when v <= cur + free - need */
+        long shrink_to = need == INT_MAX ? 0 : (long)cur + free_left - need;
+        if (hi <= cur && shrink_to < j->spec.min_nodes)
+            continue; /* neither grows nor shrinks: the common case, kept cheap */
+        int sz[IO_MAX_SIZES + 1], ns = spread(j->spec.min_nodes, hi, j->spec.constraint, cur, sz);
+        for (int x = 0; x < ns; x++) {
+            int v = sz[x];
+            if (v == cur)
                 continue;
-            if (v < cur && need > s->nfree + cur - v)
-                continue; /* a shrink only for a better option in the queue */
+            if (v < cur && need > free_left + cur - v)
+                continue; /* a shrink only for a waiting job that then fits */
             double d = distance(s, m, j, cur, v);
             if (d < dbest - 1e-12 || (fabs(d - dbest) <= 1e-12 && abs(v - cur) < abs(best - cur))) {
                 best = v;
@@ -219,6 +257,8 @@ static void reconfigure(sched_t *s, io_sums_t *m)
         m->all_n += best - cur;
         if (best > cur)
             free_left -= best - cur;
+        else
+            free_left = 0; /* the free nodes wait with the shrink for the queue */
     }
     core_apply_targets(s, n, SCHED_R_IO_BALANCE, SCHED_R_IO_BALANCE, -1);
 }
@@ -235,10 +275,14 @@ const sched_policy_t policy_ioaware = {
     .name = "io-aware",
     .summary = "seed 003: keeps the running jobs' I/O intensity at the workload's",
     .params = (const sched_param_def_t[]){
-        {"alpha", 0.5, 0, 1, "job reordering intensity: 0 keeps queue order, 1 balances I/O only"},
-        {"wmean", 1, 0, 1, "workload intensity: 1 node-weighted mean, 0 divided by the cluster"},
-        {"fit", 0, 0, 1, "0: the best size waits when it does not fit; 1: only sizes that fit compete"},
-        {"window", 1000, 1, 1e9, "waiting jobs that compete, from the head of the queue"},
+        {"alpha", 0.5, 0, 1, "job reordering intensity: 0 keeps queue order, 1 balances I/O only",
+         false},
+        {"wmean", 1, 0, 1, "workload intensity: 1 node-weighted mean, 0 divided by the cluster",
+         true},
+        {"fit", 0, 0, 1,
+         "0: the best size waits when it does not fit; 1: only sizes that fit compete", true},
+        {"window", 1000, 1, 1e9, "waiting jobs that compete, from the head of the queue", true},
         {0}},
+    .no_power_admit = true,
     .pass = pass,
 };

@@ -92,8 +92,8 @@ const sched_policy_t policy_perf = {
     .name = "perf",
     .summary = "seed 002: shrink high-MTCT jobs for the waiting job, grow low-MTCT jobs",
     .params = (const sched_param_def_t[]){
-        {"lower", 0.2, 0, 1e9, "grow only jobs whose MTCT is below this"},
-        {"upper", 0.6, 0, 1e9, "jobs above this give nodes back while a job waits"},
+        {"lower", 0.2, 0, 1e9, "grow only jobs whose MTCT is below this", false},
+        {"upper", 0.6, 0, 1e9, "jobs above this give nodes back while a job waits", false},
         SCHED_PARAM_GUARD(60),
         {0}},
     .pass = pass,

@@ -117,12 +117,13 @@ const sched_policy_t policy_power = {
     .summary = "seed 002: keep the draw inside the power corridor by resizing and admission",
     .params = (const sched_param_def_t[]){{"waiting", 2, 0, 16,
                                            "waiting jobs tried in the model when the corridor "
-                                           "is broken (0: running jobs only)"},
+                                           "is broken (0: running jobs only)", true},
                                           {"admit", 1, 0, 1,
-                                           "1: a job starts only if its draw fits the corridor"},
+                                           "1: a job starts only if its draw fits the corridor",
+                                           true},
                                           {"fill", 1, 0, 1,
                                            "1: idle nodes go to malleable jobs within the "
-                                           "corridor"},
+                                           "corridor", true},
                                           {0}},
     .needs_end_order = true,
     .uses_power = true,

@@ -151,10 +151,11 @@ const sched_policy_t policy_sfsj = {
     .params =
         (const sched_param_def_t[]){
             {"tiebreak", 0, 0, 1,
-             "among victims of one size: 0 the latest submitted, 1 the latest started"},
+             "among victims of one size: 0 the latest submitted, 1 the latest started", true},
             {"malleable", 0, 0, 1,
              "1: malleable jobs of any size shrink first, down to their minimum, before any "
-             "job is stopped"},
+             "job is stopped",
+             true},
             {0}},
     .needs_end_order = true,
     .interrupts = true,
