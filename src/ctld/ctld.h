@@ -128,6 +128,8 @@ typedef struct job {
     char io_from[12];        /* "declared" (submit --io-intensity), "measured" (its last
                               * run's io_measured, iomeas.c), "": none known */
     double io_measured;      /* this run's measured I/O share (iomeas.c), kept at its end */
+    int wait_class;          /* sched_class_t it waits in after its last requeue (FAILED
+                                after a node failure): kept, so that a restart keeps it */
     double io_sum, io_secs;  /* while it runs: sum of share x seconds its nodes reported,
                               * and of those seconds (in memory only) */
     double energy;

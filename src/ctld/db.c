@@ -73,8 +73,10 @@ static const char *schema =
  * Version 3: jobs have their checkpoint agents (ckpt: JSON, "" without).
  * Version 4: jobs have their declared I/O intensity (io_intensity, 0: none known).
  * Version 5: jobs have their run's measured I/O intensity (io_measured, 0: none) and
- * where the intensity they are planned with came from (io_from: declared, measured). */
-#define SCHEMA_VERSION 5
+ * where the intensity they are planned with came from (io_from: declared, measured).
+ * Version 6: jobs have the class they wait in after a requeue (wait_class: 2 after a
+ * node failure, first of all), which a restart keeps. */
+#define SCHEMA_VERSION 6
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -82,14 +84,14 @@ static const char *const sql[ST__N] = {
                   " min_nodes, max_nodes, constraint_, time_limit, requeue, script, cwd, env,"
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
-                  " power_from, energy, ckpt, io_intensity, io_measured, io_from) VALUES (?1,"
-                  " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-                  " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33,"
-                  " ?34, ?35, ?36, ?37, ?38)",
+                  " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+                  " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
+                  " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
-                " energy = ?34, ckpt = ?35, io_measured = ?37 WHERE id = ?29",
+                " energy = ?34, ckpt = ?35, io_measured = ?37, wait_class = ?39 WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
     [ST_SEQ] = "UPDATE meta SET value = ?1 WHERE key = 'seq'",
@@ -439,6 +441,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"io_intensity", "ALTER TABLE jobs ADD COLUMN io_intensity REAL DEFAULT 0"},
         {"io_measured", "ALTER TABLE jobs ADD COLUMN io_measured REAL DEFAULT 0"},
         {"io_from", "ALTER TABLE jobs ADD COLUMN io_from TEXT DEFAULT ''"},
+        {"wait_class", "ALTER TABLE jobs ADD COLUMN wait_class INTEGER DEFAULT 0"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -452,7 +455,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             " PRAGMA user_version = 5; COMMIT", err, errlen);
+                             " PRAGMA user_version = 6; COMMIT", err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -748,6 +751,7 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_double(st, 36, j->io_intensity);
     sqlite3_bind_double(st, 37, j->io_measured);
     sqlite3_bind_text(st, 38, j->io_from, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 39, j->wait_class);
     return 0;
 }
 
@@ -846,12 +850,13 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
 /* The columns added by upgrades (migrate()), found by name: a database upgraded from
  * an older version has them in the order they were added, which need not be the order
  * of a new one. Past the first 30 (the table as created); -1: none. */
-enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC__N };
+enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC_CLASS,
+       XC__N };
 static void added_columns(sqlite3_stmt *st, int *at)
 {
     static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
                                              "energy", "ckpt", "io_intensity", "io_measured",
-                                             "io_from"};
+                                             "io_from", "wait_class"};
     int n = sqlite3_column_count(st);
     for (int x = 0; x < XC__N; x++) {
         at[x] = -1;
@@ -968,6 +973,9 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     s = col_text(st, at[XC_IOFROM]);
     snprintf(j->io_from, sizeof(j->io_from), "%s",
              s && (!strcmp(s, "declared") || !strcmp(s, "measured")) ? s : "");
+    j->wait_class = at[XC_CLASS] < 0 ? 0 : sqlite3_column_int(st, at[XC_CLASS]);
+    if (j->wait_class < SCHED_CLASS_NORMAL || j->wait_class > SCHED_CLASS_FAILED)
+        bad = "class it waits in";
     s = col_text(st, at[XC_CKPT]);
     if (s && *s && !bad) {
         json_t *ck = json_loads(s, 0, NULL);

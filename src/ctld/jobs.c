@@ -335,6 +335,7 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
      * holds it (running) until here, so that its nodes stay taken while cleaned. */
     sched_class_t cls = j->requeue_at > 0 ? SCHED_CLASS_FAILED : SCHED_CLASS_NORMAL;
     j->requeue_at = 0;
+    j->wait_class = (int)cls;
     bool kept = sched_requeue(c->sched, j->id, cls) == 0;
     if (!kept)
         sched_remove(c->sched, j->id);
@@ -981,6 +982,8 @@ void jobs_restore(ctld_t *c, job_t *j)
     int rc;
     if (j->state == JS_PENDING) {
         rc = sched_submit(c->sched, &spec, err, sizeof(err));
+        if (rc == 0 && j->wait_class > SCHED_CLASS_NORMAL) /* requeued by a failure: first */
+            sched_set_class(c->sched, j->id, (sched_class_t)j->wait_class);
     } else {
         j->run = j->restarts + 1;
         if (j->state == JS_RESIZING) {

@@ -371,6 +371,19 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     queue_insert(s, j);
 }
 
+int sched_set_class(sched_t *s, int64_t id, sched_class_t cls)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (j->state != SCHED_PENDING || cls < SCHED_CLASS_NORMAL || cls > SCHED_CLASS_FAILED)
+        return -EINVAL;
+    queue_unlink(s, j);
+    j->cls = cls;
+    queue_insert(s, j);
+    return 0;
+}
+
 int sched_requeue(sched_t *s, int64_t id, sched_class_t cls)
 {
     sjob_t *j = idmap_get(s->jobs, id);

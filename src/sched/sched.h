@@ -235,6 +235,10 @@ typedef enum sched_class {
  * wait: its nodes that are up become free. A stealing policy (sfsj) considers a job
  * requeued as FAILED at the next pass. */
 int sched_requeue(sched_t *s, int64_t id, sched_class_t cls);
+/* A waiting job waits in class cls from now (the controller, after a restart, puts a
+ * job requeued by a failure back first). No steal follows (sfsj looks at a job once,
+ * when it fails). 0, -ENOENT, or -EINVAL when the job is not waiting. */
+int sched_set_class(sched_t *s, int64_t id, sched_class_t cls);
 
 typedef enum sched_failure {
     SCHED_FAIL_IDLE = 0,  /* no job held the node */

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A --requeue job that lost a node restarts first of all (seed 003's BASELINE: the
 # failed job goes back with the highest priority), not as a backfill behind the jobs
-# that were waiting: its restart's start reason is Order. The sfsj policy, which would
+# that were waiting: its restart's start reason is Order, also when the controller
+# restarted while it waited (its class was lost then, and it restarted as a backfill
+# behind the job ahead of it). The sfsj policy, which would
 # stop another job for it, is refused by the controller with the reason.
 . "$(dirname "$0")/lib.sh"
 up 2 --node-timeout 3 --policy easy
@@ -21,6 +23,16 @@ kill -9 "$old"
 wait_for 10 sh -c "! kill -0 $old 2> /dev/null" || fail "noded $n survived kill -9"
 wait_for 20 sh -c "\"$BIN\" show $a | grep -q '^ *[0-9:]* *requeue'" ||
   fail "job $a not requeued: $(d show "$a")"
+# the controller restarts while the job waits for its node
+pid=$(cat "$T/c/ctld.pid")
+kill -9 "$pid"
+wait_for 10 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not die"
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+# c's node back first, so that b can run again (else b waits NodesUnavailable and a is
+# first in line anyway)
+cn=$(field "$c" NodeList)
+wait_for 20 sh -c "\"$BIN\" nodes | grep -Eq '^$cn +alloc '" || fail "node $cn: $(d nodes)"
 restart_noded "$n"
 wait_for 30 sh -c "[ \$(\"$BIN\" show $a | grep -Ec 'start +0 -> 1') -ge 2 ]" ||
   fail "job $a did not start again: $(d show "$a")"

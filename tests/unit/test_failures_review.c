@@ -234,6 +234,28 @@ static void ctld_refusal_bypassed(void **state)
 
 /* ---------- simulator ---------- */
 
+/* sched_set_class: a waiting job put back in the failed class (the controller does it
+ * after a restart) waits ahead of an earlier one; only waiting jobs take a class. */
+static void set_class_of_waiting_job(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(2, "fcfs");
+    submit(s, 1, 0, 2, SCHED_RIGID, 0, 0);
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 1, &a), 1); /* 1 holds both nodes */
+    submit(s, 2, 2, 2, SCHED_RIGID, 0, 0);
+    submit(s, 3, 3, 2, SCHED_RIGID, 0, 0);
+    assert_int_equal(sched_set_class(s, 3, SCHED_CLASS_FAILED), 0);
+    assert_int_equal(sched_set_class(s, 1, SCHED_CLASS_FAILED), -EINVAL); /* running */
+    assert_int_equal(sched_set_class(s, 9, SCHED_CLASS_FAILED), -ENOENT);
+    assert_int_equal(sched_set_class(s, 2, (sched_class_t)7), -EINVAL);
+    assert_int_equal(sched_remove(s, 1), 0);
+    size_t n = tu_pass(s, 4, &a);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0].job, 3);
+    sched_destroy(s);
+}
+
 static void add(workload_t *wl, int64_t id, double submit_t, int nodes, double runtime)
 {
     wl_job_t j = {.id = id, .submit = submit_t, .nodes = nodes, .runtime = runtime,
@@ -331,6 +353,7 @@ int main(void)
         cmocka_unit_test(sfsj_two_failures_one_pass),
         cmocka_unit_test(sfsj_request_takes_stolen_nodes),
         cmocka_unit_test(ctld_refusal_bypassed),
+        cmocka_unit_test(set_class_of_waiting_job),
         cmocka_unit_test(sim_refail_at_up_time),
         cmocka_unit_test(sim_ckpt_node_failure),
         cmocka_unit_test(sim_failure_at_end_instant),
