@@ -383,14 +383,16 @@ static int parse_args(int argc, char **argv, opts_t *o)
             break;
         }
         case O_PFS: {
-            char *comma = strchr(optarg, ',');
-            if (comma)
-                *comma = '\0';
-            if (!comma || parse_double(optarg, &o->pfs.link_gbs) < 0 ||
+            char link[64];
+            const char *comma = strchr(optarg, ',');
+            size_t ll = comma ? (size_t)(comma - optarg) : 0;
+            if (ll < sizeof(link)) {
+                memcpy(link, optarg, ll);
+                link[ll] = '\0';
+            }
+            if (!comma || ll >= sizeof(link) || parse_double(link, &o->pfs.link_gbs) < 0 ||
                 parse_double(comma + 1, &o->pfs.total_gbs) < 0 || !(o->pfs.link_gbs > 0) ||
                 !(o->pfs.total_gbs > 0)) {
-                if (comma)
-                    *comma = ',';
                 return cmd_fail("--pfs: '%s' is not LINK,TOTAL: two rates in GB/s (> 0), one "
                                 "node's and all nodes' together, e.g. 12.5,48", optarg);
             }

@@ -1416,20 +1416,31 @@ int db_corridor_load(ctld_t *c, void (*fn)(double, double, double, const char *,
     return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, double *lo,
-                     double *hi)
+/* A query over the past runs of one user's job name and size (?1, ?2, ?3); NULL on
+ * error. */
+static sqlite3_stmt *history_query(ctld_t *c, const char *query, const char *user,
+                                   const char *name, int nodes)
 {
     sqlite3_stmt *st;
-    /* a job's mean draw per node: its energy over its node-seconds */
-    if (sqlite3_prepare_v2(c->db, "SELECT min(w), max(w), count(*) FROM (SELECT energy /"
-                                  " node_seconds AS w FROM jobs WHERE user = ?1 AND name = ?2"
-                                  " AND nodes = ?3 AND state IN ('CD','TO') AND energy > 0 AND"
-                                  " node_seconds > 0 ORDER BY end_ DESC LIMIT 10)",
-                           -1, &st, NULL))
-        return -EIO;
+    if (sqlite3_prepare_v2(c->db, query, -1, &st, NULL))
+        return NULL;
     sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, nodes);
+    return st;
+}
+
+int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, double *lo,
+                     double *hi)
+{
+    /* a job's mean draw per node: its energy over its node-seconds */
+    sqlite3_stmt *st = history_query(
+        c, "SELECT min(w), max(w), count(*) FROM (SELECT energy / node_seconds AS w FROM jobs"
+           " WHERE user = ?1 AND name = ?2 AND nodes = ?3 AND state IN ('CD','TO') AND"
+           " energy > 0 AND node_seconds > 0 ORDER BY end_ DESC LIMIT 10)",
+        user, name, nodes);
+    if (!st)
+        return -EIO;
     int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
     if (rc == 0 && sqlite3_column_int(st, 2) > 0) {
         *lo = sqlite3_column_double(st, 0);
@@ -1442,15 +1453,13 @@ int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, d
 
 int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, double *io)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db, "SELECT io_measured FROM jobs WHERE user = ?1 AND name = ?2"
-                                  " AND nodes = ?3 AND state IN ('CD','TO') AND io_measured > 0"
-                                  " AND io_measured <= 1 ORDER BY end_ DESC, id DESC LIMIT 1",
-                           -1, &st, NULL))
+    sqlite3_stmt *st = history_query(
+        c, "SELECT io_measured FROM jobs WHERE user = ?1 AND name = ?2 AND nodes = ?3 AND"
+           " state IN ('CD','TO') AND io_measured > 0 AND io_measured <= 1"
+           " ORDER BY end_ DESC, id DESC LIMIT 1",
+        user, name, nodes);
+    if (!st)
         return -EIO;
-    sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, nodes);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *io = sqlite3_column_double(st, 0);

@@ -21,17 +21,26 @@ typedef struct sample {
     int jobs;
 } sample_t;
 
+/* A counter summed over the job's cgroups (sum: nodepower_cgroup_usage or _io_stall);
+ * < 0 without cgroups or without the counter. */
+static int job_counter(const noded_t *d, const njob_t *j,
+                       int (*sum)(const char *parent, const char *prefix, uint64_t *v),
+                       uint64_t *usec)
+{
+    char parent[600], prefix[40];
+    if (!d->cgroup_parent[0])
+        return -ENOENT;
+    snprintf(parent, sizeof(parent), "%s/%s", d->cgroup_root, d->cgroup_parent);
+    snprintf(prefix, sizeof(prefix), "job_%" PRId64, j->id);
+    return sum(parent, prefix, usec);
+}
+
 /* A job's share of the node's cores since the last heartbeat, from its cgroups; -1
  * when not known (no cgroup, first reading). */
 static double cpu_share(noded_t *d, njob_t *j, double now)
 {
-    char parent[600], prefix[40];
     uint64_t usec;
-    if (!d->cgroup_parent[0])
-        return -1;
-    snprintf(parent, sizeof(parent), "%s/%s", d->cgroup_root, d->cgroup_parent);
-    snprintf(prefix, sizeof(prefix), "job_%" PRId64, j->id);
-    if (nodepower_cgroup_usage(parent, prefix, &usec) < 0)
+    if (job_counter(d, j, nodepower_cgroup_usage, &usec) < 0)
         return -1;
     double share = -1;
     if (j->cpu_at > 0 && now > j->cpu_at && usec >= j->cpu_usec)
@@ -72,13 +81,8 @@ int metering_sample(noded_t *d, double *watts)
  * seconds it covers; -1 when not known (no cgroup or no pressure file, first reading). */
 static double io_share(noded_t *d, njob_t *j, double now, double *secs)
 {
-    char parent[600], prefix[40];
     uint64_t usec;
-    if (!d->cgroup_parent[0])
-        return -1;
-    snprintf(parent, sizeof(parent), "%s/%s", d->cgroup_root, d->cgroup_parent);
-    snprintf(prefix, sizeof(prefix), "job_%" PRId64, j->id);
-    if (nodepower_cgroup_io_stall(parent, prefix, &usec) < 0)
+    if (job_counter(d, j, nodepower_cgroup_io_stall, &usec) < 0)
         return -1;
     double share = j->io_at > 0 ? nodepower_io_share(j->io_usec, usec, now - j->io_at) : -1;
     *secs = now - j->io_at;

@@ -144,7 +144,11 @@ static int cpu_stat_usage(const char *path, uint64_t *usec)
     return rc;
 }
 
-int nodepower_cgroup_usage(const char *parent, const char *prefix, uint64_t *usec)
+/* The sum of one counter over the job's cgroups under parent (prefix job_12: job_12 and
+ * job_12_<tag>, never job_123), read from each one's `file` by `read`; -ENOENT when
+ * no cgroup has it. */
+static int cgroup_sum(const char *parent, const char *prefix, const char *file,
+                      int (*read)(const char *path, uint64_t *v), uint64_t *out)
 {
     DIR *d = opendir(parent);
     if (!d)
@@ -154,20 +158,24 @@ int nodepower_cgroup_usage(const char *parent, const char *prefix, uint64_t *use
     int found = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        /* job_12 and job_12_<tag>, never job_123 */
         if (strncmp(e->d_name, prefix, pl) || (e->d_name[pl] && e->d_name[pl] != '_'))
             continue;
         char path[4400];
         uint64_t u;
-        snprintf(path, sizeof(path), "%s/%s/cpu.stat", parent, e->d_name);
-        if (cpu_stat_usage(path, &u) == 0) {
+        snprintf(path, sizeof(path), "%s/%s/%s", parent, e->d_name, file);
+        if (read(path, &u) == 0) {
             sum += u;
             found++;
         }
     }
     closedir(d);
-    *usec = sum;
+    *out = sum;
     return found ? 0 : -ENOENT;
+}
+
+int nodepower_cgroup_usage(const char *parent, const char *prefix, uint64_t *usec)
+{
+    return cgroup_sum(parent, prefix, "cpu.stat", cpu_stat_usage, usec);
 }
 
 int nodepower_io_pressure_parse(const char *text, uint64_t *some_usec)
@@ -220,27 +228,7 @@ static int io_pressure_file(const char *path, uint64_t *usec)
 
 int nodepower_cgroup_io_stall(const char *parent, const char *prefix, uint64_t *usec)
 {
-    DIR *d = opendir(parent);
-    if (!d)
-        return -ENOENT;
-    size_t pl = strlen(prefix);
-    uint64_t sum = 0;
-    int found = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, pl) || (e->d_name[pl] && e->d_name[pl] != '_'))
-            continue;
-        char path[4400];
-        uint64_t u;
-        snprintf(path, sizeof(path), "%s/%s/io.pressure", parent, e->d_name);
-        if (io_pressure_file(path, &u) == 0) {
-            sum += u;
-            found++;
-        }
-    }
-    closedir(d);
-    *usec = sum;
-    return found ? 0 : -ENOENT;
+    return cgroup_sum(parent, prefix, "io.pressure", io_pressure_file, usec);
 }
 
 double nodepower_io_share(uint64_t prev, uint64_t cur, double dt)

@@ -259,7 +259,7 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         set_alloc(c, i, a->nnodes);
         r->t_alloc = t;
         r->ns_run = jr->node_seconds;
-        r->eff0 = r->wref = c->io && simio_phased(c, i) ? simio_start(c, i, t)
+        r->eff0 = r->wref = c->io && simio_phased(c, i) ? simio_start(c, i)
                                                         : run_work(r, r->left);
         jr->start = t; /* a restarted job: the start of its last run */
         jr->nodes_start = a->nnodes;

@@ -148,7 +148,6 @@ typedef struct sim_jobres {
     double reconf_node_seconds; /* node-seconds held while reconfiguring */
     int restarts;               /* runs ended by a failure or an interruption */
     double lost_node_seconds;   /* node-seconds of those runs */
-    double io_seconds;          /* in its I/O phases */
 } sim_jobres_t;
 
 typedef struct sim_result {

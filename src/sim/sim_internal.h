@@ -75,7 +75,7 @@ void simio_submitted(simctx_t *c, size_t i);
 /* Seconds the job takes on its requested size with the file system to itself. */
 double simio_alone_seconds(const simctx_t *c, size_t i);
 /* The job starts its first phase: the work of it. */
-double simio_start(simctx_t *c, size_t i, double t);
+double simio_start(simctx_t *c, size_t i);
 /* Its rate in the phase under way (GB/s in a write). */
 double simio_rate(const simctx_t *c, size_t i);
 /* What is left of the job's run at its current rates, in seconds. */

@@ -143,9 +143,8 @@ void simio_submitted(simctx_t *c, size_t i)
     free(v);
 }
 
-double simio_start(simctx_t *c, size_t i, double t)
+double simio_start(simctx_t *c, size_t i)
 {
-    (void)t;
     const wl_job_t *j = &c->wl->jobs[i];
     c->rj[i].phase = 0;
     return j->runtime / j->iters;
@@ -225,7 +224,6 @@ static void writer_remove(simctx_t *c, size_t i, double t)
     const wl_job_t *j = &c->wl->jobs[i];
     c->res->io_phases++;
     c->res->io_seconds += t - c->rj[i].t_phase;
-    c->res->jobs[i].io_seconds += t - c->rj[i].t_phase;
     c->res->io_alone_seconds += j->io_gb / alone_rate(k, c->rj[i].n);
     rebalance(c, t);
 }

@@ -100,16 +100,6 @@ static int64_t add_job(ctld_t *c, jstate_t st, const int *alloc, int n)
     return id;
 }
 
-static void exec(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
 /* A finished job of a version-0 database ran on indices 0 and 3: the upgrade names
  * them with the configuration of that start; once Nodes loses n4, the job still
  * shows n1 and n4, with the note, and nodes_format never reads past Nodes. */
@@ -121,7 +111,7 @@ static void upgrade_and_removed_nodes(void **state)
     int64_t id = add_job(&c, JS_COMPLETED, (const int[]){0, 3}, 2);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    exec(f->path, "UPDATE jobs SET alloc = '[0,3]'; UPDATE job_events SET alloc = '[0,3]';"
+    tu_sql(f->path, "UPDATE jobs SET alloc = '[0,3]'; UPDATE job_events SET alloc = '[0,3]';"
                   " PRAGMA user_version = 0");
     open_ctld(f, &c, 0, 0); /* the upgrade */
     close_ctld(&c);
@@ -154,7 +144,7 @@ static void ids_never_go_back(void **state)
     close_ctld(&c);
     /* the rows and SQLite's own sequence vanish (as with a lost WAL); the batch number
      * is kept so that the start is not refused for being behind */
-    exec(f->path, "DROP TRIGGER jobs_live_del; DELETE FROM jobs; DELETE FROM sqlite_sequence;"
+    tu_sql(f->path, "DROP TRIGGER jobs_live_del; DELETE FROM jobs; DELETE FROM sqlite_sequence;"
                   " UPDATE meta SET value = 0 WHERE key = 'live'");
     open_ctld(f, &c, 0, 0);
     int64_t next = add_job(&c, JS_PENDING, NULL, 0);
@@ -202,7 +192,7 @@ static void power_columns_and_energy(void **state)
     int64_t old = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    exec(f->path, "ALTER TABLE jobs DROP COLUMN ckpt;"
+    tu_sql(f->path, "ALTER TABLE jobs DROP COLUMN ckpt;"
                   " ALTER TABLE jobs DROP COLUMN energy; ALTER TABLE jobs DROP COLUMN power_from;"
                   " ALTER TABLE jobs DROP COLUMN power_max; ALTER TABLE jobs DROP COLUMN power_min;"
                   " PRAGMA user_version = 1");
@@ -228,7 +218,7 @@ static void power_columns_and_energy(void **state)
     close_ctld(&c);
     char q[96];
     snprintf(q, sizeof(q), "UPDATE jobs SET node_seconds = 50 WHERE id = %lld", (long long)id);
-    exec(f->path, q);
+    tu_sql(f->path, q);
     open_ctld(f, &c, 0, 0);
     assert_int_equal(db_power_history(&c, "alice", "j", 1, &lo, &hi), 1);
     assert_true(lo == 12345.5 / 50 && hi == lo);
@@ -247,7 +237,7 @@ static void checkpoint_agents_column(void **state)
     int64_t old = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    exec(f->path, "ALTER TABLE jobs DROP COLUMN ckpt; PRAGMA user_version = 2");
+    tu_sql(f->path, "ALTER TABLE jobs DROP COLUMN ckpt; PRAGMA user_version = 2");
     open_ctld(f, &c, 0, 0); /* the upgrade */
     job_t *j = db_job_find_finished(&c, old);
     assert_non_null(j);
@@ -289,7 +279,7 @@ static void checkpoint_agents_column(void **state)
     /* a value that does not decode is named, not loaded half */
     char q[96];
     snprintf(q, sizeof(q), "UPDATE jobs SET ckpt = '{\"agents\":5}' WHERE id = %lld", (long long)id);
-    exec(f->path, q);
+    tu_sql(f->path, q);
     open_ctld(f, &c, 0, 0);
     assert_null(db_job_find_finished(&c, id));
     close_ctld(&c);

@@ -15,22 +15,6 @@
 
 /* ---- the node daemon: io.pressure ------------------------------------------------- */
 
-static void put(const char *dir, const char *rel, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, rel);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
-    assert_int_equal(system(cmd), 0);
-    *slash = '/';
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void pressure_parse(void **state)
 {
     (void)state;
@@ -74,14 +58,14 @@ static void pressure_cgroups(void **state)
 {
     (void)state;
     char *dir = tu_tmpdir();
-    put(dir, "job_12/io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1000\n"
+    tu_put(dir, "job_12/io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1000\n"
                                    "full avg10=0.00 avg60=0.00 avg300=0.00 total=800\n");
-    put(dir, "job_12_step3/io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=500\n"
+    tu_put(dir, "job_12_step3/io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=500\n"
                                          "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
-    put(dir, "job_12_step4/io.pressure", "garbage\n");
-    put(dir, "job_123/io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=99999\n");
-    put(dir, "job_9/io.pressure", "some avg10=0.00 total=oops\n");
-    put(dir, "job_8/cpu.stat", "usage_usec 5\n");
+    tu_put(dir, "job_12_step4/io.pressure", "garbage\n");
+    tu_put(dir, "job_123/io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=99999\n");
+    tu_put(dir, "job_9/io.pressure", "some avg10=0.00 total=oops\n");
+    tu_put(dir, "job_8/cpu.stat", "usage_usec 5\n");
     uint64_t u = 0;
     assert_int_equal(nodepower_cgroup_io_stall(dir, "job_12", &u), 0);
     assert_int_equal(u, 1500);
@@ -260,16 +244,6 @@ static int64_t finished(ctld_t *c, const char *user, const char *name, int nodes
     return id;
 }
 
-static void exec(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
 /* The history: the most recent finished (CD, TO) run of the same user, name and size
  * with a measurement; a declared value wins; none: nothing known. Saved and reloaded. */
 static void history(void **state)
@@ -335,7 +309,7 @@ static void history(void **state)
     /* a damaged value is named, not loaded */
     char q[128];
     snprintf(q, sizeof(q), "UPDATE jobs SET io_measured = 3 WHERE id = %lld", (long long)last);
-    exec(f->path, q);
+    tu_sql(f->path, q);
     open_ctld(f, &c);
     assert_null(db_job_find_finished(&c, last));
     close_ctld(&c);
@@ -351,7 +325,7 @@ static void upgrade_from_4(void **state)
     int64_t old = finished(&c, "alice", "dd", 1, JS_COMPLETED, 0.5, 1e9);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    exec(f->path, "ALTER TABLE jobs DROP COLUMN io_measured; ALTER TABLE jobs DROP COLUMN"
+    tu_sql(f->path, "ALTER TABLE jobs DROP COLUMN io_measured; ALTER TABLE jobs DROP COLUMN"
                   " io_from; PRAGMA user_version = 4");
     open_ctld(f, &c); /* the upgrade */
     job_t *j = db_job_find_finished(&c, old);
@@ -367,7 +341,7 @@ static void upgrade_from_4(void **state)
     assert_true(fabs(io - 0.25) < 1e-9);
     assert_true(id > old);
     close_ctld(&c);
-    exec(f->path, "SELECT io_measured, io_from FROM jobs");
+    tu_sql(f->path, "SELECT io_measured, io_from FROM jobs");
 }
 
 /* What a ping reports: for a running job on that node only; anything else ignored. */

@@ -15,47 +15,31 @@
 #include "common/strparse.h"
 #include "noded/nodepower.h"
 
-static void put(const char *dir, const char *rel, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, rel);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
-    assert_int_equal(system(cmd), 0);
-    *slash = '/';
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Two packages (their parts, intel-rapl:0:0, are inside them and not added again); 30 J
  * and 20 J over 2 s is 25 W; the next reading wraps the first counter at its range. */
 static void rapl_packages_and_wrap(void **state)
 {
     (void)state;
     char *dir = tu_tmpdir();
-    put(dir, "intel-rapl:0/energy_uj", "1000000\n");
-    put(dir, "intel-rapl:0/max_energy_range_uj", "100000000\n");
-    put(dir, "intel-rapl:0:0/energy_uj", "500000\n");
-    put(dir, "intel-rapl:1/energy_uj", "0\n");
-    put(dir, "intel-rapl:1/max_energy_range_uj", "100000000\n");
+    tu_put(dir, "intel-rapl:0/energy_uj", "1000000\n");
+    tu_put(dir, "intel-rapl:0/max_energy_range_uj", "100000000\n");
+    tu_put(dir, "intel-rapl:0:0/energy_uj", "500000\n");
+    tu_put(dir, "intel-rapl:1/energy_uj", "0\n");
+    tu_put(dir, "intel-rapl:1/max_energy_range_uj", "100000000\n");
     nodepower_t p;
     assert_int_equal(nodepower_init(&p, CONFIG_POWER_RAPL, dir), 0);
     assert_int_equal(p.nzones, 2);
     assert_int_equal(p.source, CONFIG_POWER_RAPL);
     double w = -1;
     assert_int_equal(nodepower_rapl(&p, 10, &w), -EAGAIN);
-    put(dir, "intel-rapl:0/energy_uj", "31000000\n");
-    put(dir, "intel-rapl:1/energy_uj", "20000000\n");
-    put(dir, "intel-rapl:0:0/energy_uj", "99000000\n");
+    tu_put(dir, "intel-rapl:0/energy_uj", "31000000\n");
+    tu_put(dir, "intel-rapl:1/energy_uj", "20000000\n");
+    tu_put(dir, "intel-rapl:0:0/energy_uj", "99000000\n");
     assert_int_equal(nodepower_rapl(&p, 12, &w), 0);
     assert_true(fabs(w - 25) < 1e-9);
     /* package 0 wraps: 31 J -> range 100 J -> 1 J is 70 J; package 1 adds 10 J */
-    put(dir, "intel-rapl:0/energy_uj", "1000000\n");
-    put(dir, "intel-rapl:1/energy_uj", "30000000\n");
+    tu_put(dir, "intel-rapl:0/energy_uj", "1000000\n");
+    tu_put(dir, "intel-rapl:1/energy_uj", "30000000\n");
     assert_int_equal(nodepower_rapl(&p, 13, &w), 0);
     assert_true(fabs(w - 80) < 1e-9);
     /* a counter that cannot be read: an error, then a fresh start */
@@ -104,9 +88,9 @@ static void cgroup_usage(void **state)
 {
     (void)state;
     char *dir = tu_tmpdir();
-    put(dir, "job_12/cpu.stat", "usage_usec 1000\nuser_usec 800\nsystem_usec 200\n");
-    put(dir, "job_12_step3/cpu.stat", "usage_usec 500\n");
-    put(dir, "job_123/cpu.stat", "usage_usec 99999\n");
+    tu_put(dir, "job_12/cpu.stat", "usage_usec 1000\nuser_usec 800\nsystem_usec 200\n");
+    tu_put(dir, "job_12_step3/cpu.stat", "usage_usec 500\n");
+    tu_put(dir, "job_123/cpu.stat", "usage_usec 99999\n");
     uint64_t u = 0;
     assert_int_equal(nodepower_cgroup_usage(dir, "job_12", &u), 0);
     assert_int_equal(u, 1500);

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <ftw.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,4 +143,30 @@ char *tu_slurp(const char *path, size_t *len)
     if (len)
         *len = n;
     return buf;
+}
+
+void tu_put(const char *dir, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+    assert_int_equal(system(cmd), 0);
+    *slash = '/';
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+void tu_sql(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
 }

@@ -38,6 +38,10 @@ sched_state_t tu_state(sched_t *s, int64_t id);
 /* A temporary directory for the test, removed by tu_rmtree. */
 char *tu_tmpdir(void);
 void tu_rmtree(const char *path);
+/* Writes text to dir/rel, making rel's directories. */
+void tu_put(const char *dir, const char *rel, const char *text);
+/* Runs SQL statements on the SQLite database at path (fails the test on error). */
+void tu_sql(const char *path, const char *sql);
 /* Reads a whole file (caller frees); NULL if it cannot. */
 char *tu_slurp(const char *path, size_t *len);
 

@@ -112,14 +112,14 @@ static bool better(const cand_t *a, double wa, const cand_t *b, double wb, int n
     return a->n > b->n;
 }
 
-/* Moves j from the pending to the running sums at size n. */
-static void sums_start(io_sums_t *m, const sjob_t *j, int n)
+/* j counts at size `to` in the sums instead of `from` (0: not running before). */
+static void sums_move(io_sums_t *m, const sjob_t *j, int from, int to)
 {
-    int p = core_io_size(j);
-    m->all_w += core_io_of(j, n) * n - core_io_of(j, p) * p;
-    m->all_n += n - p;
-    m->run_w += core_io_of(j, n) * n;
-    m->run_n += n;
+    int was = from ? from : core_io_size(j); /* a waiting job counts in W at its preferred */
+    m->all_w += core_io_of(j, to) * to - core_io_of(j, was) * was;
+    m->all_n += to - was;
+    m->run_w += core_io_of(j, to) * to - (from ? core_io_of(j, from) * from : 0);
+    m->run_n += to - from;
 }
 
 /* Algorithm 3: start jobs, best weighted priority first, while one fits. */
@@ -178,7 +178,7 @@ static void admit(sched_t *s, io_sums_t *m)
             break;
         }
         sjob_t *j = c[best].j;
-        sums_start(m, j, c[best].n);
+        sums_move(m, j, 0, c[best].n);
         core_start(s, j, c[best].n, j == s->tmp[0] ? SCHED_R_ORDER : SCHED_R_IO_BALANCE);
         int k = 0;
         while (s->tmp[k] != j)
@@ -251,10 +251,7 @@ static void reconfigure(sched_t *s, io_sums_t *m)
         if (best == cur || core_resize_held(s, j, best))
             continue;
         j->newsize = best;
-        m->run_w += core_io_of(j, best) * best - core_io_of(j, cur) * cur;
-        m->run_n += best - cur;
-        m->all_w += core_io_of(j, best) * best - core_io_of(j, cur) * cur;
-        m->all_n += best - cur;
+        sums_move(m, j, cur, best);
         if (best > cur)
             free_left -= best - cur;
         else
