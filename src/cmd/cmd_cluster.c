@@ -276,11 +276,6 @@ static int cluster_up(int argc, char **argv)
     }
     sched_t *probe;
     int prc = sched_create(cfg.nnodes, cfg.policy, &probe, err, sizeof(err));
-    if (prc == 0 && sched_policy_interrupts(probe)) {
-        snprintf(err, sizeof(err), SCHED_INTERRUPT_REFUSED, cfg.policy);
-        sched_destroy(probe);
-        prc = -EINVAL;
-    }
     if (prc < 0) {
         config_free(&cfg);
         unlink(conf);

@@ -91,19 +91,6 @@ void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn
     c->deferred_tail = last;
 }
 
-int ctld_sched_create(int nnodes, const char *policy, sched_t **out, char *err, size_t errlen)
-{
-    int rc = sched_create(nnodes, policy, out, err, errlen);
-    /* sfsj interrupts jobs (SCHED_OP_INTERRUPT), which the controller cannot do yet */
-    if (rc == 0 && sched_policy_interrupts(*out)) {
-        snprintf(err, errlen, SCHED_INTERRUPT_REFUSED, policy);
-        sched_destroy(*out);
-        *out = NULL;
-        return -EINVAL;
-    }
-    return rc;
-}
-
 int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
 {
     config_t fresh;
@@ -115,7 +102,7 @@ int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
     sched_t *s = NULL;
     char serr[512];
     if (strcmp(fresh.policy, c->cfg.policy) &&
-        ctld_sched_create(fresh.nnodes, fresh.policy, &s, serr, sizeof(serr)) < 0) {
+        sched_create(fresh.nnodes, fresh.policy, &s, serr, sizeof(serr)) < 0) {
         snprintf(err, errlen, "%s: Policy: %s (the controller would not start with it)",
                  c->conf_path, serr);
         fprintf(stderr, "ductiled: reconfigure: %s: nothing changed\n", err);

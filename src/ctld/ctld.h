@@ -241,8 +241,6 @@ double ctld_now(void);
  * `ductile reconfigure`); the file's mistakes change nothing. -1 with the reason in
  * err, else 0 with *ch saying what changed and what waits for a restart. */
 int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen);
-/* sched_create for the controller: refuses the policies it cannot carry out. */
-int ctld_sched_create(int nnodes, const char *policy, sched_t **out, char *err, size_t errlen);
 /* Monotonic seconds, for timeouts. */
 double ctld_mono(void);
 

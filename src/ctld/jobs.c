@@ -232,6 +232,7 @@ static sched_jobspec_t spec_of(const job_t *j)
         /* declared at submission, or measured over its last run (iomeas.c) */
         .io_intensity = j->io_intensity,
         .wait_adaptive = true, /* resizes go to the application: not before it attaches */
+        .no_interrupt = !j->requeue, /* node stealing stops only jobs that may run again */
     };
 }
 
@@ -331,11 +332,12 @@ static void finish(ctld_t *c, job_t *j)
 
 void jobs_requeue(ctld_t *c, job_t *j, const char *why)
 {
-    /* After a node failure it waits first of all (seed 003's BASELINE); the engine still
-     * holds it (running) until here, so that its nodes stay taken while cleaned. */
-    sched_class_t cls = j->requeue_at > 0 ? SCHED_CLASS_FAILED : SCHED_CLASS_NORMAL;
+    /* After a node failure it waits first of all (seed 003's BASELINE), after node
+     * stealing just behind (wait_class, set when that was decided); the engine still
+     * holds it (running or stopping) until here, so that its nodes stay taken while
+     * cleaned. */
+    sched_class_t cls = (sched_class_t)j->wait_class;
     j->requeue_at = 0;
-    j->wait_class = (int)cls;
     bool kept = sched_requeue(c->sched, j->id, cls) == 0;
     if (!kept)
         sched_remove(c->sched, j->id);
@@ -778,6 +780,7 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     j->node_end = 0;
     j->attached = j->inhibit = false;
     j->oper_hold = 0; /* a new run (requeued) starts unheld */
+    j->wait_class = SCHED_CLASS_NORMAL; /* until a failure or a steal requeues it */
     snprintf(j->reason, sizeof(j->reason), "%s", sched_reason_name(a->reason));
     db_job_save(c, j);
     db_job_event(c, j->id, now, "start", 0, j->nalloc, j->alloc, j->nalloc,
@@ -867,6 +870,26 @@ void jobs_check_timeouts(ctld_t *c)
         jobs_want_schedule(c); /* an operator's hold ended: the policy may resize the job */
 }
 
+/* Node stealing (sfsj): the job is stopped so that a job that lost a node to a
+ * failure restarts at once on its nodes. The engine picks only jobs that may run again
+ * (--requeue); it holds their nodes until every one is clean, and then the job waits
+ * again, behind the failed jobs and ahead of all others. A job already ending keeps
+ * ending: the engine has its nodes when it is gone. */
+static void do_interrupt(ctld_t *c, job_t *j, const sched_action_t *a)
+{
+    if (j->state != JS_RUNNING && j->state != JS_RESIZING)
+        return;
+    char why[64];
+    snprintf(why, sizeof(why), "NodeStolen:%lld", (long long)a->for_job);
+    fprintf(stderr, "ductiled: job %lld: stopped to give its %d nodes to job %lld, which lost "
+            "a node (node stealing); it will run again\n", (long long)j->id, j->nalloc,
+            (long long)a->for_job);
+    db_job_event(c, j->id, ctld_now(), "interrupt", j->nalloc, 0, j->alloc, j->nalloc, why);
+    j->wait_class = SCHED_CLASS_INTERRUPTED;
+    snprintf(j->reason, sizeof(j->reason), "%s", why);
+    start_cleanup(c, j, JS_PENDING);
+}
+
 void jobs_schedule(ctld_t *c)
 {
     c->sched_wanted = false;
@@ -883,8 +906,9 @@ void jobs_schedule(ctld_t *c)
             continue;
         if (acts[i].op == SCHED_OP_START)
             do_start(c, j, &acts[i], now);
-        else if (acts[i].op != SCHED_OP_INTERRUPT) /* never: ctld_sched_create refuses the
-                                                      policies that interrupt */
+        else if (acts[i].op == SCHED_OP_INTERRUPT)
+            do_interrupt(c, j, &acts[i]);
+        else
             do_resize(c, j, &acts[i]);
     }
 }
@@ -950,6 +974,14 @@ static bool run_on_without(ctld_t *c, job_t *j, node_t *n)
     return true;
 }
 
+/* A node we cannot hear may still run the job (a network cut, a frozen daemon): its
+ * daemon ends what it runs once it finds itself cut off for NodeTimeout, TERM then KILL
+ * after KillWait. A job requeued after a node failure runs again no sooner. */
+static double requeue_fence(const ctld_t *c)
+{
+    return ctld_mono() + c->cfg.node_timeout + c->cfg.kill_wait + 1;
+}
+
 void jobs_node_failed(ctld_t *c, node_t *n)
 {
     nf_ctx_t x = {.c = c, .n = n, .hit = malloc(idmap_count(c->jobs) * sizeof(job_t *) + 1)};
@@ -965,11 +997,10 @@ void jobs_node_failed(ctld_t *c, node_t *n)
         if (run_on_without(c, j, n))
             continue;
         snprintf(j->reason, sizeof(j->reason), "NodeFail:%s", n->name);
-        /* A node we cannot hear may still run the job (a network cut, a frozen daemon):
-         * its daemon ends what it runs once it finds itself cut off for NodeTimeout,
-         * TERM then KILL after KillWait. The new run waits that long. */
-        if (j->requeue)
-            j->requeue_at = ctld_mono() + c->cfg.node_timeout + c->cfg.kill_wait + 1;
+        if (j->requeue) {
+            j->requeue_at = requeue_fence(c);
+            j->wait_class = SCHED_CLASS_FAILED;
+        }
         start_cleanup(c, j, j->requeue ? JS_PENDING : JS_NODE_FAIL);
     }
     free(x.hit);
@@ -1004,6 +1035,12 @@ void jobs_restore(ctld_t *c, job_t *j)
         db_job_save(c, j);
         job_free(j);
         return;
+    }
+    if (j->state == JS_COMPLETING && j->final == JS_PENDING) {
+        if (j->wait_class == SCHED_CLASS_FAILED) /* the fence starts again */
+            j->requeue_at = requeue_fence(c);
+        else if (j->wait_class == SCHED_CLASS_INTERRUPTED) /* its nodes go to a failed job */
+            sched_set_stopping(c->sched, j->id);
     }
     if (j->state == JS_COMPLETING) {
         j->cleanup_left = j->nalloc; /* each node confirms again, or is found clean */

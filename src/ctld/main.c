@@ -189,7 +189,7 @@ static void free_job(int64_t id, void *val, void *arg)
 /* The engine for the configuration's policy, with its settings from ductile.conf. */
 static int engine_create(ctld_t *c, char *err, size_t errlen)
 {
-    int rc = ctld_sched_create(c->nnodes, c->cfg.policy, &c->sched, err, errlen);
+    int rc = sched_create(c->nnodes, c->cfg.policy, &c->sched, err, errlen);
     if (rc == 0)
         sched_set_backoff(c->sched, c->cfg.resize_backoff, c->cfg.resize_backoff_max);
     if (rc == 0)

@@ -320,6 +320,8 @@ int sched_remove(sched_t *s, int64_t id)
         release_nodes(s, j->nodes, j->nalloc);
         if (j->state == SCHED_RESIZING)
             s->nresizing--;
+        if (j->state == SCHED_STOPPING)
+            s->nstopping--;
         running_unlink(s, j);
     }
     if (j->request)
@@ -337,6 +339,8 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     release_nodes(s, j->nodes, j->nalloc);
     if (j->state == SCHED_RESIZING)
         s->nresizing--;
+    if (j->state == SCHED_STOPPING)
+        s->nstopping--;
     running_unlink(s, j);
     if (j->request) {
         j->request = 0;
@@ -381,6 +385,17 @@ int sched_set_class(sched_t *s, int64_t id, sched_class_t cls)
     queue_unlink(s, j);
     j->cls = cls;
     queue_insert(s, j);
+    return 0;
+}
+
+int sched_set_stopping(sched_t *s, int64_t id)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (j->state != SCHED_RUNNING)
+        return -EINVAL;
+    core_stop(s, j);
     return 0;
 }
 
@@ -497,6 +512,8 @@ int sched_set_end_estimate(sched_t *s, int64_t id, double t)
     sjob_t *j = idmap_get(s->jobs, id);
     if (!j || j->state == SCHED_PENDING)
         return j ? -EINVAL : -ENOENT;
+    if (j->state == SCHED_STOPPING)
+        return 0; /* it ends now, whatever it was expected to do */
     j->end_est = isnan(t) ? INFINITY : t;
     core_byend_update(s, j);
     return 0;
@@ -509,6 +526,8 @@ int sched_request_resize(sched_t *s, int64_t id, int nodes, bool op, char *err, 
         return snprintf(err, errlen, "job %lld not found", (long long)id), -ENOENT;
     if (j->state == SCHED_PENDING)
         return ERR("job %lld is not running", (long long)id);
+    if (j->state == SCHED_STOPPING)
+        return ERR("job %lld is being stopped to run again later", (long long)id);
     if (!op && j->spec.type != SCHED_EVOLVING)
         return ERR("job %lld is not an evolving job", (long long)id);
     if (op && j->spec.type == SCHED_RIGID)
@@ -740,7 +759,6 @@ bool sched_node_busy(const sched_t *s, int node)
     return false;
 }
 int sched_pending_count(const sched_t *s) { return s->npending; }
-bool sched_policy_interrupts(const sched_t *s) { return s->policy->interrupts; }
 
 int sched_pending_need(const sched_t *s)
 {

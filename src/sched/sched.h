@@ -49,14 +49,18 @@ typedef enum sched_state {
     SCHED_PENDING = 0,
     SCHED_RUNNING,
     SCHED_RESIZING,
+    SCHED_STOPPING, /* interrupted (SCHED_OP_INTERRUPT): holds its nodes until the caller
+                       has stopped it and calls sched_requeue */
 } sched_state_t;
 
 typedef enum sched_op {
     SCHED_OP_START = 0,
     SCHED_OP_EXPAND,
     SCHED_OP_SHRINK,
-    SCHED_OP_INTERRUPT, /* the job is stopped and waits again (node stealing: its nodes
-                           go to a job that lost one to a failure, for_job) */
+    SCHED_OP_INTERRUPT, /* stop the job so that it waits again (node stealing: its nodes
+                           go to a job that lost one to a failure, for_job). It holds its
+                           nodes (SCHED_STOPPING) until the caller has stopped it and calls
+                           sched_requeue(id, SCHED_CLASS_INTERRUPTED) or sched_remove. */
 } sched_op_t;
 
 /* Why an action was taken, or why a job waits. */
@@ -113,6 +117,9 @@ typedef struct sched_jobspec {
                              until the application attaches) */
     double io_intensity;  /* share of its run time spent in I/O, 0..1, at every size
                              (sched_set_io_intensity gives one per size); 0: none known */
+    bool no_interrupt;    /* never stopped to run again later (the controller: a job
+                             submitted without --requeue); a stealing policy may still
+                             shrink it */
 } sched_jobspec_t;
 
 typedef struct sched_action {
@@ -165,12 +172,6 @@ void sched_destroy(sched_t *s);
 int sched_nnodes(const sched_t *s);
 /* The policy spec with every parameter spelled out, e.g. "perf:lower=0.2:upper=0.6:guard=60". */
 const char *sched_policy_spec(const sched_t *s);
-/* Does the policy stop jobs for others (SCHED_OP_INTERRUPT actions)? A caller that cannot
- * carry that out (the controller, for now) refuses such a policy. */
-bool sched_policy_interrupts(const sched_t *s);
-#define SCHED_INTERRUPT_REFUSED                                                              \
-    "'%s' runs in the simulator only for now: the controller cannot yet stop a job to give " \
-    "its nodes to another (conservative already restarts a failed --requeue job first of all)"
 /* Seconds between periodic scheduling passes the policy wants (its "tick"
  * parameter); 0 means passes on events only. */
 double sched_tick(const sched_t *s);
@@ -231,10 +232,14 @@ typedef enum sched_class {
     SCHED_CLASS_FAILED,      /* lost a node to a failure: waits first of all */
 } sched_class_t;
 
-/* A running job goes back to the queue in class cls, as a new submission of it would
- * wait: its nodes that are up become free. A stealing policy (sfsj) considers a job
- * requeued as FAILED at the next pass. */
+/* A running (or stopping) job goes back to the queue in class cls, as a new submission
+ * of it would wait: its nodes that are up become free. A stealing policy (sfsj)
+ * considers a job requeued as FAILED at the next pass. */
 int sched_requeue(sched_t *s, int64_t id, sched_class_t cls);
+/* The caller is stopping this running job to requeue it, as after SCHED_OP_INTERRUPT
+ * (the controller restarted while it did): the job is STOPPING, its nodes held until
+ * sched_requeue. 0, -ENOENT, or -EINVAL when it is not running. */
+int sched_set_stopping(sched_t *s, int64_t id);
 /* A waiting job waits in class cls from now (the controller, after a restart, puts a
  * job requeued by a failure back first). No steal follows (sfsj looks at a job once,
  * when it fails). 0, -ENOENT, or -EINVAL when the job is not waiting. */

@@ -170,11 +170,21 @@ void core_shrink(sched_t *s, sjob_t *j, int newsize, sched_reason_t why, int64_t
          for_job);
 }
 
+void core_stop(sched_t *s, sjob_t *j)
+{
+    j->state = SCHED_STOPPING;
+    s->nstopping++;
+    j->end_est = s->now; /* its nodes come free as soon as the caller has stopped it */
+    core_byend_update(s, j);
+}
+
 void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed)
 {
+    if (j->state != SCHED_RUNNING || j->spec.no_interrupt)
+        return;
     emit(s, SCHED_OP_INTERRUPT, j, j->ncommit, 0, j->nodes, j->nalloc, SCHED_R_STOLEN,
          failed->spec.id);
-    core_requeue(s, j, SCHED_CLASS_INTERRUPTED);
+    core_stop(s, j);
     j->reason = SCHED_R_STOLEN;
     j->reason_job = failed->spec.id;
 }

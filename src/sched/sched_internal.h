@@ -74,7 +74,6 @@ typedef struct sched_policy {
     bool needs_end_order;            /* keeps running jobs sorted by expected end */
     bool uses_power;                 /* works with the power corridor (its own admit
                                         parameter instead of power=1) */
-    bool interrupts;                 /* may return SCHED_OP_INTERRUPT actions */
     bool no_power_admit;             /* starts jobs its own way: power=1 is refused */
     void (*pass)(sched_t *s);
 } sched_policy_t;
@@ -93,6 +92,7 @@ struct sched {
     sjob_t **byend;      /* running jobs by end_est (then id) when the policy needs it */
     int nbyend, capbyend;
     int nresizing;
+    int nstopping;       /* jobs in SCHED_STOPPING */
     int nrequests;
     int nholds;          /* jobs with oper_hold_until > 0 */
     double hold_next;    /* earliest oper_hold_until among them */
@@ -160,7 +160,10 @@ void core_tmp_reserve(sched_t *s, size_t n);
 /* Sort the first n jobs of s->tmp with cmp (ties must be broken by cmp itself). */
 void core_sort_tmp(sched_t *s, int n, int (*cmp)(const void *, const void *));
 /* Stop a running job for failed, which takes its nodes (node stealing): an INTERRUPT
- * action, and the job waits again in class INTERRUPTED. */
+ * action; the job holds its nodes (STOPPING) until the caller requeues it in class
+ * INTERRUPTED. Nothing for a job that is not running or must not be interrupted. */
+/* The job is being stopped (STOPPING): its nodes expected free now. */
+void core_stop(sched_t *s, sjob_t *j);
 void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed);
 
 /* I/O intensity of j on n nodes (iointensity.c). */

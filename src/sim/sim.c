@@ -269,9 +269,10 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
         emit(c, t, i, SIM_OP_START, 0, a->nnodes, a->nodes);
         return;
     }
-    if (a->op == SCHED_OP_INTERRUPT) {
+    if (a->op == SCHED_OP_INTERRUPT) { /* stopped at once: it waits again */
         c->res->interrupts++;
         run_lost(c, i, t, SIM_OP_INTERRUPT);
+        sched_requeue(c->s, a->job, SCHED_CLASS_INTERRUPTED);
         return;
     }
     sim_progress(r, t);
@@ -556,14 +557,21 @@ static int failures_init(simctx_t *c, double t0, char *err, size_t errlen)
     return c->err;
 }
 
+/* A pass, and another at once when it stopped jobs: their nodes are free now. */
 static void pass(simctx_t *c, double t)
 {
-    const sched_action_t *acts;
-    size_t n;
-    sched_schedule(c->s, t, &acts, &n);
-    c->res->passes++;
-    for (size_t k = 0; k < n; k++)
-        apply(c, &acts[k], t);
+    bool again;
+    do {
+        const sched_action_t *acts;
+        size_t n;
+        sched_schedule(c->s, t, &acts, &n);
+        c->res->passes++;
+        again = false;
+        for (size_t k = 0; k < n; k++) {
+            again |= acts[k].op == SCHED_OP_INTERRUPT;
+            apply(c, &acts[k], t);
+        }
+    } while (again);
 }
 
 int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, char *err,

@@ -3,8 +3,8 @@
 # failed job goes back with the highest priority), not as a backfill behind the jobs
 # that were waiting: its restart's start reason is Order, also when the controller
 # restarted while it waited (its class was lost then, and it restarted as a backfill
-# behind the job ahead of it). The sfsj policy, which would
-# stop another job for it, is refused by the controller with the reason.
+# behind the job ahead of it). test_node_stealing.sh has sfsj, which also stops a
+# smaller job for it.
 . "$(dirname "$0")/lib.sh"
 up 2 --node-timeout 3 --policy easy
 cd "$T"
@@ -41,11 +41,4 @@ d show "$a" | grep -E 'start +0 -> 1' | tail -1 | grep -q 'Order' ||
 [ "$(field "$b" State)" = "PENDING (PD)" ] || fail "job $b: $(d show "$b")"
 d cancel "$a" "$b" "$c" > /dev/null
 
-# sfsj on the controller: refused with the reason (here by `ductile reconfigure`; the
-# same check keeps the controller from starting with it), and nothing changes
-sed -i "s|^Policy .*|Policy = sfsj|" "$DUCTILE_CONF"
-grep -q '^Policy = sfsj' "$DUCTILE_CONF" || echo "Policy = sfsj" >> "$DUCTILE_CONF"
-! d reconfigure > "$T/rc.out" 2>&1 || fail "sfsj was taken: $(cat "$T/rc.out")"
-grep -q "'sfsj' runs in the simulator only for now" "$T/rc.out" || fail "reconfigure said: $(cat "$T/rc.out")"
-grep -q "nothing changed" "$T/rc.out" || fail "reconfigure said: $(cat "$T/rc.out")"
 echo ok

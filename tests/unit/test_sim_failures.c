@@ -174,13 +174,23 @@ static void sfsj_victim_order(void **state)
     assert_int_equal(what, SCHED_FAIL_REQUEUED);
     assert_int_equal(sched_free_nodes(s), 5); /* the failed node is down */
     size_t n = tu_pass(s, 6, &a);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 1);
     assert_int_equal(a[0].op, SCHED_OP_INTERRUPT);
     assert_int_equal(a[0].job, 2);
     assert_int_equal(a[0].reason, SCHED_R_STOLEN);
     assert_int_equal(a[0].for_job, 10);
-    assert_int_equal(a[1].op, SCHED_OP_START);
-    assert_int_equal(a[1].job, 10);
+    /* the victim holds its nodes until the caller has stopped it: nothing starts */
+    assert_int_equal(sched_job_info(s, 2, &ji), 0);
+    assert_int_equal(ji.state, SCHED_STOPPING);
+    assert_int_equal(sched_free_nodes(s), 5);
+    assert_int_equal(tu_pass(s, 6, &a), 0);
+    char err[SCHED_ERRLEN];
+    assert_true(sched_request_resize(s, 2, 2, true, err, sizeof(err)) < 0);
+    assert_int_equal(sched_requeue(s, 2, SCHED_CLASS_INTERRUPTED), 0);
+    n = tu_pass(s, 6, &a);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0].op, SCHED_OP_START);
+    assert_int_equal(a[0].job, 10);
     /* the victim waits again, ahead of later submissions, behind failed jobs */
     assert_int_equal(sched_job_info(s, 2, &ji), 0);
     assert_int_equal(ji.state, SCHED_PENDING);
@@ -210,7 +220,7 @@ static void sfsj_tiebreak_started(void **state)
         sched_failure_t what;
         assert_int_equal(sched_node_failed(s, ji.nodes[1], &job, &what), 0);
         assert_int_equal(job, 11);
-        assert_int_equal(tu_pass(s, 4, &a), 2);
+        assert_int_equal(tu_pass(s, 4, &a), 1);
         assert_int_equal(a[0].op, SCHED_OP_INTERRUPT);
         assert_int_equal(a[0].job, tb ? 2 : 1);
         sched_destroy(s);
@@ -247,6 +257,77 @@ static void sfsj_no_useless_steal(void **state)
     assert_int_equal(tu_pass(s, 1, &a), 0);
     assert_int_equal(sched_job_info(s, 2, &ji), 0);
     assert_int_equal(ji.state, SCHED_RUNNING);
+    sched_destroy(s);
+}
+
+/* A job that must not run twice (no_interrupt: the controller's jobs without
+ * --requeue) is never stopped: the next victim in order is taken; with only such
+ * victims, nothing is stopped. */
+static void sfsj_spares_no_interrupt(void **state)
+{
+    (void)state;
+    for (int spare_all = 0; spare_all < 2; spare_all++) {
+        sched_t *s = tu_engine(5, "sfsj");
+        submit(s, 10, 0, 3, SCHED_RIGID, 0, 0);
+        tu_submit(s, (tu_job_t){.id = 2, .submit = 1, .type = SCHED_RIGID, .nodes = 1,
+                                .walltime = 100, .no_interrupt = spare_all});
+        tu_submit(s, (tu_job_t){.id = 1, .submit = 2, .type = SCHED_RIGID, .nodes = 1,
+                                .walltime = 100, .no_interrupt = true}); /* first in order */
+        const sched_action_t *a;
+        assert_int_equal(tu_pass(s, 2, &a), 3);
+        sched_jobinfo_t ji;
+        assert_int_equal(sched_job_info(s, 10, &ji), 0);
+        int64_t job;
+        sched_failure_t what;
+        sched_node_failed(s, ji.nodes[2], &job, &what);
+        size_t n = tu_pass(s, 3, &a);
+        if (spare_all) {
+            assert_int_equal(n, 0);
+        } else {
+            assert_int_equal(n, 1);
+            assert_int_equal(a[0].op, SCHED_OP_INTERRUPT);
+            assert_int_equal(a[0].job, 2);
+        }
+        sched_destroy(s);
+    }
+}
+
+/* The controller restarted while it stopped a victim: sched_set_stopping holds the
+ * victim's nodes, and nothing starts ahead of the failed job meanwhile (a 1-node job
+ * would fit in the free nodes the failed job needs). Removing a stopping job frees its
+ * nodes as requeueing it does. */
+static void stopping_after_restart(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "sfsj");
+    sched_jobspec_t v = {.id = 1, .submit = 0, .type = SCHED_RIGID, .nodes = 2,
+                         .walltime = 100};
+    int nodes[2] = {0, 1};
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_restore_running(s, &v, 0, nodes, 2, err, sizeof(err)), 0);
+    assert_int_equal(sched_set_stopping(s, 1), 0);
+    assert_int_equal(sched_set_stopping(s, 1), -EINVAL); /* already */
+    assert_int_equal(sched_set_stopping(s, 99), -ENOENT);
+    submit(s, 10, 1, 3, SCHED_RIGID, 0, 0);
+    assert_int_equal(sched_set_class(s, 10, SCHED_CLASS_FAILED), 0);
+    submit(s, 3, 2, 1, SCHED_RIGID, 0, 0);
+    assert_int_equal(sched_set_stopping(s, 3), -EINVAL); /* waiting */
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 5, &a), 0);
+    assert_int_equal(sched_free_nodes(s), 2);
+    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_INTERRUPTED), 0);
+    assert_int_equal(tu_pass(s, 6, &a), 2); /* 10 on three nodes, then 3 on the last */
+    assert_int_equal(a[0].job, 10);
+    assert_int_equal(a[1].job, 3);
+    assert_int_equal(sched_remove(s, 10), 0);
+    assert_int_equal(sched_remove(s, 3), 0);
+    assert_int_equal(tu_pass(s, 7, &a), 1); /* the victim itself */
+    assert_int_equal(a[0].job, 1);
+    assert_int_equal(sched_set_stopping(s, 1), 0);
+    assert_int_equal(sched_remove(s, 1), 0); /* cancelled while stopped */
+    assert_int_equal(sched_free_nodes(s), 4);
+    submit(s, 4, 8, 4, SCHED_RIGID, 0, 0);
+    assert_int_equal(tu_pass(s, 8, &a), 1);
     sched_destroy(s);
 }
 
@@ -464,6 +545,8 @@ int main(void)
         cmocka_unit_test(sfsj_victim_order),
         cmocka_unit_test(sfsj_tiebreak_started),
         cmocka_unit_test(sfsj_no_useless_steal),
+        cmocka_unit_test(sfsj_spares_no_interrupt),
+        cmocka_unit_test(stopping_after_restart),
         cmocka_unit_test(malleable_survives),
         cmocka_unit_test(sfsj_shrinks_malleable_victim),
         cmocka_unit_test(sfsj_malleable_first),

@@ -30,6 +30,7 @@ void tu_submit(sched_t *s, tu_job_t j)
         .pref_nodes = j.pref,
         .constraint = j.cons,
         .walltime = j.walltime,
+        .no_interrupt = j.no_interrupt,
     };
     char err[SCHED_ERRLEN] = "";
     if (sched_submit(s, &spec, err, sizeof(err)) != 0)
@@ -67,7 +68,9 @@ size_t tu_pass(sched_t *s, double now, const sched_action_t **acts)
 void tu_complete(sched_t *s, const sched_action_t *acts, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (acts[i].op != SCHED_OP_START)
+        if (acts[i].op == SCHED_OP_INTERRUPT)
+            assert_int_equal(sched_requeue(s, acts[i].job, SCHED_CLASS_INTERRUPTED), 0);
+        else if (acts[i].op != SCHED_OP_START)
             assert_int_equal(sched_resize_done(s, acts[i].job, true), 0);
 }
 

@@ -4,6 +4,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -17,6 +18,7 @@ typedef struct tu_job {
     int nodes, min, max, pref;
     sched_constraint_t cons;
     double walltime;
+    bool no_interrupt;
 } tu_job_t;
 
 /* An engine with the given policy; fails the test on error. */
@@ -27,7 +29,8 @@ void tu_running(sched_t *s, int64_t id, double start, int first, int n, int min,
                 sched_constraint_t cons, double walltime);
 /* One pass; returns the number of actions, stored in *acts. */
 size_t tu_pass(sched_t *s, double now, const sched_action_t **acts);
-/* Completes every resize among the actions (ok). */
+/* Completes every resize among the actions (ok), and every stop (the job requeued as
+ * INTERRUPTED), as the simulator does. */
 void tu_complete(sched_t *s, const sched_action_t *acts, size_t n);
 /* The action of a job with a given op, or NULL. */
 const sched_action_t *tu_find(const sched_action_t *acts, size_t n, int64_t job, sched_op_t op);

@@ -75,7 +75,7 @@ static void steal(sched_t *s, sjob_t *f, int *claimed)
         for (sjob_t *j = s->rhead; j; j = j->rnext) {
             if (j->state != SCHED_RUNNING || can_give(j, shrink_malleable) != (pass == 0))
                 continue;
-            if (pass == 1 && j->ncommit >= need)
+            if (pass == 1 && (j->ncommit >= need || j->spec.no_interrupt))
                 continue;
             j->key = latest_start ? j->start : j->spec.submit;
             s->tmp[n++] = j;
@@ -113,6 +113,8 @@ static void steal(sched_t *s, sjob_t *f, int *claimed)
             f->reason = SCHED_R_RESIZE_PENDING;
         } else if (i >= nshrink) {
             core_interrupt(s, v, f);
+            f->steal_wait = true;
+            f->reason = SCHED_R_RESOURCES;
         }
     }
 }
@@ -128,12 +130,12 @@ static void pass(sched_t *s)
         else if (!j->steal_wait && s->nfree - claimed >= core_min_start(j, false))
             claimed += core_min_start(j, false);
     }
-    /* A failed job waiting for the shrinks that give it nodes: nothing starts before
-     * it (their nodes come free one by one). */
-    bool waiting = false;
+    /* A failed job waiting for the shrinks or stops that give it nodes: nothing starts
+     * before it (their nodes come free one by one, as the caller carries them out). */
+    bool waiting = s->nstopping > 0 && s->qhead && s->qhead->cls == SCHED_CLASS_FAILED;
     for (sjob_t *j = s->qhead; j && j->cls == SCHED_CLASS_FAILED; j = j->qnext)
         if (j->steal_wait) {
-            if (s->nresizing > 0)
+            if (s->nresizing > 0 || s->nstopping > 0)
                 waiting = true;
             else {
                 j->steal_wait = false;
@@ -158,6 +160,5 @@ const sched_policy_t policy_sfsj = {
              true},
             {0}},
     .needs_end_order = true,
-    .interrupts = true,
     .pass = pass,
 };
