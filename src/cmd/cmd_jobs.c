@@ -419,6 +419,9 @@ int cmd_show(int argc, char **argv)
     else /* not given at submission: the node daemon's default, ductile-%j.out */
         printf("%-14s ductile-%lld.out (the default, in WorkDir)\n", "StdOut", (long long)id);
     printf("%-14s %s\n", "Requeue", json_is_true(json_object_get(j, "requeue")) ? "yes" : "no");
+    json_int_t restarts = json_integer_value(json_object_get(j, "restarts"));
+    if (restarts > 0)
+        printf("%-14s %lld\n", "Restarts", (long long)restarts);
     json_t *ck = json_object_get(j, "checkpoint_agents");
     if (ck) {
         const char *ag = json_string_value(json_object_get(ck, "agents"));

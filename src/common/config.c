@@ -31,7 +31,7 @@ enum {
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
     K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
-    K_RECLAIM_WAIT, K_AGENT_SCALING, NKEYS
+    K_RECLAIM_WAIT, K_AGENT_SCALING, K_MAX_REQUEUE, NKEYS
 };
 
 typedef enum ktype {
@@ -115,6 +115,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_RESIZE_BACKOFF] = {"ResizeBackoff", T_SEC0, F(resize_backoff), 0, 0},
     [K_RESIZE_BACKOFF_MAX] = {"ResizeBackoffMax", T_SEC0, F(resize_backoff_max), 0, 0},
     [K_KILL_WAIT] = {"KillWait", T_SEC0, F(kill_wait), 0, 0},
+    [K_MAX_REQUEUE] = {"MaxRequeue", T_INT, F(max_requeue), 0, 1000000, NULL, true},
     [K_AUTH_TYPE] = {"AuthType", T_ENUM, F(auth_type), 0, 0, auth_words, false},
     [K_AUTH_KEY_FILE] = {"AuthKeyFile", T_PATH, F(auth_key_file), 0, 0},
     [K_MUNGE_SOCKET] = {"MungeSocket", T_PATH_OPT, F(munge_socket), 0, 0},
@@ -695,7 +696,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         .scheduler_tick = 10, .node_timeout = 30, .resize_timeout = 60, .kill_wait = 10,
         .agent_stop_wait = 120,
         .resize_backoff = 10, .resize_backoff_max = 300,
-        .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_script_size = 1048576,
+        .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_requeue = 5, .max_script_size = 1048576,
         .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,
         .max_connections_per_host = 128, .auth_timeout = 10, .frame_timeout = 30,
         .idle_timeout = 600, .operator_resize_hold = 3600,

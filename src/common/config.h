@@ -83,6 +83,7 @@ typedef struct config {
     char **operators;          /* Operators, without duplicates; root is implied */
     int noperators;
     int max_jobs;        /* MaxJobs: queued and running jobs at most */
+    int max_requeue;     /* MaxRequeue: runs a --requeue job may lose to node failures */
     int max_script_size; /* MaxScriptSize, bytes */
     /* Connections to the controller (docs/reliability-dos.md) */
     int max_connections;          /* MaxConnections: all at once */

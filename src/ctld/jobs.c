@@ -996,12 +996,18 @@ void jobs_node_failed(ctld_t *c, node_t *n)
         }
         if (run_on_without(c, j, n))
             continue;
-        snprintf(j->reason, sizeof(j->reason), "NodeFail:%s", n->name);
-        if (j->requeue) {
+        /* a job that keeps losing nodes (or taking them down) is not run for ever */
+        bool again = j->requeue && j->restarts < c->cfg.max_requeue;
+        if (j->requeue && !again)
+            snprintf(j->reason, sizeof(j->reason), "NodeFail:%s (run %d times, MaxRequeue=%d)",
+                     n->name, j->restarts + 1, c->cfg.max_requeue);
+        else
+            snprintf(j->reason, sizeof(j->reason), "NodeFail:%s", n->name);
+        if (again) {
             j->requeue_at = requeue_fence(c);
             j->wait_class = SCHED_CLASS_FAILED;
         }
-        start_cleanup(c, j, j->requeue ? JS_PENDING : JS_NODE_FAIL);
+        start_cleanup(c, j, again ? JS_PENDING : JS_NODE_FAIL);
     }
     free(x.hit);
 }

@@ -77,6 +77,7 @@ static void defaults(void **state)
     assert_string_equal(c.munge_socket, "");
     assert_int_equal(c.noperators, 0);
     assert_int_equal(c.max_jobs, 1000000);
+    assert_int_equal(c.max_requeue, 5);
     assert_int_equal(c.max_script_size, 1048576);
     assert_int_equal(c.max_connections, 4096);
     assert_int_equal(c.reserved_connections, 32);
@@ -122,6 +123,7 @@ static void every_key(void **state)
                           "MungeSocket = /run/munge/munge.socket.2\n"
                           "Operators = alice, bob\n"
                           "MaxJobs = 5000\n"
+                          "MaxRequeue = 0\n"
                           "MaxScriptSize = 1024\n"
                           "NodeAddr = n01=10.0.0.1, n03 = host3:7001\n"
                           "MaxConnections = 1000\n"
@@ -160,6 +162,7 @@ static void every_key(void **state)
     assert_true(config_is_operator(&c, "bob"));
     assert_false(config_is_operator(&c, "carol"));
     assert_int_equal(c.max_jobs, 5000);
+    assert_int_equal(c.max_requeue, 0);
     assert_int_equal(c.max_script_size, 1024);
     assert_null(c.node_addr[0]);
     assert_string_equal(c.node_addr[1], "10.0.0.1");
@@ -270,6 +273,7 @@ static void range_errors(void **state)
     parse_err("Nodes = n1\nMemoryPerNode = 0\n", "MemoryPerNode", "accepted: 1..", NULL);
     parse_err("Nodes = n1\nMaxJobs = 0\n", "MaxJobs", "accepted: 1..2147483647", NULL);
     parse_err("Nodes = n1\nMaxJobs = 2147483648\n", "MaxJobs", "out of range", NULL);
+    parse_err("Nodes = n1\nMaxRequeue = -1\n", "MaxRequeue", "accepted: 0..1000000", NULL);
     parse_err("Nodes = n1\nMaxScriptSize = 1023\n", "t.conf:2:", "MaxScriptSize",
               "accepted: 1024..16777216");
     parse_err("Nodes = n1\nMaxScriptSize = 16777217\n", "accepted: 1024..16777216", NULL, NULL);
