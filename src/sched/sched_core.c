@@ -73,6 +73,20 @@ bool core_unrunnable(const sched_t *s, const sjob_t *j, bool flexible)
     return core_min_start(j, flexible) > s->navail;
 }
 
+double core_walltime_at(const sjob_t *j, int size)
+{
+    if (!(j->spec.walltime > 0))
+        return INFINITY;
+    /* The walltime holds at the requested size. On fewer nodes the job does the same
+     * work more slowly: at worst (perfect scaling) size/nodes as fast, and no slower
+     * for any speedup whose efficiency does not grow with the size (Amdahl, power
+     * laws), so the scaled walltime bounds its run. On more nodes it keeps the
+     * walltime: the engine knows no speedup to shorten it by. */
+    if (size > 0 && size < j->spec.nodes)
+        return j->spec.walltime * j->spec.nodes / size;
+    return j->spec.walltime;
+}
+
 double core_remaining(const sched_t *s, const sjob_t *j)
 {
     return isinf(j->end_est) ? INFINITY : j->end_est - s->now;
@@ -129,7 +143,7 @@ void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
     j->ncommit = size;
     j->state = SCHED_RUNNING;
     j->start = s->now;
-    j->end_est = j->spec.walltime > 0 ? s->now + j->spec.walltime : INFINITY;
+    j->end_est = s->now + core_walltime_at(j, size);
     j->reason = why;
     j->reason_job = -1;
     j->reserved_start = -1;
@@ -268,7 +282,7 @@ void core_pass_easy(sched_t *s, bool flexible, easy_plan_t *plan)
                 j->reason = why;
             continue;
         }
-        double dur = j->spec.walltime > 0 ? j->spec.walltime : INFINITY;
+        double dur = core_walltime_at(j, size);
         if (s->now + dur <= plan->shadow) {
             core_start(s, j, size, SCHED_R_BACKFILL);
             continue;

@@ -184,6 +184,9 @@ double core_io_workload(const sched_t *s, const io_sums_t *m, bool cluster);
 /* Reset every newsize in s->tmp[0..n) to the current size. */
 void core_reset_targets(sched_t *s, int n);
 
+/* The walltime of j when it runs on size nodes: the walltime, scaled by nodes / size
+ * below its requested size (INFINITY when it has none). */
+double core_walltime_at(const sjob_t *j, int size);
 /* Seconds left before the job's expected end (INFINITY when unknown). */
 double core_remaining(const sched_t *s, const sjob_t *j);
 /* Does the application's offer interval or a decline back-off keep the policy from

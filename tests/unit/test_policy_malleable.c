@@ -274,6 +274,40 @@ static void mebf_expand_quarter_rule(void **state)
     sched_destroy(s);
 }
 
+/* A job mebf starts below its request runs longer than its walltime (same work on
+ * fewer nodes), so EASY's test "ends by the shadow time" must use the walltime at the
+ * size it gets: walltime x request / size. 10 nodes; job 1 holds 8 until t=100; the
+ * head (job 2, rigid 10) is reserved at 100 with no extra node; job 3 (malleable,
+ * request 4, min 1) fits only on the 2 free nodes. With walltime 60 it would end at
+ * 10 + 120 > 100 and delay the head, so it waits; with walltime 40 it ends at
+ * 10 + 80 <= 100 and backfills on 2, expected to end at 90. */
+static void mebf_backfill_below_request_keeps_reservation(void **state)
+{
+    (void)state;
+    double wall[] = {60, 40};
+    for (int k = 0; k < 2; k++) {
+        sched_t *s = tu_engine(10, "mebf");
+        tu_running(s, 1, 0, 0, 8, 8, 8, SCHED_CONS_NONE, 100);
+        tu_submit(s, (tu_job_t){.id = 2, .submit = 1, .type = SCHED_RIGID, .nodes = 10,
+                                .walltime = 50});
+        tu_submit(s, (tu_job_t){.id = 3, .submit = 2, .type = SCHED_MALLEABLE, .nodes = 4,
+                                .min = 1, .max = 4, .walltime = wall[k]});
+        const sched_action_t *a;
+        size_t n = tu_pass(s, 10, &a);
+        if (k == 0) {
+            assert_int_equal(n, 0);
+            assert_int_equal(tu_state(s, 3), SCHED_PENDING);
+        } else {
+            assert_int_equal(n, 1);
+            check(tu_find(a, n, 3, SCHED_OP_START), SCHED_OP_START, 0, 2);
+            sched_jobinfo_t ji;
+            assert_int_equal(sched_job_info(s, 3, &ji), 0);
+            assert_true(ji.end_estimate > 89.999 && ji.end_estimate < 90.001);
+        }
+        sched_destroy(s);
+    }
+}
+
 /* equi: a newcomer gets room first, then the two jobs end up with equal shares;
  * shrinks go out before the growth they enable. */
 static void equi_equal_shares(void **state)
@@ -317,6 +351,7 @@ int main(void)
         cmocka_unit_test(mebf_shrink_feasibility),
         cmocka_unit_test(mebf_never_shrinks_higher_priority),
         cmocka_unit_test(mebf_expand_quarter_rule),
+        cmocka_unit_test(mebf_backfill_below_request_keeps_reservation),
         cmocka_unit_test(equi_equal_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
