@@ -406,15 +406,16 @@ void core_pass_conservative(sched_t *s)
             j->reason = SCHED_R_NODES_UNAVAILABLE;
             continue;
         }
+        /* on its smallest size a job runs longest: a slot for that holds any size */
         int need = core_min_start(j, false), minfree = 0;
-        double dur = j->spec.walltime > 0 ? j->spec.walltime : INFINITY;
+        double dur = core_walltime_at(j, need);
         int i = prof_find(&p, need, dur, &minfree);
         if (i == 0 && s->nfree >= need) {
             sched_reason_t why;
             int size = core_fit_now(s, j, minfree < s->nfree ? minfree : s->nfree, false, &why);
             if (size) {
                 core_start(s, j, size, first_waiting ? SCHED_R_ORDER : SCHED_R_BACKFILL);
-                prof_take(&p, s->now, dur, size);
+                prof_take(&p, s->now, core_walltime_at(j, size), size);
                 continue;
             }
             /* held for power: no reservation (when power allows it is not known) */

@@ -177,6 +177,34 @@ static void conservative_vs_easy(void **state)
     }
 }
 
+/* A moldable job conservative starts below its requested size runs walltime x
+ * requested / size (core_walltime_at), and its place in the profile must say so: 10
+ * nodes, job 1 holds 8 until 100, job 2 (rigid 10) is reserved at 100; moldable job 3
+ * (request 4, 1..4, walltime 60) fits on the 2 free nodes only, where it would run
+ * 120 s, past job 2's reservation: it waits, and job 2 keeps its start. */
+static void conservative_moldable_below_request(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(10, "conservative");
+    tu_running(s, 1, 0, 0, 8, 8, 8, SCHED_CONS_NONE, 100);
+    tu_submit(s, (tu_job_t){.id = 2, .submit = 1, .type = SCHED_RIGID, .nodes = 10,
+                            .walltime = 50});
+    tu_submit(s, (tu_job_t){.id = 3, .submit = 2, .type = SCHED_MOLDABLE, .nodes = 4,
+                            .min = 1, .max = 4, .walltime = 60});
+    const sched_action_t *a;
+    size_t n = tu_pass(s, 10, &a);
+    if (n) {
+        sched_jobinfo_t ji;
+        sched_job_info(s, 3, &ji);
+        fail_msg("job 3 started on %d nodes at 10, expected to end at %g, past job 2's "
+                 "reservation at 100", a[0].nnodes, ji.end_estimate);
+    }
+    sched_jobinfo_t ji;
+    assert_int_equal(sched_job_info(s, 2, &ji), 0);
+    assert_true(ji.reserved_start > 99.999 && ji.reserved_start < 100.001);
+    sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +214,7 @@ int main(void)
         cmocka_unit_test(easy_extra_nodes),
         cmocka_unit_test(conservative_toy),
         cmocka_unit_test(conservative_vs_easy),
+        cmocka_unit_test(conservative_moldable_below_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
