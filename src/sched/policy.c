@@ -14,7 +14,7 @@ static const sched_policy_t *const table[] = {
     &policy_fcfs,       &policy_easy,       &policy_conservative, &policy_fpsma_prma,
     &policy_fpsma_pwma, &policy_egs_prma,   &policy_egs_pwma,     &policy_perf,
     &policy_dmr,        &policy_mebf,       &policy_equi,        &policy_power,
-    &policy_sfsj,       &policy_ioaware,
+    &policy_sfsj,       &policy_ioaware,    &policy_elastic,
 };
 #define NPOLICIES (sizeof(table) / sizeof(table[0]))
 

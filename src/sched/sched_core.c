@@ -508,6 +508,20 @@ void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason
     }
 }
 
+int core_lowest_priority_first(const void *a, const void *b)
+{
+    const sjob_t *x = *(sjob_t *const *)a, *y = *(sjob_t *const *)b;
+    return core_before(x, y) ? 1 : -1;
+}
+
+int core_largest_key_first(const void *a, const void *b)
+{
+    const sjob_t *x = *(sjob_t *const *)a, *y = *(sjob_t *const *)b;
+    if (x->key != y->key)
+        return x->key < y->key ? 1 : -1;
+    return core_before(x, y) ? -1 : 1;
+}
+
 void core_sort_tmp(sched_t *s, int n, int (*cmp)(const void *, const void *))
 {
     qsort(s->tmp, (size_t)n, sizeof(sjob_t *), cmp);

@@ -159,6 +159,10 @@ bool core_before(const sjob_t *a, const sjob_t *b);
 void core_tmp_reserve(sched_t *s, size_t n);
 /* Sort the first n jobs of s->tmp with cmp (ties must be broken by cmp itself). */
 void core_sort_tmp(sched_t *s, int n, int (*cmp)(const void *, const void *));
+/* Orders for core_sort_tmp: the lowest priority first (the latest in queue order); the
+ * largest key first (e.g. remaining time, set by the caller), ties in priority order. */
+int core_lowest_priority_first(const void *a, const void *b);
+int core_largest_key_first(const void *a, const void *b);
 /* Stop a running job for failed, which takes its nodes (node stealing): an INTERRUPT
  * action; the job holds its nodes (STOPPING) until the caller requeues it in class
  * INTERRUPTED. Nothing for a job that is not running or must not be interrupted. */

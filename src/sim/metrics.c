@@ -92,7 +92,11 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
             continue;
         if (j->end > m->last_end)
             m->last_end = j->end;
-        double run = j->end - j->start, resp = j->end - j->submit;
+        /* the job's length: its run time at the requested size, so that growing a
+         * malleable job (a shorter run) does not count against it, nor a start on fewer
+         * nodes (a longer one) for it; the same as its run for a rigid job */
+        double run = j->runtime > 0 ? j->runtime : j->end - j->start;
+        double resp = j->end - j->submit;
         v[0][k] = j->start - j->submit;
         v[1][k] = resp;
         v[2][k] = resp / (run > 1.0 ? run : 1.0);

@@ -85,6 +85,16 @@ static void metrics_formulas(void **state)
     sim_result_t r2 = {.jobs = &short_job, .njobs = 1};
     assert_int_equal(sim_metrics_compute(&r2, 1, &m), 0);
     assert_true(m.slowdown.mean == 5 && m.bsld.mean == 1);
+    /* a malleable job of 100 s at its requested size, grown to end after a 50-s run,
+     * and one started small that ran 150 s, both submitted 100 s before their start:
+     * slowdowns by their length, 150/100 and 250/100, not by their runs (3, 1.67) */
+    sim_jobres_t grown[2] = {
+        {.id = 1, .submit = 0, .start = 100, .end = 150, .runtime = 100},
+        {.id = 2, .submit = 0, .start = 100, .end = 250, .runtime = 100},
+    };
+    sim_result_t r3 = {.jobs = grown, .njobs = 2};
+    assert_int_equal(sim_metrics_compute(&r3, 4, &m), 0);
+    assert_true(fabs(m.slowdown.max - 2.5) < 1e-12 && fabs(m.bsld.p50 - 1.5) < 1e-12);
 }
 
 /* A malleable job grown from 2 to 4 nodes at once runs twice as fast (linear), or

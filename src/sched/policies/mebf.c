@@ -14,20 +14,6 @@
 
 #include "policies.h"
 
-static int by_priority_desc(const void *a, const void *b)
-{
-    const sjob_t *x = *(sjob_t *const *)a, *y = *(sjob_t *const *)b;
-    return core_before(x, y) ? 1 : -1;
-}
-
-static int by_remaining_desc(const void *a, const void *b)
-{
-    const sjob_t *x = *(sjob_t *const *)a, *y = *(sjob_t *const *)b;
-    if (x->key != y->key)
-        return x->key < y->key ? 1 : -1;
-    return core_before(x, y) ? -1 : 1;
-}
-
 /* Eq. 4.1-4.4: may j give g of its nodes? */
 static bool shrink_feasible(const sched_t *s, const sjob_t *j, int g)
 {
@@ -55,7 +41,7 @@ static void pass(sched_t *s)
     if (head) {
         int need = core_min_start(head, true) - s->nfree;
         if (need > 0) {
-            core_sort_tmp(s, n, by_priority_desc);
+            core_sort_tmp(s, n, core_lowest_priority_first);
             for (int i = 0; i < n && need > 0; i++) {
                 sjob_t *j = s->tmp[i];
                 if (!core_before(head, j))
@@ -83,7 +69,7 @@ static void pass(sched_t *s)
         return;
     for (int i = 0; i < n; i++)
         s->tmp[i]->key = core_remaining(s, s->tmp[i]);
-    core_sort_tmp(s, n, by_remaining_desc);
+    core_sort_tmp(s, n, core_largest_key_first);
     for (int i = 0; i < n && usable > 0; i++) {
         sjob_t *j = s->tmp[i];
         if (head && !core_before(j, head))

@@ -18,6 +18,7 @@ extern const sched_policy_t policy_equi;
 extern const sched_policy_t policy_power;
 extern const sched_policy_t policy_sfsj;
 extern const sched_policy_t policy_ioaware;
+extern const sched_policy_t policy_elastic;
 
 /* Job management (seed 000 §5.3.1): PRMA grows running malleable jobs with idle
  * nodes; PWMA first tries to shrink them to start the first waiting job and grows
