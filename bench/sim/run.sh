@@ -4,11 +4,11 @@ set -euo pipefail
 build=${1:-build}
 b="$build/bench/bench_sim"
 echo "# (a) ESP mix, 230 jobs on 34 nodes, 50 % malleable"
-for p in fcfs easy conservative fpsma-pwma perf mebf; do "$b" esp "$p"; done
+for p in fcfs easy conservative fpsma-pwma perf mebf elastic; do "$b" esp "$p"; done
 echo "# (b) 100,000 rigid jobs on 10,000 nodes, ~90 % offered load"
 for p in fcfs easy conservative; do "$b" synth 100000 10000 0.9 0 "$p"; done
 echo "# (c) the same jobs, every one malleable"
-for p in fpsma-pwma perf mebf io-aware; do "$b" synth 100000 10000 0.9 1 "$p"; done
+for p in fpsma-pwma perf mebf io-aware elastic; do "$b" synth 100000 10000 0.9 1 "$p"; done
 echo "# (d) the rigid jobs with node failures (MTBF 10 years per node, down 1 h)"
 for p in conservative sfsj easy; do "$b" synth 100000 10000 0.9 0 "$p" 315360000; done
 echo "# (e) the malleable jobs with the same failures"
