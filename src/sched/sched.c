@@ -694,6 +694,11 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
         expire_holds(s);
     if (s->nrequests)
         core_grant_requests(s);
+    /* A malleable job requeued by a failure restarts on the nodes that survive when
+     * they cannot hold the size it asked for: anywhere down to its minimum (seed 003's
+     * next step, for a job that could not run on in place). */
+    for (sjob_t *j = s->qhead; j && j->cls == SCHED_CLASS_FAILED; j = j->qnext)
+        j->restart_small = j->spec.type == SCHED_MALLEABLE && j->spec.nodes > s->navail;
     s->policy->pass(s);
     /* Node lists were appended to one growing buffer: fix the pointers now. */
     for (size_t i = 0; i < s->nacts; i++)

@@ -255,7 +255,9 @@ typedef enum sched_failure {
  * held it (*job, -1 if none) runs on without it when it can (a running malleable job
  * above its minimum that loses a node other than its first: SHRUNK, the node gone
  * from its list, no resize to wait for; its size must still meet its constraint) and
- * is requeued as FAILED otherwise. */
+ * is requeued as FAILED otherwise. A malleable job waiting as FAILED whose requested
+ * size is more than the nodes up restarts on fewer, down to its minimum, under every
+ * policy. */
 int sched_node_failed(sched_t *s, int node, int64_t *job, sched_failure_t *what);
 /* What sched_node_failed would do, changing nothing (*job: the node's job or -1). The
  * controller asks first: a job it cannot let run on is cleaned up its own way. */

@@ -47,7 +47,8 @@ static void emit(sched_t *s, sched_op_t op, const sjob_t *j, int before, int aft
 
 int core_min_start(const sjob_t *j, bool flexible)
 {
-    if (j->spec.type == SCHED_MOLDABLE || (flexible && j->spec.type == SCHED_MALLEABLE))
+    if (j->spec.type == SCHED_MOLDABLE ||
+        ((flexible || j->restart_small) && j->spec.type == SCHED_MALLEABLE))
         return j->spec.min_nodes;
     return j->spec.nodes;
 }
@@ -148,7 +149,7 @@ void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
     j->reason_job = -1;
     j->reserved_start = -1;
     j->cls = SCHED_CLASS_NORMAL; /* the class orders the waiting only */
-    j->steal_due = j->steal_wait = false;
+    j->steal_due = j->steal_wait = j->restart_small = false;
     core_running_add(s, j);
     emit(s, SCHED_OP_START, j, 0, size, j->nodes, size, why, -1);
 }

@@ -45,6 +45,8 @@ struct sjob {
     sched_class_t cls;     /* priority class (failures, node stealing) */
     bool steal_due;        /* requeued as FAILED: a stealing policy looks at it once */
     bool steal_wait;       /* waits for shrinks that give it nodes (sfsj:malleable=1) */
+    bool restart_small;    /* a malleable job requeued by a failure that the nodes up
+                              cannot hold: it starts anywhere down to its minimum */
     double *io;            /* I/O intensity on io_lo + k nodes (sched_set_io_intensity) */
     int io_lo, io_n;
     sjob_t *qprev, *qnext; /* pending queue, priority order */

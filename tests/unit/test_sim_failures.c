@@ -331,6 +331,38 @@ static void stopping_after_restart(void **state)
     sched_destroy(s);
 }
 
+/* A malleable job requeued by a failure restarts on the nodes that survive when they
+ * cannot hold its size (down to its minimum), under easy as under every policy; a rigid
+ * one waits for its nodes; with enough nodes up it restarts at its size. */
+static void malleable_restarts_smaller(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 3; k++) {
+        sched_t *s = tu_engine(k == 2 ? 5 : 4, "easy");
+        sched_jobtype_t type = k == 1 ? SCHED_RIGID : SCHED_MALLEABLE;
+        submit(s, 1, 0, 4, type, type == SCHED_MALLEABLE ? 2 : 0, type == SCHED_MALLEABLE ? 4 : 0);
+        const sched_action_t *a;
+        assert_int_equal(tu_pass(s, 0, &a), 1);
+        sched_jobinfo_t ji;
+        assert_int_equal(sched_job_info(s, 1, &ji), 0);
+        int64_t job;
+        sched_failure_t what;
+        assert_int_equal(sched_node_failed(s, ji.nodes[0], &job, &what), 0); /* its first */
+        assert_int_equal(what, SCHED_FAIL_REQUEUED);
+        size_t n = tu_pass(s, 1, &a);
+        if (k == 1) {
+            assert_int_equal(n, 0);
+            assert_int_equal(sched_job_info(s, 1, &ji), 0);
+            assert_int_equal(ji.reason, SCHED_R_NODES_UNAVAILABLE);
+        } else {
+            assert_int_equal(n, 1);
+            assert_int_equal(a[0].op, SCHED_OP_START);
+            assert_int_equal(a[0].nodes_after, k == 2 ? 4 : 3);
+        }
+        sched_destroy(s);
+    }
+}
+
 /* A malleable job above its minimum loses a node other than its first: it runs on
  * without it. Its first node, or at its minimum: it is requeued. */
 static void malleable_survives(void **state)
@@ -548,6 +580,7 @@ int main(void)
         cmocka_unit_test(sfsj_spares_no_interrupt),
         cmocka_unit_test(stopping_after_restart),
         cmocka_unit_test(malleable_survives),
+        cmocka_unit_test(malleable_restarts_smaller),
         cmocka_unit_test(sfsj_shrinks_malleable_victim),
         cmocka_unit_test(sfsj_malleable_first),
         cmocka_unit_test(requeue_starts_fresh),
