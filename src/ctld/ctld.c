@@ -91,6 +91,12 @@ void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn
     c->deferred_tail = last;
 }
 
+static void update_interruptible(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    jobs_update_interruptible(arg, val);
+}
+
 int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
 {
     config_t fresh;
@@ -110,6 +116,7 @@ int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
         return -1;
     }
     sched_destroy(s);
+    int max_requeue = c->cfg.max_requeue;
     config_apply_changes(&c->cfg, &fresh, ch);
     config_free(&fresh);
     fprintf(stderr, "ductiled: reconfigured from %s: now in effect: %s%s%s\n", c->conf_path,
@@ -118,5 +125,7 @@ int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
             ch->nrestart ? ch->restart : "");
     if (ch->napplied)
         ckptsvc_check(c); /* a node to lend or give back under the new rules */
+    if (c->cfg.max_requeue != max_requeue) /* who node stealing may stop */
+        idmap_foreach(c->jobs, update_interruptible, c);
     return 0;
 }

@@ -95,6 +95,7 @@ typedef struct job {
                               * (each node counts once, however often it confirms) */
     /* a resize in progress (RS): nodes joining or leaving, confirmations still due */
     int resize_target;
+    char resize_why[32];     /* the engine's reason for the resize under way */
     int *resize_nodes;
     int nresize;
     int resize_left;
@@ -407,6 +408,8 @@ void jobs_launched(ctld_t *c, job_t *j);
 void jobs_launch(ctld_t *c, job_t *j);
 /* A running job whose start never reached its node: back to the queue. */
 void jobs_requeue(ctld_t *c, job_t *j, const char *why);
+/* Tells the engine again whether node stealing may stop the job (MaxRequeue changed). */
+void jobs_update_interruptible(ctld_t *c, job_t *j);
 /* A node daemon has the job's processes ready on it (an expand's new node). */
 void jobs_node_ready(ctld_t *c, job_t *j, node_t *n);
 /* A message from the job's application, relayed by its batch node (app_*). */

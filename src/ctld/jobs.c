@@ -214,7 +214,19 @@ job_t *jobs_msg_current(ctld_t *c, int64_t id, int64_t run, const node_t *n)
     return j;
 }
 
-static sched_jobspec_t spec_of(const job_t *j)
+/* Node stealing may stop the job: it may run again (--requeue) and has not run again
+ * MaxRequeue times yet. */
+static bool may_interrupt(const ctld_t *c, const job_t *j)
+{
+    return j->requeue && j->restarts < c->cfg.max_requeue;
+}
+
+void jobs_update_interruptible(ctld_t *c, job_t *j)
+{
+    sched_set_interruptible(c->sched, j->id, may_interrupt(c, j));
+}
+
+static sched_jobspec_t spec_of(const ctld_t *c, const job_t *j)
 {
     return (sched_jobspec_t){
         .id = j->id,
@@ -232,7 +244,7 @@ static sched_jobspec_t spec_of(const job_t *j)
         /* declared at submission, or measured over its last run (iomeas.c) */
         .io_intensity = j->io_intensity,
         .wait_adaptive = true, /* resizes go to the application: not before it attaches */
-        .no_interrupt = !j->requeue, /* node stealing stops only jobs that may run again */
+        .no_interrupt = !may_interrupt(c, j), /* node stealing stops only jobs that may run again */
     };
 }
 
@@ -267,7 +279,7 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
         return -EAGAIN;
     }
     j->submit = ctld_now();
-    sched_jobspec_t spec = spec_of(j);
+    sched_jobspec_t spec = spec_of(c, j);
     spec.id = 1; /* any id: only the job's shape is checked */
     int rc = sched_check(c->sched, &spec, err, errlen);
     if (rc < 0) {
@@ -350,8 +362,10 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
     job_to(j, JS_PENDING, why);
     j->launched = false;
     j->restarts++;
+    j->start = 0; /* it waits: no start, no elapsed time until its next run */
+    jobs_update_interruptible(c, j);
     snprintf(j->reason, sizeof(j->reason), "%s", why);
-    sched_jobspec_t spec = spec_of(j);
+    sched_jobspec_t spec = spec_of(c, j);
     char err[SCHED_ERRLEN];
     if (kept) /* what it was measured drawing */
         sched_set_job_power(c->sched, j->id, spec.power_min, spec.power_max);
@@ -491,6 +505,8 @@ static void resize_commit(ctld_t *c, job_t *j)
     sched_resize_done(c->sched, j->id, true);
     jobs_oper_committed(c, j);
     job_to(j, JS_RUNNING, event);
+    if (j->resize_why[0]) /* why it last changed */
+        snprintf(j->reason, sizeof(j->reason), "%s", j->resize_why);
     char detail[64];
     snprintf(detail, sizeof(detail), "%.6f s", now - j->resize_started);
     db_job_save(c, j);
@@ -812,6 +828,7 @@ static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
     j->resize_started = ctld_now();
     if (a->reason == SCHED_R_OPERATOR && j->oper == OP_PENDING)
         j->oper = OP_UNDERWAY;
+    snprintf(j->resize_why, sizeof(j->resize_why), "%s", sched_reason_name(a->reason));
     job_to(j, JS_RESIZING, a->op == SCHED_OP_EXPAND ? "expand" : "shrink");
     j->phase = a->op == SCHED_OP_EXPAND ? RZ_JOINING : RZ_NONE;
     db_job_save(c, j);
@@ -880,10 +897,10 @@ static void do_interrupt(ctld_t *c, job_t *j, const sched_action_t *a)
     if (j->state != JS_RUNNING && j->state != JS_RESIZING)
         return;
     char why[64];
-    snprintf(why, sizeof(why), "NodeStolen:%lld", (long long)a->for_job);
-    fprintf(stderr, "ductiled: job %lld: stopped to give its %d nodes to job %lld, which lost "
-            "a node (node stealing); it will run again\n", (long long)j->id, j->nalloc,
-            (long long)a->for_job);
+    snprintf(why, sizeof(why), "NodeStolen:job %lld", (long long)a->for_job);
+    fprintf(stderr, "ductiled: job %lld: stopped to give its %d node%s to job %lld, which "
+            "lost a node (node stealing); it will run again\n", (long long)j->id, j->nalloc,
+            j->nalloc == 1 ? "" : "s", (long long)a->for_job);
     db_job_event(c, j->id, ctld_now(), "interrupt", j->nalloc, 0, j->alloc, j->nalloc, why);
     j->wait_class = SCHED_CLASS_INTERRUPTED;
     snprintf(j->reason, sizeof(j->reason), "%s", why);
@@ -999,10 +1016,11 @@ void jobs_node_failed(ctld_t *c, node_t *n)
         /* a job that keeps losing nodes (or taking them down) is not run for ever */
         bool again = j->requeue && j->restarts < c->cfg.max_requeue;
         if (j->requeue && !again)
-            snprintf(j->reason, sizeof(j->reason), "NodeFail:%s (run %d times, MaxRequeue=%d)",
-                     n->name, j->restarts + 1, c->cfg.max_requeue);
+            snprintf(j->reason, sizeof(j->reason), "NodeFail:%s (run %d time%s, MaxRequeue=%d)",
+                     n->name, j->restarts + 1, j->restarts ? "s" : "", c->cfg.max_requeue);
         else
             snprintf(j->reason, sizeof(j->reason), "NodeFail:%s", n->name);
+        db_job_event(c, j->id, ctld_now(), "node_fail", j->nalloc, 0, &n->index, 1, j->reason);
         if (again) {
             j->requeue_at = requeue_fence(c);
             j->wait_class = SCHED_CLASS_FAILED;
@@ -1015,7 +1033,7 @@ void jobs_node_failed(ctld_t *c, node_t *n)
 void jobs_restore(ctld_t *c, job_t *j)
 {
     char err[SCHED_ERRLEN];
-    sched_jobspec_t spec = spec_of(j);
+    sched_jobspec_t spec = spec_of(c, j);
     int rc;
     if (j->state == JS_PENDING) {
         rc = sched_submit(c->sched, &spec, err, sizeof(err));

@@ -85,6 +85,8 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
     *tick = 0;
     *power = false;
     char *kv;
+    const char *seen[SCHED_MAX_PARAMS + 2]; /* each key once, as in ductile.conf */
+    int nseen = 0;
     while ((kv = strtok_r(NULL, ":", &save))) {
         char *eq = strchr(kv, '=');
         if (!eq || eq == kv || !eq[1]) {
@@ -92,6 +94,13 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
             return -EINVAL;
         }
         *eq = '\0';
+        for (int i = 0; i < nseen; i++)
+            if (!strcmp(seen[i], kv)) {
+                snprintf(err, errlen, "policy %s: %s is given twice", name, kv);
+                return -EINVAL;
+            }
+        if (nseen < SCHED_MAX_PARAMS + 2)
+            seen[nseen++] = kv;
         char *end;
         errno = 0;
         double v = strtod(eq + 1, &end);

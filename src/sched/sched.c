@@ -388,6 +388,15 @@ int sched_set_class(sched_t *s, int64_t id, sched_class_t cls)
     return 0;
 }
 
+int sched_set_interruptible(sched_t *s, int64_t id, bool interruptible)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    j->spec.no_interrupt = !interruptible;
+    return 0;
+}
+
 int sched_set_stopping(sched_t *s, int64_t id)
 {
     sjob_t *j = idmap_get(s->jobs, id);

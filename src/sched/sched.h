@@ -236,6 +236,8 @@ typedef enum sched_class {
  * of it would wait: its nodes that are up become free. A stealing policy (sfsj)
  * considers a job requeued as FAILED at the next pass. */
 int sched_requeue(sched_t *s, int64_t id, sched_class_t cls);
+/* May node stealing stop the job (the spec's no_interrupt, changed)? 0 or -ENOENT. */
+int sched_set_interruptible(sched_t *s, int64_t id, bool interruptible);
 /* The caller is stopping this running job to requeue it, as after SCHED_OP_INTERRUPT
  * (the controller restarted while it did): the job is STOPPING, its nodes held until
  * sched_requeue. 0, -ENOENT, or -EINVAL when it is not running. */

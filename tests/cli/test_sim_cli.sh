@@ -77,6 +77,8 @@ expect_err() { # pattern, args...
   [ ! -s "$tmp/o" ] || fail "stdout not empty for '$*'"
 }
 expect_err "unknown policy 'nope'" sim --workload esp --policy nope
+expect_err "policy elastic: below is given twice" sim --workload esp --policy elastic:below=1:below=0
+expect_err "policy elastic: gaps=2 out of range" sim --workload esp --policy elastic:gaps=2
 expect_err "cannot\|No such file" sim --workload "$tmp/missing.swf"
 expect_err "--workload is required" sim
 expect_err "not a share" sim --workload esp --malleable 2

@@ -30,6 +30,8 @@ sleep 0.5')
 jr=$(submit "$r")
 expect_state "$jr" CD 30
 grep -q "resize shrink to 2" "ductile-$j.out" || fail "no shrink: $(cat "ductile-$j.out")"
+field "$j" Reason | grep -Eq '^(MakeRoom|IdleNodes)$' ||
+  fail "a resized job's reason: $(d show "$j")" # why it last changed, not Order
 r3=$(script rigid3.sh '#DUCTILE --nodes=3
 sleep 0.5')
 j3=$(submit "$r3")

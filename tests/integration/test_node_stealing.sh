@@ -34,9 +34,12 @@ wait_for 60 sh -c "[ \$(\"$BIN\" show $a | grep -Ec 'start +0 -> 3') -ge 2 ]" ||
   fail "job $a did not restart: $(d show "$a"; d show "$v")"
 d show "$a" | grep -E 'start +0 -> 3' | tail -1 | grep -q 'Order' ||
   fail "job $a did not restart first: $(d show "$a")"
-d show "$v" | grep -Eq "interrupt +1 -> 0 +NodeStolen:$a" ||
+d show "$v" | grep -Eq "interrupt +1 -> 0 +NodeStolen:job $a" ||
   fail "job $v was not stopped for $a: $(d show "$v")"
 expect_state "$v" PD
+[ "$(field "$v" StartTime)" = "-" ] && [ "$(field "$v" Elapsed)" = "0:00" ] ||
+  fail "a waiting job shows its last run's times: $(d show "$v")"
+d show "$a" | grep -Eq "node_fail +3 -> 0 +NodeFail:n3" || fail "no node_fail event: $(d show "$a")"
 [ "$(field "$r" State)" = "RUNNING (R)" ] || fail "job $r (no --requeue) was stopped: $(d show "$r")"
 [ "$(field "$r" NodeList)" = n5 ] || fail "job $r moved: $(d show "$r")"
 [ "$(field "$a" NodeList)" = "n[1-2,4]" ] || fail "job $a is not on v's node: $(d show "$a")"

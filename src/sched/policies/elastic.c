@@ -179,7 +179,8 @@ const sched_policy_t policy_elastic = {
                "them back for waiting jobs (Ductile's own)",
     .params =
         (const sched_param_def_t[]){
-            SCHED_PARAM_GUARD(60),
+            {"guard", 60, 0, 1e9, "no growth for a job expected to end within this many seconds",
+             false},
             {"gaps", 1, 0, 1,
              "1: nodes the reserved job needs may go to a job expected to end before it starts",
              true},
