@@ -1242,8 +1242,10 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, int
                json_t *out, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    /* the last column: the job's sizes in order, "1>4>2" (start, then each resize) */
-    const char *q = "SELECT *, (SELECT group_concat(nodes_after, '>') FROM job_events e"
+    /* the last column: the job's sizes in order, "1>4>2" (start, then each resize), its
+     * runs apart, "3,3" (requeued) */
+    const char *q = "SELECT *, (SELECT substr(group_concat(CASE e.event WHEN 'start' THEN ','"
+                    " ELSE '>' END || e.nodes_after, ''), 2) FROM job_events e"
                     " WHERE e.job = jobs.id AND e.event IN ('start','expand','shrink'))"
                     " FROM jobs WHERE state IN ('CD','F','CA','TO','NF')"
                     " AND (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR state = ?2)"

@@ -363,6 +363,7 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
     j->launched = false;
     j->restarts++;
     j->start = 0; /* it waits: no start, no elapsed time until its next run */
+    j->node_end = 0;
     jobs_update_interruptible(c, j);
     snprintf(j->reason, sizeof(j->reason), "%s", why);
     sched_jobspec_t spec = spec_of(c, j);

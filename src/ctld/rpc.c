@@ -708,7 +708,7 @@ static void do_drain(ctld_t *c, conn_t *conn, const json_t *m, bool drain)
 }
 
 /* A finished job as db_history gives it: with its sizes in order ("1>4>2": the start,
- * then each resize), from its events. */
+ * then each resize; "3,3": two runs), from its events. */
 static json_t *history_json(ctld_t *c, const job_t *j)
 {
     json_t *o = job_to_json(c, j, false), *ev = json_array();
@@ -721,7 +721,8 @@ static json_t *history_json(ctld_t *c, const job_t *j)
         const char *what = json_string_value(json_object_get(e, "event"));
         if (what && (!strcmp(what, "start") || !strcmp(what, "expand") || !strcmp(what, "shrink")) &&
             pos + 16 < sizeof(sizes))
-            pos += (size_t)snprintf(sizes + pos, sizeof(sizes) - pos, "%s%lld", pos ? ">" : "",
+            pos += (size_t)snprintf(sizes + pos, sizeof(sizes) - pos, "%s%lld",
+                                    !pos ? "" : !strcmp(what, "start") ? "," : ">",
                                     (long long)json_integer_value(json_object_get(e, "after")));
     }
     json_decref(ev);

@@ -27,4 +27,5 @@ fail_node_of "$a" > /dev/null
 expect_state "$a" NF 30
 field "$a" Reason | grep -q "(run 2 times, MaxRequeue=1)" || fail "reason: $(d show "$a")"
 d show "$a" | grep -Eq '^Restarts +1' || fail "restarts: $(d show "$a")"
+d history | grep -E "^ *$a " | grep -Eq ' 1,1 *$' || fail "history sizes of two runs: $(d history)"
 echo ok
