@@ -222,7 +222,8 @@ static void run_lost(simctx_t *c, size_t i, double t, sim_op_t op)
     sim_progress(r, t);
     account(c, i, t, 0);
     double done = r->eff0 - r->wref, kept = 0;
-    if (r->every > 0 && done > 0) {
+    bool phased = c->io && simio_phased(c, i);
+    if (r->every > 0 && done > 0 && !phased) {
         double k = floor(done / (r->every + r->cost) + 1e-9);
         double most = ceil(r->left / r->every - 1e-9) - 1; /* the run's checkpoints */
         if (k > most)
@@ -230,7 +231,8 @@ static void run_lost(simctx_t *c, size_t i, double t, sim_op_t op)
         r->left -= k * r->every;
         kept = k * (r->every + r->cost) / done;
     }
-    double lost = (jr->node_seconds - r->ns_run) * (1 - (kept < 1 ? kept : 1));
+    double lost = phased ? simio_run_lost(c, i, t)
+                         : (jr->node_seconds - r->ns_run) * (1 - (kept < 1 ? kept : 1));
     jr->lost_node_seconds += lost;
     c->res->lost_node_seconds += lost;
     jr->restarts++;

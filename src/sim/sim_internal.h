@@ -35,6 +35,9 @@ typedef struct rjob {
     int phase;
     double t_phase;
     int io_nodes;    /* its nodes in the file system's count of writers (0: not writing) */
+    int iters_kept;  /* iterations whose write completed before its last failure: its
+                        writes are its checkpoints, a restart resumes after them */
+    double ns_kept;  /* its node-seconds when its last write completed */
     bool at_point;   /* at a scheduling point: resizable until the pass, or its next write */
     bool listed;     /* in the list of jobs at a point this instant (once) */
 } rjob_t;
@@ -74,7 +77,7 @@ bool simio_phased(const simctx_t *c, size_t i);
 void simio_submitted(simctx_t *c, size_t i);
 /* Seconds the job takes on its requested size with the file system to itself. */
 double simio_alone_seconds(const simctx_t *c, size_t i);
-/* The job starts its first phase: the work of it. */
+/* The job starts its first phase (after the iterations it kept): the work of it. */
 double simio_start(simctx_t *c, size_t i);
 /* Its rate in the phase under way (GB/s in a write). */
 double simio_rate(const simctx_t *c, size_t i);
@@ -85,6 +88,10 @@ double simio_remaining(const simctx_t *c, size_t i);
 bool simio_next_phase(simctx_t *c, size_t i, double t, bool *point);
 /* The job ended (or left) at t. */
 void simio_job_end(simctx_t *c, size_t i, double t);
+/* Its run was lost at t (a failure, node stealing): a write under way is dropped; the
+ * next run resumes after its last completed write. Returns the node-seconds of the run
+ * that are lost: those since that write (or since the run began). */
+double simio_run_lost(simctx_t *c, size_t i, double t);
 /* After a pass: the balance is sampled, scheduling points close. */
 void simio_after_pass(simctx_t *c, double t);
 void simio_finish(simctx_t *c);

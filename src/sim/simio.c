@@ -76,12 +76,10 @@ int simio_init(simctx_t *c, char *err, size_t errlen)
         !isfinite(p->total_gbs))
         return snprintf(err, errlen, "the file system's rates must be numbers > 0 (GB/s)"),
                -EINVAL;
-    const char *other = c->cfg->failures ? "node failures"
-                        : c->cfg->ckpt   ? "a checkpoint service (--ckpt-nodes)"
-                                         : NULL;
-    if (other)
-        return snprintf(err, errlen, "job %lld has I/O phases: they cannot be simulated with %s "
-                        "yet", (long long)wl->jobs[first].id, other), -EINVAL;
+    if (c->cfg->ckpt)
+        return snprintf(err, errlen, "job %lld has I/O phases: they cannot be simulated with a "
+                        "checkpoint service (--ckpt-nodes) yet", (long long)wl->jobs[first].id),
+               -EINVAL;
     for (size_t i = 0; i < wl->njobs; i++)
         if (wl->jobs[i].iters > 0 && wl->jobs[i].nreq > 0)
             return snprintf(err, errlen, "job %lld: an evolving job's requests and I/O phases "
@@ -146,7 +144,7 @@ void simio_submitted(simctx_t *c, size_t i)
 double simio_start(simctx_t *c, size_t i)
 {
     const wl_job_t *j = &c->wl->jobs[i];
-    c->rj[i].phase = 0;
+    c->rj[i].phase = 2 * c->rj[i].iters_kept;
     return j->runtime / j->iters;
 }
 
@@ -207,7 +205,8 @@ static void writer_add(simctx_t *c, size_t i, double t)
     c->rj[i].t_phase = t;
 }
 
-static void writer_remove(simctx_t *c, size_t i, double t)
+/* The job stops writing: its write done, or (done false) dropped. */
+static void writer_remove(simctx_t *c, size_t i, double t, bool done)
 {
     simio_t *k = c->io;
     int s = k->slot[i];
@@ -222,9 +221,11 @@ static void writer_remove(simctx_t *c, size_t i, double t)
     k->nodes -= c->rj[i].io_nodes; /* what it added, whatever its size now */
     c->rj[i].io_nodes = 0;
     const wl_job_t *j = &c->wl->jobs[i];
-    c->res->io_phases++;
-    c->res->io_seconds += t - c->rj[i].t_phase;
-    c->res->io_alone_seconds += j->io_gb / alone_rate(k, c->rj[i].n);
+    if (done) {
+        c->res->io_phases++;
+        c->res->io_seconds += t - c->rj[i].t_phase;
+        c->res->io_alone_seconds += j->io_gb / alone_rate(k, c->rj[i].n);
+    }
     rebalance(c, t);
 }
 
@@ -235,8 +236,10 @@ bool simio_next_phase(simctx_t *c, size_t i, double t, bool *point)
     *point = false;
     sim_progress(r, t);
     bool wrote = r->phase % 2;
-    if (wrote)
-        writer_remove(c, i, t);
+    if (wrote) { /* a checkpoint: a failure from now on resumes after it */
+        writer_remove(c, i, t, true);
+        r->ns_kept = c->res->jobs[i].node_seconds + (double)r->alloc * (t - r->t_alloc);
+    }
     if (++r->phase >= 2 * j->iters)
         return false;
     if (r->phase % 2) {
@@ -264,7 +267,16 @@ bool simio_next_phase(simctx_t *c, size_t i, double t, bool *point)
 
 void simio_job_end(simctx_t *c, size_t i, double t)
 {
-    writer_remove(c, i, t);
+    writer_remove(c, i, t, true);
+}
+
+double simio_run_lost(simctx_t *c, size_t i, double t)
+{
+    rjob_t *r = &c->rj[i];
+    writer_remove(c, i, t, false);
+    r->iters_kept = r->phase / 2; /* the iteration under way is lost, with its write */
+    double ns = c->res->jobs[i].node_seconds, from = r->ns_kept > r->ns_run ? r->ns_kept : r->ns_run;
+    return ns > from ? ns - from : 0;
 }
 
 void simio_after_pass(simctx_t *c, double t)

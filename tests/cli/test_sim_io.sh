@@ -34,8 +34,11 @@ printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 1, "iterations": 3}]}' > 
 printf '{"nodes": 4, "jobs": [{"runtime": 10, "nodes": 1, "io_intensity": 1.5}]}' > "$tmp/int.json"
 expect_err "'iterations' and 'io_gb' go together" sim --workload "$tmp/half.json"
 expect_err "'io_intensity' must be a number from 0 to 1" sim --workload "$tmp/int.json"
-expect_err "has I/O phases: they cannot be simulated with node failures yet" \
-  sim --workload "$wl" --mtbf 100000
+expect_err "has I/O phases: they cannot be simulated with a checkpoint service (--ckpt-nodes) yet" \
+  sim --workload "$wl" --ckpt-nodes 1
+"$bin" sim --workload "$wl" --mtbf 100000 --policy fcfs,io-aware > "$tmp/o" ||
+  fail "I/O phases with node failures: $(cat "$tmp/o")"
+grep -q '^node failures' "$tmp/o" || fail "no failures row: $(cat "$tmp/o")"
 expect_err "policy io-aware: alpha=2 out of range" sim --workload "$wl" --policy io-aware:alpha=2
 expect_err "policy io-aware: fit takes a whole number (0 or 1), not 0.5" sim --workload "$wl" --policy io-aware:fit=0.5
 expect_err "policy io-aware: window takes a whole number, not 1.5" sim --workload "$wl" --policy io-aware:window=1.5

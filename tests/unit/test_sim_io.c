@@ -237,17 +237,49 @@ static void refused_combinations(void **state)
     workload_t wl = {0};
     wl_job_t j = phased(1, 0, 1, 10, 2, 1);
     assert_int_equal(wl_append(&wl, &j), 0);
-    sim_failures_t f = {.mtbf = 1e6, .downtime = 10, .seed = 1};
-    sim_config_t cfg = {.nodes = 2, .policy = "fcfs", .failures = &f};
+    sim_config_t cfg;
     char err[256] = "";
     sim_result_t res;
-    assert_int_equal(sim_run(&wl, &cfg, &res, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "node failures"));
     const sim_pfs_t bad = {.link_gbs = 0, .total_gbs = 1};
     cfg = (sim_config_t){.nodes = 2, .policy = "fcfs", .pfs = &bad};
     assert_int_equal(sim_run(&wl, &cfg, &res, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "rates"));
     wl_free(&wl);
+}
+
+/* Node failures: a job's writes are its checkpoints. 4 iterations of 10 s of compute
+ * and a 2-s write (8 GB at 4 x 1 GB/s) on 4 of 5 nodes end at 48 alone. A node fails
+ * at 30, in the third compute: the job restarts at once on the four nodes up, after
+ * its second write (24 s left, end 54), and the 6 s since that write are lost (24
+ * node-s). A failure at 23, in the second write, loses that write: 3 iterations left
+ * (end 59), 11 s lost. Every write is counted once, the lost one not. */
+static void failure_resumes_after_last_write(void **state)
+{
+    (void)state;
+    const sim_pfs_t pfs = {.link_gbs = 1, .total_gbs = 100};
+    struct {
+        double at, end, lost;
+    } c[] = {{30, 54, 24}, {23, 59, 44}};
+    for (int k = 0; k < 2; k++) {
+        workload_t wl = {0};
+        wl_job_t j = phased(1, 0, 4, 40, 4, 8);
+        assert_int_equal(wl_append(&wl, &j), 0);
+        sim_failure_t tr = {.t = c[k].at, .node = 1, .down = 1000};
+        sim_failures_t f = {.trace = &tr, .ntrace = 1};
+        sim_config_t cfg = {.nodes = 5, .policy = "fcfs", .speedup = {.model = SPEEDUP_LINEAR},
+                            .pfs = &pfs, .failures = &f};
+        char err[256] = "";
+        sim_result_t res;
+        if (sim_run(&wl, &cfg, &res, err, sizeof(err)) != 0)
+            fail_msg("sim_run: %s", err);
+        assert_int_equal(res.jobs[0].restarts, 1);
+        assert_float_equal(res.jobs[0].end, c[k].end, 1e-9);
+        assert_float_equal(res.jobs[0].lost_node_seconds, c[k].lost, 1e-9);
+        assert_int_equal(res.io_phases, 4);
+        assert_float_equal(res.io_seconds, 8, 1e-9);
+        sim_result_free(&res);
+        wl_free(&wl);
+    }
 }
 
 int main(void)
@@ -260,6 +292,7 @@ int main(void)
         cmocka_unit_test(declared_intensity),
         cmocka_unit_test(zero_length_phases),
         cmocka_unit_test(refused_combinations),
+        cmocka_unit_test(failure_resumes_after_last_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
