@@ -24,6 +24,7 @@ static const char *const policies[] = {
     "fcfs", "easy", "conservative", "fpsma-prma", "fpsma-pwma", "egs-prma", "egs-pwma",
     "perf", "dmr", "mebf", "equi", "fpsma-prma:max_expand=0", "egs-pwma:constraints=0",
     "perf:lower=0.5:upper=0.8", "mebf:alpha=0", "equi:guard=60", "fpsma-pwma:tick=50",
+    "elastic", "elastic:below=1:gaps=0", "io-aware", "sfsj:malleable=1",
 };
 #define NPOL (sizeof(policies) / sizeof(policies[0]))
 
@@ -277,6 +278,12 @@ static void easy_never_delays_reservation(void **state)
     reservations_hold("easy", false);
 }
 
+static void elastic_never_delays_reservation(void **state)
+{
+    (void)state;
+    reservations_hold("elastic", false); /* rigid jobs: elastic starts as easy */
+}
+
 static void conservative_keeps_every_reservation(void **state)
 {
     (void)state;
@@ -289,6 +296,7 @@ int main(void)
         cmocka_unit_test(every_policy_keeps_invariants),
         cmocka_unit_test(easy_never_delays_reservation),
         cmocka_unit_test(conservative_keeps_every_reservation),
+        cmocka_unit_test(elastic_never_delays_reservation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
