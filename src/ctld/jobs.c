@@ -1012,6 +1012,14 @@ void jobs_node_failed(ctld_t *c, node_t *n)
             jobs_cleanup_done(c, j, n); /* a down node has nothing left to clean */
             continue;
         }
+        /* A resize the application has not taken up (its new nodes still joining, or
+         * its offer unanswered) is withdrawn first: the job then fares as a running job
+         * does, and may run on without the node. */
+        if (j->state == JS_RESIZING && (j->phase == RZ_JOINING || j->phase == RZ_OFFERED)) {
+            char why[96];
+            snprintf(why, sizeof(why), "node %s failed", n->name);
+            withdraw(c, j, why, false);
+        }
         if (run_on_without(c, j, n))
             continue;
         /* a job that keeps losing nodes (or taking them down) is not run for ever */
