@@ -364,12 +364,13 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
     j->restarts++;
     j->start = 0; /* it waits: no start, no elapsed time until its next run */
     j->node_end = 0;
-    jobs_update_interruptible(c, j);
     snprintf(j->reason, sizeof(j->reason), "%s", why);
     sched_jobspec_t spec = spec_of(c, j);
     char err[SCHED_ERRLEN];
-    if (kept) /* what it was measured drawing */
+    if (kept) { /* what it was measured drawing; whether it may be stopped now */
         sched_set_job_power(c->sched, j->id, spec.power_min, spec.power_max);
+        sched_set_interruptible(c->sched, j->id, !spec.no_interrupt);
+    }
     else
         sched_submit(c->sched, &spec, err, sizeof(err));
     db_job_save(c, j);

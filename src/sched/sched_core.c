@@ -195,8 +195,6 @@ void core_stop(sched_t *s, sjob_t *j)
 
 void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed)
 {
-    if (j->state != SCHED_RUNNING || j->spec.no_interrupt)
-        return;
     emit(s, SCHED_OP_INTERRUPT, j, j->ncommit, 0, j->nodes, j->nalloc, SCHED_R_STOLEN,
          failed->spec.id);
     core_stop(s, j);

@@ -167,7 +167,7 @@ int core_lowest_priority_first(const void *a, const void *b);
 int core_largest_key_first(const void *a, const void *b);
 /* Stop a running job for failed, which takes its nodes (node stealing): an INTERRUPT
  * action; the job holds its nodes (STOPPING) until the caller requeues it in class
- * INTERRUPTED. Nothing for a job that is not running or must not be interrupted. */
+ * INTERRUPTED. The caller picks a running job that may be interrupted. */
 /* The job is being stopped (STOPPING): its nodes expected free now. */
 void core_stop(sched_t *s, sjob_t *j);
 void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed);

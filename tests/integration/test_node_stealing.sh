@@ -53,10 +53,10 @@ wait_for 30 sh -c "\"$BIN\" nodes | grep -q '5 idle'" || fail "nodes not free: $
 
 # 2. The same, with a victim that takes KillWait to stop (it ignores TERM), and the
 # controller restarting meanwhile.
-stubborn=$(script stubborn.sh "trap '' TERM; sleep 300")
+deaf=$(script deaf_to_term.sh "trap '' TERM; sleep 300")
 a=$(submit -N 3 --requeue "$long")
 expect_state "$a" R
-v=$(submit -N 1 --requeue "$stubborn")
+v=$(submit -N 1 --requeue "$deaf")
 expect_state "$v" R
 r=$(submit -N 1 "$long")
 expect_state "$r" R
