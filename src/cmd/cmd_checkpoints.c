@@ -116,9 +116,15 @@ static json_t *describe(const char *dir, const char *app)
     return o;
 }
 
-static const char *dist_name(int d)
+/* How a saved variable comes back (libductile's manifest: dist, then value). */
+static const char *dist_name(int d, int value)
 {
-    return d == 1 ? "block" : d == 2 ? "block-cyclic" : d == 3 ? "replicated" : "?";
+    static const char *values[] = {NULL, "the process count", "the rank", "a default",
+                                   "each process's own, a default for new ones", "recalculated"};
+    if (value >= 1 && value <= 5)
+        return values[value];
+    return d == 1 ? "block" : d == 2 ? "block-cyclic" : d == 3 ? "replicated"
+         : d == 5 ? "manual (whole to one process)" : "?";
 }
 
 static void fmt_bytes(long long b, char *buf, size_t len)
@@ -205,7 +211,7 @@ static void print_app(const json_t *a)
         if (d == 2)
             snprintf(dist, sizeof(dist), "block-cyclic %.0f", cu_num(x, "block"));
         else
-            snprintf(dist, sizeof(dist), "%s", dist_name(d));
+            snprintf(dist, sizeof(dist), "%s", dist_name(d, (int)cu_num(x, "value")));
         printf("  %-20s %12.0f elements of %.0f bytes, %s\n", cu_str(x, "label"),
                cu_num(x, "total"), cu_num(x, "esize"), dist);
     }

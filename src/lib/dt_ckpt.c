@@ -27,11 +27,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "b64.h"
 #include "ckptfiles.h"
 #include "dt_ckagent.h"
 #include "fsutil.h"
 #include "dt_internal.h"
 
+
+/* Two distributions of the checkpoints' own beside dt_dist_t's (the manifest keeps the
+ * number): every process saves its own part. */
+#define CK_DIST_LOCAL 4  /* the same count everywhere, each its own values (JOINING) */
+#define CK_DIST_MANUAL 5 /* any counts; restored whole on one process (dt_ckpt_add_manual) */
 
 typedef struct ck_var {
     char label[DT_CKPT_LABEL_MAX];
@@ -39,14 +45,19 @@ typedef struct ck_var {
     long count; /* local elements */
     int esize;
     int dist;
-    long block;
+    long block; /* block-cyclic: its block; manual: the root */
+    int value;  /* dt_value_t, 0 for plain data */
+    char *dflt; /* DEFAULT, JOINING: count elements */
+    dt_ckpt_fn *fn;
+    void *arg;
 } ck_var_t;
 
 /* A restored version's description (from its manifest). */
 typedef struct ck_saved {
     char label[DT_CKPT_LABEL_MAX];
-    int esize, dist;
+    int esize, dist, value;
     long block, total;
+    char *dflt; /* total elements, for DEFAULT and JOINING */
 } ck_saved_t;
 
 static struct {
@@ -188,40 +199,106 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
     return 0;
 }
 
+/* The registration every dt_ckpt_add* makes once its own arguments are checked (why:
+ * what is wrong with them, NULL if nothing); the same label again takes the new place,
+ * count and function. */
+static int add_var(const char *call, const char *why, const char *label, const ck_var_t *in,
+                   MPI_Datatype type)
+{
+    if (!ck.on)
+        return fail(-EINVAL, "%s: call dt_ckpt_init first", call);
+    if (!label)
+        label = "";
+    why = !*label || strlen(label) >= DT_CKPT_LABEL_MAX ? "a label is 1 to 63 characters"
+          : in->count < 0 || (in->count > 0 && !in->data) ? "the data and its count do not fit"
+                                                          : why;
+    if (why)
+        return fail(-EINVAL, "%s '%s': %s", call, label, why);
+    ck_var_t *v = NULL;
+    for (int i = 0; i < ck.nv && !v; i++)
+        if (!strcmp(ck.v[i].label, label))
+            v = &ck.v[i];
+    if (!v) {
+        ck_var_t *nv = realloc(ck.v, (size_t)(ck.nv + 1) * sizeof(*nv));
+        if (!nv)
+            return fail(-ENOMEM, "%s '%s': out of memory", call, label);
+        ck.v = nv;
+        v = &ck.v[ck.nv++];
+        *v = *in;
+        snprintf(v->label, sizeof(v->label), "%s", label);
+        v->esize = (int)dt_extent(type);
+        v->dflt = NULL;
+    }
+    v->data = in->data;
+    v->count = in->count;
+    v->fn = in->fn;
+    v->arg = in->arg;
+    v->block = in->block;
+    if (in->dflt) { /* DEFAULT, JOINING: a copy, count elements */
+        char *d = malloc((size_t)(in->count * v->esize) + 1);
+        if (!d)
+            return fail(-ENOMEM, "%s '%s': out of memory", call, label);
+        memcpy(d, in->dflt, (size_t)(in->count * v->esize));
+        free(v->dflt);
+        v->dflt = d;
+    }
+    return 0;
+}
+
 int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt_dist_t dist,
                 long block)
 {
-    if (!ck.on)
-        return fail(-EINVAL, "dt_ckpt_add: call dt_ckpt_init first");
-    const char *why = !label || !*label || strlen(label) >= DT_CKPT_LABEL_MAX
-                          ? "a label is 1 to 63 characters"
-                      : count < 0 || (count > 0 && !data) ? "the data and its count do not fit"
-                      : dist != DT_DIST_BLOCK && dist != DT_DIST_BLOCK_CYCLIC &&
-                              dist != DT_DIST_REPLICATED
-                          ? "dist must be DT_DIST_BLOCK, DT_DIST_BLOCK_CYCLIC or DT_DIST_REPLICATED"
-                      : dist == DT_DIST_BLOCK_CYCLIC && block < 1 ? "a block-cyclic block must be >= 1"
-                                                                  : NULL;
-    if (why)
-        return fail(-EINVAL, "dt_ckpt_add '%s': %s", label ? label : "", why);
-    for (int i = 0; i < ck.nv; i++)
-        if (!strcmp(ck.v[i].label, label)) { /* the same label again: new place or size */
-            ck.v[i].data = data;
-            ck.v[i].count = count;
-            return 0;
-        }
-    ck_var_t *nv = realloc(ck.v, (size_t)(ck.nv + 1) * sizeof(*nv));
-    if (!nv)
-        return fail(-ENOMEM, "dt_ckpt_add '%s': out of memory", label);
-    ck.v = nv;
-    ck_var_t *v = &ck.v[ck.nv++];
-    memset(v, 0, sizeof(*v));
-    snprintf(v->label, sizeof(v->label), "%s", label);
-    v->data = data;
-    v->count = count;
-    v->esize = (int)dt_extent(type);
-    v->dist = dist;
-    v->block = dist == DT_DIST_BLOCK_CYCLIC ? block : 0;
+    ck_var_t v = {.data = data, .count = count, .dist = dist,
+                  .block = dist == DT_DIST_BLOCK_CYCLIC ? block : 0};
+    const char *why =
+        dist != DT_DIST_BLOCK && dist != DT_DIST_BLOCK_CYCLIC && dist != DT_DIST_REPLICATED
+            ? "dist must be DT_DIST_BLOCK, DT_DIST_BLOCK_CYCLIC or DT_DIST_REPLICATED"
+        : dist == DT_DIST_BLOCK_CYCLIC && block < 1 ? "a block-cyclic block must be >= 1"
+                                                    : NULL;
+    return add_var("dt_ckpt_add", why, label, &v, type);
+}
+
+/* The integer types a process count or rank can be restored into. */
+static int integer_type(MPI_Datatype t)
+{
+    const MPI_Datatype ok[] = {MPI_INT,      MPI_LONG,     MPI_LONG_LONG, MPI_SHORT,
+                               MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_INT32_T, MPI_INT64_T,
+                               MPI_UINT32_T, MPI_UINT64_T};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        if (t == ok[i])
+            return 1;
     return 0;
+}
+
+int dt_ckpt_add_value(const char *label, void *data, long count, MPI_Datatype type, dt_value_t how,
+                      const void *dflt, dt_ckpt_fn *fn, void *arg)
+{
+    ck_var_t v = {.data = data, .count = count, .value = how, .fn = fn, .arg = arg,
+                  .dist = how == DT_VALUE_JOINING ? CK_DIST_LOCAL : DT_DIST_REPLICATED,
+                  .dflt = how == DT_VALUE_DEFAULT || how == DT_VALUE_JOINING ? (char *)dflt : NULL};
+    int idx = how == DT_VALUE_SIZE || how == DT_VALUE_RANK;
+    const char *why =
+        how < DT_VALUE_SIZE || how > DT_VALUE_RECALC
+            ? "how must be DT_VALUE_SIZE, DT_VALUE_RANK, DT_VALUE_DEFAULT, DT_VALUE_JOINING or "
+              "DT_VALUE_RECALC"
+        : idx && (count != 1 || !integer_type(type))
+            ? "a process count or rank is one integer (MPI_INT, MPI_LONG, ...)"
+        : !v.dflt && (how == DT_VALUE_DEFAULT || how == DT_VALUE_JOINING)
+            ? "a default value is needed (dflt is NULL)"
+        : !fn && how == DT_VALUE_RECALC ? "a recalculated value needs its function (fn is NULL)"
+                                        : NULL;
+    return add_var("dt_ckpt_add_value", why, label, &v, type);
+}
+
+int dt_ckpt_add_manual(const char *label, void *data, long count, MPI_Datatype type, int root,
+                       dt_ckpt_fn *fn, void *arg)
+{
+    ck_var_t v = {.data = data, .count = count, .dist = CK_DIST_MANUAL, .block = root, .fn = fn,
+                  .arg = arg};
+    const char *why = root < 0 || (ck.on && root >= ck.size)
+                          ? "root is not a process of the communicator"
+                          : NULL;
+    return add_var("dt_ckpt_add_manual", why, label, &v, type);
 }
 
 /* This process's share of one checkpoint, in bytes (replicated data: rank 0's copy). */
@@ -231,12 +308,15 @@ static long part_bytes(int i)
     return v->dist == DT_DIST_REPLICATED && ck.rank != 0 ? 0 : v->count * v->esize;
 }
 
-/* Rank r's elements of a variable of total elements among n processes. */
+/* Rank r's elements of a variable of total elements among n processes (a manual
+ * variable: at its restore, block is its root). */
 static long share(int dist, long block, long total, int r, int n)
 {
     long lo, hi;
-    if (dist == DT_DIST_REPLICATED)
+    if (dist == DT_DIST_REPLICATED || dist == CK_DIST_LOCAL)
         return total;
+    if (dist == CK_DIST_MANUAL)
+        return r == block ? total : 0;
     if (dist == DT_DIST_BLOCK_CYCLIC)
         return dt_cyclic_count(total, block, r, n);
     dt_block_range(total, r, n, &lo, &hi);
@@ -250,7 +330,7 @@ static int misfits(int i, long total, const long *all, int *first)
 {
     const ck_var_t *v = &ck.v[i];
     int bad = 0;
-    for (int r = ck.size - 1; r >= 0; r--)
+    for (int r = ck.size - 1; r >= 0 && v->dist != CK_DIST_MANUAL; r--)
         if (all[r * (ck.nv + 1) + 1 + i] != share(v->dist, v->block, total, r, ck.size)) {
             bad++;
             *first = r;
@@ -265,7 +345,8 @@ static int check_counts(const long *all, long *total)
         long t = 0;
         for (int r = 0; r < ck.size; r++)
             t += all[r * (ck.nv + 1) + 1 + i];
-        if (v->dist == DT_DIST_REPLICATED)
+        int same = v->dist == DT_DIST_REPLICATED || v->dist == CK_DIST_LOCAL;
+        if (same) /* every process has rank 0's count */
             t = all[1 + i];
         total[i] = t;
         int first = 0;
@@ -276,7 +357,7 @@ static int check_counts(const long *all, long *total)
          * rank, not rank 0, whose share of the short sum would be smaller). */
         long best = t;
         int fewest = ck.size + 1;
-        for (long d = 0; v->dist != DT_DIST_REPLICATED && d <= ck.size; d++)
+        for (long d = 0; !same && d <= ck.size; d++)
             for (int sign = 1; sign >= -1; sign -= 2) {
                 long cand = t + sign * d;
                 int f = 0, n = cand >= 0 ? misfits(i, cand, all, &f) : ck.size + 1;
@@ -331,14 +412,32 @@ static void *writer(void *arg)
     return NULL;
 }
 
+/* A variable's entry: what a restart needs to find and rebuild it. */
+static json_t *var_entry(const ck_var_t *v, long total)
+{
+    json_t *e = json_pack("{s:s,s:i,s:i,s:I,s:I}", "label", v->label, "esize", v->esize, "dist",
+                          v->dist, "block", (json_int_t)v->block, "total", (json_int_t)total);
+    if (e && v->value)
+        json_object_set_new(e, "value", json_integer(v->value));
+    if (e && v->dflt) {
+        size_t n = (size_t)(v->count * v->esize);
+        char *b = malloc(b64_encoded_len(n) + 1);
+        if (!b) {
+            json_decref(e);
+            return NULL;
+        }
+        b64_encode(v->dflt, n, b);
+        json_object_set_new(e, "default", json_string(b));
+        free(b);
+    }
+    return e;
+}
+
 static json_t *manifest(long version, const long *total, const long *parts)
 {
     json_t *vars = json_array(), *ranks = json_array();
     for (int i = 0; i < ck.nv; i++)
-        json_array_append_new(vars, json_pack("{s:s,s:i,s:i,s:I,s:I}", "label", ck.v[i].label,
-                                              "esize", ck.v[i].esize, "dist", ck.v[i].dist,
-                                              "block", (json_int_t)ck.v[i].block,
-                                              "total", (json_int_t)total[i]));
+        json_array_append_new(vars, var_entry(&ck.v[i], total[i]));
     /* per old rank: its file, the offset of its part there, and each variable's count */
     for (int r = 0; r < ck.size; r++) {
         const long *p = &parts[r * (ck.nv + 2)];
@@ -791,6 +890,8 @@ static void forget_saved(void)
 {
     json_decref(ck.man);
     ck.man = NULL;
+    for (int i = 0; ck.saved && i < ck.nsaved; i++)
+        free(ck.saved[i].dflt);
     free(ck.saved);
     ck.saved = NULL;
     ck.nsaved = ck.old_size = 0;
@@ -814,22 +915,26 @@ static int load_manifest(const char *text)
     }
     size_t i;
     json_t *e;
+    ck.nsaved = (int)json_array_size(vars); /* forget_saved frees what is read */
     json_array_foreach(vars, i, e)
     {
         ck_saved_t *s = &ck.saved[i];
-        const char *label;
+        const char *label, *dflt = NULL;
         json_int_t block, total;
-        if (json_unpack(e, "{s:s,s:i,s:i,s:I,s:I}", "label", &label, "esize", &s->esize, "dist",
-                        &s->dist, "block", &block, "total", &total) < 0 ||
-            s->esize < 1) {
-            json_decref(m);
+        if (json_unpack(e, "{s:s,s:i,s:i,s:I,s:I,s?i,s?s}", "label", &label, "esize", &s->esize,
+                        "dist", &s->dist, "block", &block, "total", &total, "value", &s->value,
+                        "default", &dflt) < 0 ||
+            s->esize < 1 || total < 0 || (dflt && strlen(dflt) / 4 * 3 > (size_t)total * s->esize + 2) ||
+            (dflt && !(s->dflt = malloc(strlen(dflt) / 4 * 3 + 1))) ||
+            (dflt && b64_decode(dflt, s->dflt) != total * s->esize)) {
+            ck.man = m; /* freed with the rest */
+            forget_saved();
             return -EINVAL;
         }
         snprintf(s->label, sizeof(s->label), "%s", label);
         s->block = (long)block;
         s->total = (long)total;
     }
-    ck.nsaved = (int)json_array_size(vars);
     ck.old_size = procs;
     ck.man = m;
     return 0;
@@ -953,10 +1058,29 @@ static const ck_saved_t *saved_var(const char *label, int *index)
     return NULL;
 }
 
+/* This run's registration of a label, NULL if none yet. */
+static const ck_var_t *registered(const char *label)
+{
+    for (int i = 0; i < ck.nv; i++)
+        if (!strcmp(ck.v[i].label, label))
+            return &ck.v[i];
+    return NULL;
+}
+
+/* Where a manual variable goes whole: this run's root, else the saved one while that
+ * process exists. */
+static long manual_root(const ck_saved_t *s)
+{
+    const ck_var_t *v = registered(s->label);
+    long root = v && v->dist == CK_DIST_MANUAL ? v->block : s->block;
+    return root >= 0 && root < ck.size ? root : 0;
+}
+
 /* This process's share of a saved variable on the current number of processes. */
 static long new_count(const ck_saved_t *s)
 {
-    return share(s->dist, s->block, s->total, ck.rank, ck.size);
+    return share(s->dist, s->dist == CK_DIST_MANUAL ? manual_root(s) : s->block, s->total,
+                 ck.rank, ck.size);
 }
 
 int dt_ckpt_count(const char *label, long *count, long *total)
@@ -1076,6 +1200,55 @@ static int restore_cyclic(const ck_saved_t *s, int vi, char *out)
     return 0;
 }
 
+/* A manual variable: every old part, in rank order, to its root. */
+static int restore_manual(const ck_saved_t *s, int vi, char *out)
+{
+    long at = 0;
+    for (int r = 0; ck.rank == manual_root(s) && r < ck.old_size; r++) {
+        long cnt, off, file;
+        char path[PATH_MAX + 64];
+        if (old_part(r, vi, &cnt, path, sizeof(path), &off, &file) < 0 || cnt < 0 ||
+            at + cnt > s->total)
+            return -EINVAL;
+        int rc = read_old(file, path, out + at * s->esize, cnt * s->esize, off);
+        if (rc < 0)
+            return rc;
+        at += cnt;
+    }
+    return at == s->total || ck.rank != manual_root(s) ? 0 : -EINVAL;
+}
+
+static int put_int(char *out, int esize, long value)
+{
+    int32_t i32 = (int32_t)value;
+    int64_t i64 = value;
+    int16_t i16 = (int16_t)value;
+    const void *src = esize == 8 ? (const void *)&i64 : esize == 4 ? (const void *)&i32 : &i16;
+    if (esize != 2 && esize != 4 && esize != 8)
+        return -EINVAL;
+    memcpy(out, src, (size_t)esize);
+    return 0;
+}
+
+/* A value (dt_ckpt_add_value), or replicated data: rank 0's copy (a joining value: this
+ * rank's own, or the default on a rank that did not exist). */
+static int restore_value(const ck_saved_t *s, int vi, char *out)
+{
+    long bytes = s->total * s->esize, cnt, off, file;
+    char path[PATH_MAX + 64];
+    int r = s->dist == CK_DIST_LOCAL ? ck.rank : 0;
+    if (s->value == DT_VALUE_SIZE || s->value == DT_VALUE_RANK)
+        return put_int(out, s->esize, s->value == DT_VALUE_SIZE ? ck.size : ck.rank);
+    if (s->value == DT_VALUE_DEFAULT || (s->value == DT_VALUE_JOINING && r >= ck.old_size)) {
+        if (!s->dflt)
+            return -EINVAL;
+        memcpy(out, s->dflt, (size_t)bytes);
+        return 0;
+    }
+    int rc = old_part(r, vi, &cnt, path, sizeof(path), &off, &file);
+    return rc == 0 && cnt == s->total ? read_old(file, path, out, bytes, off) : -EINVAL;
+}
+
 int dt_ckpt_restore(const char *label, void *data, long count)
 {
     int vi;
@@ -1088,22 +1261,31 @@ int dt_ckpt_restore(const char *label, void *data, long count)
         char n[96];
         snprintf(n, sizeof(n), "this process's share is %ld elements, the buffer holds %ld", want,
                  count);
-        return fail(-EINVAL, "dt_ckpt_restore '%s': %s", label, n);
+        int rc = fail(-EINVAL, "dt_ckpt_restore '%s': %s", label, n);
+        return s->dist == CK_DIST_MANUAL ? agree(rc) : rc; /* the others wait in theirs */
     }
+    const ck_var_t *reg = registered(label);
+    dt_ckpt_fn *fn = reg ? reg->fn : NULL;
+    if (s->value == DT_VALUE_RECALC && !fn)
+        return fail(-EINVAL, "dt_ckpt_restore '%s': its value is recalculated: register it with "
+                    "dt_ckpt_add_value and its function before restoring it", label);
     int rc;
-    if (s->dist == DT_DIST_BLOCK) {
+    if (s->dist == CK_DIST_MANUAL && agree(0) < 0)
+        return -EINVAL; /* another process's count did not fit: its message is here */
+    if (s->dist == DT_DIST_BLOCK)
         rc = restore_block(s, vi, data);
-    } else if (s->dist == DT_DIST_BLOCK_CYCLIC) {
+    else if (s->dist == DT_DIST_BLOCK_CYCLIC)
         rc = restore_cyclic(s, vi, data);
-    } else {
-        long cnt, off, file;
-        char path[PATH_MAX + 64];
-        rc = old_part(0, vi, &cnt, path, sizeof(path), &off, &file);
-        rc = rc == 0 && cnt == s->total ? read_old(file, path, data, cnt * s->esize, off) : -EINVAL;
-    }
+    else if (s->dist == CK_DIST_MANUAL)
+        rc = agree(restore_manual(s, vi, data));
+    else
+        rc = restore_value(s, vi, data);
     if (rc < 0)
         return fail(rc, "dt_ckpt_restore '%s': the checkpoint's files cannot be read (%s)", label,
                     strerror(-rc));
+    if (fn && (s->value == DT_VALUE_RECALC || s->dist == CK_DIST_MANUAL) &&
+        (rc = fn(data, count, reg->arg)) < 0)
+        return fail(rc, "dt_ckpt_restore '%s': its function returned %d", label, rc);
     return 0;
 }
 
@@ -1121,6 +1303,8 @@ static int finalize_session(int release, int keep)
         ckag_suspend();
     else
         ckag_shutdown();
+    for (int i = 0; i < ck.nv; i++)
+        free(ck.v[i].dflt);
     free(ck.v);
     free(ck.stage);
     MPI_Comm_free(&ck.node);

@@ -219,6 +219,36 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm);
  * the same label again updates where the data is and its count. */
 int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt_dist_t dist,
                 long block);
+/* Values that a restart or resize on another number of processes must not simply copy
+ * back (seed 002's attributes of replicated data). count elements of type at data, the
+ * same count on every process; what dt_ckpt_restore gives back:
+ *   DT_VALUE_SIZE     the number of processes now (count 1, an integer type)
+ *   DT_VALUE_RANK     this process's rank now (count 1, an integer type)
+ *   DT_VALUE_DEFAULT  dflt (count elements), whatever was saved
+ *   DT_VALUE_JOINING  a process whose rank existed before gets what that rank saved
+ *                     (each process's own value is saved); a new rank gets dflt
+ *   DT_VALUE_RECALC   rank 0's saved value, then fn(data, count, arg) recomputes it in
+ *                     place for the new process count (it must be registered with fn
+ *                     before it is restored: the function is not in the checkpoint)
+ * fn returns 0, or a negative errno that dt_ckpt_restore returns. */
+typedef enum dt_value {
+    DT_VALUE_SIZE = 1,
+    DT_VALUE_RANK = 2,
+    DT_VALUE_DEFAULT = 3,
+    DT_VALUE_JOINING = 4,
+    DT_VALUE_RECALC = 5
+} dt_value_t;
+typedef int dt_ckpt_fn(void *data, long count, void *arg);
+int dt_ckpt_add_value(const char *label, void *data, long count, MPI_Datatype type, dt_value_t how,
+                      const void *dflt, dt_ckpt_fn *fn, void *arg);
+/* Data distributed in a way of the application's own (seed 002's MANUAL): each process
+ * saves its count elements (any count); at a restore the whole (every old rank's part in
+ * rank order) goes to process root alone (dt_ckpt_count gives it the whole, the others
+ * 0), and then every process calls fn(data, count, arg) (NULL: none) to spread it. Its
+ * dt_ckpt_restore is collective. A restart that has not registered it uses the saved
+ * root (0 if that process is gone) and calls no function. */
+int dt_ckpt_add_manual(const char *label, void *data, long count, MPI_Datatype type, int root,
+                       dt_ckpt_fn *fn, void *arg);
 /* Collective: the registered data as the next version. -EINVAL on every process when
  * the registrations differ or a count is not its distribution's share. */
 int dt_ckpt_commit(void);

@@ -92,6 +92,17 @@ mpi_setup() {
   export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
   mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0" # (see test_mpi.sh)
 }
+# an MPI program of tests/integration/apps in $app; mpi_run NP ARGS... starts it on NP
+# processes of this host
+mpi_app() {
+  mpi_setup
+  app="$BINDIR/$1"
+  [ -x "$app" ] || fail "$1 not built"
+}
+mpi_run() { # ASan's leak check off: Open MPI leaks
+  local np=$1; shift
+  env $mpi_env mpirun --oversubscribe -np "$np" "$app" "$@"
+}
 # the issue-9 fault-making MPI program (tests/integration/apps/dt_faults.c) in $app;
 # jobs find `ductile` on PATH
 dt_faults_app() {
