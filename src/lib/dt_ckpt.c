@@ -73,6 +73,9 @@ static struct {
     ck_saved_t *saved;
     int nsaved, old_size;
     int async; /* dt_ckpt_set_async */
+    /* a session started by dt_ckpt_redistribute: this process's rank before the resize
+     * (-1: it joined), which its JOINING values come from */
+    int resized, prev_rank;
     int agents_down; /* the agents failed; said once */
     char *stage;     /* the asynchronous commits' copy (stage_for) */
     long stage_cap;
@@ -1236,10 +1239,11 @@ static int restore_value(const ck_saved_t *s, int vi, char *out)
 {
     long bytes = s->total * s->esize, cnt, off, file;
     char path[PATH_MAX + 64];
-    int r = s->dist == CK_DIST_LOCAL ? ck.rank : 0;
+    int r = s->dist != CK_DIST_LOCAL ? 0 : ck.resized ? ck.prev_rank : ck.rank;
     if (s->value == DT_VALUE_SIZE || s->value == DT_VALUE_RANK)
         return put_int(out, s->esize, s->value == DT_VALUE_SIZE ? ck.size : ck.rank);
-    if (s->value == DT_VALUE_DEFAULT || (s->value == DT_VALUE_JOINING && r >= ck.old_size)) {
+    if (s->value == DT_VALUE_DEFAULT ||
+        (s->value == DT_VALUE_JOINING && (r < 0 || r >= ck.old_size))) {
         if (!s->dflt)
             return -EINVAL;
         memcpy(out, s->dflt, (size_t)bytes);
@@ -1322,7 +1326,7 @@ int dt_ckpt_finalize(void) { return finalize(0); }
 int dt_ckpt_redistribute(const char *app, const char *dir, MPI_Comm inter, MPI_Comm next,
                          long *version)
 {
-    int before = ck.on, rc = 0, theirs = 0;
+    int before = ck.on, rc = 0, theirs = 0, prev_rank = before ? ck.rank : -1;
     long committed = 0, latest = 0;
     if (before) { /* the processes before the adaptation: the data as a version */
         ck.async = 0; /* whole before the new processes look */
@@ -1350,6 +1354,8 @@ int dt_ckpt_redistribute(const char *app, const char *dir, MPI_Comm inter, MPI_C
         return 0; /* a leaving process: its part is in the version */
     if ((rc = dt_ckpt_init(app, dir, next)) < 0)
         return rc;
+    ck.resized = 1; /* the staying processes may have new ranks (a shrink's leave anywhere) */
+    ck.prev_rank = prev_rank;
     long v = 0;
     if ((rc = dt_ckpt_restart(&v)) < 0)
         return rc;

@@ -225,8 +225,10 @@ int dt_ckpt_add(const char *label, void *data, long count, MPI_Datatype type, dt
  *   DT_VALUE_SIZE     the number of processes now (count 1, an integer type)
  *   DT_VALUE_RANK     this process's rank now (count 1, an integer type)
  *   DT_VALUE_DEFAULT  dflt (count elements), whatever was saved
- *   DT_VALUE_JOINING  a process whose rank existed before gets what that rank saved
- *                     (each process's own value is saved); a new rank gets dflt
+ *   DT_VALUE_JOINING  a process that existed before keeps what it saved (each
+ *                     process's own value is saved), a new one gets dflt: at a restart,
+ *                     by rank; at dt_ckpt_redistribute, the process itself (its rank may
+ *                     change)
  *   DT_VALUE_RECALC   rank 0's saved value, then fn(data, count, arg) recomputes it in
  *                     place for the new process count (it must be registered with fn
  *                     before it is restored: the function is not in the checkpoint)

@@ -12,7 +12,8 @@
  *   dt_ckpt_app DIR resize N SECS  a malleable job under `ductile mpirun` (test_ckpt_resize):
  *                               steps to version N, committing every step; at each resize
  *                               the data moves with dt_ckpt_redistribute (through the
- *                               agents) and every element is checked on the new processes
+ *                               agents) and every element is checked on the new processes,
+ *                               and each process's own value (DT_VALUE_JOINING) with them
  *
  * Element g of version v is known: block[g] = g + v / 8.0, cyc[g] = 7 g + v,
  * rep = "version v"; so a restore on any process count can be checked in full. */
@@ -123,6 +124,19 @@ static long restore(vars_t *v)
     return version;
 }
 
+/* A malleable run's value of each process's own (DT_VALUE_JOINING): the version it was
+ * born at and its rank then, unique; a resize must give every staying process its own
+ * back (a shrink renumbers them) and a joining one the default, -1. */
+static long birth;
+
+static void add_birth(void)
+{
+    long none = -1;
+    int rc = dt_ckpt_add_value("birth", &birth, 1, MPI_LONG, DT_VALUE_JOINING, &none, NULL, NULL);
+    if (rc < 0)
+        die("dt_ckpt_add_value", rc);
+}
+
 /* The adaptation window: the data through the checkpoint path to the new processes. */
 static void adapt(const char *dir, vars_t *v, long *version)
 {
@@ -143,11 +157,22 @@ static void adapt(const char *dir, vars_t *v, long *version)
     world = next;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
+    long own = 0, want = v->block ? birth : -1;
+    if ((rc = dt_ckpt_restore("birth", &own, 1)) < 0)
+        die("dt_ckpt_restore birth", rc);
+    if (own != want) {
+        fprintf(stderr, "rank %d: its own value after the resize is %ld, not %ld\n", rank, own,
+                want);
+        MPI_Abort(world, 3);
+    }
+    if (!v->block)
+        birth = *version * 10000 + rank;
     free(v->block);
     free(v->cyc);
     shares(v);
     load(v, *version);
     add(v);
+    add_birth();
     double t = MPI_Wtime() - t0;
     dt_adapt_commit();
     world = dt_comm();
@@ -176,6 +201,8 @@ static int malleable(int argc, char **argv)
         shares(&v);
         fill(&v, 0);
         add(&v);
+        birth = rank;
+        add_birth();
         if (rank == 0)
             printf("started on %d processes\n", size);
     }
