@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "hostlist.h"
 #include "launch.h"
 #include "proto.h"
 #include "sched.h"
@@ -148,9 +149,10 @@ static int cluster_up(int argc, char **argv)
                                           {"resize-timeout", required_argument, 0, 'R'},
                                           {"munge-socket", required_argument, 0, 'm'},
                                           {"set", required_argument, 0, 's'},
+                                          {"nodes-per-daemon", required_argument, 0, 'K'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
-    long nodes = 0;
+    long nodes = 0, per = 1;
     const char *dir = NULL, *policy = "easy", *tick = "10", *timeout = "30";
     const char *auth = "key", *munge_socket = "", *rtimeout = "60";
     const char *sets[32];
@@ -160,8 +162,12 @@ static int cluster_up(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "N:d:p:", lopts, NULL)) != -1) {
         switch (o) {
         case 'N':
-            if (strparse_long(optarg, 1, 4096, &nodes) < 0)
-                return cmd_fail("cluster up: --nodes must be 1..4096");
+            if (strparse_long(optarg, 1, 100000, &nodes) < 0)
+                return cmd_fail("cluster up: --nodes must be 1..100000");
+            break;
+        case 'K':
+            if (strparse_long(optarg, 1, 100000, &per) < 0)
+                return cmd_fail("cluster up: --nodes-per-daemon must be 1..100000");
             break;
         case 'd': dir = optarg; break;
         case 'p': policy = optarg; break;
@@ -187,7 +193,9 @@ static int cluster_up(int argc, char **argv)
         case 'h':
             printf("usage: ductile cluster up --nodes N [--dir DIR] [--policy P]\n"
                    "  [--tick SECONDS] [--node-timeout SECONDS] [--resize-timeout SECONDS]\n"
-                   "  [--auth key|munge]\n"
+                   "  [--auth key|munge] [--nodes-per-daemon K]  (K emulated nodes in each "
+                   "node daemon:\n"
+                   "  for tests and benchmarks of large clusters)\n"
                    "  [--munge-socket PATH] [--set KEY=VALUE]...  (any ductile.conf key)\n");
             return 0;
         default:
@@ -198,6 +206,9 @@ static int cluster_up(int argc, char **argv)
         return cmd_fail("cluster up: unexpected argument '%s'", argv[optind]);
     if (!nodes)
         return cmd_fail("cluster up: --nodes N is required");
+    if ((nodes + per - 1) / per > 4096)
+        return cmd_fail("cluster up: %ld nodes need --nodes-per-daemon %ld or more (at most "
+                        "4096 node daemons)", nodes, (nodes + 4095) / 4096);
     char dbuf[PATH_MAX];
     if (!dir) {
         snprintf(dbuf, sizeof(dbuf), "%s/ductile-cluster", getenv("HOME") ? getenv("HOME") : "/tmp");
@@ -289,15 +300,27 @@ static int cluster_up(int argc, char **argv)
     char *cargv[] = {ctld, "--conf", conf, NULL};
     if (spawn(cargv, log, pidf) < 0)
         return cmd_fail("cannot start ductiled: %s", strerror(errno));
-    for (int i = 0; i < cfg.nnodes; i++) {
+    for (int i = 0; i < cfg.nnodes; i += (int)per) {
+        int last = i + (int)per < cfg.nnodes ? i + (int)per - 1 : cfg.nnodes - 1;
+        char group[256];
         snprintf(log, sizeof(log), "%s/noded-%s.log", logd, cfg.nodes[i]);
         snprintf(pidf, sizeof(pidf), "%s/noded-%s.pid", adir, cfg.nodes[i]);
-        char *nargv[] = {noded, "--conf", conf, "--node", cfg.nodes[i], NULL};
-        if (spawn(nargv, log, pidf) < 0)
+        hostlist_compress(&cfg.nodes[i], last - i + 1, group, sizeof(group));
+        char *nargv[] = {noded, "--conf", conf, per > 1 ? "--nodes" : "--node", group, NULL};
+        pid_t pid = spawn(nargv, log, pidf);
+        if (pid < 0)
             return cmd_fail("cannot start ductile-noded: %s", strerror(errno));
+        for (int k = i + 1; k <= last; k++) { /* each node's pid file names its daemon */
+            snprintf(pidf, sizeof(pidf), "%s/noded-%s.pid", adir, cfg.nodes[k]);
+            FILE *pf = fopen(pidf, "w");
+            if (pf) {
+                fprintf(pf, "%d\n", (int)pid);
+                fclose(pf);
+            }
+        }
     }
     /* Wait until every node has registered. */
-    double deadline = cu_mono() + 30;
+    double deadline = cu_mono() + 30 + (double)cfg.nnodes / 200;
     int up = 0;
     while (cu_mono() < deadline) {
         client_t *c;
@@ -316,7 +339,8 @@ static int cluster_up(int argc, char **argv)
     int n = cfg.nnodes;
     config_free(&cfg);
     if (up != n)
-        return cmd_fail("only %d of %d nodes came up within 30 s (logs in %s)", up, n, logd);
+        return cmd_fail("only %d of %d nodes came up within %.0f s (logs in %s)", up, n,
+                        30 + (double)n / 200, logd);
     printf("Cluster up: %d nodes, policy %s, in %s\n", n, policy, adir);
     printf("export DUCTILE_CONF=%s\n", conf);
     return 0;

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ctld.h"
@@ -347,6 +348,24 @@ static int listen_tcp(ctld_t *c, char *err, size_t errlen)
         uv_ip6_addr(c->cfg.control_addr, c->cfg.control_port, (struct sockaddr_in6 *)&sa) < 0) {
         snprintf(err, errlen, "ControlAddr %s is not an IP address", c->cfg.control_addr);
         return -EINVAL;
+    }
+    /* A controller restarted right after a kill -9 may find its predecessor still
+     * exiting, its port held until thousands of connections are torn down: give it
+     * 10 s before refusing (as libuv does, with SO_REUSEADDR). */
+    for (int tries = 0; tries < 100; tries++) {
+        int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+        socklen_t len = sa.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+                                                : sizeof(struct sockaddr_in6);
+        int busy = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+                   bind(fd, (struct sockaddr *)&sa, len) < 0 && errno == EADDRINUSE;
+        if (fd >= 0)
+            close(fd);
+        if (!busy)
+            break;
+        if (tries == 0)
+            fprintf(stderr, "ductiled: %s:%d is in use: waiting up to 10 s for it (a previous "
+                    "controller still exiting?)\n", c->cfg.control_addr, c->cfg.control_port);
+        usleep(100 * 1000);
     }
     uv_tcp_init(c->loop, &c->tcp);
     c->tcp.data = c;

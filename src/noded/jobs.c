@@ -608,12 +608,24 @@ static void cleanup_if_gone(noded_t *d, njob_t *j)
         finish_cleanup(d, j);
 }
 
+/* Every node's jobs and steps: a process that is several nodes (--nodes) has one
+ * SIGCHLD for all of them. */
+static void reap_all(noded_t *first, int n)
+{
+    for (noded_t *d = first; d < first + n; d++) {
+        each_job(d, reap_one);
+        steps_reap(d);
+    }
+}
+
 void jobs_reap(noded_t *d)
 {
-    each_job(d, reap_one);
-    steps_reap(d);
+    noded_t *first = noded_nall > 0 ? noded_all : d;
+    int n = noded_nall > 0 ? noded_nall : 1;
+    reap_all(first, n);
     /* As a child subreaper we inherit the orphans of jobs: reap those, but leave a
-     * job's main process to launch_reap (peek first with WNOWAIT). */
+     * job's main process to launch_reap (peek first with WNOWAIT), and an agent to
+     * its node's agents_reap. */
     pid_t last = 0;
     for (;;) {
         siginfo_t si = {0};
@@ -622,16 +634,18 @@ void jobs_reap(noded_t *d)
             break;
         last = si.si_pid;
         find_pid_t f = {.pid = si.si_pid};
-        idmap_foreach(d->jobs, match_pid, &f);
-        if (f.found) {
-            each_job(d, reap_one);
-            steps_reap(d);
-        } else if (agents_reap(d, si.si_pid)) {
-            continue;
-        } else
+        for (noded_t *x = first; x < first + n && !f.found; x++)
+            idmap_foreach(x->jobs, match_pid, &f);
+        bool agent = false;
+        for (noded_t *x = first; x < first + n && !f.found && !agent; x++)
+            agent = agents_reap(x, si.si_pid);
+        if (f.found)
+            reap_all(first, n);
+        else if (!agent)
             waitpid(si.si_pid, NULL, WNOHANG);
     }
-    each_job(d, cleanup_if_gone);
+    for (noded_t *x = first; x < first + n; x++)
+        each_job(x, cleanup_if_gone);
 }
 
 static void report_one(int64_t id, void *val, void *arg)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "hostlist.h"
 #include "noded.h"
 
 static void connect_ctl(noded_t *d);
@@ -46,8 +47,11 @@ static void on_close(conn_t *c, void *arg)
                     d->cfg.control_port, uv_strerror(conn_error(c)));
         last_error = conn_error(c);
         apps_ctl_lost(d);
+        /* every 1 s (0.1 s until first registered), spread by +-50 %: thousands of
+         * nodes that lost a restarting controller together do not return together */
+        uint64_t base = d->registered_once ? 1000 : 100;
         if (!d->stopping)
-            uv_timer_start(&d->reconnect, on_reconnect, d->registered_once ? 1000 : 100, 0);
+            uv_timer_start(&d->reconnect, on_reconnect, base / 2 + (uint64_t)rand() % base, 0);
     }
 }
 
@@ -129,82 +133,54 @@ static void close_walk(uv_handle_t *h, void *arg)
 static void on_stop(uv_signal_t *h, int sig)
 {
     (void)sig;
-    noded_t *d = h->data;
-    d->stopping = true;
     /* Jobs keep running: a daemon restart is not their end (its next incarnation
      * reconciles them with the controller); `ductile cluster down` ends an emulated
      * cluster's jobs itself. */
-    if (d->ctl)
-        conn_close(d->ctl);
-    uv_walk(d->loop, close_walk, NULL);
+    for (noded_t *d = noded_all; d < noded_all + noded_nall; d++) {
+        d->stopping = true;
+        if (d->ctl)
+            conn_close(d->ctl);
+    }
+    uv_walk(h->loop, close_walk, NULL);
 }
 
-int main(int argc, char **argv)
+/* Node d's own state: its spool and lock, cgroups, power readings, local socket and
+ * step port, what an earlier daemon of it left; then it connects. cfg is shared by
+ * every node of the process. */
+static int node_start(noded_t *d, const config_t *cfg, const char *conf_path, int index,
+                      const uint8_t *key, uv_loop_t *loop)
 {
-    const char *conf = getenv("DUCTILE_CONF"), *name = NULL;
-    static const struct option lopts[] = {{"conf", required_argument, 0, 'c'},
-                                          {"node", required_argument, 0, 'n'},
-                                          {"help", no_argument, 0, 'h'},
-                                          {0, 0, 0, 0}};
-    int o;
-    while ((o = getopt_long(argc, argv, "c:n:h", lopts, NULL)) != -1) {
-        if (o == 'c')
-            conf = optarg;
-        else if (o == 'n')
-            name = optarg;
-        else {
-            fprintf(o == 'h' ? stdout : stderr, "usage: ductile-noded --conf FILE --node NAME\n");
-            return o == 'h' ? 0 : 2;
-        }
-    }
-    if (!conf || !name) {
-        fprintf(stderr, "usage: ductile-noded --conf FILE --node NAME\n");
-        return 2;
-    }
-    signal(SIGPIPE, SIG_IGN);
-    static noded_t d;
     char err[1024];
-    if (config_load(conf, &d.cfg, err, sizeof(err)) < 0) {
-        fprintf(stderr, "ductile-noded: %s\n", err);
-        return 1;
-    }
-    if (!realpath(conf, d.conf_path))
-        snprintf(d.conf_path, sizeof(d.conf_path), "%s", conf);
-    d.index = config_node_index(&d.cfg, name);
-    if (d.index < 0) {
-        fprintf(stderr, "ductile-noded: node '%s' is not in Nodes of %s\n", name, conf);
-        return 1;
-    }
-    d.name = d.cfg.nodes[d.index];
-    if (d.cfg.auth_type == CONFIG_AUTH_KEY &&
-        proto_key_load(d.cfg.auth_key_file, d.key, err, sizeof(err)) < 0) {
-        fprintf(stderr, "ductile-noded: %s\n", err);
-        return 1;
-    }
-    snprintf(d.spool, sizeof(d.spool), "%s/spool/%s", d.cfg.state_dir, d.name);
+    d->cfg = *cfg;
+    snprintf(d->conf_path, sizeof(d->conf_path), "%s", conf_path);
+    memcpy(d->key, key, sizeof(d->key));
+    d->index = index;
+    d->name = cfg->nodes[index];
+    d->loop = loop;
+    snprintf(d->spool, sizeof(d->spool), "%s/spool/%s", d->cfg.state_dir, d->name);
     /* Scripts are written here owned by their users (0700 each): the directories must
      * let a user reach a file it owns without listing anyone else's. */
-    if (fsutil_mkdirs(d.spool, 0711) < 0) {
-        fprintf(stderr, "ductile-noded: cannot create %s: %s\n", d.spool, strerror(errno));
-        return 1;
+    if (fsutil_mkdirs(d->spool, 0711) < 0) {
+        fprintf(stderr, "ductile-noded: cannot create %s: %s\n", d->spool, strerror(errno));
+        return -1;
     }
     /* One daemon per node: a second one would take the first one's jobs for leftovers
      * of its own. The lock goes with the process, however it ends. */
     char lock[4200];
-    snprintf(lock, sizeof(lock), "%s/noded.lock", d.spool);
+    snprintf(lock, sizeof(lock), "%s/noded.lock", d->spool);
     int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     /* A daemon restarted right after a kill -9 may find its predecessor still exiting:
      * give it 10 s before refusing. */
     for (int tries = 0; lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) < 0 && tries < 100; tries++) {
         if (tries == 0)
             fprintf(stderr, "ductile-noded %s: waiting for the previous daemon of this node "
-                    "to exit\n", name);
+                    "to exit\n", d->name);
         usleep(100 * 1000);
     }
     if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0) {
         fprintf(stderr, "ductile-noded: another ductile-noded runs for node %s (%s is locked)\n",
-                d.name, lock);
-        return 1;
+                d->name, lock);
+        return -1;
     }
     /* One cgroup subtree per node of a cluster (emulated clusters on one host name
      * their nodes alike: the state directory tells them apart). It is the same for
@@ -213,42 +189,116 @@ int main(int argc, char **argv)
     char root[256];
     if (launch_cgroup_root(root, sizeof(root)) == 0) {
         uint32_t h = 2166136261u;
-        for (const char *p = d.cfg.state_dir; *p; p++)
+        for (const char *p = d->cfg.state_dir; *p; p++)
             h = (h ^ (uint8_t)*p) * 16777619u;
-        snprintf(d.cgroup_parent, sizeof(d.cgroup_parent), "ductile/%s-%08x/%s",
-                 d.cfg.cluster_name, h, d.name);
-        snprintf(d.cgroup_root, sizeof(d.cgroup_root), "%s", root);
-        fprintf(stderr, "ductile-noded %s: jobs' cgroups under %s/%s\n", d.name, root,
-                d.cgroup_parent);
+        snprintf(d->cgroup_parent, sizeof(d->cgroup_parent), "ductile/%s-%08x/%s",
+                 d->cfg.cluster_name, h, d->name);
+        snprintf(d->cgroup_root, sizeof(d->cgroup_root), "%s", root);
+        if (noded_nall == 1)
+            fprintf(stderr, "ductile-noded %s: jobs' cgroups under %s/%s\n", d->name, root,
+                    d->cgroup_parent);
     }
-    if (nodepower_init(&d.power, d.cfg.power_source, d.cfg.powercap_dir) < 0) {
-        fprintf(stderr, "ductile-noded %s: PowerSource = rapl: %s\n", d.name, d.power.why);
+    if (nodepower_init(&d->power, d->cfg.power_source, d->cfg.powercap_dir) < 0) {
+        fprintf(stderr, "ductile-noded %s: PowerSource = rapl: %s\n", d->name, d->power.why);
+        return -1;
+    }
+    if (d->power.why[0] && d == noded_all)
+        fprintf(stderr, "ductile-noded %s: PowerSource = auto: %s; using the model\n", d->name,
+                d->power.why);
+    d->jobs = idmap_create();
+    d->chans = idmap_create();
+    uv_timer_init(d->loop, &d->reconnect);
+    d->reconnect.data = d;
+    uv_timer_init(d->loop, &d->heartbeat);
+    d->heartbeat.data = d;
+    uint64_t hb = (uint64_t)(d->cfg.heartbeat_interval * 1000);
+    /* the nodes of one process beat at spread times, as separate hosts would */
+    uint64_t first = hb + (noded_nall > 1 ? hb * (uint64_t)(d - noded_all) / (uint64_t)noded_nall : 0);
+    uv_timer_start(&d->heartbeat, on_heartbeat, first, hb);
+    if (apps_init(d, err, sizeof(err)) < 0 || peers_init(d, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded %s: %s\n", d->name, err);
+        return -1;
+    }
+    runs_recover(d); /* before registering: the report names what we found */
+    connect_ctl(d);
+    if (noded_nall == 1)
+        fprintf(stderr, "ductile-noded %s: started (controller %s:%d)\n", d->name,
+                d->cfg.control_addr, d->cfg.control_port);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ductile-noded --conf FILE --node NAME\n"
+               "       ductile-noded --conf FILE --nodes LIST   (several emulated nodes in one "
+               "process, for tests and benchmarks: n[0001-2500])\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *conf = getenv("DUCTILE_CONF"), *name = NULL, *list = NULL;
+    static const struct option lopts[] = {{"conf", required_argument, 0, 'c'},
+                                          {"node", required_argument, 0, 'n'},
+                                          {"nodes", required_argument, 0, 'N'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int o;
+    while ((o = getopt_long(argc, argv, "c:n:N:h", lopts, NULL)) != -1) {
+        if (o == 'c')
+            conf = optarg;
+        else if (o == 'n')
+            name = optarg;
+        else if (o == 'N')
+            list = optarg;
+        else {
+            usage(o == 'h' ? stdout : stderr);
+            return o == 'h' ? 0 : 2;
+        }
+    }
+    if (!conf || !name == !list) {
+        usage(stderr);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    srand((unsigned)getpid());
+    static config_t cfg;
+    char err[1024], conf_path[4096];
+    if (config_load(conf, &cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded: %s\n", err);
         return 1;
     }
-    if (d.power.why[0])
-        fprintf(stderr, "ductile-noded %s: PowerSource = auto: %s; using the model\n", d.name,
-                d.power.why);
+    if (!realpath(conf, conf_path))
+        snprintf(conf_path, sizeof(conf_path), "%s", conf);
+    char **names = NULL;
+    int count = 0;
+    if (hostlist_expand(list ? list : name, &names, &count, err, sizeof(err)) < 0 || count < 1) {
+        fprintf(stderr, "ductile-noded: --node%s %s: %s\n", list ? "s" : "", list ? list : name,
+                count < 1 && !err[0] ? "no node named" : err);
+        return 2;
+    }
+    int *index = calloc((size_t)count, sizeof(int));
+    for (int i = 0; index && i < count; i++)
+        if ((index[i] = config_node_index(&cfg, names[i])) < 0) {
+            fprintf(stderr, "ductile-noded: node '%s' is not in Nodes of %s\n", names[i], conf);
+            return 1;
+        }
+    if (!index)
+        return 1;
+    if (count > 1 && cfg.node_port != 0) {
+        fprintf(stderr, "ductile-noded: --nodes needs NodePort = 0 in %s: every node of the "
+                "process takes step output on a port of its own\n", conf);
+        return 1;
+    }
+    uint8_t key[32] = {0};
+    if (cfg.auth_type == CONFIG_AUTH_KEY &&
+        proto_key_load(cfg.auth_key_file, key, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductile-noded: %s\n", err);
+        return 1;
+    }
     /* Orphans of jobs come to us, not to init: we reap them, and no process of a job
      * escapes to a parent that might never reap it. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    d.loop = uv_default_loop();
-    d.jobs = idmap_create();
-    d.chans = idmap_create();
-    uv_timer_init(d.loop, &d.reconnect);
-    d.reconnect.data = &d;
-    uv_timer_init(d.loop, &d.heartbeat);
-    d.heartbeat.data = &d;
-    uint64_t hb = (uint64_t)(d.cfg.heartbeat_interval * 1000);
-    uv_timer_start(&d.heartbeat, on_heartbeat, hb, hb);
-    uv_signal_init(d.loop, &d.sigchld);
-    d.sigchld.data = &d;
-    uv_signal_start(&d.sigchld, on_sigchld, SIGCHLD);
-    uv_signal_init(d.loop, &d.sigterm);
-    d.sigterm.data = &d;
-    uv_signal_start(&d.sigterm, on_stop, SIGTERM);
-    uv_signal_init(d.loop, &d.sigint);
-    d.sigint.data = &d;
-    uv_signal_start(&d.sigint, on_stop, SIGINT);
+    uv_loop_t *loop = uv_default_loop();
     /* Every relayed client and every node sending step output here is a descriptor:
      * take the hard limit for ourselves, and give jobs the limit we were started with. */
     struct rlimit rl;
@@ -257,18 +307,34 @@ int main(int argc, char **argv)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    if (apps_init(&d, err, sizeof(err)) < 0 || peers_init(&d, err, sizeof(err)) < 0) {
-        fprintf(stderr, "ductile-noded: %s\n", err);
+    noded_all = calloc((size_t)count, sizeof(noded_t));
+    if (!noded_all)
         return 1;
-    }
-    runs_recover(&d); /* before registering: the report names what we found */
-    connect_ctl(&d);
-    fprintf(stderr, "ductile-noded %s: started (controller %s:%d)\n", d.name,
-            d.cfg.control_addr, d.cfg.control_port);
-    uv_run(d.loop, UV_RUN_DEFAULT);
+    noded_nall = count;
+    static uv_signal_t sigchld, sigterm, sigint;
+    uv_signal_init(loop, &sigchld);
+    sigchld.data = noded_all;
+    uv_signal_start(&sigchld, on_sigchld, SIGCHLD);
+    uv_signal_init(loop, &sigterm);
+    uv_signal_start(&sigterm, on_stop, SIGTERM);
+    uv_signal_init(loop, &sigint);
+    uv_signal_start(&sigint, on_stop, SIGINT);
+    for (int i = 0; i < count; i++)
+        if (node_start(&noded_all[i], &cfg, conf_path, index[i], key, loop) < 0)
+            return 1;
+    if (count > 1)
+        fprintf(stderr, "ductile-noded: %d nodes %s started (controller %s:%d)\n", count, list,
+                cfg.control_addr, cfg.control_port);
+    hostlist_free(names, count);
+    free(index);
+    uv_run(loop, UV_RUN_DEFAULT);
     /* Our cgroups go with us once nothing is left in them (a job that outlives the
      * daemon keeps its own, found again at the next start). */
-    launch_cgroup_prune(d.cgroup_parent[0] ? d.cgroup_parent : NULL, true);
-    fprintf(stderr, "ductile-noded %s: stopped\n", d.name);
+    for (noded_t *d = noded_all; d < noded_all + noded_nall; d++)
+        launch_cgroup_prune(d->cgroup_parent[0] ? d->cgroup_parent : NULL, true);
+    if (noded_nall == 1)
+        fprintf(stderr, "ductile-noded %s: stopped\n", noded_all->name);
+    else
+        fprintf(stderr, "ductile-noded: %d nodes %s stopped\n", noded_nall, list);
     return 0;
 }

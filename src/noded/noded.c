@@ -6,6 +6,9 @@
 
 #include "noded.h"
 
+noded_t *noded_all;
+int noded_nall;
+
 int noded_send(noded_t *d, json_t *msg)
 {
     if (!msg)

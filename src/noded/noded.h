@@ -78,7 +78,6 @@ struct noded {
     uint64_t last_heard;        /* uv_now() of the last message from the controller */
     bool ctl_refused;           /* the last attempt to connect was refused: its host is up */
     bool cut_off_fenced;        /* this silence's requeueable jobs were ended */
-    uv_signal_t sigchld, sigterm, sigint;
     uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
     char app_socket[4200];
     idmap_t *chans;             /* relayed clients by channel (apps.c) */
@@ -97,11 +96,16 @@ struct noded {
     bool stopping;
 };
 
+/* The nodes this process is (main.c: one, or several for tests and benchmarks with
+ * --nodes), contiguous; noded_nall 0 in unit tests, where each noded_t is alone. */
+extern noded_t *noded_all;
+extern int noded_nall;
+
 /* jobs.c */
 void jobs_on_start(noded_t *d, const json_t *msg);
 void jobs_on_cleanup(noded_t *d, const json_t *msg);
 void jobs_on_ended_ack(noded_t *d, const json_t *msg);
-void jobs_reap(noded_t *d);
+void jobs_reap(noded_t *d); /* every node of this process: there is one SIGCHLD */
 json_t *jobs_report(noded_t *d);
 void jobs_on_registered(noded_t *d); /* sends again the ends not acknowledged */
 int noded_send(noded_t *d, json_t *msg); /* takes msg */
