@@ -18,8 +18,19 @@
  *   ck_release {app}                            its run ended: drop its versions from
  *                                                  memory once they are in the files
  *   ck_list                                     -> apps[{app, versions[{version, files,
- *                                                  bytes, flushed}]}], bytes
+ *                                                  bytes, flushed}]}], bytes, pulled, filled
+ *   ck_pull {app, version, file, off, len, fabric, mr, loff}
+ *                                               the agent reads [loff, +len) of the
+ *                                                  client's region (mr, on its endpoint
+ *                                                  fabric) into [off, +len) of a node file
+ *                                                  of an open version (pull mode)
+ *   ck_fill {same}                              the agent writes [off, +len) of a complete
+ *                                                  version's node file into the client's
+ *                                                  region (pull mode's restart)
  *
+ * In pull mode the agent initiates the transfers: the client progresses its endpoint
+ * until the answer arrives, and the agent's loop waits for the transfer (at most the
+ * fabric's timeout), one client's chunk at a time.
  * tcp;ofi_rxm moves data only while the target's endpoint is progressed: between a
  * client's ck_put or ck_get and its ck_done (or its end) the loop polls the endpoint
  * without sleeping. */
@@ -48,6 +59,7 @@ typedef struct agent {
     uint8_t key[PROTO_KEY_LEN];
     store_t st;
     int busy; /* clients between a transfer request and its ck_done */
+    long pulled, filled; /* transfers it made itself (ck_pull, ck_fill) */
     uv_timer_t die; /* DUCTILE_TEST_AGENT_DIE */
     bool stopping;
 } agent_t;
@@ -58,6 +70,10 @@ typedef struct client_state {
     app_t **pin_app;
     aver_t **pin;
     int npin;
+    /* pull mode: the client's endpoint, added at its first ck_pull or ck_fill */
+    fab_peer_t *peer;
+    uint8_t addr[FAB_BLOB_MAX];
+    long addrlen;
 } client_state_t;
 
 static void unpin(agent_t *a, client_state_t *cs)
@@ -284,6 +300,84 @@ static void do_get(agent_t *a, conn_t *c, const json_t *m)
     conn_send_new(c, json_pack("{s:b,s:o,s:I}", "ok", 1, "mr", mr, "bytes", (json_int_t)f->len));
 }
 
+static long blob_arg(const json_t *m, const char *key, uint8_t *out)
+{
+    const char *t = json_string_value(json_object_get(m, key));
+    if (!t || strlen(t) > (FAB_BLOB_MAX / 3) * 4)
+        return -1;
+    return b64_decode(t, out);
+}
+
+/* The client's endpoint as a peer of ours: the one of its last request, or added. */
+static fab_peer_t *client_peer(agent_t *a, client_state_t *cs, const json_t *m, char *err,
+                               size_t errlen)
+{
+    uint8_t blob[FAB_BLOB_MAX];
+    long n = blob_arg(m, "fabric", blob);
+    if (n <= 0) {
+        snprintf(err, errlen, "no fabric address");
+        return NULL;
+    }
+    if (cs->peer && n == cs->addrlen && !memcmp(blob, cs->addr, (size_t)n))
+        return cs->peer;
+    if (cs->peer)
+        fab_peer_remove(a->st.fab, cs->peer);
+    cs->peer = NULL;
+    if (fab_peer_add(a->st.fab, blob, (size_t)n, &cs->peer, err, errlen) < 0)
+        return NULL;
+    memcpy(cs->addr, blob, (size_t)n);
+    cs->addrlen = n;
+    return cs->peer;
+}
+
+/* ck_pull (pull: into an open version) and ck_fill (out of a complete one). */
+static void do_xfer(agent_t *a, conn_t *c, const json_t *m, bool pull)
+{
+    const char *fmt = pull ? "ck_pull: %s" : "ck_fill: %s";
+    char err[512];
+    app_t *app;
+    int64_t version, file, off, len, loff;
+    if (app_arg(m, &app, a, false, err, sizeof(err)) < 0 ||
+        proto_int(m, "version", 1, INT64_MAX, &version, err, sizeof(err)) < 0 ||
+        proto_int(m, "file", 0, 1 << 20, &file, err, sizeof(err)) < 0 ||
+        proto_int(m, "off", 0, (int64_t)1 << 40, &off, err, sizeof(err)) < 0 ||
+        proto_int(m, "len", 1, (int64_t)1 << 40, &len, err, sizeof(err)) < 0 ||
+        proto_int(m, "loff", 0, (int64_t)1 << 40, &loff, err, sizeof(err)) < 0)
+        return reply_err(c, fmt, err);
+    aver_t *v = app ? store_version(app, version) : NULL;
+    afile_t *f = v && v->complete != pull ? store_file(v, file) : NULL;
+    if (!f)
+        return reply_err(c, fmt, pull ? "no such open version or node file here"
+                                      : "no such complete version or node file here");
+    if ((size_t)off > f->len || (size_t)len > f->len - (size_t)off)
+        return reply_err(c, fmt, "outside the node file's region");
+    uint8_t blob[FAB_BLOB_MAX];
+    long n = blob_arg(m, "mr", blob);
+    fab_rmr_t *rmr = NULL;
+    client_state_t *cs = conn_data(c);
+    fab_peer_t *peer = client_peer(a, cs, m, err, sizeof(err));
+    int rc = !peer ? -EINVAL
+             : n <= 0 ? (snprintf(err, sizeof(err), "no region"), -EINVAL)
+                      : fab_rmr_import(blob, (size_t)n, &rmr, err, sizeof(err));
+    if (rc == 0)
+        rc = pull ? fab_read(a->st.fab, peer, f->mr, (size_t)off, rmr, (size_t)loff, (size_t)len,
+                             err, sizeof(err))
+                  : fab_write(a->st.fab, peer, f->mr, (size_t)off, rmr, (size_t)loff,
+                              (size_t)len, err, sizeof(err));
+    fab_rmr_free(rmr);
+    if (rc == -ETIMEDOUT || rc == -ENOTCONN) { /* abandoned: added again if it asks */
+        fab_peer_remove(a->st.fab, cs->peer);
+        cs->peer = NULL;
+    }
+    if (rc < 0)
+        return reply_err(c, fmt, err);
+    if (pull)
+        a->pulled++;
+    else
+        a->filled++;
+    conn_send_new(c, json_pack("{s:b}", "ok", 1));
+}
+
 static int by_version(const void *x, const void *y)
 {
     long a = (*(aver_t *const *)x)->version, b = (*(aver_t *const *)y)->version;
@@ -313,8 +407,9 @@ static void do_list(agent_t *a, conn_t *c)
         }
         json_array_append_new(apps, json_pack("{s:s,s:o}", "app", app->name, "versions", vs));
     }
-    conn_send_new(c, json_pack("{s:b,s:o,s:I}", "ok", 1, "apps", apps, "bytes",
-                               (json_int_t)a->st.bytes));
+    conn_send_new(c, json_pack("{s:b,s:o,s:I,s:I,s:I}", "ok", 1, "apps", apps, "bytes",
+                               (json_int_t)a->st.bytes, "pulled", (json_int_t)a->pulled,
+                               "filled", (json_int_t)a->filled));
 }
 
 static void on_message(conn_t *c, json_t *m, void *arg)
@@ -355,6 +450,8 @@ static void on_message(conn_t *c, json_t *m, void *arg)
             store_prune(&a->st, app);
         }
         conn_send_new(c, json_pack("{s:b}", "ok", 1));
+    } else if (!strcmp(type, "ck_pull") || !strcmp(type, "ck_fill")) {
+        do_xfer(a, c, m, !strcmp(type, "ck_pull"));
     } else if (!strcmp(type, "ck_list")) {
         do_list(a, c);
     } else {
@@ -365,9 +462,12 @@ static void on_message(conn_t *c, json_t *m, void *arg)
 static void on_close(conn_t *c, void *arg)
 {
     set_busy(arg, c, false);
-    if (conn_data(c))
-        unpin(arg, conn_data(c));
-    free(conn_data(c));
+    client_state_t *cs = conn_data(c);
+    if (cs)
+        unpin(arg, cs);
+    if (cs && cs->peer)
+        fab_peer_remove(((agent_t *)arg)->st.fab, cs->peer);
+    free(cs);
 }
 
 static const conn_ops_t ops = {on_message, on_close};

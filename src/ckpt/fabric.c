@@ -411,6 +411,18 @@ int fab_peer_add(fab_t *f, const void *blob, size_t len, fab_peer_t **out, char 
     return 0;
 }
 
+void fab_peer_remove(fab_t *f, fab_peer_t *peer)
+{
+    for (fab_peer_t **p = &f->peers; *p; p = &(*p)->next)
+        if (*p == peer) {
+            *p = peer->next;
+            if (!peer->gone)
+                fi_av_remove(f->av, &peer->addr, 1, 0);
+            free(peer);
+            return;
+        }
+}
+
 int fab_rmr_import(const void *blob, size_t len, fab_rmr_t **out, char *err, size_t errlen)
 {
     mr_wire_t w;

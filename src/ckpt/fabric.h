@@ -59,6 +59,9 @@ int fab_addr_blob(fab_t *fab, void *out, size_t *len, char *err, size_t errlen);
 int fab_mr_blob(const fab_mr_t *mr, void *out, size_t *len, char *err, size_t errlen);
 int fab_peer_add(fab_t *fab, const void *blob, size_t len, fab_peer_t **out, char *err,
                  size_t errlen);
+/* Forgets a peer (its address leaves the AV): for a peer that closed its side; no
+ * transfer to it may be under way. */
+void fab_peer_remove(fab_t *fab, fab_peer_t *peer);
 int fab_rmr_import(const void *blob, size_t len, fab_rmr_t **out, char *err, size_t errlen);
 void fab_rmr_free(fab_rmr_t *rmr);
 size_t fab_rmr_len(const fab_rmr_t *rmr);
