@@ -5,7 +5,15 @@
  * protocol); every process opens a libfabric endpoint and moves its own data, writing
  * into or reading from the region of the agent that holds its node's file (node file f
  * lives on agent f mod the number of agents). Any failure is reported to the caller,
- * which falls back to the file level. */
+ * which falls back to the file level.
+ *
+ * Push (the default): the process's RMA writes its data into the agent's region at a
+ * commit and reads it back at a restart. Pull (seed 002 §4.1): the agent does both,
+ * reading from and writing to the process's registered region; the process asks over a
+ * connection of its own (rank 0 shares the service's key), tells the agent where its
+ * region is and how many bytes each chunk has (the seed's extra step: the agent
+ * learns the size before it reads), and progresses its endpoint until the agent
+ * answers (tcp;ofi_rxm moves data only while the target progresses). */
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -26,7 +34,9 @@
 #include "strparse.h"
 
 #define AG_MAX 64
-#define AG_STAGING (4L << 20) /* bytes moved per transfer (fab_copy_pipelined) */
+#define AG_STAGING (4L << 20) /* bytes moved per transfer by default */
+/* Pull mode: the longest an agent's transfer of one chunk may take before we give up. */
+#define AG_XFER_S 30.0
 /* After an agent failed, commits and restarts use the files for this long before they
  * try the agents again: an agent that is gone costs one attempt, not one per commit. */
 #define AG_RETRY_S 30.0
@@ -38,6 +48,7 @@ typedef struct agent {
     uint8_t addr[FAB_BLOB_MAX]; /* its fabric endpoint, as last announced */
     size_t addrlen;
     fab_peer_t *peer;        /* every process */
+    client_t *dc;            /* pull mode: this process's own connection, for transfers */
     int busy;                /* rank 0: a put or get not yet followed by ck_done */
 } agent_t;
 
@@ -52,6 +63,10 @@ static struct {
     fab_t *fab;
     fab_mr_t *staging;
     char *stage_buf;
+    int pull;             /* ckag_set_transfer */
+    long staging_len;
+    char me[FAB_BLOB_MAX * 2]; /* our endpoint's address, base64 (pull requests) */
+    ckag_stats_t st;
     double retry_at; /* rank 0: after a failure, the agents are left alone until then */
     char last_err[1024]; /* and why */
     /* after ckag_latest: every node file's region, for reads */
@@ -145,6 +160,9 @@ static void drop_conn(agent_t *a)
         client_close(a->c);
     a->c = NULL;
     a->busy = 0;
+    if (a->dc)
+        client_close(a->dc);
+    a->dc = NULL;
 }
 
 void ckag_disconnect(void)
@@ -225,39 +243,87 @@ static int local_addr(char *out, size_t outlen)
     return rc;
 }
 
-int ckag_peers(const ckag_addr_t *addrs, char *err, size_t errlen)
+void ckag_set_transfer(int pull, long staging)
 {
-    if (!ag.staging) { /* the endpoint and its staging region, both or neither */
-        char node[64];
-        int rc = local_addr(node, sizeof(node));
-        if (rc < 0)
-            return failf(err, errlen, rc, "no route to checkpoint agent %s", ag.a[0].host);
-        if ((rc = fab_open(NULL, node, &ag.fab, err, errlen)) < 0) {
-            ag.fab = NULL;
-            return rc;
-        }
-        ag.stage_buf = malloc((size_t)AG_STAGING);
+    ag.pull = pull;
+    ag.staging_len = staging > 0 ? staging : AG_STAGING;
+}
+
+long ckag_staging(void) { return ag.staging_len > 0 ? ag.staging_len : AG_STAGING; }
+
+ckag_stats_t ckag_stats(void)
+{
+    ckag_stats_t st = ag.st;
+    st.endpoints = ag.fab != NULL;
+    st.regions += ag.staging != NULL;
+    return st;
+}
+
+void ckag_share_key(MPI_Comm comm)
+{
+    int ok = ag.key_ok;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    if (!ok)
+        return;
+    MPI_Bcast(ag.key, PROTO_KEY_LEN, MPI_BYTE, 0, comm);
+    ag.key_ok = 1;
+}
+
+static void close_endpoint(void)
+{
+    if (ag.staging)
+        fab_mr_close(ag.staging);
+    ag.staging = NULL;
+    if (ag.fab)
+        fab_close(ag.fab);
+    ag.fab = NULL;
+    free(ag.stage_buf);
+    ag.stage_buf = NULL;
+    for (int i = 0; i < ag.n; i++)
+        ag.a[i].peer = NULL; /* they were the closed endpoint's */
+}
+
+static int open_endpoint(char *err, size_t errlen)
+{
+    char node[64];
+    int rc = local_addr(node, sizeof(node));
+    if (rc < 0)
+        return failf(err, errlen, rc, "no route to checkpoint agent %s", ag.a[0].host);
+    if ((rc = fab_open(NULL, node, &ag.fab, err, errlen)) < 0) {
+        ag.fab = NULL;
+        return rc;
+    }
+    uint8_t blob[FAB_BLOB_MAX];
+    size_t len = sizeof(blob);
+    if ((rc = fab_addr_blob(ag.fab, blob, &len, err, errlen)) == 0)
+        b64_encode(blob, len, ag.me);
+    return rc;
+}
+
+int ckag_peers(const ckag_addr_t *addrs, int endpoint, int staging, char *err, size_t errlen)
+{
+    if (!endpoint)
+        return 0;
+    int rc = ag.fab ? 0 : open_endpoint(err, errlen);
+    if (rc == 0 && staging && !ag.staging) {
+        size_t len = (size_t)ckag_staging();
+        ag.stage_buf = malloc(len);
         rc = ag.stage_buf ? 0 : failf(err, errlen, -ENOMEM, "out of memory");
         if (rc == 0) {
-            memset(ag.stage_buf, 0, (size_t)AG_STAGING);
-            rc = fab_mr_reg(ag.fab, ag.stage_buf, (size_t)AG_STAGING, &ag.staging, err, errlen);
+            memset(ag.stage_buf, 0, len);
+            rc = fab_mr_reg(ag.fab, ag.stage_buf, len, &ag.staging, err, errlen);
         }
-        if (rc < 0) {
-            ag.staging = NULL;
-            fab_close(ag.fab);
-            ag.fab = NULL;
-            free(ag.stage_buf);
-            ag.stage_buf = NULL;
-            for (int i = 0; i < ag.n; i++)
-                ag.a[i].peer = NULL; /* they were the closed endpoint's */
-            return rc;
-        }
+    }
+    if (rc < 0) {
+        ag.staging = NULL;
+        close_endpoint();
+        return rc;
     }
     for (int i = 0; i < ag.n; i++) {
         agent_t *a = &ag.a[i];
         if (a->peer && a->addrlen == addrs[i].len && !memcmp(a->addr, addrs[i].blob, a->addrlen))
             continue; /* the same agent as before */
-        int rc = fab_peer_add(ag.fab, addrs[i].blob, addrs[i].len, &a->peer, err, errlen);
+        rc = fab_peer_add(ag.fab, addrs[i].blob, addrs[i].len, &a->peer, err, errlen);
         if (rc < 0) {
             a->peer = NULL;
             return rc;
@@ -266,6 +332,24 @@ int ckag_peers(const ckag_addr_t *addrs, char *err, size_t errlen)
         a->addrlen = addrs[i].len;
     }
     return 0;
+}
+
+int ckag_register(void *buf, size_t len, fab_mr_t **out, char *err, size_t errlen)
+{
+    if (!ag.fab)
+        return failf(err, errlen, -ENOTCONN, "no fabric endpoint");
+    int rc = fab_mr_reg(ag.fab, buf, len, out, err, errlen);
+    if (rc == 0)
+        ag.st.regions++;
+    return rc;
+}
+
+void ckag_unregister(fab_mr_t *mr)
+{
+    if (!mr)
+        return;
+    fab_mr_close(mr);
+    ag.st.regions--;
 }
 
 int ckag_put(long version, long file, long bytes, ckag_region_t *out, char *err, size_t errlen)
@@ -281,6 +365,7 @@ int ckag_put(long version, long file, long bytes, ckag_region_t *out, char *err,
     ag.a[i].busy = 1;
     long n = blob_of(r, "mr", out->blob);
     json_decref(r);
+    out->version = version;
     if (n <= 0)
         return failf(err, errlen, -EPROTO, "checkpoint agent %s:%d: no region", ag.a[i].host,
                      ag.a[i].port);
@@ -289,41 +374,160 @@ int ckag_put(long version, long file, long bytes, ckag_region_t *out, char *err,
     return 0;
 }
 
-/* Moves [roff, roff + len) of a node file's region from or to data. */
-static int move(long file, const ckag_region_t *reg, fab_dir_t dir, void *data, long len,
-                long roff, char *err, size_t errlen)
+/* Pull mode: a request on this process's own connection to the agent, answered once
+ * the agent's transfer is over; meanwhile our endpoint is progressed (the agent reads
+ * or writes our region). */
+static int agent_call(agent_t *a, json_t *req, char *err, size_t errlen)
 {
+    int rc = req ? 0 : failf(err, errlen, -ENOMEM, "out of memory");
+    if (rc == 0 && !a->dc && !ag.key_ok)
+        rc = failf(err, errlen, -EACCES, "%s", ag.key_err[0] ? ag.key_err : "no key");
+    if (rc == 0 && !a->dc &&
+        (rc = client_open_tcp(a->host, a->port, ag.key, NULL, &a->dc, err, errlen)) < 0)
+        a->dc = NULL;
+    if (rc == 0)
+        rc = client_send(a->dc, req, err, errlen);
+    json_decref(req);
+    json_t *r = NULL;
+    double deadline = dt_mono() + AG_XFER_S;
+    while (rc == 0 && !r) {
+        rc = client_recv(a->dc, &r, 0.002, err, errlen);
+        if (rc > 0) /* a message: the answer */
+            rc = 0;
+        else if (rc == -ETIMEDOUT && dt_mono() < deadline) {
+            fab_progress(ag.fab);
+            rc = 0;
+        }
+    }
+    if (rc == 0 && !json_is_true(json_object_get(r, "ok")))
+        rc = failf(err, errlen, -EREMOTE, "%s",
+                   json_string_value(json_object_get(r, "error")) ?: "refused");
+    json_decref(r);
+    if (rc < 0 && rc != -EREMOTE && a->dc) {
+        client_close(a->dc);
+        a->dc = NULL;
+    }
+    if (rc == 0)
+        ag.st.agent_xfers++;
+    return rc;
+}
+
+/* Pull mode: the agent moves [roff, +len) of the node file from (FAB_PUSH: a commit)
+ * or to (FAB_PULL: a restart) [loff, +len) of our registered region. */
+static int agent_moves(agent_t *a, long file, const ckag_region_t *reg, fab_dir_t dir,
+                       fab_mr_t *local, size_t loff, size_t roff, size_t len, char *err,
+                       size_t errlen)
+{
+    uint8_t blob[FAB_BLOB_MAX];
+    size_t blen = sizeof(blob);
+    int rc = fab_mr_blob(local, blob, &blen, err, errlen);
+    if (rc < 0)
+        return rc;
+    char mr[FAB_BLOB_MAX * 2];
+    b64_encode(blob, blen, mr);
+    return agent_call(a, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "type",
+                                   dir == FAB_PUSH ? "ck_pull" : "ck_fill", "app", ag.app,
+                                   "version", (json_int_t)reg->version, "file", (json_int_t)file,
+                                   "off", (json_int_t)roff, "len", (json_int_t)len, "loff",
+                                   (json_int_t)loff, "fabric", ag.me, "mr", mr),
+                      err, errlen);
+}
+
+/* One transfer between a registered local region and the node file's region, by us
+ * (push) or by the agent (pull). */
+static int move_one(agent_t *a, long file, const ckag_region_t *reg, fab_dir_t dir,
+                    fab_mr_t *local, size_t loff, size_t roff, size_t len, char *err,
+                    size_t errlen)
+{
+    if (ag.pull)
+        return agent_moves(a, file, reg, dir, local, loff, roff, len, err, errlen);
+    fab_rmr_t *rmr = NULL;
+    int rc = fab_rmr_import(reg->blob, reg->len, &rmr, err, errlen);
+    if (rc == 0)
+        rc = dir == FAB_PUSH
+                 ? fab_write(ag.fab, a->peer, local, loff, rmr, roff, len, err, errlen)
+                 : fab_read(ag.fab, a->peer, local, loff, rmr, roff, len, err, errlen);
+    fab_rmr_free(rmr);
+    if (rc == 0)
+        ag.st.proc_xfers++;
+    return rc;
+}
+
+static int move_failed(agent_t *a, int rc, char *err, size_t errlen)
+{
+    if (rc == -ETIMEDOUT || rc == -ENOTCONN)
+        a->peer = NULL; /* the provider abandoned it: added again at the next commit */
+    char why[400];
+    snprintf(why, sizeof(why), "%s", err);
+    return failf(err, errlen, rc, "checkpoint agent %s:%d: %s", a->host, a->port, why);
+}
+
+/* Reads [roff, roff + len) of a node file's region into data, through the staging
+ * region one chunk at a time (seed 002 §4.5). */
+static int fetch(long file, const ckag_region_t *reg, void *data, long len, long roff, char *err,
+                 size_t errlen)
+{
+    agent_t *a = &ag.a[file % ag.n];
+    if (!a->peer || !ag.fab || !ag.staging)
+        return failf(err, errlen, -ENOTCONN, "no endpoint for checkpoint agent %s:%d", a->host,
+                     a->port);
+    int rc = 0;
+    size_t chunk = fab_mr_len(ag.staging);
+    for (size_t done = 0; done < (size_t)(len > 0 ? len : 0) && rc == 0; done += chunk) {
+        size_t n = (size_t)len - done < chunk ? (size_t)len - done : chunk;
+        rc = move_one(a, file, reg, FAB_PULL, ag.staging, 0, (size_t)roff + done, n, err, errlen);
+        if (rc == 0)
+            memcpy((char *)data + done, ag.stage_buf, n);
+    }
+    return rc < 0 ? move_failed(a, rc, err, errlen) : 0;
+}
+
+int ckag_move_local(long file, const ckag_region_t *reg, fab_dir_t dir, fab_mr_t *local,
+                    size_t loff, long roff, long len, char *err, size_t errlen)
+{
+    if (!reg && (file < 0 || file >= ag.nfiles))
+        return failf(err, errlen, -EINVAL, "no node file %ld", file);
+    reg = reg ? reg : &ag.reg[file];
     agent_t *a = &ag.a[file % ag.n];
     if (!a->peer || !ag.fab)
         return failf(err, errlen, -ENOTCONN, "no endpoint for checkpoint agent %s:%d", a->host,
                      a->port);
-    if (len <= 0)
-        return 0;
-    fab_rmr_t *rmr = NULL;
-    int rc = fab_rmr_import(reg->blob, reg->len, &rmr, err, errlen);
-    if (rc == 0)
-        rc = fab_copy_pipelined(ag.fab, a->peer, dir, data, (size_t)len, ag.staging, rmr,
-                                (size_t)roff, NULL, err, errlen);
-    fab_rmr_free(rmr);
-    if (rc == -ETIMEDOUT || rc == -ENOTCONN)
-        a->peer = NULL; /* the provider abandoned it: added again at the next commit */
-    if (rc < 0) {
-        char why[400];
-        snprintf(why, sizeof(why), "%s", err);
-        failf(err, errlen, rc, "checkpoint agent %s:%d: %s", a->host, a->port, why);
-    }
-    return rc;
+    int rc = len > 0 ? move_one(a, file, reg, dir, local, loff, (size_t)roff, (size_t)len, err,
+                                errlen)
+                     : 0;
+    return rc < 0 ? move_failed(a, rc, err, errlen) : 0;
 }
 
+void ckag_pack(char *dst, long w, long wlen, char *const *bufs, const long *lens, int n)
+{
+    long at = 0;
+    for (int i = 0; i < n; at += lens[i++]) {
+        long lo = at > w ? at : w, hi = at + lens[i] < w + wlen ? at + lens[i] : w + wlen;
+        if (hi > lo)
+            memcpy(dst + (lo - w), bufs[i] + (lo - at), (size_t)(hi - lo));
+    }
+}
+
+/* The pieces packed: one transfer per staging-sized window of the part, however many
+ * pieces (variables) it holds. */
 int ckag_push(long file, const ckag_region_t *reg, long off, char *const *bufs, const long *lens,
               int n, char *err, size_t errlen)
 {
-    for (int i = 0; i < n; off += lens[i++]) {
-        int rc = move(file, reg, FAB_PUSH, bufs[i], lens[i], off, err, errlen);
-        if (rc < 0)
-            return rc;
+    agent_t *a = &ag.a[file % ag.n];
+    if (!a->peer || !ag.fab || !ag.staging)
+        return failf(err, errlen, -ENOTCONN, "no endpoint for checkpoint agent %s:%d", a->host,
+                     a->port);
+    long total = 0, chunk = (long)fab_mr_len(ag.staging);
+    for (int i = 0; i < n; i++)
+        total += lens[i];
+    int rc = 0;
+    for (long w = 0; w < total && rc == 0; w += chunk) {
+        long wlen = total - w < chunk ? total - w : chunk;
+        ckag_pack(ag.stage_buf, w, wlen, bufs, lens, n);
+        rc = move_one(a, file, reg, FAB_PUSH, ag.staging, 0, (size_t)(off + w), (size_t)wlen,
+                      err, errlen);
     }
-    return 0;
+    return rc < 0 ? move_failed(a, rc, err, errlen) : 0;
 }
 
 int ckag_publish(long version, long nfiles, json_t *manifest, char *err, size_t errlen)
@@ -397,6 +601,7 @@ int ckag_latest(long *version, char **manifest, long *nfiles, ckag_region_t **re
             long n = blob_of(g, "mr", reg[f].blob);
             reg[f].len = n > 0 ? (size_t)n : 0;
             reg[f].bytes = (long)json_integer_value(json_object_get(g, "bytes"));
+            reg[f].version = v;
             if (n <= 0)
                 rc = failf(err, errlen, -EPROTO, "checkpoint agent: no region for file %ld", f);
         }
@@ -436,7 +641,7 @@ int ckag_read(long file, void *buf, long len, long off, char *err, size_t errlen
     if (file < 0 || file >= ag.nfiles || off < 0 || off + len > ag.reg[file].bytes)
         return failf(err, errlen, -EINVAL, "node file %ld has no bytes [%ld, %ld)", file, off,
                      off + len);
-    return move(file, &ag.reg[file], FAB_PULL, buf, len, off, err, errlen);
+    return fetch(file, &ag.reg[file], buf, len, off, err, errlen);
 }
 
 void ckag_release(void)
@@ -455,6 +660,7 @@ void ckag_suspend(void)
 {
     ckag_done();
     ckag_set_regions(0, NULL);
+    ag.st = (ckag_stats_t){0}; /* the next session counts its own */
 }
 
 void ckag_shutdown(void)
@@ -462,15 +668,7 @@ void ckag_shutdown(void)
     ckag_done();
     ckag_disconnect();
     ckag_set_regions(0, NULL);
-    if (ag.staging)
-        fab_mr_close(ag.staging);
-    ag.staging = NULL;
-    if (ag.fab)
-        fab_close(ag.fab);
-    ag.fab = NULL;
-    free(ag.stage_buf);
-    ag.stage_buf = NULL;
-    for (int i = 0; i < ag.n; i++)
-        ag.a[i].peer = NULL;
+    close_endpoint();
     ag.n = 0;
+    ag.st = (ckag_stats_t){0};
 }

@@ -18,12 +18,39 @@ typedef struct ckag_addr {
     size_t len;
 } ckag_addr_t;
 
-/* A node file's region on its agent. */
+/* A node file's region on its agent, in a version. */
 typedef struct ckag_region {
     uint8_t blob[FAB_BLOB_MAX];
     size_t len;
     long bytes;
+    long version;
 } ckag_region_t;
+
+/* What this process's side of the transfers did (DUCTILE_CKPT_STATS, dt_ckxfer.c). */
+typedef struct ckag_stats {
+    long endpoints;   /* 1 while this process has a fabric endpoint */
+    long regions;     /* its registered regions (staging, the node's shared region) */
+    long proc_xfers;  /* RMA transfers it made (push) */
+    long agent_xfers; /* transfers an agent made to or from its regions (pull) */
+} ckag_stats_t;
+
+/* How data moves (every process alike, before the transfers): pull makes the agents
+ * read and write the processes' regions; staging is the size of each process's
+ * registered staging region (0: the default, 4 MiB). */
+void ckag_set_transfer(int pull, long staging);
+long ckag_staging(void);
+ckag_stats_t ckag_stats(void);
+/* Collective on comm after a successful ckag_hello on rank 0: the others get the
+ * service's key, for connections of their own to the agents (pull mode). */
+void ckag_share_key(MPI_Comm comm);
+/* Registers [buf, +len) on this process's endpoint (ckag_peers opened it). */
+int ckag_register(void *buf, size_t len, fab_mr_t **out, char *err, size_t errlen);
+void ckag_unregister(fab_mr_t *mr);
+/* Moves [roff, +len) of node file `file`'s region from (FAB_PUSH) or to (FAB_PULL)
+ * [loff, +len) of a registered local region, as the mode says: this process's RMA, or
+ * its agent's. reg NULL: the region a restart read (ckag_set_regions). */
+int ckag_move_local(long file, const ckag_region_t *reg, fab_dir_t dir, fab_mr_t *local,
+                    size_t loff, long roff, long len, char *err, size_t errlen);
 
 /* The agents of list (DUCTILE_CKPT_AGENTS as rank 0 has it: every process must have the
  * same) and, on the process that reads it, the key of DUCTILE_CKPT_KEY_FILE: the number
@@ -34,10 +61,13 @@ int ckag_configure(const char *app_dir, const char *list, char *err, size_t errl
 int ckag_count(void);
 /* rank 0: every agent's fabric address (connecting where needed). */
 int ckag_hello(ckag_addr_t *addrs, char *err, size_t errlen);
-/* every process: its endpoint, and a peer for each agent's address. */
-int ckag_peers(const ckag_addr_t *addrs, char *err, size_t errlen);
+/* every process: its endpoint (with its staging region unless staging is 0), and a
+ * peer for each agent's address; endpoint 0: none (SHMR: only the node's lead has one). */
+int ckag_peers(const ckag_addr_t *addrs, int endpoint, int staging, char *err, size_t errlen);
 /* rank 0: the region of node file `file` of a version being written. */
 int ckag_put(long version, long file, long bytes, ckag_region_t *out, char *err, size_t errlen);
+/* Copies window [w, w + wlen) of the pieces bufs[0, n) laid back to back into dst. */
+void ckag_pack(char *dst, long w, long wlen, char *const *bufs, const long *lens, int n);
 /* every process: its pieces, back to back from offset off of its node file's region. */
 int ckag_push(long file, const ckag_region_t *reg, long off, char *const *bufs, const long *lens,
               int n, char *err, size_t errlen);

@@ -30,6 +30,7 @@
 #include "b64.h"
 #include "ckptfiles.h"
 #include "dt_ckagent.h"
+#include "dt_ckxfer.h"
 #include "fsutil.h"
 #include "dt_internal.h"
 
@@ -167,17 +168,29 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
     MPI_Comm_dup(comm, &ck.comm);
     MPI_Comm_size(ck.comm, &ck.size);
     MPI_Comm_split_type(ck.comm, MPI_COMM_TYPE_SHARED, ck.rank, MPI_INFO_NULL, &ck.node);
+    /* Tests only (test_ckpt_transfer): every K processes of a host count as a node, so
+     * that one host has several node files (and SHMR regions). */
+    const char *ppn = getenv("DUCTILE_TEST_CKPT_PPN");
+    int k = ppn ? atoi(ppn) : 0;
+    MPI_Bcast(&k, 1, MPI_INT, 0, ck.comm);
+    if (k > 0) {
+        MPI_Comm host = ck.node;
+        MPI_Comm_split(host, ck.rank / k, ck.rank, &ck.node);
+        MPI_Comm_free(&host);
+    }
     MPI_Comm_rank(ck.node, &ck.node_rank);
     int rc = ck.rank == 0 ? fsutil_mkdirs(ck.dir, 0700) : 0;
+    char err[512] = "";
     if (rc < 0)
         fail(rc, "cannot create the checkpoint directory %s: %s", ck.dir, strerror(-rc));
     rc = agree(rc);
+    if (rc == 0 && (rc = ckx_init(ck.comm, ck.rank, err, sizeof(err))) < 0) /* (collective) */
+        rc = agree(fail(rc, "dt_ckpt_init: %s", err));
     if (rc < 0) {
         MPI_Comm_free(&ck.node);
         MPI_Comm_free(&ck.comm);
         return rc;
     }
-    char err[512] = "";
     /* rank 0's environment names the agents (mpirun passes few variables to others) */
     const char *env = getenv("DUCTILE_CKPT_AGENTS");
     if (ck.rank == 0 && !agents_known) {
@@ -600,10 +613,16 @@ static int agents_reach(char *err, size_t errlen)
     rc = agree(rc);
     if (rc == 0) {
         MPI_Bcast(addrs, (int)(ckag_count() * sizeof(*addrs)), MPI_BYTE, 0, ck.comm);
-        rc = ckag_peers(addrs, err, errlen);
+        if (ckx_pull()) /* every endpoint asks the agents for its transfers */
+            ckag_share_key(ck.comm);
+        /* SHMR: only a node's lead has an endpoint, its region the node's shared one */
+        int shmr = ckx_shmr();
+        rc = ckag_peers(addrs, !shmr || ck.node_rank == 0, !shmr, err, errlen);
         if (agree(rc) < 0 && rc == 0)
             snprintf(err, errlen, "another process has no fabric endpoint");
         rc = agree(rc);
+        if (rc == 0 && shmr)
+            rc = agree(ckx_shm_open(ck.node, ck.node_rank, err, errlen));
     }
     free(addrs);
     return rc;
@@ -645,6 +664,10 @@ static int agents_setup(char *err, size_t errlen)
 /* This process's part: to its agent's region, or to its node file. */
 static int write_data(char *const *bufs, const long *lens, int n)
 {
+    if (ck.pend.agent && ckx_shmr()) /* every process of the node at once */
+        return ckx_shm_commit(ck.node, ck.node_rank, ck.pend.file, &ck.pend.reg, ck.pend.off,
+                              bufs, lens, n, ck.pend.node_bytes, ck.pend.why,
+                              sizeof(ck.pend.why));
     if (ck.pend.agent)
         return ckag_push(ck.pend.file, &ck.pend.reg, ck.pend.off, bufs, lens, n, ck.pend.why,
                          sizeof(ck.pend.why));
@@ -864,7 +887,9 @@ int dt_ckpt_commit(void)
     /* Asynchronous: the data copied (the application may change it as soon as we
      * return), written by a thread; the next commit, dt_ckpt_wait or dt_ckpt_finalize
      * publishes it. Without memory or a thread for that, the commit is a blocking one. */
-    if (ck.async && ck.pend.len > 0 && (ck.pend.stage = stage_for(ck.pend.len))) {
+    /* (SHMR's transfer is collective on the node: not in a thread) */
+    if (ck.async && ck.pend.len > 0 && !(ck.pend.agent && ckx_shmr()) &&
+        (ck.pend.stage = stage_for(ck.pend.len))) {
         long at = 0;
         for (int i = 0; i < ck.nv; i++) {
             memcpy(ck.pend.stage + at, ck.v[i].data, (size_t)part_bytes(i));
@@ -886,6 +911,17 @@ int dt_ckpt_set_async(int on)
 }
 
 int dt_ckpt_wait(void) { return ck.on ? finish_commit() : 0; }
+
+int dt_ckpt_set_transfer(const char *transfer, const char *regions)
+{
+    if (!ck.on)
+        return fail(-EINVAL, "dt_ckpt_set_transfer: call dt_ckpt_init first");
+    int rc = finish_commit(); /* a commit under way ends the way it began */
+    char err[300];
+    if (ckx_set(transfer, regions, err, sizeof(err)) < 0)
+        return fail(-EINVAL, "%s", err);
+    return rc;
+}
 
 /* ---- restart ------------------------------------------------------------------ */
 
@@ -1142,6 +1178,10 @@ static int read_at(const char *path, void *buf, long len, long offset)
 static int read_old(long file, const char *path, void *buf, long len, long offset)
 {
     char err[512];
+    if (ckx_phase() == CKX_RECORD) /* SHMR: what the node's lead fetches next */
+        return ckx_record(file, offset, len);
+    if (ckx_phase() == CKX_REPLAY)
+        return ckx_replay(buf, len) == 0 ? 0 : read_at(path, buf, len, offset);
     if (ckag_has_regions() && ckag_read(file, buf, len, offset, err, sizeof(err)) == 0)
         return 0;
     return read_at(path, buf, len, offset);
@@ -1253,6 +1293,17 @@ static int restore_value(const ck_saved_t *s, int vi, char *out)
     return rc == 0 && cnt == s->total ? read_old(file, path, out, bytes, off) : -EINVAL;
 }
 
+static int restore_var(const ck_saved_t *s, int vi, void *data)
+{
+    if (s->dist == DT_DIST_BLOCK)
+        return restore_block(s, vi, data);
+    if (s->dist == DT_DIST_BLOCK_CYCLIC)
+        return restore_cyclic(s, vi, data);
+    if (s->dist == CK_DIST_MANUAL)
+        return restore_manual(s, vi, data);
+    return restore_value(s, vi, data);
+}
+
 int dt_ckpt_restore(const char *label, void *data, long count)
 {
     int vi;
@@ -1261,29 +1312,39 @@ int dt_ckpt_restore(const char *label, void *data, long count)
         return fail(-ENOENT, "dt_ckpt_restore: no variable '%s' in the restarted checkpoint",
                     label ? label : "");
     long want = new_count(s);
+    int rc = 0, bad = 0;
     if (count != want || (want > 0 && !data)) {
         char n[96];
         snprintf(n, sizeof(n), "this process's share is %ld elements, the buffer holds %ld", want,
                  count);
-        int rc = fail(-EINVAL, "dt_ckpt_restore '%s': %s", label, n);
-        return s->dist == CK_DIST_MANUAL ? agree(rc) : rc; /* the others wait in theirs */
+        bad = fail(-EINVAL, "dt_ckpt_restore '%s': %s", label, n);
     }
     const ck_var_t *reg = registered(label);
     dt_ckpt_fn *fn = reg ? reg->fn : NULL;
-    if (s->value == DT_VALUE_RECALC && !fn)
-        return fail(-EINVAL, "dt_ckpt_restore '%s': its value is recalculated: register it with "
-                    "dt_ckpt_add_value and its function before restoring it", label);
-    int rc;
-    if (s->dist == CK_DIST_MANUAL && agree(0) < 0)
-        return -EINVAL; /* another process's count did not fit: its message is here */
-    if (s->dist == DT_DIST_BLOCK)
-        rc = restore_block(s, vi, data);
-    else if (s->dist == DT_DIST_BLOCK_CYCLIC)
-        rc = restore_cyclic(s, vi, data);
-    else if (s->dist == CK_DIST_MANUAL)
-        rc = agree(restore_manual(s, vi, data));
-    else
-        rc = restore_value(s, vi, data);
+    if (bad == 0 && s->value == DT_VALUE_RECALC && !fn)
+        bad = fail(-EINVAL, "dt_ckpt_restore '%s': its value is recalculated: register it with "
+                   "dt_ckpt_add_value and its function before restoring it", label);
+    /* a manual variable's restore is collective: all go on, or none (the message of the
+     * process that could not is everywhere) */
+    if (s->dist == CK_DIST_MANUAL && agree(bad) < 0)
+        return -EINVAL;
+    if (ckx_shmr() && ckag_has_regions()) {
+        /* SHMR: the reads recorded, brought through the node's region (every process
+         * of the node takes part, a mistaken one too), then taken */
+        char err[512];
+        ckx_record_begin();
+        rc = bad < 0 ? 0 : restore_var(s, vi, data);
+        ckx_fetch(ck.node, ck.node_rank, err, sizeof(err)); /* failed: the files */
+        if (bad == 0 && rc == 0)
+            rc = restore_var(s, vi, data);
+        ckx_restore_end();
+    } else if (bad == 0) {
+        rc = restore_var(s, vi, data);
+    }
+    if (bad < 0)
+        return bad;
+    if (s->dist == CK_DIST_MANUAL)
+        rc = agree(rc);
     if (rc < 0)
         return fail(rc, "dt_ckpt_restore '%s': the checkpoint's files cannot be read (%s)", label,
                     strerror(-rc));
@@ -1303,6 +1364,8 @@ static int finalize_session(int release, int keep)
     if (release && ck.rank == 0 && ckag_count() > 0)
         ckag_release();
     forget_saved();
+    ckx_report(ck.comm, ck.rank);
+    ckx_shm_close(); /* (the node's communicator goes with the session) */
     if (keep)
         ckag_suspend();
     else

@@ -264,6 +264,15 @@ int dt_ckpt_probe(int *changed);
  * it, and the next dt_ckpt_commit, dt_ckpt_wait, dt_ckpt_restart or dt_ckpt_finalize
  * publishes it (and returns its error, if any). The data may change meanwhile. */
 int dt_ckpt_set_async(int on);
+/* How commits and restarts move data to and from the checkpoint agents (every process
+ * alike, after dt_ckpt_init; it lasts for the session; NULL keeps a setting): transfer
+ * "push" (the processes write into the agents' memory and read it back, the default)
+ * or "pull" (the agents read the processes' registered memory and write it back);
+ * regions "mr" (a registered region and endpoint per process, the default) or "shmr"
+ * (one shared-memory region and endpoint per node). Every mode makes the same
+ * checkpoint. DUCTILE_CKPT_TRANSFER and DUCTILE_CKPT_REGIONS in rank 0's environment
+ * set them at dt_ckpt_init. -EINVAL for another word. */
+int dt_ckpt_set_transfer(const char *transfer, const char *regions);
 /* Collective: the asynchronous commit under way is complete (0) or failed. */
 int dt_ckpt_wait(void);
 /* Collective: 1 and *version when a complete checkpoint exists, 0 when none. */

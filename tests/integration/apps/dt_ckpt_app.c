@@ -1,6 +1,8 @@
 /* Drives libductile's checkpoints for the tests (test_ckpt_files, test_ckpt_requeue).
  *
- *   dt_ckpt_app DIR write N     commits versions 1..N of three variables
+ *   dt_ckpt_app DIR write N     commits versions 1..N of three variables (with
+ *                               DT_CKPT_APP_TRANSFER="pull shmr", after
+ *                               dt_ckpt_set_transfer("pull", "shmr"); in every mode)
  *   dt_ckpt_app DIR write-async N  the same, asynchronous, changing the data as soon as
  *                               each commit returns
  *   dt_ckpt_app DIR write-release N  the same, blocking, ending with
@@ -244,6 +246,12 @@ int main(int argc, char **argv)
     int rc = dt_ckpt_init("app", argv[1], MPI_COMM_WORLD);
     if (rc < 0)
         die("dt_ckpt_init", rc);
+    /* DT_CKPT_APP_TRANSFER="pull shmr": the transfer mode set by the call rather than
+     * the environment (test_ckpt_transfer) */
+    char t[16], r[16];
+    const char *xf = getenv("DT_CKPT_APP_TRANSFER");
+    if (xf && sscanf(xf, "%15s %15s", t, r) == 2 && (rc = dt_ckpt_set_transfer(t, r)) < 0)
+        die("dt_ckpt_set_transfer", rc);
     vars_t v;
     shares(&v);
     int async = !strcmp(argv[2], "write-async"), release = !strcmp(argv[2], "write-release");
