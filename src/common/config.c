@@ -31,7 +31,7 @@ enum {
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
     K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
-    K_RECLAIM_WAIT, K_AGENT_SCALING, K_MAX_REQUEUE, NKEYS
+    K_RECLAIM_WAIT, K_AGENT_SCALING, K_CKPT_TRANSFER, K_CKPT_REGIONS, K_MAX_REQUEUE, NKEYS
 };
 
 typedef enum ktype {
@@ -78,6 +78,12 @@ static const word_t lending_words[] = {
 static const word_t scaling_words[] = {
     {"off", 0, "a job keeps the number of checkpoint agents it started with"},
     {"on", 1, "the number follows the time its commits take"}, {NULL, 0, NULL}};
+static const word_t transfer_words[] = {
+    {"push", 0, "the processes write into the checkpoint agents' memory"},
+    {"pull", 1, "the agents read the processes' memory"}, {NULL, 0, NULL}};
+static const word_t regions_words[] = {
+    {"mr", 0, "a registered region and endpoint per process"},
+    {"shmr", 1, "one shared-memory region and endpoint per node"}, {NULL, 0, NULL}};
 static const word_t select_words[] = {
     {"memory", CONFIG_CKPT_SEL_MEMORY, "the nodes with the most room first"},
     {"power", CONFIG_CKPT_SEL_POWER, "the nodes that draw the least first"}, {NULL, 0, NULL}};
@@ -149,6 +155,8 @@ static const cfgkey_t keys[NKEYS] = {
     [K_CKPT_DIST] = {"CheckpointDistribution", T_ENUM, F(ckpt_dist), 0, 0, dist_words, true},
     [K_AGENT_SCALING] = {"CheckpointAgentScaling", T_ENUM, F(agent_scaling), 0, 0, scaling_words,
                           true},
+    [K_CKPT_TRANSFER] = {"CheckpointTransfer", T_ENUM, F(ckpt_pull), 0, 0, transfer_words, false},
+    [K_CKPT_REGIONS] = {"CheckpointRegions", T_ENUM, F(ckpt_shmr), 0, 0, regions_words, false},
     [K_RECLAIM_WAIT] = {"CheckpointReclaimWait", T_SEC0, F(reclaim_wait), 0, 0, NULL, true},
     [K_CKPT_CANDIDATES] = {"CheckpointCandidates", T_INT, F(ckpt_candidates), 0, 1000000, NULL,
                            true},

@@ -120,6 +120,10 @@ typedef struct config {
                                      its new agents when a lent node is taken back */
     int ckpt_candidates;          /* CheckpointCandidates: nodes Algorithm 6 picks among;
                                      0: every checkpoint node with room */
+    int ckpt_pull;                /* CheckpointTransfer: 1 pull, the agents read the jobs'
+                                     memory; 0 push (a job's DUCTILE_CKPT_TRANSFER wins) */
+    int ckpt_shmr;                /* CheckpointRegions: 1 shmr, a shared region per node;
+                                     0 mr, one per process (DUCTILE_CKPT_REGIONS wins) */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

@@ -649,6 +649,19 @@ void agents_job_start(noded_t *d, const json_t *msg, int64_t job, int run, uid_t
                 "checkpoints to its files\n", d->name, (long long)job, path);
 }
 
+/* The job's own DUCTILE_CKPT_TRANSFER (or REGIONS) wins over the site's setting. */
+static bool job_sets(const json_t *msg, const char *prefix)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(msg, "env"), i, v) {
+        const char *s = json_string_value(v);
+        if (s && !strncmp(s, prefix, strlen(prefix)))
+            return true;
+    }
+    return false;
+}
+
 int agents_job_env(const noded_t *d, const json_t *msg, int64_t job, int run,
                    char kv[][HOSTS_KV_LEN])
 {
@@ -657,9 +670,15 @@ int agents_job_env(const noded_t *d, const json_t *msg, int64_t job, int run,
     key_path(d, job, run, path, sizeof(path));
     if (!job_has_agents(msg, &list, &key) || access(path, R_OK) < 0)
         return 0;
-    snprintf(kv[0], HOSTS_KV_LEN, "DUCTILE_CKPT_AGENTS=%s", list);
-    snprintf(kv[1], HOSTS_KV_LEN, "DUCTILE_CKPT_KEY_FILE=%s", path);
-    return 2;
+    int n = 0;
+    snprintf(kv[n++], HOSTS_KV_LEN, "DUCTILE_CKPT_AGENTS=%s", list);
+    snprintf(kv[n++], HOSTS_KV_LEN, "DUCTILE_CKPT_KEY_FILE=%s", path);
+    /* CheckpointTransfer, CheckpointRegions (docs/checkpointing.md, "Transfer modes") */
+    if (d->cfg.ckpt_pull && !job_sets(msg, "DUCTILE_CKPT_TRANSFER="))
+        snprintf(kv[n++], HOSTS_KV_LEN, "DUCTILE_CKPT_TRANSFER=pull");
+    if (d->cfg.ckpt_shmr && !job_sets(msg, "DUCTILE_CKPT_REGIONS="))
+        snprintf(kv[n++], HOSTS_KV_LEN, "DUCTILE_CKPT_REGIONS=shmr");
+    return n;
 }
 
 void agents_job_gone(noded_t *d, int64_t job, int run)

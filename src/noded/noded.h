@@ -161,7 +161,9 @@ void hosts_remove(noded_t *d, int64_t job);
  * the one captured at submission (base: a user's own Open MPI settings stay); returns
  * how many. */
 int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_KV_LEN]);
-/* agents.c: DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE for a job with agents; how many */
+/* agents.c: DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE for a job with agents, and
+ * the site's CheckpointTransfer and CheckpointRegions unless the job sets them; how
+ * many (4 at most) */
 int agents_job_env(const noded_t *d, const json_t *msg, int64_t job, int run,
                    char kv[][HOSTS_KV_LEN]);
 /* job_resized: the controller committed a resize; the batch node rewrites the files. */

@@ -9,7 +9,8 @@
 # (DUCTILE_CKPT_STATS): pull must be the agent's transfers and none of the processes',
 # SHMR one endpoint and region per node, MR one per process, and as many transfers as
 # staging-sized chunks. Also: an asynchronous commit pulled, the mode set by
-# dt_ckpt_set_transfer, and the mistakes in the user's words.
+# dt_ckpt_set_transfer, the mistakes in the user's words, and on a cluster the site's
+# CheckpointTransfer and CheckpointRegions in a job's environment (its own first).
 . "$(dirname "$0")/lib.sh"
 mpi_setup
 app="$BINDIR/dt_ckpt_app"
@@ -24,6 +25,7 @@ run() { # NP MODE ARGS...: MODE is TRANSFER:REGIONS
 "$agent" --key-file "$T/key" --port-file "$T/port" 2> "$T/agent.log" &
 apid=$!
 extra_cleanup() { kill -9 "$apid" 2> /dev/null; }
+# (DUCTILE_CKPT_STATS=1 stays for the cluster's jobs below)
 wait_for 10 test -s "$T/port" || fail "the agent did not start: $(cat "$T/agent.log")"
 export DUCTILE_CKPT_AGENTS="127.0.0.1:$(cat "$T/port")" DUCTILE_CKPT_KEY_FILE="$T/key"
 # 1000-byte staging regions: every part (about 3 KB on 4 processes) and node file
@@ -110,4 +112,28 @@ grep -q "^libductile: rank 0: dt_ckpt_init: DUCTILE_CKPT_STAGING is '1x': give t
   fail "dt_ckpt_set_transfer(pull, sharedmem) accepted"
 grep -q "^libductile: rank 0: dt_ckpt_set_transfer: the regions are 'sharedmem': it must be mr " "$T/err" ||
   fail "bad call: $(cat "$T/err")"
+
+# the site's choice (ductile.conf): a job with agents has CheckpointTransfer and
+# CheckpointRegions in its environment, unless it set them itself at submission
+kill "$apid"
+wait "$apid" 2> /dev/null || true
+unset DUCTILE_CKPT_AGENTS DUCTILE_CKPT_KEY_FILE DUCTILE_CKPT_STAGING DUCTILE_TEST_CKPT_PPN
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's (see test_mpi.sh)
+up 3 --set CheckpointNodes=n3 --set CheckpointTransfer=pull --set CheckpointRegions=shmr
+cd "$T"
+mkdir -m 1777 "$T/otmp" # a session directory per node (see test_mpi_plain.sh)
+export OMPI_MCA_orte_tmpdir_base="$T/otmp/$(id -un).\$DUCTILE_NODENAME"
+s=$(script conf.sh "#DUCTILE --nodes=2
+#DUCTILE --checkpoint-agents
+env | grep '^DUCTILE_CKPT_[RT]' | sort
+mpirun --oversubscribe $app $T/conf write 2")
+for c in "pull shmr" "push shmr"; do
+  if [ "$c" = "pull shmr" ]; then j=$(submit "$s"); else j=$(DUCTILE_CKPT_TRANSFER=push submit "$s"); fi
+  expect_state "$j" CD 60
+  o="ductile-$j.out"
+  [ "$(grep '^DUCTILE_CKPT_' "$o")" = "$(printf 'DUCTILE_CKPT_REGIONS=shmr\nDUCTILE_CKPT_TRANSFER=%s' "${c% *}")" ] ||
+    fail "job $j's environment: $(cat "$o")"
+  grep -q "^libductile: checkpoint transfers (${c% *}, shmr): " "$o" || fail "job $j: $(cat "$o")"
+  ! grep -q "using the checkpoint files" "$o" || fail "job $j went to the files: $(cat "$o")"
+done
 echo ok

@@ -337,6 +337,26 @@ static void cross_key_errors(void **state)
     config_free(&c);
 }
 
+/* CheckpointTransfer, CheckpointRegions: push and mr unless told */
+static void checkpoint_transfer(void **state)
+{
+    (void)state;
+    config_t c = parse_ok("Nodes = n[1-3]\n");
+    assert_int_equal(c.ckpt_pull, 0);
+    assert_int_equal(c.ckpt_shmr, 0);
+    config_free(&c);
+    c = parse_ok("Nodes = n[1-3]\nCheckpointTransfer = Pull\nCheckpointRegions = shmr\n");
+    assert_int_equal(c.ckpt_pull, 1);
+    assert_int_equal(c.ckpt_shmr, 1);
+    config_free(&c);
+    parse_err("Nodes = n[1-3]\nCheckpointTransfer = both\n", "t.conf:2:",
+              "CheckpointTransfer: 'both' is not accepted (accepted: push (the processes write "
+              "into the checkpoint agents' memory)", "pull (the agents read the processes' memory)");
+    parse_err("Nodes = n[1-3]\nCheckpointRegions = node\n", "t.conf:2:",
+              "CheckpointRegions: 'node' is not accepted (accepted: mr (",
+              "shmr (one shared-memory region and endpoint per node)");
+}
+
 /* CheckpointNodes: some of Nodes, in any order of the lines; never all of them */
 static void checkpoint_nodes(void **state)
 {
@@ -617,6 +637,7 @@ int main(void)
         cmocka_unit_test(load_errors),
         cmocka_unit_test(node_lookup),
         cmocka_unit_test(checkpoint_nodes),
+        cmocka_unit_test(checkpoint_transfer),
         cmocka_unit_test(doc_example),
         cmocka_unit_test(apply_changes),
     };
