@@ -476,6 +476,9 @@ static bool ask(ctld_t *c, job_t *j, int want, bool more)
     int cap = 0, room = 0, nn = idx && cn ? up_nodes(c, idx, cn, &cap, &room) : 0;
     char err[256];
     ckpt_app_t app = {0};
+    /* SHMR's bound (one agent per node) in every transfer mode: libductile keeps one
+     * file per node in MR too, node file f on agent f mod M, so an agent beyond the
+     * node count would hold nothing (docs/checkpointing.md, "Transfer modes") */
     ckpt_count_req_t req = {.num_nodes = j->nalloc, .num_processes = j->nalloc,
                             .mode = CKPT_SHMR, .t_sync = -1};
     int count = want, where[AGENTS_MAX];
