@@ -259,6 +259,9 @@ static int cluster_up(int argc, char **argv)
                "MungeSocket = \"%s\"\n",
             port, adir, nodes >= 10 ? "0" : "", nodes, ncpu / nodes > 0 ? ncpu / nodes : 1, adir,
             adir, policy, tick, timeout, rtimeout, auth, adir, munge_socket);
+    if (per > 1) /* real nodes have an address each: the cap is for floods from one */
+        fprintf(f, "# every emulated node connects from 127.0.0.1\n"
+                   "MaxConnectionsPerHost = 0\n");
     fflush(f); /* the lines before the --set ones, to name a bad one as given */
     long base = 0;
     FILE *r = fopen(conf, "r");

@@ -371,7 +371,7 @@ static int listen_tcp(ctld_t *c, char *err, size_t errlen)
     c->tcp.data = c;
     int rc = uv_tcp_bind(&c->tcp, (struct sockaddr *)&sa, 0);
     if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&c->tcp, 512, on_connection);
+        rc = uv_listen((uv_stream_t *)&c->tcp, 4096, on_connection); /* node storms */
     if (rc < 0) {
         snprintf(err, errlen, "cannot listen on %s:%d: %s", c->cfg.control_addr,
                  c->cfg.control_port, uv_strerror(rc));

@@ -16,6 +16,13 @@
 #include "hostlist.h"
 #include "noded.h"
 
+/* The reconnect timer is also the deadline of a connection made: a controller whose
+ * accept queue overflowed (thousands of nodes connecting at once) drops a connection
+ * that the node believes established, and says nothing on it, ever. Without the
+ * controller's answer to our registration within REGISTER_WAIT_MS of connecting, the
+ * node connects again. */
+#define REGISTER_WAIT_MS 10000
+
 static void connect_ctl(noded_t *d);
 static void on_reconnect(uv_timer_t *t);
 
@@ -74,6 +81,7 @@ static void connect_ctl(noded_t *d)
         uv_timer_start(&d->reconnect, on_reconnect, 1000, 0);
         return;
     }
+    uv_timer_start(&d->reconnect, on_reconnect, REGISTER_WAIT_MS, 0);
     /* Queued until the hello arrives; tells the controller what we still hold. */
     long mem = sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGESIZE) / 1024;
     json_t *reg = json_pack("{s:s,s:s,s:i,s:I,s:o}", "type", "register", "node", d->name, "cpus",
@@ -92,7 +100,20 @@ static void connect_ctl(noded_t *d)
     conn_send_new(d->ctl, reg);
 }
 
-static void on_reconnect(uv_timer_t *t) { connect_ctl(t->data); }
+static void on_reconnect(uv_timer_t *t)
+{
+    noded_t *d = t->data;
+    if (d->ctl && !d->registered) {
+        static bool said; /* once per process: every node of it would say the same */
+        if (!said)
+            fprintf(stderr, "ductile-noded %s: no answer from the controller within %d s of "
+                    "connecting; connecting again\n", d->name, REGISTER_WAIT_MS / 1000);
+        said = true;
+        conn_close(d->ctl); /* on_close connects again */
+        return;
+    }
+    connect_ctl(d);
+}
 
 static void on_heartbeat(uv_timer_t *t)
 {

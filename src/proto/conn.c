@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* struct ucred */
 #include "conn.h"
+#include "idmap.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -46,6 +47,7 @@ struct conn {
     bool persistent;    /* a node daemon: no idle or frame timeout */
     bool in_reserve;    /* admitted into the reserve before we knew who it was */
     bool refusing;      /* an error is on its way, then the connection closes */
+    int8_t counted;     /* in its guard's tally: 0 not, 1 by host (unauthenticated), 2 by uid */
     bool reading;       /* uv_read_start done */
     bool close_flushed; /* close once the queued output is written */
     /* channels (conn_open_channel): a connection carried inside another */
@@ -65,6 +67,10 @@ struct conn_guard {
     int nrefusing;   /* being told why they are refused: not counted against limits */
     double log_at;   /* refusals are logged at most once a second */
     long unlogged;   /* refusals since the last line */
+    /* live connections (not closing or refused) by host while unauthenticated and by
+     * uid once authenticated: the limits look them up instead of walking every
+     * connection, which made 10,000 node daemons connecting at once quadratic */
+    idmap_t *hosts, *uids;
 };
 
 typedef struct wreq {
@@ -76,11 +82,55 @@ typedef struct wreq {
 
 static double loop_now(uv_loop_t *loop) { return (double)uv_now(loop) / 1000.0; }
 
+static int64_t host_key(const char *host)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = host; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    return (int64_t)h;
+}
+
+static int tally_get(const idmap_t *m, int64_t key) { return (int)(intptr_t)idmap_get(m, key); }
+
+static void tally_add(idmap_t *m, int64_t key, int d)
+{
+    intptr_t n = (intptr_t)idmap_del(m, key) + d;
+    if (n > 0)
+        idmap_put(m, key, (void *)n);
+}
+
+/* c counts against its host until it authenticates, then against its uid; not once it
+ * is refused or closing. */
+static void count_add(conn_t *c)
+{
+    conn_guard_t *g = c->guard;
+    if (!g || c->counted)
+        return;
+    c->counted = c->authed ? 2 : 1;
+    if (c->authed)
+        tally_add(g->uids, (int64_t)c->uid, 1);
+    else
+        tally_add(g->hosts, host_key(c->host), 1);
+}
+
+static void count_drop(conn_t *c)
+{
+    conn_guard_t *g = c->guard;
+    if (!g || !c->counted)
+        return;
+    if (c->counted == 2)
+        tally_add(g->uids, (int64_t)c->uid, -1);
+    else
+        tally_add(g->hosts, host_key(c->host), -1);
+    c->counted = 0;
+}
+
 static void guard_unlink(conn_t *c)
 {
     conn_guard_t *g = c->guard;
     if (!g)
         return;
+    count_drop(c);
     if (c->gprev)
         c->gprev->gnext = c->gnext;
     else
@@ -132,6 +182,7 @@ void conn_close(conn_t *c)
     if (!c || c->closing)
         return;
     c->closing = true;
+    count_drop(c);
     /* a carrier takes its channels with it */
     while (c->channels) {
         conn_t *ch = c->channels;
@@ -489,6 +540,7 @@ static void refuse(conn_t *c, const char *fmt, ...)
     if (c->guard && !c->refusing)
         c->guard->nrefusing++;
     c->refusing = true;
+    count_drop(c);
     json_t *m = json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "too_many_connections", "error", why);
     uint8_t *frame = NULL;
     size_t len = 0;
@@ -515,20 +567,12 @@ static void refuse(conn_t *c, const char *fmt, ...)
         conn_close(c);
 }
 
-static int count_uid(const conn_guard_t *g, const conn_t *self, uid_t uid)
-{
-    int n = 0;
-    for (const conn_t *o = g->head; o; o = o->gnext)
-        n += o != self && !o->closing && !o->refusing && o->authed && o->uid == uid;
-    return n;
-}
+/* The others of a uid or host (c itself is not counted yet when these are asked). */
+static int count_uid(const conn_guard_t *g, uid_t uid) { return tally_get(g->uids, (int64_t)uid); }
 
-static int count_host(const conn_guard_t *g, const conn_t *self, const char *host)
+static int count_host(const conn_guard_t *g, const char *host)
 {
-    int n = 0;
-    for (const conn_t *o = g->head; o; o = o->gnext)
-        n += o != self && !o->closing && !o->refusing && !o->authed && !strcmp(o->host, host);
-    return n;
+    return tally_get(g->hosts, host_key(host));
 }
 
 /* A new connection: refused (false) or counted. Local peers are known already; TCP
@@ -552,7 +596,7 @@ static bool guard_admit(conn_guard_t *g, conn_t *c)
     }
     bool reserve = l->max_conns && others >= l->max_conns - l->reserve;
     if (c->authed) {
-        int mine = l->per_user ? count_uid(g, c, c->uid) : 0;
+        int mine = l->per_user ? count_uid(g, c->uid) : 0;
         /* privileged() is asked only when a limit is reached: it may look the user up */
         if ((reserve || (l->per_user && mine >= l->per_user)) && !privileged(g, c->uid)) {
             if (reserve)
@@ -563,14 +607,16 @@ static bool guard_admit(conn_guard_t *g, conn_t *c)
                        (unsigned)c->uid, l->per_user);
             return false;
         }
+        count_add(c);
         return true;
     }
-    if (l->per_host && count_host(g, c, c->host) >= l->per_host) {
+    if (l->per_host && count_host(g, c->host) >= l->per_host) {
         refuse(c, "too many unauthenticated connections from %s (MaxConnectionsPerHost = %d)",
                c->host, l->per_host);
         return false;
     }
     c->in_reserve = reserve;
+    count_add(c);
     return true;
 }
 
@@ -578,13 +624,22 @@ static bool guard_admit(conn_guard_t *g, conn_t *c)
 static void guard_authenticated(conn_t *c)
 {
     conn_guard_t *g = c->guard;
-    if (!g || privileged(g, c->uid))
+    if (!g || c->closing || c->refusing)
         return;
-    if (c->in_reserve)
-        refuse(c, "too many connections: the last %d are reserved for operators", g->lim.reserve);
-    else if (g->lim.per_user && count_uid(g, c, c->uid) >= g->lim.per_user)
-        refuse(c, "too many connections from uid %u (MaxConnectionsPerUser = %d)",
-               (unsigned)c->uid, g->lim.per_user);
+    count_drop(c); /* no longer by its host */
+    if (!privileged(g, c->uid)) {
+        if (c->in_reserve) {
+            refuse(c, "too many connections: the last %d are reserved for operators",
+                   g->lim.reserve);
+            return;
+        }
+        if (g->lim.per_user && count_uid(g, c->uid) >= g->lim.per_user) {
+            refuse(c, "too many connections from uid %u (MaxConnectionsPerUser = %d)",
+                   (unsigned)c->uid, g->lim.per_user);
+            return;
+        }
+    }
+    count_add(c);
 }
 
 static void guard_tick(uv_timer_t *t)
@@ -619,6 +674,14 @@ conn_guard_t *conn_guard_create(uv_loop_t *loop, const conn_limits_t *lim)
     g->loop = loop;
     g->lim = *lim;
     g->log_at = -1e9;
+    g->hosts = idmap_create();
+    g->uids = idmap_create();
+    if (!g->hosts || !g->uids) {
+        idmap_destroy(g->hosts);
+        idmap_destroy(g->uids);
+        free(g);
+        return NULL;
+    }
     /* Check often enough that a timeout is at most a quarter late, and at least once a
      * second. */
     double t = 1.0, ts[] = {lim->auth_timeout, lim->frame_timeout, lim->idle_timeout};
