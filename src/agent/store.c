@@ -399,3 +399,15 @@ void store_free(store_t *s)
     s->apps = NULL;
     s->napps = 0;
 }
+
+void store_report(const store_t *s, int fd, unsigned long seq)
+{
+    char line[STORE_REPORT_LEN + 1];
+    int n = snprintf(line, sizeof(line), "ductile-agent-report %lu held=%zu limit=%zu moved=%llu "
+                     "commits=%llu %lu", seq, s->bytes, s->limit, s->moved, s->commits, seq);
+    if (n < 0 || n >= STORE_REPORT_LEN)
+        return;
+    memset(line + n, ' ', (size_t)(STORE_REPORT_LEN - 1 - n));
+    line[STORE_REPORT_LEN - 1] = '\n';
+    (void)!pwrite(fd, line, STORE_REPORT_LEN, 0);
+}

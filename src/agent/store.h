@@ -59,6 +59,9 @@ typedef struct store {
     int napps;
     size_t bytes; /* held in all regions, spares included */
     size_t limit; /* the most it may hold (--memory) */
+    /* what it moved since it started, for its manager's measurements (store_report) */
+    unsigned long long moved;   /* bytes handed out to be written or read */
+    unsigned long long commits; /* versions published */
     /* regions of dropped versions, registered still: a steady commit of the same size
      * takes one instead of allocating, touching and registering memory again */
     afile_t spare[STORE_SPARES];
@@ -85,5 +88,13 @@ void store_prune(store_t *s, app_t *a);
 /* Starts flushing a complete version in a thread; `done` runs in that thread at the end. */
 int store_flush(store_t *s, app_t *a, aver_t *v, void (*done)(void *), void *arg);
 void store_free(store_t *s);
+
+/* Writes what the agent holds and has moved to fd at offset 0, for its manager (the
+ * node daemon reads it at each heartbeat: docs/checkpointing.md, "measurements"): one
+ * line of STORE_REPORT_LEN bytes, "ductile-agent-report SEQ held=B limit=B moved=B
+ * commits=N SEQ", padded with spaces. The sequence number at both ends lets a reader
+ * that raced a write see a torn line and keep the previous one. */
+#define STORE_REPORT_LEN 160
+void store_report(const store_t *s, int fd, unsigned long seq);
 
 #endif
