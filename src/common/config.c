@@ -31,7 +31,7 @@ enum {
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
     K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
-    K_RECLAIM_WAIT, K_AGENT_SCALING, K_MAX_REQUEUE, NKEYS
+    K_RECLAIM_WAIT, K_AGENT_SCALING, K_MAX_REQUEUE, K_CKPT_NODE_MEMORY, NKEYS
 };
 
 typedef enum ktype {
@@ -80,6 +80,9 @@ static const word_t scaling_words[] = {
     {"on", 1, "the number follows the time its commits take"}, {NULL, 0, NULL}};
 static const word_t select_words[] = {
     {"memory", CONFIG_CKPT_SEL_MEMORY, "the nodes with the most room first"},
+    {"bandwidth", CONFIG_CKPT_SEL_BANDWIDTH, "the nodes whose agents move the least data first"},
+    {"frequency", CONFIG_CKPT_SEL_FREQUENCY, "the nodes with the fewest commits per second "
+     "first"},
     {"power", CONFIG_CKPT_SEL_POWER, "the nodes that draw the least first"}, {NULL, 0, NULL}};
 static const word_t dist_words[] = {
     {"block", CONFIG_CKPT_DIST_BLOCK, "an even run of agents on each node"},
@@ -152,6 +155,8 @@ static const cfgkey_t keys[NKEYS] = {
     [K_RECLAIM_WAIT] = {"CheckpointReclaimWait", T_SEC0, F(reclaim_wait), 0, 0, NULL, true},
     [K_CKPT_CANDIDATES] = {"CheckpointCandidates", T_INT, F(ckpt_candidates), 0, 1000000, NULL,
                            true},
+    [K_CKPT_NODE_MEMORY] = {"CheckpointNodeMemory", T_INT, F(ckpt_node_memory), 0, INT_MAX, NULL,
+                            true},
 };
 #undef F
 

@@ -43,6 +43,8 @@ typedef enum config_power_source {
 typedef enum config_ckpt_select {
     CONFIG_CKPT_SEL_MEMORY, /* the most room for agents first */
     CONFIG_CKPT_SEL_POWER,  /* the lowest power reading first */
+    CONFIG_CKPT_SEL_BANDWIDTH, /* the least traffic its agents moved (measured) first */
+    CONFIG_CKPT_SEL_FREQUENCY, /* the fewest commits per second (measured) first */
 } config_ckpt_select_t;
 
 typedef enum config_ckpt_dist {
@@ -120,6 +122,8 @@ typedef struct config {
                                      its new agents when a lent node is taken back */
     int ckpt_candidates;          /* CheckpointCandidates: nodes Algorithm 6 picks among;
                                      0: every checkpoint node with room */
+    int ckpt_node_memory;         /* CheckpointNodeMemory: MiB the checkpoint service may use
+                                     on a node; 0: the memory its daemon reports */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

@@ -179,22 +179,34 @@ static void count_job(int64_t id, void *val, void *arg)
 }
 
 /* What an agent may hold on node n, MiB: CheckpointAgentMemory, else a quarter of the
- * node's memory; a node takes as many agents as their budgets fit in its memory. */
-static long node_mem_mb(const ctld_t *c, const node_t *n)
-{
-    return n->memory_mb > 0 ? n->memory_mb : c->cfg.memory_per_node;
-}
+ * node's memory (CheckpointNodeMemory, else its own); a node takes as many agents as
+ * their budgets fit in its memory. */
+#define MIB 1048576.0
 
 static long agent_budget(const ctld_t *c, const node_t *n)
 {
-    long q = node_mem_mb(c, n) / 4;
+    long q = ckptmeas_node_mb(c, n) / 4;
     return c->cfg.agent_memory > 0 ? c->cfg.agent_memory : q > 0 ? q : 1;
 }
 
 /* How many agents node n takes in all. */
 static int node_takes(const ctld_t *c, const node_t *n)
 {
-    return (int)(node_mem_mb(c, n) / agent_budget(c, n));
+    return (int)(ckptmeas_node_mb(c, n) / agent_budget(c, n));
+}
+
+/* Node n as Algorithm 6 and 8 see it, with `agents` agents: its manager's last
+ * measurements (ckptmeas.c; none: no traffic, no commits, its memory all free), its
+ * power reading (none: IdlePower). */
+static ckpt_node_t measured(const ctld_t *c, const node_t *n, int agents)
+{
+    bool fresh = ckptmeas_fresh(c, n);
+    double total = (double)ckptmeas_node_mb(c, n) * MIB, held = fresh ? n->ck_held : 0;
+    return (ckpt_node_t){.total_mem = total, .avail_mem = held < total ? total - held : 0,
+                         .depletion = fresh ? n->ck_depletion : 0,
+                         .traffic = fresh ? n->ck_traffic : 0, .cp_ops = fresh ? n->ck_ops : 0,
+                         .agents = agents,
+                         .power = n->power_at > 0 ? n->power_w : c->cfg.idle_power};
 }
 
 /* The checkpoint nodes up now with room for an agent, what Algorithm 6 looks at on
@@ -215,12 +227,11 @@ static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn, int *cap, int *room)
         int takes = node_takes(c, n);
         if (!usable(n) || takes <= per[i])
             continue;
-        double budget = (double)agent_budget(c, n) * 1048576.0;
-        /* no measurement of what agents hold yet: each holds its budget */
-        /* a node yet to report its draw counts as idle (CheckpointPlacement = power) */
-        cn[k] = (ckpt_node_t){.total_mem = (double)node_mem_mb(c, n) * 1048576.0,
-                              .avail_mem = (takes - per[i]) * budget, .agents = per[i],
-                              .power = n->power_at > 0 ? n->power_w : c->cfg.idle_power};
+        cn[k] = measured(c, n, per[i]);
+        /* a node yet to report what its agents hold counts each as holding its budget;
+         * the agents' budgets stay the bound of how many it takes either way */
+        if (!ckptmeas_fresh(c, n))
+            cn[k].avail_mem = (takes - per[i]) * (double)agent_budget(c, n) * MIB;
         idx[k++] = i;
         *room += takes - per[i];
         if (takes > *cap)
@@ -442,7 +453,10 @@ static ckpt_place_cfg_t place_cfg(const ctld_t *c, int nn, int cap)
 {
     int want = c->cfg.ckpt_candidates;
     return (ckpt_place_cfg_t){
-        .select = c->cfg.ckpt_select == CONFIG_CKPT_SEL_POWER ? CKPT_SEL_POWER : CKPT_SEL_MEMORY,
+        .select = c->cfg.ckpt_select == CONFIG_CKPT_SEL_POWER       ? CKPT_SEL_POWER
+                  : c->cfg.ckpt_select == CONFIG_CKPT_SEL_BANDWIDTH ? CKPT_SEL_BANDWIDTH
+                  : c->cfg.ckpt_select == CONFIG_CKPT_SEL_FREQUENCY ? CKPT_SEL_FREQUENCY
+                                                                    : CKPT_SEL_MEMORY,
         .dist = c->cfg.ckpt_dist == CONFIG_CKPT_DIST_BLOCK  ? CKPT_DIST_BLOCK
                 : c->cfg.ckpt_dist == CONFIG_CKPT_DIST_FILL ? CKPT_DIST_FILL
                                                             : CKPT_DIST_ROUNDROBIN,
