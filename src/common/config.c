@@ -31,7 +31,8 @@ enum {
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
     K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
-    K_RECLAIM_WAIT, K_AGENT_SCALING, K_MAX_REQUEUE, K_CKPT_NODE_MEMORY, NKEYS
+    K_RECLAIM_WAIT, K_AGENT_SCALING, K_MAX_REQUEUE, K_CKPT_NODE_MEMORY, K_SCALER_LOWER,
+    K_SCALER_UPPER, NKEYS
 };
 
 typedef enum ktype {
@@ -157,6 +158,8 @@ static const cfgkey_t keys[NKEYS] = {
                            true},
     [K_CKPT_NODE_MEMORY] = {"CheckpointNodeMemory", T_INT, F(ckpt_node_memory), 0, INT_MAX, NULL,
                             true},
+    [K_SCALER_LOWER] = {"CheckpointScalerLower", T_INT, F(scaler_lower), 1, 100, NULL, true},
+    [K_SCALER_UPPER] = {"CheckpointScalerUpper", T_INT, F(scaler_upper), 1, 100, NULL, true},
 };
 #undef F
 
@@ -668,6 +671,11 @@ static int finish(parse_t *ps)
                     "HeartbeatInterval: %g must be less than NodeTimeout (%g), or a node "
                     "would time out between heartbeats", cfg->heartbeat_interval,
                     cfg->node_timeout);
+    if (cfg->scaler_lower > cfg->scaler_upper)
+        return fail(ps, ps->line[K_SCALER_LOWER] ? ps->line[K_SCALER_LOWER]
+                                                 : ps->line[K_SCALER_UPPER],
+                    "CheckpointScalerLower: %d %% is above CheckpointScalerUpper (%d %%)",
+                    cfg->scaler_lower, cfg->scaler_upper);
     if (cfg->reserved_connections >= cfg->max_connections)
         return fail(ps, ps->line[K_RESERVED_CONNS] ? ps->line[K_RESERVED_CONNS]
                                                    : ps->line[K_MAX_CONNS],
@@ -699,7 +707,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
     *out = (config_t){
         .control_port = 6817, .cores_per_node = 1, .memory_per_node = 1024,
         .scheduler_tick = 10, .node_timeout = 30, .resize_timeout = 60, .kill_wait = 10,
-        .agent_stop_wait = 120,
+        .agent_stop_wait = 120, .scaler_lower = 80, .scaler_upper = 90,
         .resize_backoff = 10, .resize_backoff_max = 300,
         .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_requeue = 5, .max_script_size = 1048576,
         .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,

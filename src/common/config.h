@@ -124,6 +124,9 @@ typedef struct config {
                                      0: every checkpoint node with room */
     int ckpt_node_memory;         /* CheckpointNodeMemory: MiB the checkpoint service may use
                                      on a node; 0: the memory its daemon reports */
+    int scaler_lower, scaler_upper; /* CheckpointScalerLower/Upper: % of that memory held by
+                                     agents above which Algorithm 8 flags a node / asks for
+                                     one (with CheckpointLending) */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

@@ -41,6 +41,7 @@ void ckptmeas_on_ping(ctld_t *c, node_t *n, const json_t *msg)
     n->ck_traffic = traffic;
     n->ck_ops = ops;
     n->ck_at = now;
+    ckptsvc_scale(c);
 }
 
 bool ckptmeas_fresh(const ctld_t *c, const node_t *n)

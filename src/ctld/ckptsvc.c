@@ -326,8 +326,9 @@ static void waiting_free(job_t *j)
 
 /* CheckpointLending = idle (seed 002's Algorithm 11, "favour the application": the
  * service's request served from idle nodes only): lends idle nodes for jobs to the
- * checkpoint service until they take short_by more agents. Returns how many. */
-static int lend(ctld_t *c, const job_t *j, int short_by)
+ * checkpoint service until they take short_by more agents, saying who asked and why;
+ * by_scaler: Algorithm 8 asked before any agent needs them. Returns how many. */
+static int lend(ctld_t *c, int short_by, const char *who, const char *why, bool by_scaler)
 {
     int lent = 0;
     /* never a node the first waiting job needs to start (it would be taken back) */
@@ -338,13 +339,22 @@ static int lend(ctld_t *c, const job_t *j, int short_by)
             continue;
         spare--;
         n->lent = true;
+        n->scaler_lent = by_scaler;
         sched_set_node_available(c->sched, i, false); /* no job starts there meanwhile */
         short_by -= node_takes(c, n);
         lent++;
-        fprintf(stderr, "ductiled: job %lld: node %s lent to the checkpoint service (the "
-                "checkpoint nodes are full)\n", (long long)j->id, n->name);
+        fprintf(stderr, "ductiled: %snode %s lent to the checkpoint service (%s)\n", who,
+                n->name, why);
     }
     return lent;
+}
+
+/* For job j's agents, which have no room on the service's nodes. */
+static int lend_for(ctld_t *c, const job_t *j, int short_by)
+{
+    char who[32];
+    snprintf(who, sizeof(who), "job %lld: ", (long long)j->id);
+    return lend(c, short_by, who, "the checkpoint nodes are full", false);
 }
 
 typedef struct victims {
@@ -401,6 +411,76 @@ static void take_from_jobs(ctld_t *c, job_t *j, int short_by)
     free(v.m);
 }
 
+/* ---- Algorithm 8 on the cluster --------------------------------------------------- */
+
+/* A measured node of the service holds more than CheckpointScalerLower of its memory. */
+static bool above_lower(const ctld_t *c)
+{
+    for (int i = 0; i < c->nnodes; i++) {
+        const node_t *n = &c->nodes[i];
+        if (usable(n) && ckptmeas_fresh(c, n) &&
+            n->ck_held > c->cfg.scaler_lower / 100.0 * (double)ckptmeas_node_mb(c, n) * MIB)
+            return true;
+    }
+    return false;
+}
+
+/* Seed 002's Algorithm 8 (the proactive scaler), with CheckpointLending: asks for a node
+ * before the service's nodes are full, when one holds more than CheckpointScalerUpper of
+ * its memory and its agents still take more. The request is served as a job's agents'
+ * would be from idle nodes (Algorithm 11: LOW and HIGH alike; a HIGH request does not
+ * shrink a job yet), and the node stays lent, empty, while a node of the service is
+ * above CheckpointScalerLower; no new request is made while it waits for agents. The
+ * half of the algorithm driven by bandwidth is not wired: the managers do not know
+ * their links' capacity, so no node counts as short of bandwidth. It runs at each
+ * measurement (a heartbeat of the service's nodes): the memory's depletion is the
+ * change between two of them. */
+void ckptsvc_scale(ctld_t *c)
+{
+    int *per = calloc((size_t)c->nnodes, sizeof(int));
+    if (!per)
+        return;
+    idmap_foreach(c->jobs, count_job, &(counting_t){c, per});
+    bool waiting = false;
+    for (int i = 0; i < c->nnodes; i++) {
+        node_t *n = &c->nodes[i];
+        if (n->scaler_lent && per[i] > 0)
+            n->scaler_lent = false; /* in use: given back once empty, as any lent node */
+        waiting = waiting || (n->scaler_lent && usable(n)); /* not taken back, nor down */
+    }
+    if (c->cfg.ckpt_lending == 0 || waiting) {
+        free(per);
+        return;
+    }
+    int *idx = calloc((size_t)c->nnodes, sizeof(int)), nn = 0;
+    ckpt_node_t *cn = calloc((size_t)c->nnodes, sizeof(ckpt_node_t));
+    for (int i = 0; idx && cn && i < c->nnodes; i++)
+        if (usable(&c->nodes[i]) && ckptmeas_fresh(c, &c->nodes[i])) {
+            cn[nn] = measured(c, &c->nodes[i], per[i]);
+            idx[nn++] = i;
+        }
+    ckpt_scaler_cfg_t sc = {.lower = c->cfg.scaler_lower / 100.0,
+                            .upper = c->cfg.scaler_upper / 100.0};
+    ckpt_scaler_t st = {0}; /* its bandwidth half only: unused (above) */
+    ckpt_scale_t act = CKPT_SCALE_NONE;
+    int k = -1;
+    char err[200];
+    if (nn > 0 && ckpt_scaler_pass(cn, nn, &sc, &st, &act, &k, err, sizeof(err)) < 0)
+        fprintf(stderr, "ductiled: the checkpoint scaler: %s\n", err);
+    else if ((act == CKPT_SCALE_HIGH || act == CKPT_SCALE_LOW) && k >= 0) {
+        const node_t *n = &c->nodes[idx[k]];
+        char why[256];
+        snprintf(why, sizeof(why), "Algorithm 8: %s's agents hold %.0f%% of its %ld MiB, above "
+                 "%d%%, %.1f MiB/s more: %s priority", n->name,
+                 100.0 * n->ck_held / cn[k].total_mem, ckptmeas_node_mb(c, n), c->cfg.scaler_upper,
+                 n->ck_depletion / MIB, act == CKPT_SCALE_HIGH ? "HIGH" : "LOW");
+        lend(c, 1, "", why, true);
+    }
+    free(idx);
+    free(cn);
+    free(per);
+}
+
 /* Lent nodes no agent is on any more (nor asked for) go back to jobs. */
 static void give_back(ctld_t *c)
 {
@@ -417,7 +497,9 @@ static void give_back(ctld_t *c)
         }
         if (per[i] > 0)
             continue;
-        n->lent = n->reclaim = false;
+        if (n->scaler_lent && !n->reclaim && c->cfg.ckpt_lending > 0 && above_lower(c))
+            continue; /* the room Algorithm 8 asked for, before any agent needs it */
+        n->lent = n->reclaim = n->scaler_lent = false;
         sched_set_node_available(c->sched, i, node_usable(n));
         fprintf(stderr, "ductiled: node %s given back to jobs (no checkpoint agent left on it)\n",
                 n->name);
@@ -497,7 +579,7 @@ static bool ask(ctld_t *c, job_t *j, int want, bool more)
         count = 1;
     if (count > AGENTS_MAX)
         count = AGENTS_MAX;
-    if (count > room && idx && cn && lend(c, j, count - room) > 0)
+    if (count > room && idx && cn && lend_for(c, j, count - room) > 0)
         nn = up_nodes(c, idx, cn, &cap, &room);
     if (count > room && !more)
         take_from_jobs(c, j, count - room);
@@ -860,7 +942,7 @@ static void serve_short(int64_t id, void *val, void *arg)
     if (j->ck_short <= 0 || j->state != JS_RUNNING || !j->ck_agents || j->ck_addr)
         return;
     int want = j->ck_short;
-    if (lend(c, j, want) > 0) {
+    if (lend_for(c, j, want) > 0) {
         j->ck_short = 0; /* what has room now: the rest stays in its files */
         ask(c, j, want, true);
     }

@@ -199,6 +199,8 @@ typedef struct node {
                               * agents need it (CheckpointLending = idle; ckptsvc.c) */
     bool reclaim;            /* lent, and taken back for a waiting job: no new agent goes
                               * there, those there move or leave (Algorithm 11) */
+    bool scaler_lent;        /* lent by Algorithm 8 before any agent needed it: kept while
+                              * a checkpoint node is above CheckpointScalerLower */
     /* its manager's last measurements (ckptmeas.c; a checkpoint node, a lent one) */
     double ck_held;          /* bytes its agents hold */
     double ck_traffic;       /* bytes/s they moved over the last heartbeat interval */
@@ -344,6 +346,8 @@ void ckptsvc_after_restore(ctld_t *c);
 void ckptsvc_app_sync(ctld_t *c, job_t *j, double t_sync);
 void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents);
 void ckptsvc_check(ctld_t *c);                /* launches that waited long enough; accounts */
+/* A checkpoint node's measurements came: Algorithm 8 may ask for a node (lent). */
+void ckptsvc_scale(ctld_t *c);
 /* Checkpoint node-seconds up to now: each checkpoint node's time is shared among the
  * agents placed on it, and each job is charged its agents' shares. */
 void ckptsvc_account(ctld_t *c);
