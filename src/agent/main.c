@@ -467,9 +467,9 @@ static void usage(FILE *f)
                "                   a free port)\n"
                "  --port-file F    write the port listened on to F once ready\n"
                "  --memory SIZE    the most checkpoint data it holds, in MiB or with K, M, G\n"
-               "                   (default: half of this host's memory); a commit that "
-               "would pass it\n"
-               "                   goes to the files\n"
+               "                   (default: half of this host's memory); a node file "
+               "that would pass it\n"
+               "                   is written to the files as it comes\n"
                "  --report-fd N    keep a line on descriptor N saying what it holds and "
                "has moved\n"
                "                   (its manager, the node daemon, measures the node by it)\n");

@@ -27,6 +27,8 @@ typedef struct afile {
     size_t len;
     char *buf;
     bool mapped; /* buf is an anonymous mapping (large regions), not malloc's */
+    bool spilled; /* buf maps the node file on the file level (store_put: short of
+                   * memory); it does not count in the store's bytes */
     fab_mr_t *mr;
 } afile_t;
 
@@ -73,7 +75,10 @@ typedef struct store {
 app_t *store_app(store_t *s, const char *name, bool create);
 aver_t *store_version(app_t *a, long version);
 /* The region of node file `file` of an open version, made on first use; NULL with a
- * message in err when the version is complete, the length differs, or memory is short. */
+ * message in err when the version is complete or the length differs. When it would pass
+ * the store's limit the region is the node file itself on the file level, mapped (seed
+ * 002 §4.5: an agent short of memory writes the chunks to the file system as they come):
+ * the version stays whole, its flush only syncs that file; NULL when that fails too. */
 afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, char *err,
                    size_t errlen);
 /* Completes an open version that holds every file in files[0..n); takes the manifest. */
