@@ -47,4 +47,5 @@ touch "stop.$b"
 expect_state "$b" CD
 back() { [ "$(node_state n3)" = idle ]; }
 wait_for 30 back || fail "n3 not given back: $(d nodes)"
+grep "lent to the checkpoint service" "$log"
 echo ok
