@@ -380,19 +380,27 @@ static void add_victim(int64_t id, void *val, void *arg)
  * service: a HIGH request shrinks the malleable job that uses its nodes worst, by MTCT):
  * asks the engine to shrink running malleable jobs by the nodes short_by agents need.
  * The nodes they give up are lent once the shrinks commit (ckptsvc_resized). */
-static void take_from_jobs(ctld_t *c, job_t *j, int short_by)
+/* Agents a node for jobs takes (what a node given up brings the service). */
+static int job_node_takes(const ctld_t *c)
 {
-    int per = 0; /* agents a node for jobs takes */
+    int per = 0;
     for (int i = 0; i < c->nnodes && per < 1; i++)
         per = c->nodes[i].ckpt ? 0 : node_takes(c, &c->nodes[i]);
-    if (c->cfg.ckpt_lending < 2 || per < 1 || j->ck_short > 0)
-        return;
-    victims_t v = {c, j, calloc((size_t)c->njobs_live + 1, sizeof(ckpt_mjob_t)), 0};
-    int *take = v.m ? calloc((size_t)c->njobs_live + 1, sizeof(int)) : NULL;
+    return per;
+}
+
+/* A HIGH request served by shrinking (Algorithm 10): running malleable jobs other than
+ * for_job (NULL: any) are asked to give up `nodes` nodes in all, the one using MPI worst
+ * first; the log names each, after `who` and with `why`. Returns how many were asked. */
+static int shrink_for(ctld_t *c, const job_t *for_job, int nodes, const char *who,
+                      const char *why)
+{
+    victims_t v = {c, for_job, calloc((size_t)c->njobs_live + 1, sizeof(ckpt_mjob_t)), 0};
+    int *take = v.m ? calloc((size_t)c->njobs_live + 1, sizeof(int)) : NULL, asked = 0;
     if (take)
         idmap_foreach(c->jobs, add_victim, &v);
     ckpt_sched_in_t in = {.favor = CKPT_FAVOR_ICHECK, .prio = CKPT_PRIO_HIGH,
-                          .requested = (short_by + per - 1) / per, .jobs = v.m, .njobs = v.n};
+                          .requested = nodes, .jobs = v.m, .njobs = v.n};
     ckpt_sched_out_t out = {.shrink = take};
     char err[200];
     if (take && v.n > 0 && ckpt_sched_decide(&in, &out, err, sizeof(err)) == 0)
@@ -401,14 +409,26 @@ static void take_from_jobs(ctld_t *c, job_t *j, int short_by)
             if (!x || sched_request_resize(c->sched, x->id, x->nalloc - take[k], true, err,
                                            sizeof(err)) < 0)
                 continue;
-            j->ck_short = short_by;
-            fprintf(stderr, "ductiled: job %lld: job %lld asked to give up %d node%s for its "
-                    "checkpoint agents (the checkpoint nodes are full)\n", (long long)j->id,
-                    (long long)x->id, take[k], take[k] > 1 ? "s" : "");
+            asked++;
+            fprintf(stderr, "ductiled: %sjob %lld asked to give up %d node%s %s\n", who,
+                    (long long)x->id, take[k], take[k] > 1 ? "s" : "", why);
             jobs_want_schedule(c);
         }
     free(take);
     free(v.m);
+    return asked;
+}
+
+static void take_from_jobs(ctld_t *c, job_t *j, int short_by)
+{
+    int per = job_node_takes(c);
+    if (c->cfg.ckpt_lending < 2 || per < 1 || j->ck_short > 0)
+        return;
+    char who[32];
+    snprintf(who, sizeof(who), "job %lld: ", (long long)j->id);
+    if (shrink_for(c, j, (short_by + per - 1) / per, who,
+                   "for its checkpoint agents (the checkpoint nodes are full)") > 0)
+        j->ck_short = short_by;
 }
 
 /* ---- Algorithm 8 on the cluster --------------------------------------------------- */
@@ -428,9 +448,11 @@ static bool above_lower(const ctld_t *c)
 /* Seed 002's Algorithm 8 (the proactive scaler), with CheckpointLending: asks for a node
  * before the service's nodes are full, when one holds more than CheckpointScalerUpper of
  * its memory and its agents still take more. The request is served as a job's agents'
- * would be from idle nodes (Algorithm 11: LOW and HIGH alike; a HIGH request does not
- * shrink a job yet), and the node stays lent, empty, while a node of the service is
- * above CheckpointScalerLower; no new request is made while it waits for agents. The
+ * would be from idle nodes (Algorithm 11: LOW and HIGH alike), and with none idle a
+ * HIGH one, with CheckpointLending = shrink, has a malleable job give up a node
+ * (Algorithm 10), lent once given up. The node stays lent, empty, while a node of the
+ * service is above CheckpointScalerLower; no new request is made while it waits for
+ * agents or for the shrink (at most twice ResizeTimeout). The
  * half of the algorithm driven by bandwidth is not wired: the managers do not know
  * their links' capacity, so no node counts as short of bandwidth. It runs at each
  * measurement (a heartbeat of the service's nodes): the memory's depletion is the
@@ -441,7 +463,8 @@ void ckptsvc_scale(ctld_t *c)
     if (!per)
         return;
     idmap_foreach(c->jobs, count_job, &(counting_t){c, per});
-    bool waiting = false;
+    /* a node a job was asked to give up for an earlier request, not given up yet */
+    bool waiting = c->ck_scaler_shrink > ctld_mono();
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
         if (n->scaler_lent && per[i] > 0)
@@ -474,7 +497,13 @@ void ckptsvc_scale(ctld_t *c)
                  "%d%%, %.1f MiB/s more: %s priority", n->name,
                  100.0 * n->ck_held / cn[k].total_mem, ckptmeas_node_mb(c, n), c->cfg.scaler_upper,
                  n->ck_depletion / MIB, act == CKPT_SCALE_HIGH ? "HIGH" : "LOW");
-        lend(c, 1, "", why, true);
+        if (lend(c, 1, "", why, true) == 0 && act == CKPT_SCALE_HIGH &&
+            c->cfg.ckpt_lending == 2 && job_node_takes(c) > 0) {
+            char for_[300];
+            snprintf(for_, sizeof(for_), "for the checkpoint service (%s)", why);
+            if (shrink_for(c, NULL, 1, "", for_) > 0) /* lent once given up: ckptsvc_resized */
+                c->ck_scaler_shrink = ctld_mono() + 2 * c->cfg.resize_timeout;
+        }
     }
     free(idx);
     free(cn);
@@ -970,8 +999,13 @@ static void scale_with(ctld_t *c, job_t *j, int before)
 void ckptsvc_resized(ctld_t *c, job_t *j, int before)
 {
     scale_with(c, j, before);
-    if (j->nalloc < before) /* nodes it gave up may be what a job's agents wait for */
-        idmap_foreach(c->jobs, serve_short, c);
+    if (j->nalloc >= before)
+        return;
+    idmap_foreach(c->jobs, serve_short, c); /* what a job's agents wait for, first */
+    if (c->ck_scaler_shrink > 0) { /* then what Algorithm 8 asked for */
+        c->ck_scaler_shrink = 0;
+        lend(c, 1, "", "Algorithm 8: the node a job gave up for it", true);
+    }
 }
 
 /* Commit times within this fraction of each other count as equal: without it every

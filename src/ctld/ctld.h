@@ -227,6 +227,9 @@ typedef struct ctld {
     idmap_t *steps;              /* running steps of `ductile run` (steps.c) */
     node_t *nodes;
     int nnodes;
+    double ck_scaler_shrink;     /* Algorithm 8 had a job asked to give up a node for the
+                                  * checkpoint service: until then (monotonic), lent once
+                                  * the job gave it up (ckptsvc.c); 0: none */
     uint8_t key[32];
     uv_pipe_t local;             /* clients */
     uv_tcp_t tcp;                /* node daemons (and remote clients with MUNGE) */
