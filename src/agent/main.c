@@ -62,6 +62,9 @@ typedef struct agent {
     long pulled, filled; /* transfers it made itself (ck_pull, ck_fill) */
     uv_timer_t die; /* DUCTILE_TEST_AGENT_DIE */
     bool stopping;
+    int report_fd; /* --report-fd: what it holds and moved, for its manager; -1: none */
+    unsigned long report_seq;
+    uv_timer_t report;
 } agent_t;
 
 typedef struct client_state {
@@ -196,6 +199,7 @@ static void do_put(agent_t *a, conn_t *c, const json_t *m)
     if (!mr)
         return reply_err(c, "ck_put: %s", err);
     set_busy(a, c, true);
+    a->st.moved += (unsigned long long)bytes;
     conn_send_new(c, json_pack("{s:b,s:o}", "ok", 1, "mr", mr));
     /* Tests only (test_ckpt_agent): the agent dies in the middle of a commit, once its
      * region is handed out and before the data arrives. */
@@ -228,6 +232,7 @@ static void do_publish(agent_t *a, conn_t *c, const json_t *m)
     free(ids);
     if (rc < 0)
         return reply_err(c, "ck_publish: %s", err);
+    a->st.commits++;
     aver_t *v = store_version(app, version);
     if (v && store_flush(&a->st, app, v, after_flush, &a->flushed) < 0)
         fprintf(stderr, "ductile-agent: %s version %ld: no thread to flush it\n", app->name,
@@ -297,6 +302,7 @@ static void do_get(agent_t *a, conn_t *c, const json_t *m)
     v->readers++;
     pthread_mutex_unlock(&a->st.mu);
     set_busy(a, c, true);
+    a->st.moved += f->len;
     conn_send_new(c, json_pack("{s:b,s:o,s:I}", "ok", 1, "mr", mr, "bytes", (json_int_t)f->len));
 }
 
@@ -410,6 +416,16 @@ static void do_list(agent_t *a, conn_t *c)
     conn_send_new(c, json_pack("{s:b,s:o,s:I,s:I,s:I}", "ok", 1, "apps", apps, "bytes",
                                (json_int_t)a->st.bytes, "pulled", (json_int_t)a->pulled,
                                "filled", (json_int_t)a->filled));
+}
+
+/* Its manager reads this at each heartbeat: twice as often keeps it at most half an
+ * interval old with the default HeartbeatInterval (a few seconds). */
+#define REPORT_MS 500
+
+static void on_report(uv_timer_t *t)
+{
+    agent_t *a = t->data;
+    store_report(&a->st, a->report_fd, ++a->report_seq);
 }
 
 static void on_message(conn_t *c, json_t *m, void *arg)
@@ -551,9 +567,12 @@ static void usage(FILE *f)
                "                   a free port)\n"
                "  --port-file F    write the port listened on to F once ready\n"
                "  --memory SIZE    the most checkpoint data it holds, in MiB or with K, M, G\n"
-               "                   (default: half of this host's memory); a commit that "
-               "would pass it\n"
-               "                   goes to the files\n");
+               "                   (default: half of this host's memory); a node file "
+               "that would pass it\n"
+               "                   is written to the files as it comes\n"
+               "  --report-fd N    keep a line on descriptor N saying what it holds and "
+               "has moved\n"
+               "                   (its manager, the node daemon, measures the node by it)\n");
 }
 
 int main(int argc, char **argv)
@@ -564,9 +583,12 @@ int main(int argc, char **argv)
                                          {"listen", required_argument, NULL, 'l'},
                                          {"port-file", required_argument, NULL, 'p'},
                                          {"memory", required_argument, NULL, 'm'},
+                                         {"report-fd", required_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    for (int o; (o = getopt_long(argc, argv, "k:l:p:m:h", opts, NULL)) != -1;) {
+    a.report_fd = -1;
+    long fd;
+    for (int o; (o = getopt_long(argc, argv, "k:l:p:m:r:h", opts, NULL)) != -1;) {
         if (o == 'k')
             keyfile = optarg;
         else if (o == 'l')
@@ -575,6 +597,10 @@ int main(int argc, char **argv)
             port_file = optarg;
         else if (o == 'm')
             memory = optarg;
+        else if (o == 'r' && strparse_long(optarg, 0, 1 << 20, &fd) < 0)
+            return fprintf(stderr, "ductile-agent: --report-fd %s: not a descriptor\n", optarg), 2;
+        else if (o == 'r')
+            a.report_fd = (int)fd;
         else if (o == 'h')
             return usage(stdout), 0;
         else
@@ -661,6 +687,10 @@ int main(int argc, char **argv)
     a.flushed.data = &a;
     uv_timer_init(a.loop, &a.die);
     uv_timer_init(a.loop, &a.stop_wait);
+    uv_timer_init(a.loop, &a.report);
+    a.report.data = &a;
+    if (a.report_fd >= 0)
+        uv_timer_start(&a.report, on_report, 0, REPORT_MS);
     a.stop_wait.data = &a;
     uv_signal_init(a.loop, &a.sigterm);
     a.sigterm.data = &a;

@@ -81,14 +81,17 @@ static void free_region(store_t *s, afile_t *f)
 {
     if (f->mr)
         fab_mr_close(f->mr);
-    region_release(f->buf, f->len, f->mapped);
-    s->bytes -= f->len;
+    region_release(f->buf, f->len, f->mapped || f->spilled);
+    if (!f->spilled)
+        s->bytes -= f->len;
 }
 
 static void free_version(store_t *s, aver_t *v)
 {
     for (int i = 0; i < v->nheld; i++) {
-        if (s->nspare < STORE_SPARES)
+        if (v->files[i].spilled) /* a file's mapping: no use to another version */
+            free_region(s, &v->files[i]);
+        else if (s->nspare < STORE_SPARES)
             s->spare[s->nspare++] = v->files[i]; /* still counted in s->bytes */
         else
             free_region(s, &v->files[i]);
@@ -102,6 +105,80 @@ static void drop(store_t *s, app_t *a, int i)
 {
     free_version(s, a->v[i]);
     a->v[i] = a->v[--a->nv];
+}
+
+/* The node file on the file level, in the directory its version's flush publishes
+ * (v<k>.flush, which a restart leaves alone), made len bytes long and mapped shared:
+ * what the processes write there reaches the file system as the kernel writes the
+ * pages back, not the agent's memory. It has another name until its flush synced it,
+ * so that the agent that publishes the version does not take it for a flushed one. */
+#define SPILL_SUFFIX "spill"
+static char *spill_alloc(const char *app_dir, long version, long file, size_t len, char *err,
+                         size_t errlen)
+{
+    char part[PATH_MAX + 32], p[PATH_MAX + 64];
+    snprintf(part, sizeof(part), "%s/v%ld." CKPTFILES_FLUSH, app_dir, version);
+    snprintf(p, sizeof(p), "%s/node%ld.dat." SPILL_SUFFIX, part, file);
+    int rc = fsutil_mkdirs(part, 0700), fd = -1;
+    if (rc == 0 && (fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+        rc = -errno;
+    if (rc == 0 && ftruncate(fd, (off_t)len) < 0)
+        rc = -errno;
+    void *m = rc == 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (rc == 0 && m == MAP_FAILED)
+        rc = -errno;
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", p, strerror(-rc));
+        return NULL;
+    }
+    return m;
+}
+
+/* A new region of len bytes for node file `file` of version v: in memory while it fits
+ * the limit, else spilled (spill_alloc). */
+static afile_t *region_new(store_t *s, app_t *a, aver_t *v, long file, size_t len, char *err,
+                           size_t errlen)
+{
+    bool spill = len > 0 && (len > s->limit || s->bytes > s->limit - len);
+    char why[PATH_MAX + 160] = "";
+    char *buf = NULL;
+    bool mapped = false;
+    if (spill && !(buf = spill_alloc(a->name, v->version, file, len, why, sizeof(why)))) {
+        snprintf(err, errlen, "this agent holds %zu KiB of checkpoints: %zu KiB more would pass "
+                 "its limit of %zu KiB (ductile-agent --memory), and the file level failed: %s",
+                 (s->bytes + 1023) >> 10, (len + 1023) >> 10, s->limit >> 10, why);
+        return NULL;
+    }
+    if (!spill && !(buf = region_alloc(len, &mapped))) {
+        snprintf(err, errlen, "no memory for %zu bytes", len);
+        return NULL;
+    }
+    fab_mr_t *mr = NULL;
+    afile_t *grown = realloc(v->files, (size_t)(v->nheld + 1) * sizeof(*grown));
+    if (grown)
+        v->files = grown;
+    if (!grown || fab_mr_reg(s->fab, buf, len ? len : 1, &mr, err, errlen) < 0) {
+        if (!grown)
+            snprintf(err, errlen, "out of memory");
+        region_release(buf, len, mapped || spill);
+        return NULL;
+    }
+    afile_t *f = &v->files[v->nheld++];
+    /* Allocated, not touched: a provider that pins registered memory (verbs) faults the
+     * pages in itself; tcp takes them as the data arrives. Allocation and registration
+     * are what a first commit pays and a steady one does not (the seed's first-commit
+     * cost): a steady one takes a spare. */
+    *f = (afile_t){.file = file, .len = len, .buf = buf, .mapped = mapped, .spilled = spill,
+                   .mr = mr};
+    if (spill)
+        fprintf(stderr, "ductile-agent: version %ld of %s: node file %ld (%zu KiB) goes to the "
+                "files as it comes (%zu KiB held, at most %zu)\n", v->version, a->name, file,
+                (len + 1023) >> 10, (s->bytes + 1023) >> 10, s->limit >> 10);
+    else
+        s->bytes += len;
+    return f;
 }
 
 afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, char *err,
@@ -162,37 +239,7 @@ afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, ch
         }
     while (s->nspare > 0 && (len > s->limit || s->bytes > s->limit - len))
         free_region(s, &s->spare[--s->nspare]); /* room for a region of another size */
-    if (len > s->limit || s->bytes > s->limit - len) {
-        snprintf(err, errlen, "this agent holds %zu KiB of checkpoints: %zu KiB more would pass "
-                 "its limit of %zu KiB (ductile-agent --memory)", (s->bytes + 1023) >> 10,
-                 (len + 1023) >> 10, s->limit >> 10);
-        return NULL;
-    }
-    afile_t *grown = realloc(v->files, (size_t)(v->nheld + 1) * sizeof(*grown));
-    if (!grown) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    v->files = grown;
-    f = &v->files[v->nheld];
-    memset(f, 0, sizeof(*f));
-    f->file = file;
-    f->len = len;
-    /* Allocated, not touched: a provider that pins registered memory (verbs) faults the
-     * pages in itself; tcp takes them as the data arrives. Allocation and registration
-     * are what a first commit pays and a steady one does not (the seed's first-commit
-     * cost): a steady one takes a spare. */
-    f->buf = region_alloc(len, &f->mapped);
-    if (!f->buf || fab_mr_reg(s->fab, f->buf, len ? len : 1, &f->mr, err, errlen) < 0) {
-        if (!f->buf)
-            snprintf(err, errlen, "no memory for %zu bytes", len);
-        else
-            region_release(f->buf, len, f->mapped);
-        return NULL;
-    }
-    v->nheld++;
-    s->bytes += len;
-    return f;
+    return region_new(s, a, v, file, len, err, errlen);
 }
 
 int store_publish(store_t *s, app_t *a, long version, long nfiles, const long *files, int n,
@@ -288,6 +335,20 @@ static int write_file(const char *path, const char *buf, size_t len)
     return rc;
 }
 
+/* A spilled node file is in place already: synced, it takes its name (a flush tried
+ * again finds it named). */
+static int spill_done(const char *path, const afile_t *f)
+{
+    char sp[PATH_MAX + 80];
+    snprintf(sp, sizeof(sp), "%s." SPILL_SUFFIX, path);
+    if (msync(f->buf, f->len, MS_SYNC) < 0)
+        return -errno;
+    if (rename(sp, path) == 0)
+        return 0;
+    int rc = -errno;
+    return rc == -ENOENT && access(path, F_OK) == 0 ? 0 : rc;
+}
+
 /* The agent that holds node file 0 publishes the version once every node file (some
  * flushed by other agents) is in place; it waits at most this long for them. */
 #define FLUSH_WAIT_S 120
@@ -307,7 +368,10 @@ static int flush(flush_job_t *j)
         nanosleep(&(struct timespec){atol(slow) / 1000, atol(slow) % 1000 * 1000000}, NULL);
     for (int i = 0; i < v->nheld && rc == 0; i++) {
         snprintf(p, sizeof(p), "%s/node%ld.dat", part, v->files[i].file);
-        rc = write_file(p, v->files[i].buf, v->files[i].len);
+        if (!v->files[i].spilled)
+            rc = write_file(p, v->files[i].buf, v->files[i].len);
+        else
+            rc = spill_done(p, &v->files[i]);
     }
     if (rc < 0 || !store_file(v, 0))
         return rc;
@@ -398,4 +462,16 @@ void store_free(store_t *s)
     free(s->apps);
     s->apps = NULL;
     s->napps = 0;
+}
+
+void store_report(const store_t *s, int fd, unsigned long seq)
+{
+    char line[STORE_REPORT_LEN + 1];
+    int n = snprintf(line, sizeof(line), "ductile-agent-report %lu held=%zu limit=%zu moved=%llu "
+                     "commits=%llu %lu", seq, s->bytes, s->limit, s->moved, s->commits, seq);
+    if (n < 0 || n >= STORE_REPORT_LEN)
+        return;
+    memset(line + n, ' ', (size_t)(STORE_REPORT_LEN - 1 - n));
+    line[STORE_REPORT_LEN - 1] = '\n';
+    (void)!pwrite(fd, line, STORE_REPORT_LEN, 0);
 }

@@ -27,6 +27,8 @@ typedef struct afile {
     size_t len;
     char *buf;
     bool mapped; /* buf is an anonymous mapping (large regions), not malloc's */
+    bool spilled; /* buf maps the node file on the file level (store_put: short of
+                   * memory); it does not count in the store's bytes */
     fab_mr_t *mr;
 } afile_t;
 
@@ -59,6 +61,9 @@ typedef struct store {
     int napps;
     size_t bytes; /* held in all regions, spares included */
     size_t limit; /* the most it may hold (--memory) */
+    /* what it moved since it started, for its manager's measurements (store_report) */
+    unsigned long long moved;   /* bytes handed out to be written or read */
+    unsigned long long commits; /* versions published */
     /* regions of dropped versions, registered still: a steady commit of the same size
      * takes one instead of allocating, touching and registering memory again */
     afile_t spare[STORE_SPARES];
@@ -70,7 +75,10 @@ typedef struct store {
 app_t *store_app(store_t *s, const char *name, bool create);
 aver_t *store_version(app_t *a, long version);
 /* The region of node file `file` of an open version, made on first use; NULL with a
- * message in err when the version is complete, the length differs, or memory is short. */
+ * message in err when the version is complete or the length differs. When it would pass
+ * the store's limit the region is the node file itself on the file level, mapped (seed
+ * 002 §4.5: an agent short of memory writes the chunks to the file system as they come):
+ * the version stays whole, its flush only syncs that file; NULL when that fails too. */
 afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, char *err,
                    size_t errlen);
 /* Completes an open version that holds every file in files[0..n); takes the manifest. */
@@ -85,5 +93,13 @@ void store_prune(store_t *s, app_t *a);
 /* Starts flushing a complete version in a thread; `done` runs in that thread at the end. */
 int store_flush(store_t *s, app_t *a, aver_t *v, void (*done)(void *), void *arg);
 void store_free(store_t *s);
+
+/* Writes what the agent holds and has moved to fd at offset 0, for its manager (the
+ * node daemon reads it at each heartbeat: docs/checkpointing.md, "measurements"): one
+ * line of STORE_REPORT_LEN bytes, "ductile-agent-report SEQ held=B limit=B moved=B
+ * commits=N SEQ", padded with spaces. The sequence number at both ends lets a reader
+ * that raced a write see a torn line and keep the previous one. */
+#define STORE_REPORT_LEN 160
+void store_report(const store_t *s, int fd, unsigned long seq);
 
 #endif

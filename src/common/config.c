@@ -31,7 +31,8 @@ enum {
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
     K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
-    K_RECLAIM_WAIT, K_AGENT_SCALING, K_CKPT_TRANSFER, K_CKPT_REGIONS, K_MAX_REQUEUE, NKEYS
+    K_RECLAIM_WAIT, K_AGENT_SCALING, K_CKPT_TRANSFER, K_CKPT_REGIONS, K_MAX_REQUEUE,
+    K_CKPT_NODE_MEMORY, K_SCALER_LOWER, K_SCALER_UPPER, NKEYS
 };
 
 typedef enum ktype {
@@ -86,6 +87,9 @@ static const word_t regions_words[] = {
     {"shmr", 1, "one shared-memory region and endpoint per node"}, {NULL, 0, NULL}};
 static const word_t select_words[] = {
     {"memory", CONFIG_CKPT_SEL_MEMORY, "the nodes with the most room first"},
+    {"bandwidth", CONFIG_CKPT_SEL_BANDWIDTH, "the nodes whose agents move the least data first"},
+    {"frequency", CONFIG_CKPT_SEL_FREQUENCY, "the nodes with the fewest commits per second "
+     "first"},
     {"power", CONFIG_CKPT_SEL_POWER, "the nodes that draw the least first"}, {NULL, 0, NULL}};
 static const word_t dist_words[] = {
     {"block", CONFIG_CKPT_DIST_BLOCK, "an even run of agents on each node"},
@@ -160,6 +164,10 @@ static const cfgkey_t keys[NKEYS] = {
     [K_RECLAIM_WAIT] = {"CheckpointReclaimWait", T_SEC0, F(reclaim_wait), 0, 0, NULL, true},
     [K_CKPT_CANDIDATES] = {"CheckpointCandidates", T_INT, F(ckpt_candidates), 0, 1000000, NULL,
                            true},
+    [K_CKPT_NODE_MEMORY] = {"CheckpointNodeMemory", T_INT, F(ckpt_node_memory), 0, INT_MAX, NULL,
+                            true},
+    [K_SCALER_LOWER] = {"CheckpointScalerLower", T_INT, F(scaler_lower), 1, 100, NULL, true},
+    [K_SCALER_UPPER] = {"CheckpointScalerUpper", T_INT, F(scaler_upper), 1, 100, NULL, true},
 };
 #undef F
 
@@ -671,6 +679,11 @@ static int finish(parse_t *ps)
                     "HeartbeatInterval: %g must be less than NodeTimeout (%g), or a node "
                     "would time out between heartbeats", cfg->heartbeat_interval,
                     cfg->node_timeout);
+    if (cfg->scaler_lower > cfg->scaler_upper)
+        return fail(ps, ps->line[K_SCALER_LOWER] ? ps->line[K_SCALER_LOWER]
+                                                 : ps->line[K_SCALER_UPPER],
+                    "CheckpointScalerLower: %d %% is above CheckpointScalerUpper (%d %%)",
+                    cfg->scaler_lower, cfg->scaler_upper);
     if (cfg->reserved_connections >= cfg->max_connections)
         return fail(ps, ps->line[K_RESERVED_CONNS] ? ps->line[K_RESERVED_CONNS]
                                                    : ps->line[K_MAX_CONNS],
@@ -702,7 +715,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
     *out = (config_t){
         .control_port = 6817, .cores_per_node = 1, .memory_per_node = 1024,
         .scheduler_tick = 10, .node_timeout = 30, .resize_timeout = 60, .kill_wait = 10,
-        .agent_stop_wait = 120,
+        .agent_stop_wait = 120, .scaler_lower = 80, .scaler_upper = 90,
         .resize_backoff = 10, .resize_backoff_max = 300,
         .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_requeue = 5, .max_script_size = 1048576,
         .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,

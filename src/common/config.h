@@ -43,6 +43,8 @@ typedef enum config_power_source {
 typedef enum config_ckpt_select {
     CONFIG_CKPT_SEL_MEMORY, /* the most room for agents first */
     CONFIG_CKPT_SEL_POWER,  /* the lowest power reading first */
+    CONFIG_CKPT_SEL_BANDWIDTH, /* the least traffic its agents moved (measured) first */
+    CONFIG_CKPT_SEL_FREQUENCY, /* the fewest commits per second (measured) first */
 } config_ckpt_select_t;
 
 typedef enum config_ckpt_dist {
@@ -124,6 +126,11 @@ typedef struct config {
                                      memory; 0 push (a job's DUCTILE_CKPT_TRANSFER wins) */
     int ckpt_shmr;                /* CheckpointRegions: 1 shmr, a shared region per node;
                                      0 mr, one per process (DUCTILE_CKPT_REGIONS wins) */
+    int ckpt_node_memory;         /* CheckpointNodeMemory: MiB the checkpoint service may use
+                                     on a node; 0: the memory its daemon reports */
+    int scaler_lower, scaler_upper; /* CheckpointScalerLower/Upper: % of that memory held by
+                                     agents above which Algorithm 8 flags a node / asks for
+                                     one (with CheckpointLending) */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

@@ -179,22 +179,34 @@ static void count_job(int64_t id, void *val, void *arg)
 }
 
 /* What an agent may hold on node n, MiB: CheckpointAgentMemory, else a quarter of the
- * node's memory; a node takes as many agents as their budgets fit in its memory. */
-static long node_mem_mb(const ctld_t *c, const node_t *n)
-{
-    return n->memory_mb > 0 ? n->memory_mb : c->cfg.memory_per_node;
-}
+ * node's memory (CheckpointNodeMemory, else its own); a node takes as many agents as
+ * their budgets fit in its memory. */
+#define MIB 1048576.0
 
 static long agent_budget(const ctld_t *c, const node_t *n)
 {
-    long q = node_mem_mb(c, n) / 4;
+    long q = ckptmeas_node_mb(c, n) / 4;
     return c->cfg.agent_memory > 0 ? c->cfg.agent_memory : q > 0 ? q : 1;
 }
 
 /* How many agents node n takes in all. */
 static int node_takes(const ctld_t *c, const node_t *n)
 {
-    return (int)(node_mem_mb(c, n) / agent_budget(c, n));
+    return (int)(ckptmeas_node_mb(c, n) / agent_budget(c, n));
+}
+
+/* Node n as Algorithm 6 and 8 see it, with `agents` agents: its manager's last
+ * measurements (ckptmeas.c; none: no traffic, no commits, its memory all free), its
+ * power reading (none: IdlePower). */
+static ckpt_node_t measured(const ctld_t *c, const node_t *n, int agents)
+{
+    bool fresh = ckptmeas_fresh(c, n);
+    double total = (double)ckptmeas_node_mb(c, n) * MIB, held = fresh ? n->ck_held : 0;
+    return (ckpt_node_t){.total_mem = total, .avail_mem = held < total ? total - held : 0,
+                         .depletion = fresh ? n->ck_depletion : 0,
+                         .traffic = fresh ? n->ck_traffic : 0, .cp_ops = fresh ? n->ck_ops : 0,
+                         .agents = agents,
+                         .power = n->power_at > 0 ? n->power_w : c->cfg.idle_power};
 }
 
 /* The checkpoint nodes up now with room for an agent, what Algorithm 6 looks at on
@@ -215,12 +227,11 @@ static int up_nodes(ctld_t *c, int *idx, ckpt_node_t *cn, int *cap, int *room)
         int takes = node_takes(c, n);
         if (!usable(n) || takes <= per[i])
             continue;
-        double budget = (double)agent_budget(c, n) * 1048576.0;
-        /* no measurement of what agents hold yet: each holds its budget */
-        /* a node yet to report its draw counts as idle (CheckpointPlacement = power) */
-        cn[k] = (ckpt_node_t){.total_mem = (double)node_mem_mb(c, n) * 1048576.0,
-                              .avail_mem = (takes - per[i]) * budget, .agents = per[i],
-                              .power = n->power_at > 0 ? n->power_w : c->cfg.idle_power};
+        cn[k] = measured(c, n, per[i]);
+        /* a node yet to report what its agents hold counts each as holding its budget;
+         * the agents' budgets stay the bound of how many it takes either way */
+        if (!ckptmeas_fresh(c, n))
+            cn[k].avail_mem = (takes - per[i]) * (double)agent_budget(c, n) * MIB;
         idx[k++] = i;
         *room += takes - per[i];
         if (takes > *cap)
@@ -315,8 +326,9 @@ static void waiting_free(job_t *j)
 
 /* CheckpointLending = idle (seed 002's Algorithm 11, "favour the application": the
  * service's request served from idle nodes only): lends idle nodes for jobs to the
- * checkpoint service until they take short_by more agents. Returns how many. */
-static int lend(ctld_t *c, const job_t *j, int short_by)
+ * checkpoint service until they take short_by more agents, saying who asked and why;
+ * by_scaler: Algorithm 8 asked before any agent needs them. Returns how many. */
+static int lend(ctld_t *c, int short_by, const char *who, const char *why, bool by_scaler)
 {
     int lent = 0;
     /* never a node the first waiting job needs to start (it would be taken back) */
@@ -327,13 +339,22 @@ static int lend(ctld_t *c, const job_t *j, int short_by)
             continue;
         spare--;
         n->lent = true;
+        n->scaler_lent = by_scaler;
         sched_set_node_available(c->sched, i, false); /* no job starts there meanwhile */
         short_by -= node_takes(c, n);
         lent++;
-        fprintf(stderr, "ductiled: job %lld: node %s lent to the checkpoint service (the "
-                "checkpoint nodes are full)\n", (long long)j->id, n->name);
+        fprintf(stderr, "ductiled: %snode %s lent to the checkpoint service (%s)\n", who,
+                n->name, why);
     }
     return lent;
+}
+
+/* For job j's agents, which have no room on the service's nodes. */
+static int lend_for(ctld_t *c, const job_t *j, int short_by)
+{
+    char who[32];
+    snprintf(who, sizeof(who), "job %lld: ", (long long)j->id);
+    return lend(c, short_by, who, "the checkpoint nodes are full", false);
 }
 
 typedef struct victims {
@@ -359,19 +380,27 @@ static void add_victim(int64_t id, void *val, void *arg)
  * service: a HIGH request shrinks the malleable job that uses its nodes worst, by MTCT):
  * asks the engine to shrink running malleable jobs by the nodes short_by agents need.
  * The nodes they give up are lent once the shrinks commit (ckptsvc_resized). */
-static void take_from_jobs(ctld_t *c, job_t *j, int short_by)
+/* Agents a node for jobs takes (what a node given up brings the service). */
+static int job_node_takes(const ctld_t *c)
 {
-    int per = 0; /* agents a node for jobs takes */
+    int per = 0;
     for (int i = 0; i < c->nnodes && per < 1; i++)
         per = c->nodes[i].ckpt ? 0 : node_takes(c, &c->nodes[i]);
-    if (c->cfg.ckpt_lending < 2 || per < 1 || j->ck_short > 0)
-        return;
-    victims_t v = {c, j, calloc((size_t)c->njobs_live + 1, sizeof(ckpt_mjob_t)), 0};
-    int *take = v.m ? calloc((size_t)c->njobs_live + 1, sizeof(int)) : NULL;
+    return per;
+}
+
+/* A HIGH request served by shrinking (Algorithm 10): running malleable jobs other than
+ * for_job (NULL: any) are asked to give up `nodes` nodes in all, the one using MPI worst
+ * first; the log names each, after `who` and with `why`. Returns how many were asked. */
+static int shrink_for(ctld_t *c, const job_t *for_job, int nodes, const char *who,
+                      const char *why)
+{
+    victims_t v = {c, for_job, calloc((size_t)c->njobs_live + 1, sizeof(ckpt_mjob_t)), 0};
+    int *take = v.m ? calloc((size_t)c->njobs_live + 1, sizeof(int)) : NULL, asked = 0;
     if (take)
         idmap_foreach(c->jobs, add_victim, &v);
     ckpt_sched_in_t in = {.favor = CKPT_FAVOR_ICHECK, .prio = CKPT_PRIO_HIGH,
-                          .requested = (short_by + per - 1) / per, .jobs = v.m, .njobs = v.n};
+                          .requested = nodes, .jobs = v.m, .njobs = v.n};
     ckpt_sched_out_t out = {.shrink = take};
     char err[200];
     if (take && v.n > 0 && ckpt_sched_decide(&in, &out, err, sizeof(err)) == 0)
@@ -380,14 +409,105 @@ static void take_from_jobs(ctld_t *c, job_t *j, int short_by)
             if (!x || sched_request_resize(c->sched, x->id, x->nalloc - take[k], true, err,
                                            sizeof(err)) < 0)
                 continue;
-            j->ck_short = short_by;
-            fprintf(stderr, "ductiled: job %lld: job %lld asked to give up %d node%s for its "
-                    "checkpoint agents (the checkpoint nodes are full)\n", (long long)j->id,
-                    (long long)x->id, take[k], take[k] > 1 ? "s" : "");
+            asked++;
+            fprintf(stderr, "ductiled: %sjob %lld asked to give up %d node%s %s\n", who,
+                    (long long)x->id, take[k], take[k] > 1 ? "s" : "", why);
             jobs_want_schedule(c);
         }
     free(take);
     free(v.m);
+    return asked;
+}
+
+static void take_from_jobs(ctld_t *c, job_t *j, int short_by)
+{
+    int per = job_node_takes(c);
+    if (c->cfg.ckpt_lending < 2 || per < 1 || j->ck_short > 0)
+        return;
+    char who[32];
+    snprintf(who, sizeof(who), "job %lld: ", (long long)j->id);
+    if (shrink_for(c, j, (short_by + per - 1) / per, who,
+                   "for its checkpoint agents (the checkpoint nodes are full)") > 0)
+        j->ck_short = short_by;
+}
+
+/* ---- Algorithm 8 on the cluster --------------------------------------------------- */
+
+/* A measured node of the service holds more than CheckpointScalerLower of its memory. */
+static bool above_lower(const ctld_t *c)
+{
+    for (int i = 0; i < c->nnodes; i++) {
+        const node_t *n = &c->nodes[i];
+        if (usable(n) && ckptmeas_fresh(c, n) &&
+            n->ck_held > c->cfg.scaler_lower / 100.0 * (double)ckptmeas_node_mb(c, n) * MIB)
+            return true;
+    }
+    return false;
+}
+
+/* Seed 002's Algorithm 8 (the proactive scaler), with CheckpointLending: asks for a node
+ * before the service's nodes are full, when one holds more than CheckpointScalerUpper of
+ * its memory and its agents still take more. The request is served as a job's agents'
+ * would be from idle nodes (Algorithm 11: LOW and HIGH alike), and with none idle a
+ * HIGH one, with CheckpointLending = shrink, has a malleable job give up a node
+ * (Algorithm 10), lent once given up. The node stays lent, empty, while a node of the
+ * service is above CheckpointScalerLower; no new request is made while it waits for
+ * agents or for the shrink (at most twice ResizeTimeout). The
+ * half of the algorithm driven by bandwidth is not wired: the managers do not know
+ * their links' capacity, so no node counts as short of bandwidth. It runs at each
+ * measurement (a heartbeat of the service's nodes): the memory's depletion is the
+ * change between two of them. */
+void ckptsvc_scale(ctld_t *c)
+{
+    int *per = calloc((size_t)c->nnodes, sizeof(int));
+    if (!per)
+        return;
+    idmap_foreach(c->jobs, count_job, &(counting_t){c, per});
+    /* a node a job was asked to give up for an earlier request, not given up yet */
+    bool waiting = c->ck_scaler_shrink > ctld_mono();
+    for (int i = 0; i < c->nnodes; i++) {
+        node_t *n = &c->nodes[i];
+        if (n->scaler_lent && per[i] > 0)
+            n->scaler_lent = false; /* in use: given back once empty, as any lent node */
+        waiting = waiting || (n->scaler_lent && usable(n)); /* not taken back, nor down */
+    }
+    if (c->cfg.ckpt_lending == 0 || waiting) {
+        free(per);
+        return;
+    }
+    int *idx = calloc((size_t)c->nnodes, sizeof(int)), nn = 0;
+    ckpt_node_t *cn = calloc((size_t)c->nnodes, sizeof(ckpt_node_t));
+    for (int i = 0; idx && cn && i < c->nnodes; i++)
+        if (usable(&c->nodes[i]) && ckptmeas_fresh(c, &c->nodes[i])) {
+            cn[nn] = measured(c, &c->nodes[i], per[i]);
+            idx[nn++] = i;
+        }
+    ckpt_scaler_cfg_t sc = {.lower = c->cfg.scaler_lower / 100.0,
+                            .upper = c->cfg.scaler_upper / 100.0};
+    ckpt_scaler_t st = {0}; /* its bandwidth half only: unused (above) */
+    ckpt_scale_t act = CKPT_SCALE_NONE;
+    int k = -1;
+    char err[200];
+    if (nn > 0 && ckpt_scaler_pass(cn, nn, &sc, &st, &act, &k, err, sizeof(err)) < 0)
+        fprintf(stderr, "ductiled: the checkpoint scaler: %s\n", err);
+    else if ((act == CKPT_SCALE_HIGH || act == CKPT_SCALE_LOW) && k >= 0) {
+        const node_t *n = &c->nodes[idx[k]];
+        char why[256];
+        snprintf(why, sizeof(why), "Algorithm 8: %s's agents hold %.0f%% of its %ld MiB, above "
+                 "%d%%, %.1f MiB/s more: %s priority", n->name,
+                 100.0 * n->ck_held / cn[k].total_mem, ckptmeas_node_mb(c, n), c->cfg.scaler_upper,
+                 n->ck_depletion / MIB, act == CKPT_SCALE_HIGH ? "HIGH" : "LOW");
+        if (lend(c, 1, "", why, true) == 0 && act == CKPT_SCALE_HIGH &&
+            c->cfg.ckpt_lending == 2 && job_node_takes(c) > 0) {
+            char for_[300];
+            snprintf(for_, sizeof(for_), "for the checkpoint service (%s)", why);
+            if (shrink_for(c, NULL, 1, "", for_) > 0) /* lent once given up: ckptsvc_resized */
+                c->ck_scaler_shrink = ctld_mono() + 2 * c->cfg.resize_timeout;
+        }
+    }
+    free(idx);
+    free(cn);
+    free(per);
 }
 
 /* Lent nodes no agent is on any more (nor asked for) go back to jobs. */
@@ -406,7 +526,9 @@ static void give_back(ctld_t *c)
         }
         if (per[i] > 0)
             continue;
-        n->lent = n->reclaim = false;
+        if (n->scaler_lent && !n->reclaim && c->cfg.ckpt_lending > 0 && above_lower(c))
+            continue; /* the room Algorithm 8 asked for, before any agent needs it */
+        n->lent = n->reclaim = n->scaler_lent = false;
         sched_set_node_available(c->sched, i, node_usable(n));
         fprintf(stderr, "ductiled: node %s given back to jobs (no checkpoint agent left on it)\n",
                 n->name);
@@ -442,7 +564,10 @@ static ckpt_place_cfg_t place_cfg(const ctld_t *c, int nn, int cap)
 {
     int want = c->cfg.ckpt_candidates;
     return (ckpt_place_cfg_t){
-        .select = c->cfg.ckpt_select == CONFIG_CKPT_SEL_POWER ? CKPT_SEL_POWER : CKPT_SEL_MEMORY,
+        .select = c->cfg.ckpt_select == CONFIG_CKPT_SEL_POWER       ? CKPT_SEL_POWER
+                  : c->cfg.ckpt_select == CONFIG_CKPT_SEL_BANDWIDTH ? CKPT_SEL_BANDWIDTH
+                  : c->cfg.ckpt_select == CONFIG_CKPT_SEL_FREQUENCY ? CKPT_SEL_FREQUENCY
+                                                                    : CKPT_SEL_MEMORY,
         .dist = c->cfg.ckpt_dist == CONFIG_CKPT_DIST_BLOCK  ? CKPT_DIST_BLOCK
                 : c->cfg.ckpt_dist == CONFIG_CKPT_DIST_FILL ? CKPT_DIST_FILL
                                                             : CKPT_DIST_ROUNDROBIN,
@@ -486,7 +611,7 @@ static bool ask(ctld_t *c, job_t *j, int want, bool more)
         count = 1;
     if (count > AGENTS_MAX)
         count = AGENTS_MAX;
-    if (count > room && idx && cn && lend(c, j, count - room) > 0)
+    if (count > room && idx && cn && lend_for(c, j, count - room) > 0)
         nn = up_nodes(c, idx, cn, &cap, &room);
     if (count > room && !more)
         take_from_jobs(c, j, count - room);
@@ -849,7 +974,7 @@ static void serve_short(int64_t id, void *val, void *arg)
     if (j->ck_short <= 0 || j->state != JS_RUNNING || !j->ck_agents || j->ck_addr)
         return;
     int want = j->ck_short;
-    if (lend(c, j, want) > 0) {
+    if (lend_for(c, j, want) > 0) {
         j->ck_short = 0; /* what has room now: the rest stays in its files */
         ask(c, j, want, true);
     }
@@ -877,8 +1002,13 @@ static void scale_with(ctld_t *c, job_t *j, int before)
 void ckptsvc_resized(ctld_t *c, job_t *j, int before)
 {
     scale_with(c, j, before);
-    if (j->nalloc < before) /* nodes it gave up may be what a job's agents wait for */
-        idmap_foreach(c->jobs, serve_short, c);
+    if (j->nalloc >= before)
+        return;
+    idmap_foreach(c->jobs, serve_short, c); /* what a job's agents wait for, first */
+    if (c->ck_scaler_shrink > 0) { /* then what Algorithm 8 asked for */
+        c->ck_scaler_shrink = 0;
+        lend(c, 1, "", "Algorithm 8: the node a job gave up for it", true);
+    }
 }
 
 /* Commit times within this fraction of each other count as equal: without it every

@@ -199,6 +199,14 @@ typedef struct node {
                               * agents need it (CheckpointLending = idle; ckptsvc.c) */
     bool reclaim;            /* lent, and taken back for a waiting job: no new agent goes
                               * there, those there move or leave (Algorithm 11) */
+    bool scaler_lent;        /* lent by Algorithm 8 before any agent needed it: kept while
+                              * a checkpoint node is above CheckpointScalerLower */
+    /* its manager's last measurements (ckptmeas.c; a checkpoint node, a lent one) */
+    double ck_held;          /* bytes its agents hold */
+    double ck_traffic;       /* bytes/s they moved over the last heartbeat interval */
+    double ck_ops;           /* versions published per second, same interval */
+    double ck_depletion;     /* bytes/s its free memory shrank by between two reports */
+    double ck_at;            /* when the last came (monotonic); 0: none */
     /* Runs of jobs the node still had that are not ours to run there (a run the
      * controller ended while the node was away, a leftover of an earlier incarnation):
      * job id -> run. The node takes no new work until it confirms each one is gone. */
@@ -219,6 +227,9 @@ typedef struct ctld {
     idmap_t *steps;              /* running steps of `ductile run` (steps.c) */
     node_t *nodes;
     int nnodes;
+    double ck_scaler_shrink;     /* Algorithm 8 had a job asked to give up a node for the
+                                  * checkpoint service: until then (monotonic), lent once
+                                  * the job gave it up (ckptsvc.c); 0: none */
     uint8_t key[32];
     uv_pipe_t local;             /* clients */
     uv_tcp_t tcp;                /* node daemons (and remote clients with MUNGE) */
@@ -338,6 +349,8 @@ void ckptsvc_after_restore(ctld_t *c);
 void ckptsvc_app_sync(ctld_t *c, job_t *j, double t_sync);
 void ckptsvc_app_seen(ctld_t *c, job_t *j, const char *agents);
 void ckptsvc_check(ctld_t *c);                /* launches that waited long enough; accounts */
+/* A checkpoint node's measurements came: Algorithm 8 may ask for a node (lent). */
+void ckptsvc_scale(ctld_t *c);
 /* Checkpoint node-seconds up to now: each checkpoint node's time is shared among the
  * agents placed on it, and each job is charged its agents' shares. */
 void ckptsvc_account(ctld_t *c);
@@ -381,6 +394,13 @@ double iomeas_mean(const job_t *j);
 /* The "io" reports of node n's ping: each for a running job on n is added, anything
  * malformed, out of range, of another node's job or of no job is ignored. */
 void iomeas_on_ping(ctld_t *c, node_t *n, const json_t *msg);
+
+/* ckptmeas.c: the checkpoint nodes' measurements, from their heartbeats */
+void ckptmeas_on_ping(ctld_t *c, node_t *n, const json_t *msg);
+/* The node reported within NodeTimeout. */
+bool ckptmeas_fresh(const ctld_t *c, const node_t *n);
+/* MiB the checkpoint service may use on the node: CheckpointNodeMemory, else its own. */
+long ckptmeas_node_mb(const ctld_t *c, const node_t *n);
 /* A job's run ends (io_measured = its mean), or it goes back to the queue (forgotten). */
 void iomeas_settle(job_t *j, bool ended);
 /* A submission: a declared intensity wins; else the measured intensity of the most

@@ -321,6 +321,7 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
         conn_send_new(conn, json_pack("{s:s}", "type", "pong"));
         energy_on_ping(c, n, msg);
         iomeas_on_ping(c, n, msg);
+        ckptmeas_on_ping(c, n, msg);
         return;
     }
     if (!strcmp(type, "step_output") || !strcmp(type, "step_exit")) {

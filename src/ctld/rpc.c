@@ -671,6 +671,14 @@ static void do_nodes(ctld_t *c, conn_t *conn)
             json_object_set_new(o, "power", json_real(n->power_w));
             json_object_set_new(o, "power_source", json_string(n->power_src));
         }
+        /* its checkpoint agents' measurements, while fresh (ckptmeas.c) */
+        if (ckptmeas_fresh(c, n))
+            json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "checkpoints",
+                                json_pack("{s:f,s:f,s:f,s:f}",
+                                          "held", n->ck_held,
+                                          "traffic", n->ck_traffic,
+                                          "ops", n->ck_ops,
+                                          "depletion", n->ck_depletion));
     }
     reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "nodes", arr));
 }

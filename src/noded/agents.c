@@ -163,7 +163,7 @@ static void say(noded_t *d, const agent_t *a, const char *type, const char *why)
 
 static void remove_dir(const char *dir)
 {
-    const char *files[] = {"key", "pid", "log"};
+    const char *files[] = {"key", "pid", "log", "report"};
     char p[PATH_MAX + 8];
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
@@ -289,13 +289,22 @@ static pid_t spawn(agent_t *a, const char *user, uid_t uid, gid_t gid)
     int logfd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (logfd < 0)
         return -1;
+    /* where it says what it holds and moved (agents_ping): root's file, its descriptor */
+    char rep[PATH_MAX + 8];
+    snprintf(rep, sizeof(rep), "%s/report", a->dir);
+    int repfd = open(rep, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (repfd < 0) {
+        close(logfd);
+        return -1;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         setsid();
         int nul = open("/dev/null", O_RDONLY);
-        if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
+        if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0 ||
+            (repfd == 3 ? fcntl(3, F_SETFD, 0) : dup2(repfd, 3)) < 0)
             _exit(126);
-        syscall(SYS_close_range, 3U, ~0U, 0U); /* nothing of the daemon's */
+        syscall(SYS_close_range, 4U, ~0U, 0U); /* nothing of the daemon's */
         char pp[PATH_MAX + 8], me[32]; /* written here: a daemon killed now leaves it too */
         snprintf(pp, sizeof(pp), "%s/pid", a->dir);
         snprintf(me, sizeof(me), "%d", (int)getpid());
@@ -310,13 +319,14 @@ static pid_t spawn(agent_t *a, const char *user, uid_t uid, gid_t gid)
             _exit(126);
         if (chdir("/") < 0)
             _exit(126);
-        char *argv[] = {bin, "--key-file", key, "--listen", listen, a->memory_mb ? "--memory" : NULL,
-                        mem, NULL};
+        char *argv[] = {bin, "--key-file", key, "--listen", listen, "--report-fd", "3",
+                        a->memory_mb ? "--memory" : NULL, mem, NULL};
         execvpe(bin, argv, envp);
         dprintf(2, "cannot run %s: %s\n", bin, strerror(errno));
         _exit(127);
     }
     close(logfd);
+    close(repfd);
     return pid;
 }
 
@@ -593,6 +603,96 @@ bool agents_reap(noded_t *d, pid_t pid)
         return true; /* on_poll says it did not start (or reads a port said just before) */
     agent_ended(d, a, a->stopping ? NULL : "agent_exited", "ended");
     return true;
+}
+
+/* ---- the manager's measurements ------------------------------------------------------ */
+
+/* Each agent keeps one line in its directory's report file (store_report in
+ * src/agent/store.h: what it holds now, what it has moved and published since it
+ * started). At each heartbeat the manager sums them over the node's agents and turns
+ * the counters into rates over the interval since the last heartbeat (seed 002 §6.3:
+ * a node's memory, its aggregate bandwidth, its checkpoint operations). An agent's
+ * last counters are kept by its directory's name, so that an agent that ends, or a
+ * manager restarted under running agents (the first sight of each counts nothing),
+ * never makes a rate negative. */
+typedef struct seen {
+    char name[64]; /* agent.<job>.<slot>.<tag> */
+    unsigned long long held, moved, commits;
+} seen_t;
+
+typedef struct measure {
+    seen_t *old, *now;
+    int nold, nnow, cap;
+    unsigned long long held, moved, commits; /* held: now; the others: in the interval */
+} measure_t;
+
+static seen_t *seen;
+static int nseen;
+static uint64_t seen_at; /* uv_now at the last heartbeat's measure; 0: none yet */
+
+/* One agent's line; false if there is none yet or it was read while being written. */
+static bool read_report(const char *dir, seen_t *out)
+{
+    char buf[256];
+    unsigned long s1, s2;
+    unsigned long long limit;
+    read_end(dir, "report", buf, sizeof(buf));
+    return sscanf(buf, "ductile-agent-report %lu held=%llu limit=%llu moved=%llu commits=%llu %lu",
+                  &s1, &out->held, &limit, &out->moved, &out->commits, &s2) == 6 && s1 == s2;
+}
+
+static void measure_dir(noded_t *d, int64_t job, const char *gen, const char *dir, void *arg)
+{
+    (void)d;
+    (void)job;
+    (void)gen;
+    measure_t *m = arg;
+    const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    const seen_t *prev = NULL;
+    for (int i = 0; i < m->nold && !prev; i++)
+        prev = strcmp(m->old[i].name, name) ? NULL : &m->old[i];
+    seen_t cur = {0};
+    if (!read_report(dir, &cur)) {
+        if (!prev)
+            return; /* not started yet, or torn: its last line stands */
+        cur = *prev;
+    }
+    snprintf(cur.name, sizeof(cur.name), "%s", name);
+    if (m->nnow == m->cap) {
+        int cap = m->cap ? 2 * m->cap : 8;
+        seen_t *grown = realloc(m->now, (size_t)cap * sizeof(*grown));
+        if (!grown)
+            return;
+        m->now = grown;
+        m->cap = cap;
+    }
+    m->now[m->nnow++] = cur;
+    m->held += cur.held;
+    if (prev && cur.moved >= prev->moved && cur.commits >= prev->commits) {
+        m->moved += cur.moved - prev->moved;
+        m->commits += cur.commits - prev->commits;
+    }
+}
+
+void agents_ping(noded_t *d, json_t *ping)
+{
+    measure_t m = {.old = seen, .nold = nseen};
+    filter_t all = {0, NULL, -1};
+    each_dir(d, &all, measure_dir, &m);
+    uint64_t now = uv_now(d->loop);
+    double dt = seen_at && now > seen_at ? (double)(now - seen_at) / 1000.0 : 0;
+    free(seen);
+    seen = m.now;
+    nseen = m.nnow;
+    seen_at = now;
+    bool ckpt_node = d->cfg.ckpt_node && d->index >= 0 && d->cfg.ckpt_node[d->index];
+    if (!ckpt_node && m.nnow == 0)
+        return; /* a node for jobs that holds no agent (a lent one does) */
+    json_object_set_new(ping, "ckpt", json_pack("{s:I,s:f,s:f,s:i}",
+                                                "held", (json_int_t)m.held,
+                                                "traffic", dt > 0 ? (double)m.moved / dt : 0.0,
+                                                "ops", dt > 0 ? (double)m.commits / dt : 0.0,
+                                                "agents", m.nnow));
 }
 
 /* ---- the jobs' side --------------------------------------------------------------- */

@@ -132,8 +132,10 @@ static void on_heartbeat(uv_timer_t *t)
         jobs_fence_cut_off(d, silence);
     }
     json_t *ping = json_pack("{s:s}", "type", "ping");
-    if (ping)
+    if (ping) {
         metering_ping(d, ping);
+        agents_ping(d, ping);
+    }
     noded_send(d, ping);
     apps_check_pending(d);
 }

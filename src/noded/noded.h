@@ -141,6 +141,10 @@ void agents_on_start(noded_t *d, const json_t *msg);
 void agents_on_stop(noded_t *d, const json_t *msg);
 json_t *agents_report(noded_t *d);        /* the jobs whose agents run here (registration) */
 bool agents_reap(noded_t *d, pid_t pid);  /* true: pid was an agent, now reaped */
+/* Adds the node's checkpoint measurements to a heartbeat ("ckpt": what its agents hold,
+ * the bytes/s and commits/s they moved since the last one); a node for jobs without
+ * agents adds nothing. */
+void agents_ping(noded_t *d, json_t *ping);
 /* A job's start: its agents' key where its processes read it (every node of the job) */
 void agents_job_start(noded_t *d, const json_t *msg, int64_t job, int run, uid_t uid, gid_t gid);
 void agents_job_gone(noded_t *d, int64_t job, int run);

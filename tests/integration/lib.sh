@@ -103,6 +103,14 @@ mpi_run() { # ASan's leak check off: Open MPI leaks
   local np=$1; shift
   env $mpi_env mpirun --oversubscribe -np "$np" "$app" "$@"
 }
+# ckpt_app_setup: after up and cd "$T", jobs run the checkpoint test program
+# (tests/integration/apps/dt_ckpt_app.c) as ./app with a session directory per node
+ckpt_app_setup() {
+  mkdir -m 1777 "$T/otmp" # (see test_mpi_plain.sh)
+  export OMPI_MCA_orte_tmpdir_base="$T/otmp/$(id -un).\$DUCTILE_NODENAME"
+  export PATH="$BINDIR:$PATH"
+  cp "$BINDIR/dt_ckpt_app" "$T/app"
+}
 # the issue-9 fault-making MPI program (tests/integration/apps/dt_faults.c) in $app;
 # jobs find `ductile` on PATH
 dt_faults_app() {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,16 +126,45 @@ static void a_read_version_stays(void **state)
     assert_int_equal(a->nv, n - 1);
 }
 
-static void memory_limit(void **state)
+/* Past its limit a node file is spilled: its region maps the file on the file level
+ * (not counted in what the agent holds), and the flush names it and publishes the
+ * version; where the file level fails too, the region is refused. */
+static void memory_limit_spills(void **state)
 {
     (void)state;
     app_t *a = app_named("big");
-    char err[256] = "";
+    char err[512] = "", path[PATH_MAX + 64];
+    size_t held = st.bytes;
     st.limit = st.bytes + (1u << 20);
-    assert_null(store_put(&st, a, 1, 0, 2u << 20, err, sizeof(err)));
+    afile_t *f = store_put(&st, a, 1, 0, 2u << 20, err, sizeof(err));
+    assert_non_null(f);
+    assert_true(f->spilled);
+    assert_true(st.bytes <= held); /* spares may go to make room; it adds nothing */
+    snprintf(path, sizeof(path), "%s/v1.flush/node0.dat.spill", a->name);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 2u << 20);
+    memset(f->buf, 7, f->len);
+    long files[1] = {0};
+    json_t *man = json_pack("{s:I}", "version", 1);
+    assert_int_equal(store_publish(&st, a, 1, 1, files, 1, man, err, sizeof(err)), 0);
+    json_decref(man);
+    assert_int_equal(store_flush(&st, a, store_version(a, 1), NULL, NULL), 0);
+    for (int i = 0; i < 500 && store_version(a, 1)->flushing; i++)
+        usleep(10000);
+    assert_int_equal(store_version(a, 1)->flushed, 1);
+    snprintf(path, sizeof(path), "%s/v1/node0.dat", a->name);
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fgetc(fp), 7);
+    fclose(fp);
+    app_t *nowhere = store_app(&st, "/proc/ductile-no-such/app", true);
+    assert_null(store_put(&st, nowhere, 1, 0, 2u << 20, err, sizeof(err)));
     assert_non_null(strstr(err, "would pass its limit"));
+    assert_non_null(strstr(err, "the file level failed"));
     st.limit = 64u << 20;
-    assert_non_null(store_put(&st, a, 1, 0, 2u << 20, err, sizeof(err)));
+    assert_non_null(store_put(&st, a, 2, 0, 2u << 20, err, sizeof(err)));
+    assert_false(store_file(store_version(a, 2), 0)->spilled);
 }
 
 static void released_versions_go_once_flushed(void **state)
@@ -190,7 +220,7 @@ int main(void)
         cmocka_unit_test(last_two_kept_and_regions_reused),
         cmocka_unit_test(another_history_replaces_the_old),
         cmocka_unit_test(a_read_version_stays),
-        cmocka_unit_test(memory_limit),
+        cmocka_unit_test(memory_limit_spills),
         cmocka_unit_test(released_versions_go_once_flushed),
         cmocka_unit_test(flushed_to_the_files),
     };

@@ -407,8 +407,26 @@ static void checkpoint_nodes(void **state)
     c = parse_ok("Nodes = n[1-3]\nCheckpointDistribution = Block\n");
     assert_int_equal(c.ckpt_dist, CONFIG_CKPT_DIST_BLOCK);
     config_free(&c);
-    parse_err("Nodes = n[1-3]\nCheckpointPlacement = bandwidth\n", "t.conf:2:",
-              "CheckpointPlacement: 'bandwidth' is not accepted", "memory (");
+    c = parse_ok("Nodes = n[1-3]\nCheckpointPlacement = bandwidth\n");
+    assert_int_equal(c.ckpt_select, CONFIG_CKPT_SEL_BANDWIDTH);
+    config_free(&c);
+    c = parse_ok("Nodes = n[1-3]\nCheckpointPlacement = Frequency\nCheckpointNodeMemory = 64\n"
+                 "CheckpointScalerLower = 40\nCheckpointScalerUpper = 50\n");
+    assert_int_equal(c.ckpt_select, CONFIG_CKPT_SEL_FREQUENCY);
+    assert_int_equal(c.ckpt_node_memory, 64);
+    assert_int_equal(c.scaler_lower, 40);
+    assert_int_equal(c.scaler_upper, 50);
+    config_free(&c);
+    c = parse_ok("Nodes = n[1-3]\n");
+    assert_int_equal(c.scaler_lower, 80);
+    assert_int_equal(c.scaler_upper, 90);
+    config_free(&c);
+    parse_err("Nodes = n[1-3]\nCheckpointPlacement = traffic\n", "t.conf:2:",
+              "CheckpointPlacement: 'traffic' is not accepted", "bandwidth (");
+    parse_err("Nodes = n[1-3]\nCheckpointScalerLower = 95\n", "t.conf:2:",
+              "CheckpointScalerLower: 95 % is above CheckpointScalerUpper (90 %)", NULL);
+    parse_err("Nodes = n[1-3]\nCheckpointScalerUpper = 101\n", "t.conf:2:",
+              "CheckpointScalerUpper: 101 is out of range", NULL);
     parse_err("Nodes = n[1-3]\nCheckpointDistribution = rr\n", "t.conf:2:",
               "'rr' is not accepted", "round-robin (one agent per node in turn)");
     parse_err("Nodes = n[1-3]\nCheckpointCandidates = -1\n", "t.conf:2:",

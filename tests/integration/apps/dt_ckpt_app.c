@@ -17,6 +17,10 @@
  *                               agents) and every element is checked on the new processes,
  *                               and each process's own value (DT_VALUE_JOINING) with them
  *
+ * With DT_CKPT_APP_PAD_KIB=K in its environment, each process also saves K KiB of
+ * filler (a block variable, not checked), for tests that need checkpoints of a size
+ * (test_ckpt_scaler, test_ckpt_placement).
+ *
  * Element g of version v is known: block[g] = g + v / 8.0, cyc[g] = 7 g + v,
  * rep = "version v"; so a restore on any process count can be checked in full. */
 #include <mpi.h>
@@ -76,6 +80,16 @@ static void fill(vars_t *v, long version)
 static void add(vars_t *v)
 {
     int rc;
+    const char *pad_kib = getenv("DT_CKPT_APP_PAD_KIB");
+    long pad = pad_kib ? atol(pad_kib) * 1024 : 0;
+    static char *filler;
+    if (pad > 0 && !filler && !(filler = malloc((size_t)pad)))
+        die("the filler", -ENOMEM);
+    if (pad > 0) {
+        memset(filler, 'p', (size_t)pad);
+        if ((rc = dt_ckpt_add("pad", filler, pad, MPI_CHAR, DT_DIST_BLOCK, 0)) < 0)
+            die("dt_ckpt_add", rc);
+    }
     if ((rc = dt_ckpt_add("block", v->block, v->nb, MPI_DOUBLE, DT_DIST_BLOCK, 0)) < 0 ||
         (rc = dt_ckpt_add("cyc", v->cyc, v->nc, MPI_INT, DT_DIST_BLOCK_CYCLIC, CYC_B)) < 0 ||
         (rc = dt_ckpt_add("rep", v->rep, sizeof(v->rep), MPI_CHAR, DT_DIST_REPLICATED, 0)) < 0)
