@@ -11,8 +11,7 @@
  * A version is whole or absent: its directory is renamed into place only after every
  * node file is on disk, and `latest` moves after that. A restart with another number
  * of processes reads from each old part what its new part needs (block, block-cyclic,
- * replicated), so the same files restore on any process count. */
-#include <dirent.h>
+ * replicated), so the same files restore on any process count (dt_ckrestore.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -30,73 +29,13 @@
 #include "b64.h"
 #include "ckptfiles.h"
 #include "dt_ckagent.h"
+#include "dt_ckpt_state.h"
 #include "dt_ckxfer.h"
 #include "fsutil.h"
 #include "dt_internal.h"
 
 
-/* Two distributions of the checkpoints' own beside dt_dist_t's (the manifest keeps the
- * number): every process saves its own part. */
-#define CK_DIST_LOCAL 4  /* the same count everywhere, each its own values (JOINING) */
-#define CK_DIST_MANUAL 5 /* any counts; restored whole on one process (dt_ckpt_add_manual) */
-
-typedef struct ck_var {
-    char label[DT_CKPT_LABEL_MAX];
-    void *data;
-    long count; /* local elements */
-    int esize;
-    int dist;
-    long block; /* block-cyclic: its block; manual: the root */
-    int value;  /* dt_value_t, 0 for plain data */
-    char *dflt; /* DEFAULT, JOINING: count elements */
-    dt_ckpt_fn *fn;
-    void *arg;
-} ck_var_t;
-
-/* A restored version's description (from its manifest). */
-typedef struct ck_saved {
-    char label[DT_CKPT_LABEL_MAX];
-    int esize, dist, value;
-    long block, total;
-    char *dflt; /* total elements, for DEFAULT and JOINING */
-} ck_saved_t;
-
-static struct {
-    int on;
-    char dir[PATH_MAX];
-    MPI_Comm comm, node;
-    int rank, size, node_rank;
-    ck_var_t *v;
-    int nv;
-    long version; /* the last complete version on disk (0: none) */
-    /* after dt_ckpt_restart: the version read, its variables and old ranks' parts */
-    json_t *man;
-    ck_saved_t *saved;
-    int nsaved, old_size;
-    int async; /* dt_ckpt_set_async */
-    /* a session started by dt_ckpt_redistribute: this process's rank before the resize
-     * (-1: it joined), which its JOINING values come from */
-    int resized, prev_rank;
-    int agents_down; /* the agents failed; said once */
-    char *stage;     /* the asynchronous commits' copy (stage_for) */
-    long stage_cap;
-    /* the commit under way (an asynchronous one until the next call publishes it) */
-    struct {
-        int on, rc, threaded;
-        long version, off, len;
-        char part[PATH_MAX + 32], path[PATH_MAX + 64];
-        int agent;           /* to the agents (else to the files) */
-        long file, nfiles;   /* this node's file; the number of node files */
-        long node_bytes;     /* this node's file's size */
-        ckag_region_t reg;   /* the agent's region for this node's file */
-        char why[512];       /* what made an agent fail */
-        long *total; /* rank 0: each variable's whole, for the manifest */
-        long *row;   /* this process's manifest row: file, offset, counts */
-        char *stage; /* asynchronous: the copy its thread writes */
-        double t0;   /* MPI_Wtime at its start */
-        pthread_t thread;
-    } pend;
-} ck;
+ck_state_t ck;
 
 static char errbuf[512];
 
@@ -114,8 +53,7 @@ static int agent_commits; /* commits to the present agents */
 
 /* The message of a failure, printed where it happened: by rank 0 for the mistakes
  * every process makes alike (-EINVAL, -ENOENT), by any process for the rest. */
-static int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int rc, const char *fmt, ...)
+int ck_fail(int rc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -129,7 +67,7 @@ static int fail(int rc, const char *fmt, ...)
 const char *dt_ckpt_strerror(void) { return errbuf; }
 
 /* Every process gets the worst status (the lowest: errors are negative). */
-static int agree(int rc)
+int ck_agree(int rc)
 {
     int all = rc;
     MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, ck.comm);
@@ -146,13 +84,13 @@ static int agree(int rc)
 int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
 {
     if (ck.on)
-        return fail(-EALREADY, "dt_ckpt_init: already called");
+        return ck_fail(-EALREADY, "dt_ckpt_init: already called");
     memset(&ck, 0, sizeof(ck));
     agent_commits = 0; /* new connections: the first commit sets them up */
     tsync_last = -1;
     MPI_Comm_rank(comm, &ck.rank);
     if (!app || !*app || strchr(app, '/') || strlen(app) >= DT_CKPT_LABEL_MAX)
-        return fail(-EINVAL, "dt_ckpt_init: the application name '%s' must be 1 to 63 "
+        return ck_fail(-EINVAL, "dt_ckpt_init: the application name '%s' must be 1 to 63 "
                     "characters without '/'", app ? app : "");
     const char *base = dir ? dir : getenv("DUCTILE_CKPT_DIR");
     const char *home = getenv("HOME");
@@ -182,10 +120,10 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
     int rc = ck.rank == 0 ? fsutil_mkdirs(ck.dir, 0700) : 0;
     char err[512] = "";
     if (rc < 0)
-        fail(rc, "cannot create the checkpoint directory %s: %s", ck.dir, strerror(-rc));
-    rc = agree(rc);
+        ck_fail(rc, "cannot create the checkpoint directory %s: %s", ck.dir, strerror(-rc));
+    rc = ck_agree(rc);
     if (rc == 0 && (rc = ckx_init(ck.comm, ck.rank, err, sizeof(err))) < 0) /* (collective) */
-        rc = agree(fail(rc, "dt_ckpt_init: %s", err));
+        rc = ck_agree(ck_fail(rc, "dt_ckpt_init: %s", err));
     if (rc < 0) {
         MPI_Comm_free(&ck.node);
         MPI_Comm_free(&ck.comm);
@@ -222,14 +160,14 @@ static int add_var(const char *call, const char *why, const char *label, const c
                    MPI_Datatype type)
 {
     if (!ck.on)
-        return fail(-EINVAL, "%s: call dt_ckpt_init first", call);
+        return ck_fail(-EINVAL, "%s: call dt_ckpt_init first", call);
     if (!label)
         label = "";
     why = !*label || strlen(label) >= DT_CKPT_LABEL_MAX ? "a label is 1 to 63 characters"
           : in->count < 0 || (in->count > 0 && !in->data) ? "the data and its count do not fit"
                                                           : why;
     if (why)
-        return fail(-EINVAL, "%s '%s': %s", call, label, why);
+        return ck_fail(-EINVAL, "%s '%s': %s", call, label, why);
     ck_var_t *v = NULL;
     for (int i = 0; i < ck.nv && !v; i++)
         if (!strcmp(ck.v[i].label, label))
@@ -237,7 +175,7 @@ static int add_var(const char *call, const char *why, const char *label, const c
     if (!v) {
         ck_var_t *nv = realloc(ck.v, (size_t)(ck.nv + 1) * sizeof(*nv));
         if (!nv)
-            return fail(-ENOMEM, "%s '%s': out of memory", call, label);
+            return ck_fail(-ENOMEM, "%s '%s': out of memory", call, label);
         ck.v = nv;
         v = &ck.v[ck.nv++];
         *v = *in;
@@ -253,7 +191,7 @@ static int add_var(const char *call, const char *why, const char *label, const c
     if (in->dflt) { /* DEFAULT, JOINING: a copy, count elements */
         char *d = malloc((size_t)(in->count * v->esize) + 1);
         if (!d)
-            return fail(-ENOMEM, "%s '%s': out of memory", call, label);
+            return ck_fail(-ENOMEM, "%s '%s': out of memory", call, label);
         memcpy(d, in->dflt, (size_t)(in->count * v->esize));
         free(v->dflt);
         v->dflt = d;
@@ -326,7 +264,7 @@ static long part_bytes(int i)
 
 /* Rank r's elements of a variable of total elements among n processes (a manual
  * variable: at its restore, block is its root). */
-static long share(int dist, long block, long total, int r, int n)
+long ck_share(int dist, long block, long total, int r, int n)
 {
     long lo, hi;
     if (dist == DT_DIST_REPLICATED || dist == CK_DIST_LOCAL)
@@ -347,7 +285,7 @@ static int misfits(int i, long total, const long *all, int *first)
     const ck_var_t *v = &ck.v[i];
     int bad = 0;
     for (int r = ck.size - 1; r >= 0 && v->dist != CK_DIST_MANUAL; r--)
-        if (all[r * (ck.nv + 1) + 1 + i] != share(v->dist, v->block, total, r, ck.size)) {
+        if (all[r * (ck.nv + 1) + 1 + i] != ck_share(v->dist, v->block, total, r, ck.size)) {
             bad++;
             *first = r;
         }
@@ -388,8 +326,8 @@ static int check_counts(const long *all, long *total)
         char who[160];
         snprintf(who, sizeof(who), "rank %d has %ld elements, its share of %ld is %ld", first,
                  all[first * (ck.nv + 1) + 1 + i], best,
-                 share(v->dist, v->block, best, first, ck.size));
-        return fail(-EINVAL, "dt_ckpt_commit '%s': %s", v->label, who);
+                 ck_share(v->dist, v->block, best, first, ck.size));
+        return ck_fail(-EINVAL, "dt_ckpt_commit '%s': %s", v->label, who);
     }
     return 0;
 }
@@ -477,7 +415,7 @@ static int all_files_here(const char *part, const long *parts)
         struct stat st;
         snprintf(p, sizeof(p), "%s/node%ld.dat", part, parts[r * (ck.nv + 2)]);
         if (stat(p, &st) < 0)
-            return fail(-ENOENT, "the checkpoint directory %s is not the same on every node "
+            return ck_fail(-ENOENT, "the checkpoint directory %s is not the same on every node "
                         "(rank %d's node file is not there): use one that every node sees, "
                         "such as one in the home directory", ck.dir, r);
     }
@@ -497,7 +435,7 @@ static int publish(const char *part, long version, const long *total, const long
     if (rc == 0)
         rc = ckptfiles_publish(ck.dir, CKPTFILES_PART, version);
     if (rc < 0)
-        return fail(rc, "cannot publish the checkpoint in %s: %s", ck.dir, strerror(-rc));
+        return ck_fail(rc, "cannot publish the checkpoint in %s: %s", ck.dir, strerror(-rc));
     return 0;
 }
 
@@ -512,7 +450,7 @@ static int start_commit(void)
     long *all = ck.rank == 0 ? calloc((size_t)w * (size_t)ck.size, sizeof(long)) : NULL;
     ck.pend.total = calloc((size_t)ck.nv + 1, sizeof(long));
     ck.pend.row = calloc((size_t)ck.nv + 2, sizeof(long));
-    int rc = agree(mine && ck.pend.total && ck.pend.row && (ck.rank != 0 || all) ? 0 : -ENOMEM);
+    int rc = ck_agree(mine && ck.pend.total && ck.pend.row && (ck.rank != 0 || all) ? 0 : -ENOMEM);
     if (rc == 0) {
         mine[0] = ck.nv;
         for (int i = 0; i < ck.nv; i++)
@@ -520,11 +458,11 @@ static int start_commit(void)
         MPI_Gather(mine, w, MPI_LONG, all, w, MPI_LONG, 0, ck.comm);
         for (int r = 0; ck.rank == 0 && r < ck.size && rc == 0; r++)
             if (all[r * w] != ck.nv)
-                rc = fail(-EINVAL, "dt_ckpt_commit: rank %d registered %ld variables, rank 0 %d",
+                rc = ck_fail(-EINVAL, "dt_ckpt_commit: rank %d registered %ld variables, rank 0 %d",
                           r, all[r * w], ck.nv);
         if (ck.rank == 0 && rc == 0)
             rc = check_counts(all, ck.pend.total);
-        rc = agree(rc);
+        rc = ck_agree(rc);
     }
     free(mine);
     free(all);
@@ -568,27 +506,27 @@ static int files_setup(void)
     if (ck.rank == 0) {
         ckptfiles_rmtree(ck.pend.part);
         if (mkdir(ck.pend.part, 0700) < 0)
-            rc = fail(-errno, "cannot create %s: %s", ck.pend.part, strerror(errno));
+            rc = ck_fail(-errno, "cannot create %s: %s", ck.pend.part, strerror(errno));
     }
-    rc = agree(rc);
+    rc = ck_agree(rc);
     if (rc == 0 && ck.node_rank == 0) {
         int fd = open(ck.pend.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0 && errno == ENOENT && ck.rank != 0) /* rank 0 made the directory */
-            rc = fail(-ENOENT, "the checkpoint directory %s is not the same on every "
+            rc = ck_fail(-ENOENT, "the checkpoint directory %s is not the same on every "
                       "node (it is not on this one): use one that every node sees, such "
                       "as one in the home directory", ck.dir);
         else if (fd < 0)
-            rc = fail(-errno, "cannot write the checkpoint file %s: %s", ck.pend.path,
+            rc = ck_fail(-errno, "cannot write the checkpoint file %s: %s", ck.pend.path,
                       strerror(errno));
         else
             close(fd);
     }
-    return rc == 0 ? agree(rc) : rc;
+    return rc == 0 ? ck_agree(rc) : rc;
 }
 
 /* Rank 0 says why a commit or a restart does without the agents, once until they
  * answer again. */
-static void agents_failed(const char *what, const char *why)
+void ck_agents_failed(const char *what, const char *why)
 {
     if (ck.rank == 0 && !ck.agents_down)
         fprintf(stderr, "libductile: %s: %s; using the checkpoint files in %s instead\n", what,
@@ -604,13 +542,13 @@ static void agents_answer(void)
 }
 
 /* Collective: every process's endpoint knows every agent (rank 0 asks them). */
-static int agents_reach(char *err, size_t errlen)
+int ck_agents_reach(char *err, size_t errlen)
 {
     ckag_addr_t *addrs = calloc((size_t)ckag_count(), sizeof(*addrs));
     int rc = addrs ? 0 : -ENOMEM;
     if (rc == 0 && ck.rank == 0)
         rc = ckag_hello(addrs, err, errlen);
-    rc = agree(rc);
+    rc = ck_agree(rc);
     if (rc == 0) {
         MPI_Bcast(addrs, (int)(ckag_count() * sizeof(*addrs)), MPI_BYTE, 0, ck.comm);
         if (ckx_pull()) /* every endpoint asks the agents for its transfers */
@@ -618,11 +556,11 @@ static int agents_reach(char *err, size_t errlen)
         /* SHMR: only a node's lead has an endpoint, its region the node's shared one */
         int shmr = ckx_shmr();
         rc = ckag_peers(addrs, !shmr || ck.node_rank == 0, !shmr, err, errlen);
-        if (agree(rc) < 0 && rc == 0)
+        if (ck_agree(rc) < 0 && rc == 0)
             snprintf(err, errlen, "another process has no fabric endpoint");
-        rc = agree(rc);
+        rc = ck_agree(rc);
         if (rc == 0 && shmr)
-            rc = agree(ckx_shm_open(ck.node, ck.node_rank, err, errlen));
+            rc = ck_agree(ckx_shm_open(ck.node, ck.node_rank, err, errlen));
     }
     free(addrs);
     return rc;
@@ -632,16 +570,16 @@ static int agents_reach(char *err, size_t errlen)
  * and tells every process where its node's file is. */
 static int agents_setup(char *err, size_t errlen)
 {
-    int rc = agents_reach(err, errlen);
+    int rc = ck_agents_reach(err, errlen);
     if (rc < 0)
         return rc;
     long *bytes = ck.rank == 0 ? calloc((size_t)ck.pend.nfiles, sizeof(long)) : NULL;
     ckag_region_t *reg = calloc((size_t)ck.pend.nfiles, sizeof(*reg));
-    rc = agree(reg && (ck.rank != 0 || bytes) ? 0 : -ENOMEM);
+    rc = ck_agree(reg && (ck.rank != 0 || bytes) ? 0 : -ENOMEM);
     long pair[2] = {ck.node_rank == 0 ? ck.pend.file : -1, ck.pend.node_bytes};
     long *pairs = ck.rank == 0 ? calloc((size_t)ck.size * 2, sizeof(long)) : NULL;
     if (rc == 0)
-        rc = agree(ck.rank != 0 || pairs ? 0 : -ENOMEM);
+        rc = ck_agree(ck.rank != 0 || pairs ? 0 : -ENOMEM);
     if (rc == 0) {
         MPI_Gather(pair, 2, MPI_LONG, pairs, 2, MPI_LONG, 0, ck.comm);
         for (int r = 0; ck.rank == 0 && r < ck.size; r++)
@@ -649,7 +587,7 @@ static int agents_setup(char *err, size_t errlen)
                 bytes[pairs[2 * r]] = pairs[2 * r + 1];
         for (long f = 0; ck.rank == 0 && f < ck.pend.nfiles && rc == 0; f++)
             rc = ckag_put(ck.pend.version, f, bytes[f], &reg[f], err, errlen);
-        rc = agree(rc);
+        rc = ck_agree(rc);
     }
     if (rc == 0) {
         MPI_Bcast(reg, (int)(ck.pend.nfiles * sizeof(*reg)), MPI_BYTE, 0, ck.comm);
@@ -724,8 +662,8 @@ static int to_files(void)
     if (rc == 0) {
         rc = write_saved();
         if (rc < 0)
-            fail(rc, "cannot write the checkpoint file %s: %s", ck.pend.path, strerror(-rc));
-        rc = agree(rc);
+            ck_fail(rc, "cannot write the checkpoint file %s: %s", ck.pend.path, strerror(-rc));
+        rc = ck_agree(rc);
     }
     return rc;
 }
@@ -771,20 +709,20 @@ static void measured(void)
 /* Collective: the writes of the commit under way done everywhere, its manifest, then
  * the version published (by the agents, or in the files). 0 when no commit is under
  * way. */
-static int finish_commit(void)
+int ck_finish_commit(void)
 {
     if (!ck.pend.on)
         return 0;
     if (ck.pend.threaded)
         pthread_join(ck.pend.thread, NULL);
-    int rc = agree(ck.pend.rc);
+    int rc = ck_agree(ck.pend.rc);
     if (rc < 0 && ck.pend.agent) {
-        agents_failed("a checkpoint commit", ck.pend.rc < 0 ? ck.pend.why : "another process's "
+        ck_agents_failed("a checkpoint commit", ck.pend.rc < 0 ? ck.pend.why : "another process's "
                       "transfer to its checkpoint agent failed");
         rc = to_files();
     } else if (rc < 0) {
         if (ck.pend.rc < 0)
-            fail(ck.pend.rc, "cannot write the checkpoint file %s: %s", ck.pend.path,
+            ck_fail(ck.pend.rc, "cannot write the checkpoint file %s: %s", ck.pend.path,
                  strerror(-ck.pend.rc));
     }
     /* Tests only (test_ckpt_files): the run dies with the version's files written and
@@ -795,7 +733,7 @@ static int finish_commit(void)
     long *rows = NULL;
     if (rc == 0) {
         rows = ck.rank == 0 ? calloc((size_t)(ck.nv + 2) * (size_t)ck.size, sizeof(long)) : NULL;
-        rc = agree(ck.rank != 0 || rows ? 0 : -ENOMEM);
+        rc = ck_agree(ck.rank != 0 || rows ? 0 : -ENOMEM);
         if (rc == 0)
             MPI_Gather(ck.pend.row, ck.nv + 2, MPI_LONG, rows, ck.nv + 2, MPI_LONG, 0, ck.comm);
     }
@@ -809,8 +747,8 @@ static int finish_commit(void)
             json_decref(m);
             ckag_done();
         }
-        if (agree(arc) < 0) {
-            agents_failed("a checkpoint commit", ck.pend.why);
+        if (ck_agree(arc) < 0) {
+            ck_agents_failed("a checkpoint commit", ck.pend.why);
             rc = to_files();
         } else {
             agents_answer();
@@ -818,7 +756,7 @@ static int finish_commit(void)
         }
     }
     if (rc == 0 && !ck.pend.agent)
-        rc = agree(ck.rank == 0 ? publish(ck.pend.part, ck.pend.version, ck.pend.total, rows) : 0);
+        rc = ck_agree(ck.rank == 0 ? publish(ck.pend.part, ck.pend.version, ck.pend.total, rows) : 0);
     free(rows);
     if (rc == 0)
         ck.version = ck.pend.version;
@@ -831,8 +769,8 @@ int dt_ckpt_probe(int *changed)
     if (changed)
         *changed = 0;
     if (!ck.on)
-        return fail(-EINVAL, "dt_ckpt_probe: call dt_ckpt_init first");
-    int rc = finish_commit(); /* no transfer to the agents it may leave is under way */
+        return ck_fail(-EINVAL, "dt_ckpt_probe: call dt_ckpt_init first");
+    int rc = ck_finish_commit(); /* no transfer to the agents it may leave is under way */
     char list[sizeof(agents_now)] = "";
     int ch = 0;
     if (ck.rank == 0 && dt_agents_query(list, sizeof(list), tsync_last) == 1 &&
@@ -863,7 +801,7 @@ int dt_ckpt_probe(int *changed)
 int dt_ckpt_commit(void)
 {
     if (!ck.on)
-        return fail(-EINVAL, "dt_ckpt_commit: call dt_ckpt_init first");
+        return ck_fail(-EINVAL, "dt_ckpt_commit: call dt_ckpt_init first");
     /* an asynchronous one before: its result is this call's; the agents the scheduler
      * changed (a resize) take the new version whole */
     int rc = dt_ckpt_probe(NULL);
@@ -873,7 +811,7 @@ int dt_ckpt_commit(void)
     if (rc == 0 && ckag_count() > 0) {
         ck.pend.agent = agents_setup(ck.pend.why, sizeof(ck.pend.why)) == 0;
         if (!ck.pend.agent) {
-            agents_failed("a checkpoint commit", ck.pend.why);
+            ck_agents_failed("a checkpoint commit", ck.pend.why);
             if (ck.rank == 0)
                 ckag_done(); /* the agents that gave a region stop waiting for its data */
         }
@@ -901,7 +839,7 @@ int dt_ckpt_commit(void)
         }
     }
     ck.pend.rc = write_saved();
-    return finish_commit();
+    return ck_finish_commit();
 }
 
 int dt_ckpt_set_async(int on)
@@ -910,448 +848,17 @@ int dt_ckpt_set_async(int on)
     return 0;
 }
 
-int dt_ckpt_wait(void) { return ck.on ? finish_commit() : 0; }
+int dt_ckpt_wait(void) { return ck.on ? ck_finish_commit() : 0; }
 
 int dt_ckpt_set_transfer(const char *transfer, const char *regions)
 {
     if (!ck.on)
-        return fail(-EINVAL, "dt_ckpt_set_transfer: call dt_ckpt_init first");
-    int rc = finish_commit(); /* a commit under way ends the way it began */
+        return ck_fail(-EINVAL, "dt_ckpt_set_transfer: call dt_ckpt_init first");
+    int rc = ck_finish_commit(); /* a commit under way ends the way it began */
     char err[300];
     if (ckx_set(transfer, regions, err, sizeof(err)) < 0)
-        return fail(-EINVAL, "%s", err);
+        return ck_fail(-EINVAL, "%s", err);
     return rc;
-}
-
-/* ---- restart ------------------------------------------------------------------ */
-
-static void forget_saved(void)
-{
-    json_decref(ck.man);
-    ck.man = NULL;
-    for (int i = 0; ck.saved && i < ck.nsaved; i++)
-        free(ck.saved[i].dflt);
-    free(ck.saved);
-    ck.saved = NULL;
-    ck.nsaved = ck.old_size = 0;
-}
-
-static int load_manifest(const char *text)
-{
-    json_error_t jerr;
-    json_t *m = json_loads(text, 0, &jerr), *vars, *ranks;
-    int procs;
-    if (!m || json_unpack(m, "{s:i,s:o,s:o}", "procs", &procs, "vars", &vars, "ranks", &ranks) < 0 ||
-        !json_is_array(vars) || !json_is_array(ranks) || procs < 1 ||
-        json_array_size(ranks) != (size_t)procs) {
-        json_decref(m);
-        return -EINVAL;
-    }
-    ck.saved = calloc(json_array_size(vars) + 1, sizeof(*ck.saved));
-    if (!ck.saved) {
-        json_decref(m);
-        return -ENOMEM;
-    }
-    size_t i;
-    json_t *e;
-    ck.nsaved = (int)json_array_size(vars); /* forget_saved frees what is read */
-    json_array_foreach(vars, i, e)
-    {
-        ck_saved_t *s = &ck.saved[i];
-        const char *label, *dflt = NULL;
-        json_int_t block, total;
-        if (json_unpack(e, "{s:s,s:i,s:i,s:I,s:I,s?i,s?s}", "label", &label, "esize", &s->esize,
-                        "dist", &s->dist, "block", &block, "total", &total, "value", &s->value,
-                        "default", &dflt) < 0 ||
-            s->esize < 1 || total < 0 || (dflt && strlen(dflt) / 4 * 3 > (size_t)total * s->esize + 2) ||
-            (dflt && !(s->dflt = malloc(strlen(dflt) / 4 * 3 + 1))) ||
-            (dflt && b64_decode(dflt, s->dflt) != total * s->esize)) {
-            ck.man = m; /* freed with the rest */
-            forget_saved();
-            return -EINVAL;
-        }
-        snprintf(s->label, sizeof(s->label), "%s", label);
-        s->block = (long)block;
-        s->total = (long)total;
-    }
-    ck.old_size = procs;
-    ck.man = m;
-    return 0;
-}
-
-/* Rank 0: the newest complete version the agents hold, if it is not older than the
- * files' (v), with its manifest; every process then has its node files' regions. */
-static int agents_restart(long *v, char **text, long *len)
-{
-    char err[512] = "";
-    long va = 0, nf = 0;
-    char *mtext = NULL;
-    ckag_region_t *reg = NULL;
-    ckag_set_regions(0, NULL);
-    int rc = agents_reach(err, sizeof(err));
-    if (rc == 0 && ck.rank == 0)
-        rc = ckag_latest(&va, &mtext, &nf, &reg, err, sizeof(err));
-    rc = agree(rc);
-    int use = rc == 0 && ck.rank == 0 && va > 0 && va >= *v;
-    MPI_Bcast(&use, 1, MPI_INT, 0, ck.comm);
-    MPI_Bcast(&nf, 1, MPI_LONG, 0, ck.comm);
-    if (rc < 0)
-        agents_failed("a checkpoint restart", err);
-    if (!use) {
-        if (ck.rank == 0)
-            ckag_done();
-        free(mtext);
-        free(reg);
-        return 0;
-    }
-    if (ck.rank != 0)
-        reg = calloc((size_t)nf, sizeof(*reg));
-    if (agree(reg ? 0 : -ENOMEM) < 0) {
-        free(mtext);
-        free(reg);
-        return 0;
-    }
-    MPI_Bcast(reg, (int)(nf * sizeof(*reg)), MPI_BYTE, 0, ck.comm);
-    ckag_set_regions(nf, reg);
-    if (ck.rank == 0) {
-        free(*text);
-        *text = mtext;
-        *v = va;
-        *len = (long)strlen(mtext) + 1;
-    }
-    return 1;
-}
-
-int dt_ckpt_restart(long *version)
-{
-    if (!ck.on)
-        return fail(-EINVAL, "dt_ckpt_restart: call dt_ckpt_init first");
-    int prc = finish_commit();
-    if (prc < 0)
-        return prc;
-    forget_saved();
-    char *text = NULL;
-    long len = 0, v = 0;
-    if (ck.rank == 0) {
-        /* what a run killed mid-commit left: never a version */
-        DIR *d = opendir(ck.dir);
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            size_t n = strlen(e->d_name);
-            if (n > 5 && !strcmp(e->d_name + n - 5, ".part")) {
-                char p[PATH_MAX + 256];
-                snprintf(p, sizeof(p), "%s/%s", ck.dir, e->d_name);
-                ckptfiles_rmtree(p);
-            }
-        }
-        if (d)
-            closedir(d);
-        v = ckptfiles_latest(ck.dir);
-        if (v > 0) {
-            char p[PATH_MAX + 64];
-            snprintf(p, sizeof(p), "%s/v%ld/manifest.json", ck.dir, v);
-            json_error_t jerr;
-            json_t *m = json_load_file(p, 0, &jerr);
-            text = m ? json_dumps(m, JSON_COMPACT) : NULL;
-            json_decref(m);
-            len = text ? (long)strlen(text) + 1 : -1;
-        }
-    }
-    MPI_Bcast(&v, 1, MPI_LONG, 0, ck.comm);
-    if (ckag_count() > 0) {
-        MPI_Bcast(&len, 1, MPI_LONG, 0, ck.comm);
-        agents_restart(&v, &text, &len); /* newer, or whole where the files' is damaged */
-        MPI_Bcast(&v, 1, MPI_LONG, 0, ck.comm);
-    }
-    MPI_Bcast(&len, 1, MPI_LONG, 0, ck.comm);
-    if (len < 0)
-        return agree(fail(-EIO, "the checkpoint's manifest in %s cannot be read", ck.dir));
-    if (v == 0) {
-        if (version)
-            *version = 0;
-        return 0;
-    }
-    if (ck.rank != 0)
-        text = malloc((size_t)len);
-    int rc = agree(text ? 0 : -ENOMEM);
-    if (rc == 0)
-        MPI_Bcast(text, (int)len, MPI_CHAR, 0, ck.comm);
-    if (rc == 0)
-        rc = agree(load_manifest(text));
-    free(text);
-    if (rc < 0)
-        return fail(rc, "the checkpoint's manifest in %s is damaged", ck.dir);
-    ck.version = v;
-    if (version)
-        *version = v;
-    return 1;
-}
-
-static const ck_saved_t *saved_var(const char *label, int *index)
-{
-    for (int i = 0; i < ck.nsaved; i++)
-        if (!strcmp(ck.saved[i].label, label)) {
-            *index = i;
-            return &ck.saved[i];
-        }
-    return NULL;
-}
-
-/* This run's registration of a label, NULL if none yet. */
-static const ck_var_t *registered(const char *label)
-{
-    for (int i = 0; i < ck.nv; i++)
-        if (!strcmp(ck.v[i].label, label))
-            return &ck.v[i];
-    return NULL;
-}
-
-/* Where a manual variable goes whole: this run's root, else the saved one while that
- * process exists. */
-static long manual_root(const ck_saved_t *s)
-{
-    const ck_var_t *v = registered(s->label);
-    long root = v && v->dist == CK_DIST_MANUAL ? v->block : s->block;
-    return root >= 0 && root < ck.size ? root : 0;
-}
-
-/* This process's share of a saved variable on the current number of processes. */
-static long new_count(const ck_saved_t *s)
-{
-    return share(s->dist, s->dist == CK_DIST_MANUAL ? manual_root(s) : s->block, s->total,
-                 ck.rank, ck.size);
-}
-
-int dt_ckpt_count(const char *label, long *count, long *total)
-{
-    int i;
-    const ck_saved_t *s = ck.man && label ? saved_var(label, &i) : NULL;
-    if (!s)
-        return fail(-ENOENT, "dt_ckpt_count: no variable '%s' in the restarted checkpoint",
-                    label ? label : "");
-    if (count)
-        *count = new_count(s);
-    if (total)
-        *total = s->total;
-    return 0;
-}
-
-/* Old rank r's part of variable vi: its file and the byte offset where it starts. */
-static int old_part(int r, int vi, long *count, char *path, size_t plen, long *offset,
-                    long *filenum)
-{
-    json_t *rk = json_array_get(json_object_get(ck.man, "ranks"), (size_t)r);
-    json_int_t file = 0, off = 0;
-    json_t *counts = NULL;
-    if (!rk || json_unpack(rk, "{s:I,s:I,s:o}", "file", &file, "offset", &off, "counts", &counts) < 0 ||
-        json_array_size(counts) != (size_t)ck.nsaved)
-        return -EINVAL;
-    long at = (long)off;
-    for (int i = 0; i < vi; i++)
-        at += (long)json_integer_value(json_array_get(counts, (size_t)i)) * ck.saved[i].esize;
-    *count = (long)json_integer_value(json_array_get(counts, (size_t)vi));
-    *offset = at;
-    *filenum = (long)file;
-    snprintf(path, plen, "%s/v%ld/node%lld.dat", ck.dir, ck.version, (long long)file);
-    return 0;
-}
-
-static int read_at(const char *path, void *buf, long len, long offset)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    long done = 0;
-    while (done < len) {
-        ssize_t n = pread(fd, (char *)buf + done, (size_t)(len - done), (off_t)(offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        done += n;
-    }
-    close(fd);
-    return done == len ? 0 : -EIO;
-}
-
-/* From the agent that holds the version, else (or if it fails) from the files. */
-static int read_old(long file, const char *path, void *buf, long len, long offset)
-{
-    char err[512];
-    if (ckx_phase() == CKX_RECORD) /* SHMR: what the node's lead fetches next */
-        return ckx_record(file, offset, len);
-    if (ckx_phase() == CKX_REPLAY)
-        return ckx_replay(buf, len) == 0 ? 0 : read_at(path, buf, len, offset);
-    if (ckag_has_regions() && ckag_read(file, buf, len, offset, err, sizeof(err)) == 0)
-        return 0;
-    return read_at(path, buf, len, offset);
-}
-
-/* Block: the overlap of my new block with each old rank's block. */
-static int restore_block(const ck_saved_t *s, int vi, char *out)
-{
-    long nlo, nhi;
-    dt_block_range(s->total, ck.rank, ck.size, &nlo, &nhi);
-    for (int r = 0; r < ck.old_size; r++) {
-        long olo, ohi, cnt, off, file;
-        char path[PATH_MAX + 64];
-        dt_block_range(s->total, r, ck.old_size, &olo, &ohi);
-        long a = olo > nlo ? olo : nlo, b = ohi < nhi ? ohi : nhi;
-        if (b <= a)
-            continue;
-        if (old_part(r, vi, &cnt, path, sizeof(path), &off, &file) < 0 || cnt != ohi - olo)
-            return -EINVAL;
-        int rc = read_old(file, path, out + (a - nlo) * s->esize, (b - a) * s->esize,
-                         off + (a - olo) * s->esize);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* Block-cyclic: block k of the array is old rank k % P's (k / P)-th and new rank
- * k % P''s (k / P')-th; each old part is read once and its blocks that are mine kept. */
-static int restore_cyclic(const ck_saved_t *s, int vi, char *out)
-{
-    long b = s->block, nblocks = (s->total + b - 1) / b;
-    for (int r = 0; r < ck.old_size; r++) {
-        long cnt, off, file;
-        char path[PATH_MAX + 64];
-        if (old_part(r, vi, &cnt, path, sizeof(path), &off, &file) < 0 ||
-            cnt != dt_cyclic_count(s->total, b, r, ck.old_size))
-            return -EINVAL;
-        int mine = 0;
-        for (long k = r; k < nblocks && !mine; k += ck.old_size)
-            mine = k % ck.size == ck.rank;
-        if (!mine || cnt == 0)
-            continue;
-        char *part = malloc((size_t)(cnt * s->esize));
-        if (!part)
-            return -ENOMEM;
-        int rc = read_old(file, path, part, cnt * s->esize, off);
-        for (long k = r; rc == 0 && k < nblocks; k += ck.old_size) {
-            if (k % ck.size != ck.rank)
-                continue;
-            long len = k == nblocks - 1 ? s->total - k * b : b;
-            memcpy(out + (k / ck.size) * b * s->esize, part + (k / ck.old_size) * b * s->esize,
-                   (size_t)(len * s->esize));
-        }
-        free(part);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* A manual variable: every old part, in rank order, to its root. */
-static int restore_manual(const ck_saved_t *s, int vi, char *out)
-{
-    long at = 0;
-    for (int r = 0; ck.rank == manual_root(s) && r < ck.old_size; r++) {
-        long cnt, off, file;
-        char path[PATH_MAX + 64];
-        if (old_part(r, vi, &cnt, path, sizeof(path), &off, &file) < 0 || cnt < 0 ||
-            at + cnt > s->total)
-            return -EINVAL;
-        int rc = read_old(file, path, out + at * s->esize, cnt * s->esize, off);
-        if (rc < 0)
-            return rc;
-        at += cnt;
-    }
-    return at == s->total || ck.rank != manual_root(s) ? 0 : -EINVAL;
-}
-
-static int put_int(char *out, int esize, long value)
-{
-    int32_t i32 = (int32_t)value;
-    int64_t i64 = value;
-    int16_t i16 = (int16_t)value;
-    const void *src = esize == 8 ? (const void *)&i64 : esize == 4 ? (const void *)&i32 : &i16;
-    if (esize != 2 && esize != 4 && esize != 8)
-        return -EINVAL;
-    memcpy(out, src, (size_t)esize);
-    return 0;
-}
-
-/* A value (dt_ckpt_add_value), or replicated data: rank 0's copy (a joining value: this
- * rank's own, or the default on a rank that did not exist). */
-static int restore_value(const ck_saved_t *s, int vi, char *out)
-{
-    long bytes = s->total * s->esize, cnt, off, file;
-    char path[PATH_MAX + 64];
-    int r = s->dist != CK_DIST_LOCAL ? 0 : ck.resized ? ck.prev_rank : ck.rank;
-    if (s->value == DT_VALUE_SIZE || s->value == DT_VALUE_RANK)
-        return put_int(out, s->esize, s->value == DT_VALUE_SIZE ? ck.size : ck.rank);
-    if (s->value == DT_VALUE_DEFAULT ||
-        (s->value == DT_VALUE_JOINING && (r < 0 || r >= ck.old_size))) {
-        if (!s->dflt)
-            return -EINVAL;
-        memcpy(out, s->dflt, (size_t)bytes);
-        return 0;
-    }
-    int rc = old_part(r, vi, &cnt, path, sizeof(path), &off, &file);
-    return rc == 0 && cnt == s->total ? read_old(file, path, out, bytes, off) : -EINVAL;
-}
-
-static int restore_var(const ck_saved_t *s, int vi, void *data)
-{
-    if (s->dist == DT_DIST_BLOCK)
-        return restore_block(s, vi, data);
-    if (s->dist == DT_DIST_BLOCK_CYCLIC)
-        return restore_cyclic(s, vi, data);
-    if (s->dist == CK_DIST_MANUAL)
-        return restore_manual(s, vi, data);
-    return restore_value(s, vi, data);
-}
-
-int dt_ckpt_restore(const char *label, void *data, long count)
-{
-    int vi;
-    const ck_saved_t *s = ck.man && label ? saved_var(label, &vi) : NULL;
-    if (!s)
-        return fail(-ENOENT, "dt_ckpt_restore: no variable '%s' in the restarted checkpoint",
-                    label ? label : "");
-    long want = new_count(s);
-    int rc = 0, bad = 0;
-    if (count != want || (want > 0 && !data)) {
-        char n[96];
-        snprintf(n, sizeof(n), "this process's share is %ld elements, the buffer holds %ld", want,
-                 count);
-        bad = fail(-EINVAL, "dt_ckpt_restore '%s': %s", label, n);
-    }
-    const ck_var_t *reg = registered(label);
-    dt_ckpt_fn *fn = reg ? reg->fn : NULL;
-    if (bad == 0 && s->value == DT_VALUE_RECALC && !fn)
-        bad = fail(-EINVAL, "dt_ckpt_restore '%s': its value is recalculated: register it with "
-                   "dt_ckpt_add_value and its function before restoring it", label);
-    /* a manual variable's restore is collective: all go on, or none (the message of the
-     * process that could not is everywhere) */
-    if (s->dist == CK_DIST_MANUAL && agree(bad) < 0)
-        return -EINVAL;
-    if (ckx_shmr() && ckag_has_regions()) {
-        /* SHMR: the reads recorded, brought through the node's region (every process
-         * of the node takes part, a mistaken one too), then taken */
-        char err[512];
-        ckx_record_begin();
-        rc = bad < 0 ? 0 : restore_var(s, vi, data);
-        ckx_fetch(ck.node, ck.node_rank, err, sizeof(err)); /* failed: the files */
-        if (bad == 0 && rc == 0)
-            rc = restore_var(s, vi, data);
-        ckx_restore_end();
-    } else if (bad == 0) {
-        rc = restore_var(s, vi, data);
-    }
-    if (bad < 0)
-        return bad;
-    if (s->dist == CK_DIST_MANUAL)
-        rc = agree(rc);
-    if (rc < 0)
-        return fail(rc, "dt_ckpt_restore '%s': the checkpoint's files cannot be read (%s)", label,
-                    strerror(-rc));
-    if (fn && (s->value == DT_VALUE_RECALC || s->dist == CK_DIST_MANUAL) &&
-        (rc = fn(data, count, reg->arg)) < 0)
-        return fail(rc, "dt_ckpt_restore '%s': its function returned %d", label, rc);
-    return 0;
 }
 
 /* keep: the process starts another session at once (dt_ckpt_redistribute), which
@@ -1360,10 +867,10 @@ static int finalize_session(int release, int keep)
 {
     if (!ck.on)
         return 0;
-    int rc = finish_commit();
+    int rc = ck_finish_commit();
     if (release && ck.rank == 0 && ckag_count() > 0)
         ckag_release();
-    forget_saved();
+    ck_forget_saved();
     ckx_report(ck.comm, ck.rank);
     ckx_shm_close(); /* (the node's communicator goes with the session) */
     if (keep)
@@ -1404,14 +911,14 @@ int dt_ckpt_redistribute(const char *app, const char *dir, MPI_Comm inter, MPI_C
      * other's result; the old processes agree already) */
     if (MPI_Allreduce(&rc, &theirs, 1, MPI_INT, MPI_MIN, inter) != MPI_SUCCESS ||
         MPI_Allreduce(&committed, &latest, 1, MPI_LONG, MPI_MAX, inter) != MPI_SUCCESS)
-        return fail(-EIO, "dt_ckpt_redistribute: the processes before and after the resize "
+        return ck_fail(-EIO, "dt_ckpt_redistribute: the processes before and after the resize "
                     "cannot reach each other");
     if (!before) {
         rc = theirs;
         committed = latest;
     }
     if (rc < 0)
-        return before ? rc : fail(rc, "dt_ckpt_redistribute: the processes before the resize "
+        return before ? rc : ck_fail(rc, "dt_ckpt_redistribute: the processes before the resize "
                                   "could not checkpoint the data");
     if (next == MPI_COMM_NULL)
         return 0; /* a leaving process: its part is in the version */
@@ -1423,7 +930,7 @@ int dt_ckpt_redistribute(const char *app, const char *dir, MPI_Comm inter, MPI_C
     if ((rc = dt_ckpt_restart(&v)) < 0)
         return rc;
     if (v != committed)
-        return agree(fail(-EIO, "dt_ckpt_redistribute: the version made for the resize (%ld) "
+        return ck_agree(ck_fail(-EIO, "dt_ckpt_redistribute: the version made for the resize (%ld) "
                           "is not the latest found (%ld)", committed, v));
     if (version)
         *version = v;
