@@ -615,7 +615,7 @@ bool agents_reap(noded_t *d, pid_t pid)
  * last counters are kept by its directory's name, so that an agent that ends, or a
  * manager restarted under running agents (the first sight of each counts nothing),
  * never makes a rate negative. */
-typedef struct seen {
+typedef struct agent_seen {
     char name[64]; /* agent.<job>.<slot>.<tag> */
     unsigned long long held, moved, commits;
 } seen_t;
@@ -625,10 +625,6 @@ typedef struct measure {
     int nold, nnow, cap;
     unsigned long long held, moved, commits; /* held: now; the others: in the interval */
 } measure_t;
-
-static seen_t *seen;
-static int nseen;
-static uint64_t seen_at; /* uv_now at the last heartbeat's measure; 0: none yet */
 
 /* One agent's line; false if there is none yet or it was read while being written. */
 static bool read_report(const char *dir, seen_t *out)
@@ -676,15 +672,16 @@ static void measure_dir(noded_t *d, int64_t job, const char *gen, const char *di
 
 void agents_ping(noded_t *d, json_t *ping)
 {
-    measure_t m = {.old = seen, .nold = nseen};
+    measure_t m = {.old = d->agents_seen, .nold = d->agents_nseen};
     filter_t all = {0, NULL, -1};
     each_dir(d, &all, measure_dir, &m);
     uint64_t now = uv_now(d->loop);
-    double dt = seen_at && now > seen_at ? (double)(now - seen_at) / 1000.0 : 0;
-    free(seen);
-    seen = m.now;
-    nseen = m.nnow;
-    seen_at = now;
+    uint64_t at = d->agents_seen_at;
+    double dt = at && now > at ? (double)(now - at) / 1000.0 : 0;
+    free(d->agents_seen);
+    d->agents_seen = m.now;
+    d->agents_nseen = m.nnow;
+    d->agents_seen_at = now;
     bool ckpt_node = d->cfg.ckpt_node && d->index >= 0 && d->cfg.ckpt_node[d->index];
     if (!ckpt_node && m.nnow == 0)
         return; /* a node for jobs that holds no agent (a lent one does) */

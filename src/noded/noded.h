@@ -93,6 +93,9 @@ struct noded {
     char cgroup_parent[256];
     char cgroup_root[256];      /* the cgroup2 mount, when cgroup_parent is set */
     nodepower_t power;          /* where the node's power readings come from */
+    struct agent_seen *agents_seen; /* its agents' last reports (agents.c), by name */
+    int agents_nseen;
+    uint64_t agents_seen_at;    /* uv_now() of the heartbeat that read them; 0: none yet */
     bool stopping;
 };
 
