@@ -697,6 +697,15 @@ conn_guard_t *conn_guard_create(uv_loop_t *loop, const conn_limits_t *lim)
     return g;
 }
 
+void conn_guard_destroy(conn_guard_t *g)
+{
+    if (!g)
+        return;
+    idmap_destroy(g->hosts);
+    idmap_destroy(g->uids);
+    free(g);
+}
+
 int conn_guard_count(const conn_guard_t *g) { return g ? g->n - g->nrefusing : 0; }
 
 void conn_set_persistent(conn_t *c) { c->persistent = true; }

@@ -69,6 +69,8 @@ typedef struct conn_limits {
 /* The guard's timer runs on loop; the guard lives as long as the daemon (it is not
  * freed: its connections point to it until their handles close). NULL on ENOMEM. */
 conn_guard_t *conn_guard_create(uv_loop_t *loop, const conn_limits_t *lim);
+/* Frees a guard whose connections have all closed and whose loop has closed its timer. */
+void conn_guard_destroy(conn_guard_t *g);
 /* Connections currently counted by the guard (not those being refused). */
 int conn_guard_count(const conn_guard_t *g);
 /* A long-lived, authenticated peer that heartbeats (a node daemon): exempt from the idle

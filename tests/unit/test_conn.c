@@ -105,7 +105,7 @@ static void srv_stop(srv_t *s)
     assert_int_equal(uv_loop_close(&s->loop), 0);
     tu_rmtree(s->dir);
     free(s->dir);
-    free(s->guard); /* every connection has closed */
+    conn_guard_destroy(s->guard); /* every connection has closed */
     free(s);
 }
 
