@@ -10,7 +10,7 @@ set -euo pipefail
 build=$(cd "${1:-build}" && pwd); shift || true
 sizes=${*:-1000 4000 10000}
 bin="$build/ductile"
-tmp=$(mktemp -d /tmp/ductile-scale.XXXXXX)
+tmp=$(mktemp -d)
 cleanup() { "$bin" cluster down --dir "$tmp/c" > /dev/null 2>&1 || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

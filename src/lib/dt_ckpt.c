@@ -153,6 +153,15 @@ int dt_ckpt_init(const char *app, const char *dir, MPI_Comm comm)
     return 0;
 }
 
+/* This session's registration of a label, NULL if none yet. */
+ck_var_t *ck_registered(const char *label)
+{
+    for (int i = 0; i < ck.nv; i++)
+        if (!strcmp(ck.v[i].label, label))
+            return &ck.v[i];
+    return NULL;
+}
+
 /* The registration every dt_ckpt_add* makes once its own arguments are checked (why:
  * what is wrong with them, NULL if nothing); the same label again takes the new place,
  * count and function. */
@@ -168,10 +177,7 @@ static int add_var(const char *call, const char *why, const char *label, const c
                                                           : why;
     if (why)
         return ck_fail(-EINVAL, "%s '%s': %s", call, label, why);
-    ck_var_t *v = NULL;
-    for (int i = 0; i < ck.nv && !v; i++)
-        if (!strcmp(ck.v[i].label, label))
-            v = &ck.v[i];
+    ck_var_t *v = ck_registered(label);
     if (!v) {
         ck_var_t *nv = realloc(ck.v, (size_t)(ck.nv + 1) * sizeof(*nv));
         if (!nv)

@@ -90,6 +90,8 @@ int ck_agents_reach(char *err, size_t errlen);
 void ck_agents_failed(const char *what, const char *why);
 /* Collective: the commit under way published (or its error). */
 int ck_finish_commit(void);
+/* This session's registration of a label, NULL if none yet. */
+ck_var_t *ck_registered(const char *label);
 /* dt_ckrestore.c: forgets the restarted version's description. */
 void ck_forget_saved(void);
 

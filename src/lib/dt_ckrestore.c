@@ -191,20 +191,11 @@ static const ck_saved_t *saved_var(const char *label, int *index)
     return NULL;
 }
 
-/* This run's registration of a label, NULL if none yet. */
-static const ck_var_t *registered(const char *label)
-{
-    for (int i = 0; i < ck.nv; i++)
-        if (!strcmp(ck.v[i].label, label))
-            return &ck.v[i];
-    return NULL;
-}
-
 /* Where a manual variable goes whole: this run's root, else the saved one while that
  * process exists. */
 static long manual_root(const ck_saved_t *s)
 {
-    const ck_var_t *v = registered(s->label);
+    const ck_var_t *v = ck_registered(s->label);
     long root = v && v->dist == CK_DIST_MANUAL ? v->block : s->block;
     return root >= 0 && root < ck.size ? root : 0;
 }
@@ -413,7 +404,7 @@ int dt_ckpt_restore(const char *label, void *data, long count)
                  count);
         bad = ck_fail(-EINVAL, "dt_ckpt_restore '%s': %s", label, n);
     }
-    const ck_var_t *reg = registered(label);
+    const ck_var_t *reg = ck_registered(label);
     dt_ckpt_fn *fn = reg ? reg->fn : NULL;
     if (bad == 0 && s->value == DT_VALUE_RECALC && !fn)
         bad = ck_fail(-EINVAL, "dt_ckpt_restore '%s': its value is recalculated: register it with "
