@@ -633,6 +633,21 @@ static int cluster_down(int argc, char **argv)
     return 0;
 }
 
+/* One line of the controller's timings (stats.c): nothing before the first. */
+static void print_timings(const char *what, json_t *t)
+{
+    json_int_t count = json_integer_value(json_object_get(t, "count"));
+    if (count <= 0)
+        return;
+    double f[4];
+    const char *keys[] = {"last_ms", "median_ms", "p99_ms", "max_ms"};
+    for (int i = 0; i < 4; i++)
+        f[i] = json_number_value(json_object_get(t, keys[i]));
+    printf("%s: %lld, last %.3f ms, median %.3f ms, 99th percentile %.3f ms (of the last %lld),"
+           " longest %.3f ms\n", what, (long long)count, f[0], f[1], f[2],
+           (long long)json_integer_value(json_object_get(t, "kept")), f[3]);
+}
+
 static int cluster_status(int argc, char **argv)
 {
     const char *conf = NULL;
@@ -664,6 +679,8 @@ static int cluster_status(int argc, char **argv)
            (long long)json_integer_value(json_object_get(rep, "nodes")),
            (long long)json_integer_value(json_object_get(rep, "jobs")),
            (long long)json_integer_value(json_object_get(rep, "pending")), cu_str(rep, "policy"));
+    print_timings("scheduling passes", json_object_get(rep, "passes"));
+    print_timings("commits", json_object_get(rep, "commits"));
     json_decref(rep);
     return 0;
 }

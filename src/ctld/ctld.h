@@ -17,6 +17,18 @@
 #include "ckpt.h"
 #include "sched.h"
 
+/* --- stats.c: durations of the controller's own work, shown by `cluster status` --- */
+#define STATS_KEEP 1024
+typedef struct stats_ring {
+    double ms[STATS_KEEP]; /* the last STATS_KEEP durations, milliseconds */
+    int64_t count;         /* all recorded since the start */
+    double max;
+} stats_ring_t;
+double stats_clock(void); /* monotonic milliseconds */
+void stats_add(stats_ring_t *r, double ms);
+/* {count, kept, last_ms, median_ms, p99_ms, max_ms}; the quantiles over the kept ones */
+json_t *stats_json(const stats_ring_t *r);
+
 /* Job states, shown as two letters by `ductile queue`. */
 typedef enum jstate {
     JS_PENDING = 0, /* PD */
@@ -245,6 +257,8 @@ typedef struct ctld {
     bool stopping;
     double t0;                   /* wall clock at start, for now() */
     struct energy *energy;       /* the power corridor and the draw (energy.c) */
+    stats_ring_t pass_stats;     /* scheduling passes (stats.c) */
+    stats_ring_t commit_stats;   /* batch commits */
 } ctld_t;
 
 /* Wall-clock seconds (jobs are accounted in Unix time). */
@@ -409,6 +423,9 @@ void iomeas_resolve(ctld_t *c, job_t *j, bool declared, double io);
 /* db.c: io_measured of the most recent finished run (CD or TO) of user, name and size
  * that has one; 1 when found, 0 when none, -EIO. */
 int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, double *io);
+/* The SQLite steps the last history lookup (db_power_history, db_io_history) took: its
+ * cost, for the tests. */
+int64_t db_lookup_steps(const ctld_t *c);
 
 /* --- jobs.c --- */
 job_t *job_new(void);

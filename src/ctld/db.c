@@ -75,8 +75,18 @@ static const char *schema =
  * Version 5: jobs have their run's measured I/O intensity (io_measured, 0: none) and
  * where the intensity they are planned with came from (io_from: declared, measured).
  * Version 6: jobs have the class they wait in after a requeue (wait_class: 2 after a
- * node failure, first of all), which a restart keeps. */
-#define SCHEMA_VERSION 6
+ * node failure, first of all), which a restart keeps.
+ * Version 7: the lookups of a name's last measured runs (db_power_history,
+ * db_io_history) have partial indexes holding only the runs that were measured; the
+ * index of every job by user and name (version 6) made each submission read all the
+ * jobs of its name, queued ones included. */
+#define SCHEMA_VERSION 7
+#define HISTORY_INDEXES                                                                        \
+    "DROP INDEX IF EXISTS jobs_user_name;"                                                     \
+    "CREATE INDEX IF NOT EXISTS jobs_power_runs ON jobs(user, name, nodes, end_) WHERE"        \
+    " state IN ('CD','TO') AND energy > 0 AND node_seconds > 0;"                               \
+    "CREATE INDEX IF NOT EXISTS jobs_io_runs ON jobs(user, name, nodes, end_) WHERE"           \
+    " state IN ('CD','TO') AND io_measured > 0 AND io_measured <= 1;"
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -119,6 +129,7 @@ struct db {
     int hwm_fd;              /* open for the updates after each commit */
     uv_fs_t sync_req;        /* its fdatasync, in libuv's thread pool */
     bool sync_busy, sync_again;
+    int64_t lookup_steps;    /* of the last history lookup (db_lookup_steps) */
 };
 
 /* --- the high-water mark ---
@@ -454,8 +465,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
             rc = exec_sql(c->db, add[k][1], err, errlen);
     }
     if (rc == 0)
-        rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             " PRAGMA user_version = 6; COMMIT", err, errlen);
+        rc = exec_sql(c->db, HISTORY_INDEXES " PRAGMA user_version = 7; COMMIT", err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -636,6 +646,7 @@ int db_commit(ctld_t *c)
     if (!c->in_batch)
         return 0;
     c->in_batch = false;
+    double t0 = stats_clock();
     if (!s->failed) {
         sqlite3_stmt *st = s->st[ST_SEQ];
         sqlite3_bind_int64(st, 1, s->seq + 1);
@@ -665,6 +676,7 @@ int db_commit(ctld_t *c)
     int rc = hwm_update(c);
     if (rc < 0) /* the batch is on disk: only the check of the next start is weaker */
         fprintf(stderr, "ductiled: cannot update %s: %s\n", s->hwm_path, strerror(-rc));
+    stats_add(&c->commit_stats, stats_clock() - t0);
     return 0;
 }
 
@@ -1432,6 +1444,12 @@ static sqlite3_stmt *history_query(ctld_t *c, const char *query, const char *use
     return st;
 }
 
+static void lookup_done(ctld_t *c, sqlite3_stmt *st)
+{
+    c->store->lookup_steps = sqlite3_stmt_status(st, SQLITE_STMTSTATUS_VM_STEP, 0);
+    sqlite3_finalize(st);
+}
+
 int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, double *lo,
                      double *hi)
 {
@@ -1449,7 +1467,7 @@ int db_power_history(ctld_t *c, const char *user, const char *name, int nodes, d
         *hi = sqlite3_column_double(st, 1);
         rc = 1;
     }
-    sqlite3_finalize(st);
+    lookup_done(c, st);
     return rc;
 }
 
@@ -1469,9 +1487,11 @@ int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, doub
     } else {
         rc = rc == SQLITE_DONE ? 0 : -EIO;
     }
-    sqlite3_finalize(st);
+    lookup_done(c, st);
     return rc;
 }
+
+int64_t db_lookup_steps(const ctld_t *c) { return c->store->lookup_steps; }
 
 /* One statement of the open batch with its bindings done by the caller. */
 static int run_in_batch(ctld_t *c, int which)

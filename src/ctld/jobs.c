@@ -915,6 +915,7 @@ void jobs_schedule(ctld_t *c)
     uv_idle_stop(&c->sched_idle);
     if (c->stopping)
         return;
+    double t0 = stats_clock();
     double now = ctld_now();
     const sched_action_t *acts;
     size_t n;
@@ -930,6 +931,7 @@ void jobs_schedule(ctld_t *c)
         else
             do_resize(c, j, &acts[i]);
     }
+    stats_add(&c->pass_stats, stats_clock() - t0);
 }
 
 typedef struct nf_ctx {

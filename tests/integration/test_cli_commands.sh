@@ -92,5 +92,20 @@ d cancel --name farm > /dev/null || fail "cancel --name farm"
 expect_state "$f1" CA
 is_state "$g" R || is_state "$g" PD || fail "cancel --name farm reached job $g"
 d cancel "$g"
+# the controller's own timings (issue 13): every submission above led to a pass, and
+# every pass and acknowledged change to a commit; the quantiles are ordered
+d cluster status --json > s.json
+python3 - s.json <<'PY' || fail "cluster status timings: $(cat s.json)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k in ("passes", "commits"):
+    t = s[k]
+    assert t["count"] >= 10 and t["kept"] == min(t["count"], 1024), (k, t)
+    assert 0 < t["median_ms"] <= t["p99_ms"] <= t["max_ms"], (k, t)
+    assert 0 < t["last_ms"] <= t["max_ms"], (k, t)
+PY
+d cluster status > s.txt
+grep -q "^scheduling passes: [0-9]*, last [0-9.]* ms, median [0-9.]* ms, 99th percentile" s.txt &&
+  grep -q "^commits: " s.txt || fail "cluster status: $(cat s.txt)"
 [ -n "${SHOW_CLI_OUTPUT:-}" ] && cat c.txt q.txt n.txt h.txt >&2
 echo "ok"

@@ -192,7 +192,7 @@ static void power_columns_and_energy(void **state)
     int64_t old = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    tu_sql(f->path, "ALTER TABLE jobs DROP COLUMN ckpt;"
+    tu_sql(f->path, "DROP INDEX jobs_power_runs; DROP INDEX jobs_io_runs; ALTER TABLE jobs DROP COLUMN ckpt;"
                   " ALTER TABLE jobs DROP COLUMN energy; ALTER TABLE jobs DROP COLUMN power_from;"
                   " ALTER TABLE jobs DROP COLUMN power_max; ALTER TABLE jobs DROP COLUMN power_min;"
                   " PRAGMA user_version = 1");
