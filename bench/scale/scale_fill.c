@@ -2,10 +2,12 @@
  * once would (kept-open connections: this is the set-up, not the measurement).
  *
  *   scale_fill SOCKET COUNT THREADS MIN_NODES MAX_NODES rigid|malleable SCRIPT [SEED]
+ *              [LIMIT_MIN:LIMIT_MAX]
  *
  * Each job asks for MIN..MAX nodes (uniform; a malleable job takes the range as its
- * bounds and starts at MIN) and a time limit of 1 minute to 1 day (uniform), so that
- * backfilling has estimates to work with. Prints the jobs acknowledged and the time. */
+ * bounds and starts at MIN) and a time limit of LIMIT_MIN to LIMIT_MAX seconds
+ * (uniform; default 1 minute to 1 day), so that backfilling has estimates to work with.
+ * Prints the jobs acknowledged and the time. */
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <pthread.h>
@@ -19,6 +21,7 @@
 
 static const char *sock, *type, *script;
 static int nmin, nmax;
+static double lmin = 60, lmax = 86400;
 
 typedef struct worker {
     int n, ok;
@@ -40,7 +43,7 @@ static void *submitter(void *arg)
     bool malleable = !strcmp(type, "malleable");
     for (int i = 0; i < w->n; i++) {
         int nodes = nmin + (int)rng_below(&r, (uint64_t)(nmax - nmin + 1));
-        double limit = 60 + rng_uniform(&r) * (86400 - 60);
+        double limit = lmin + rng_uniform(&r) * (lmax - lmin);
         json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:i,s:O,s:s,s:f,s:s}", "type", "submit",
                                 "script", script, "cwd", "/tmp", "name", "fill", "nodes",
                                 malleable ? nmin : nodes, "env", env, "stdout", "/dev/null",
@@ -69,7 +72,7 @@ int main(int argc, char **argv)
 {
     if (argc < 8) {
         fprintf(stderr, "usage: scale_fill SOCKET COUNT THREADS MIN_NODES MAX_NODES "
-                        "rigid|malleable SCRIPT [SEED]\n");
+                        "rigid|malleable SCRIPT [SEED] [LIMIT_MIN:LIMIT_MAX]\n");
         return 2;
     }
     sock = argv[1];
@@ -79,7 +82,9 @@ int main(int argc, char **argv)
     type = argv[6];
     script = argv[7];
     uint64_t seed = argc > 8 ? strtoull(argv[8], NULL, 10) : 1;
-    if (nth < 1 || nth > 64 || nmin < 1 || nmax < nmin)
+    if (argc > 9 && sscanf(argv[9], "%lf:%lf", &lmin, &lmax) != 2)
+        lmin = -1;
+    if (nth < 1 || nth > 64 || nmin < 1 || nmax < nmin || !(lmin > 0 && lmax >= lmin))
         return fprintf(stderr, "scale_fill: bad arguments\n"), 2;
     pthread_t th[64];
     worker_t w[64] = {{0}};
