@@ -41,13 +41,60 @@ int sched_create(int nnodes, const char *spec, sched_t **out, char *err, size_t 
     return 0;
 }
 
-static void free_job(int64_t key, void *val, void *arg)
+/* Jobs come from slabs of JOB_SLAB. With 100,000 jobs queued, a pass that walks the
+ * queue spent 85 % of its time waiting for each job's memory when the jobs were
+ * allocated one by one among the controller's other allocations (bench/scale). Under
+ * AddressSanitizer each job has its own allocation, so that a use after its end is
+ * still caught. */
+#define JOB_SLAB 1024
+#if defined(__SANITIZE_ADDRESS__)
+#define JOB_POOL 0
+#else
+#define JOB_POOL 1
+#endif
+
+static sjob_t *job_alloc(sched_t *s)
 {
-    (void)key, (void)arg;
-    sjob_t *j = val;
+    if (!JOB_POOL)
+        return calloc(1, sizeof(sjob_t));
+    if (!s->job_free) {
+        sjob_t **slabs = realloc(s->slabs, (size_t)(s->nslabs + 1) * sizeof(*slabs));
+        if (!slabs)
+            return NULL;
+        s->slabs = slabs;
+        sjob_t *slab = malloc(JOB_SLAB * sizeof(sjob_t));
+        if (!slab)
+            return NULL;
+        s->slabs[s->nslabs++] = slab;
+        for (int i = JOB_SLAB - 1; i >= 0; i--) {
+            slab[i].qnext = s->job_free;
+            s->job_free = &slab[i];
+        }
+    }
+    sjob_t *j = s->job_free;
+    s->job_free = j->qnext;
+    memset(j, 0, sizeof(*j));
+    return j;
+}
+
+static void job_release(sched_t *s, sjob_t *j)
+{
+    if (!j)
+        return;
     free(j->nodes);
     free(j->io);
-    free(j);
+    if (!JOB_POOL) {
+        free(j);
+        return;
+    }
+    j->qnext = s->job_free;
+    s->job_free = j;
+}
+
+static void free_job(int64_t key, void *val, void *arg)
+{
+    (void)key;
+    job_release(arg, val);
 }
 
 void sched_destroy(sched_t *s)
@@ -55,7 +102,7 @@ void sched_destroy(sched_t *s)
     if (!s)
         return;
     if (s->jobs) {
-        idmap_foreach(s->jobs, free_job, NULL);
+        idmap_foreach(s->jobs, free_job, s);
         idmap_destroy(s->jobs);
     }
     nodeset_destroy(s->avail);
@@ -65,6 +112,9 @@ void sched_destroy(sched_t *s)
     free(s->actnodes);
     free(s->actoff);
     free(s->tmp);
+    for (int i = 0; i < s->nslabs; i++)
+        free(s->slabs[i]);
+    free(s->slabs);
     free(s);
 }
 
@@ -149,9 +199,9 @@ static void job_init(sjob_t *j, const sched_jobspec_t *spec)
     j->last_resize = -INFINITY;
 }
 
-static sjob_t *new_job(const sched_jobspec_t *spec)
+static sjob_t *new_job(sched_t *s, const sched_jobspec_t *spec)
 {
-    sjob_t *j = calloc(1, sizeof(*j));
+    sjob_t *j = job_alloc(s);
     if (j)
         job_init(j, spec);
     return j;
@@ -207,9 +257,9 @@ int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errl
         return rc;
     if (idmap_get(s->jobs, v.id))
         return snprintf(err, errlen, "job %lld exists already", (long long)v.id), -EEXIST;
-    sjob_t *j = new_job(&v);
+    sjob_t *j = new_job(s, &v);
     if (!j || idmap_put(s->jobs, v.id, j) < 0) {
-        free(j);
+        job_release(s, j);
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     }
     queue_insert(s, j);
@@ -328,9 +378,7 @@ int sched_remove(sched_t *s, int64_t id)
         s->nrequests--;
     if (j->oper_hold_until > 0)
         s->nholds--;
-    free(j->nodes);
-    free(j->io);
-    free(j);
+    job_release(s, j);
     return 0;
 }
 

@@ -24,7 +24,7 @@
 
 #include "policies.h"
 
-enum { P_TIEBREAK, P_MALLEABLE };
+enum { P_TIEBREAK, P_MALLEABLE, P_DEPTH };
 
 /* Fewest nodes first, then the largest key (submission or start time), then the
  * largest id (the later in queue order). */
@@ -143,7 +143,7 @@ static void pass(sched_t *s)
             }
         }
     if (!waiting)
-        core_pass_conservative(s);
+        core_pass_conservative(s, (int)s->params[P_DEPTH]);
 }
 
 const sched_policy_t policy_sfsj = {
@@ -158,6 +158,7 @@ const sched_policy_t policy_sfsj = {
              "1: malleable jobs of any size shrink first, down to their minimum, before any "
              "job is stopped",
              true},
+            SCHED_PARAM_DEPTH,
             {0}},
     .needs_end_order = true,
     .pass = pass,
