@@ -134,6 +134,7 @@ for _ in $(seq 1 3000); do [ "$(status | field '["nodes_up"]')" = "$n" ] && brea
 t4=$(now)
 h2=$(best3 "$bin" history --limit 1000)
 [ "$(status | field '["pending"]')" = "$queued" ] || echo "warning: the restart lost queued jobs" >&2
+grep -h "integrity check ok\|live jobs loaded" "$tmp/c/log/ductiled.log" | tail -2
 
 printf "%-6s %-13s %-7s %-6s %-8s %-22s %-12s %-5s %-7s %-7s %-7s %-6s %-9s %-9s %-7s\n" \
   nodes policy queued jobs/s fill/s "pass_ms(med,p99,max)" commit_ms rss queue_s nodes_s hist_s db_MB answer_s all_up_s hist2_s

@@ -462,12 +462,19 @@ int main(int argc, char **argv)
     }
     char dbpath[4096];
     snprintf(dbpath, sizeof(dbpath), "%s/ductile.db", c.cfg.state_dir);
-    if (db_open(&c, dbpath, dbflags, err, sizeof(err)) < 0 ||
-        db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
+    double t_open = stats_clock();
+    if (db_open(&c, dbpath, dbflags, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: %s\n", err);
+        return 1;
+    }
+    double t_load = stats_clock();
+    if (db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;
     }
     jobs_after_restore(&c);
+    fprintf(stderr, "ductiled: database opened in %.0f ms, %lld live jobs loaded in %.0f ms\n",
+            t_load - t_open, (long long)c.njobs_live, stats_clock() - t_load);
     /* Running jobs keep the nodes they were restored on; no node takes new work until
      * its daemon has registered (and told us what it still runs). */
     for (int i = 0; i < c.nnodes; i++)
