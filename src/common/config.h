@@ -79,6 +79,8 @@ typedef struct config {
     double operator_resize_hold; /* OperatorResizeHold: seconds an operator's size holds
                                     against the policy; 0: until released */
     double kill_wait;          /* KillWait, seconds between SIGTERM and SIGKILL */
+    double step_output_wait;   /* StepOutputWait: seconds a step's end waits for the end of
+                                  its tasks' output from other nodes */
     config_auth_t auth_type;   /* AuthType */
     char *auth_key_file;       /* AuthKeyFile */
     char *munge_socket;        /* MungeSocket; "" means libmunge's default */

@@ -18,10 +18,6 @@
 
 #include "noded.h"
 
-/* How long a step's end waits for the end of its tasks' output from their nodes (it
- * left them before their end reached the controller and came back here). */
-#define STEP_EOF_WAIT_MS 10000
-
 typedef struct app {
     int64_t job;
     bool leader;
@@ -271,7 +267,10 @@ static void find_overdue(int64_t chan, void *val, void *arg)
     (void)chan;
     overdue_t *o = arg;
     app_t *a = conn_data(val);
-    if (a && a->done && o->n < 16 && uv_now(o->d->loop) - a->done_at > STEP_EOF_WAIT_MS)
+    /* how long a step's end waits for the end of its tasks' output from their nodes (it
+     * left them before their end reached the controller and came back here) */
+    uint64_t wait_ms = (uint64_t)(o->d->cfg.step_output_wait * 1000);
+    if (a && a->done && o->n < 16 && uv_now(o->d->loop) - a->done_at > wait_ms)
         o->list[o->n++] = val;
 }
 

@@ -160,7 +160,8 @@ class Round:
             self.mounted = r.returncode == 0
         rc, out, err = self.d("cluster", "up", "--nodes", str(self.a.nodes), "--dir", self.C,
                               "--tick", "1", "--node-timeout", str(self.a.node_timeout),
-                              "--policy", "fpsma-pwma", "--resize-timeout", "3", timeout=60)
+                              "--policy", "fpsma-pwma", "--resize-timeout", "3",
+                              "--set", "KillWait=%g" % self.a.kill_wait, timeout=60)
         if rc != 0:
             raise RuntimeError("cluster up: %s %s" % (out, err))
         self.port = None
@@ -753,6 +754,9 @@ def main():
                     help="fault kinds to inject, comma-separated, from: " + ",".join(KINDS))
     ap.add_argument("--nodes", type=int, default=4)
     ap.add_argument("--node-timeout", type=int, default=3)
+    ap.add_argument("--kill-wait", type=float, default=10,
+                    help="the cluster's KillWait; a job requeued after a node failure runs "
+                         "again NodeTimeout + KillWait + 1 s after it")
     ap.add_argument("--window", type=float, default=4.0,
                     help="seconds during which faults and late submissions start")
     ap.add_argument("--jobs-min", type=int, default=4)

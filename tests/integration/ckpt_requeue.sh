@@ -9,12 +9,11 @@ ckpt_requeue_setup() {
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's (see test_mpi.sh)
   local n=${1:-4}
   shift || true
-  up "$n" --node-timeout 3 "$@"
+  # KillWait 2: a job requeued after a node failure runs again NodeTimeout + KillWait + 1
+  # seconds after it (jobs_node_failed's fence), 14 s with the default 10
+  up "$n" --node-timeout 3 --kill-wait 2 "$@"
   cd "$T"
-  mkdir -m 1777 "$T/otmp" # a session directory per node (see test_mpi_plain.sh)
-  export OMPI_MCA_orte_tmpdir_base="$T/otmp/$(id -un).\$DUCTILE_NODENAME"
-  export PATH="$BINDIR:$PATH"
-  cp "$BINDIR/dt_ckpt_app" "$T/app"
+  ckpt_app_setup
 }
 
 # ckpt_requeue_run [SCRIPT LINE]: the job (the line first in its script), its second
@@ -40,6 +39,9 @@ mpirun ./app $T/ckpt run 40 0.25")
   down() { d nodes | grep -Eq "^$n2 +down"; }
   wait_for 30 down || fail "node $n2 not down: $(d nodes)"
   kill -CONT "$pid"
+  # once its second run has restarted from a checkpoint, the job need not take its time
+  restarted() { grep -q '^starting at step [1-9]' "$out" 2> /dev/null; }
+  if wait_for 60 restarted; then hurry; fi
   ended() { case "$(state "$1")" in CD | F | CA | TO | NF) return 0 ;; esac; return 1; }
   wait_for 120 ended "$j" || fail "job $j still $(state "$j"): $(cat "$out")"
   is_state "$j" CD || fail "job $j is $(state "$j"): $(cat "$out" "$err")"

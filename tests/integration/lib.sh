@@ -67,13 +67,18 @@ else
   on() { shift; "$@"; }
 fi
 
-# up N [extra cluster-up options]
+# up N [extra cluster-up options]; --kill-wait S sets KillWait in both modes (hosts_up
+# writes the key itself; the plain cluster takes it with --set)
 up() {
   local n=$1; shift
   if [ "$HOSTS" = 1 ]; then
     hosts_up "$n" --tick 1 "$@"
   else
-    d cluster up --nodes "$n" --dir "$T/c" --tick 1 "$@" > "$T/up.out" || fail "cluster up"
+    local a=()
+    while [ $# -gt 0 ]; do
+      if [ "$1" = --kill-wait ]; then a+=(--set "KillWait=$2"); shift 2; else a+=("$1"); shift; fi
+    done
+    d cluster up --nodes "$n" --dir "$T/c" --tick 1 "${a[@]}" > "$T/up.out" || fail "cluster up"
   fi
 }
 # where commands reach the controller: its TCP address and port, its local socket
@@ -110,7 +115,13 @@ ckpt_app_setup() {
   export OMPI_MCA_orte_tmpdir_base="$T/otmp/$(id -un).\$DUCTILE_NODENAME"
   export PATH="$BINDIR:$PATH"
   cp "$BINDIR/dt_ckpt_app" "$T/app"
+  hurry_setup
 }
+# hurry_setup: jobs of ./app submitted from now on stop waiting between their steps once
+# the test calls hurry (DT_CKPT_APP_HURRY): their length is there to leave the test time
+# to see what it waits for, which it has then seen
+hurry_setup() { export DT_CKPT_APP_HURRY="$T/hurry"; }
+hurry() { touch "$T/hurry"; }
 # the issue-9 fault-making MPI program (tests/integration/apps/dt_faults.c) in $app;
 # jobs find `ductile` on PATH
 dt_faults_app() {

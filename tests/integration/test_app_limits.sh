@@ -6,7 +6,7 @@
 # declines everything is offered the same change again only after a back-off that
 # doubles (ResizeBackoff): a few offers, not one per scheduling pass.
 . "$(dirname "$0")/lib.sh"
-up 4 --policy fpsma-pwma
+up 4 --policy fpsma-pwma --set ResizeBackoff=4 # (the back-off: 10 s by default)
 cd "$T"
 app="$BINDIR/offer_app"
 [ -x "$app" ] || fail "offer_app not built"
@@ -26,7 +26,7 @@ d show "$j" | grep -qx "AppLimits *1-2 nodes, preferred 1 (set by the applicatio
 touch stop1
 expect_state "$j" CD 20
 
-# declines everything: 1 -> 4 at 0 s, again at 10 s, not before
+# declines everything: 1 -> 4 at 0 s, again at 4 s (ResizeBackoff), not before
 s=$(script dec.sh "#DUCTILE --nodes=1 --malleable --min-nodes=1 --max-nodes=4
 $app $T/dec.log --decline --until $T/stop2")
 j=$(submit "$s")
@@ -35,7 +35,7 @@ wait_for 20 test -s dec.log || fail "no offer: $(d show "$j")"
 t0=$(date +%s.%N)
 wait_for 20 sh -c "[ \$(grep -c declined $T/dec.log) -ge 2 ]" || fail "no second offer: $(cat dec.log)"
 t1=$(date +%s.%N)
-awk -v a="$t0" -v b="$t1" 'BEGIN {exit !(b - a >= 8.5)}' || fail "second offer after $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}') s: $(cat dec.log)"
+awk -v a="$t0" -v b="$t1" 'BEGIN {exit !(b - a >= 3.5)}' || fail "second offer after $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}') s: $(cat dec.log)"
 [ "$(grep -c declined dec.log)" = 2 ] || fail "offers: $(cat dec.log)"
 touch stop2
 expect_state "$j" CD 20

@@ -27,6 +27,8 @@ d show "$j" | grep -E '^ +[0-9:]+ +start ' | tail -1 | grep -Eq 'start +0 -> 1 '
   fail "the second run did not start on the surviving node alone: $(d show "$j")"
 [ "$(field "$j" NodeList)" = n1 ] || fail "second run's nodes: $(d show "$j")"
 kill -CONT "$pid"
+second() { grep -q '^starting at step [1-9]' "$out" 2> /dev/null; }
+if wait_for 60 second; then hurry; fi # (ckpt_requeue_run)
 expect_state "$j" CD 120
 start=$(awk '/^starting at step/ {print $4}' "$out")
 [ -n "$start" ] && [ "$start" -ge 3 ] ||

@@ -24,6 +24,7 @@ wait_for 90 grep -q "^resized 2 -> 6 processes through the checkpoint path: vers
 d resize "$j" --nodes 2
 wait_for 90 grep -q "^resized 6 -> 4 processes through the checkpoint path: version [0-9]* checked" "$out" ||
   fail "shrink: $(d show "$j"; cat "$out" "$err")"
+hurry # the resizes are done: the remaining steps without waiting
 expect_state "$j" CD 120
 grep -qx "done at version 80 on 4 processes" "$out" || fail "job $j did not finish: $(cat "$out" "$err")"
 ! grep -Eq "using the checkpoint files|checkpoints go to the files" "$err" || fail "the job fell back to files: $(cat "$err")"

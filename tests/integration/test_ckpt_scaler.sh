@@ -40,6 +40,7 @@ b=$(submit --checkpoint-agents -N 1 wait.sh)
 said() { grep -q "^agents=" "ductile-$b.out" 2> /dev/null; }
 wait_for 30 said || fail "job $b did not start: $(d show "$b")"
 case "$(field "$b" CkptAgents)" in *"(on n3)") ;; *) fail "job $b's agent: $(d show "$b"; d nodes)" ;; esac
+hurry # job a ran long enough: its remaining steps without waiting
 expect_state "$a" CD 120
 grep -qx "done at step 60" "ductile-$a.out" || fail "job $a: $(cat "ductile-$a.out")"
 ! grep -q "using the checkpoint files" "ductile-$a.out" || fail "job $a used its files: $(cat "ductile-$a.out")"

@@ -17,7 +17,7 @@ log="$T/c/log/ductiled.log"
 node_state() { d nodes "$1" | awk -v n="$1" '$1 == n {print $2}'; }
 
 m=$(submit "$(script m.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=2
-ductile mpirun --ppn 1 ./app $T/ckm resize 1000 0.2")")
+DT_CKPT_APP_HURRY= ductile mpirun --ppn 1 ./app $T/ckm resize 1000 0.2")") # (never hurried)
 wait_for 60 grep -q "^started on 2 processes" "ductile-$m.out" || fail "job $m did not start: $(cat "ductile-$m.out")"
 a=$(submit "$(script big.sh "#DUCTILE --nodes=1
 #DUCTILE --checkpoint-agents
@@ -35,6 +35,7 @@ wait_for 30 lent || fail "$given is $(node_state "$given"): $(d nodes; grep -E "
 grep -q "node $given lent to the checkpoint service (Algorithm 8: the node a job gave up for it)" "$log" ||
   fail "controller's log: $(grep lent "$log")"
 ! grep -q "the checkpoint nodes are full" "$log" || fail "lent for a job: $(grep lent "$log")"
+hurry # job a ran long enough: its remaining steps without waiting
 expect_state "$a" CD 120
 grep -qx "done at step 80" "ductile-$a.out" || fail "job $a: $(cat "ductile-$a.out")"
 # once that job's agent has stopped, n4 holds nothing: the empty node goes back

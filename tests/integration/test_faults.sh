@@ -17,10 +17,12 @@
 #   jacobi    finding H1 (a controller restart fails a running `ductile mpirun` job:
 #             "the connection was closed", exit 255)
 # Switch one on by adding it: FAULTS=controller,nodestop ctest -R test_faults
+# KillWait is 2 s here (KILL_WAIT; 10 in the long form): the jobs end on SIGTERM, and a
+# job requeued after a node stop waits NodeTimeout + KillWait + 1 s to run again.
 set -euo pipefail
 BIN=${DUCTILE_BIN:?set by ctest}
 SRC=${DUCTILE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
 exec python3 "$SRC/tests/fault/harness.py" --bin "$BIN" --seed "${SEED:-7}" \
   --rounds "${ROUNDS:-5}" --faults "${FAULTS:-controller,nodekill,nodestop,conndrop,diskfull}" \
-  --workload "${WORKLOAD:-rigid,farm}"
+  --workload "${WORKLOAD:-rigid,farm}" --kill-wait "${KILL_WAIT:-2}"

@@ -2,7 +2,7 @@
 # Cancellation and walltime: TERM, then KILL; every process of the job goes, also
 # background children and daemons that left the job's session.
 . "$(dirname "$0")/lib.sh"
-up 2 --node-timeout 30
+up 2 --node-timeout 30 --kill-wait 3 # (KillWait: the stubborn job below)
 cd "$T"
 s=$(script tree.sh 'sleep 300 & echo $! > "'"$T"'/child.$DUCTILE_JOB_ID"
 setsid sh -c "echo \$\$ > '"$T"'/daemon.$DUCTILE_JOB_ID; exec sleep 300" &
@@ -20,13 +20,13 @@ for p in $pids; do
     fail "process $p of cancelled job $j survived"
 done
 
-# A script that ignores SIGTERM is killed after KillWait (10 s default: use a short one).
+# A script that ignores SIGTERM is killed after KillWait (10 s default: 3 here).
 s=$(script stubborn.sh 'trap "" TERM; echo $$ > "'"$T"'/stub.$DUCTILE_JOB_ID"; while :; do sleep 1; done')
 j=$(submit -t 2s "$s")
 expect_state "$j" R
 wait_for 10 test -s "$T/stub.$j" || fail "stubborn job did not start"
 p=$(cat "$T/stub.$j")
-# time limit 2 s: TERM at 2 s (ignored), KILL at 2 + KillWait (10) s
+# time limit 2 s: TERM at 2 s (ignored), KILL at 2 + KillWait (3) s
 expect_state "$j" TO 30
 ! alive "$p" || fail "stubborn process survived its time limit"
 [ "$(field "$j" ExitCode)" = "137 signal KILL" ] || fail "TO exit: $(field "$j" ExitCode)"

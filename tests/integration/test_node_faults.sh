@@ -3,7 +3,8 @@
 # and comes back, a node daemon killed -9 and restarted, a controller down while a job
 # reaches its time limit.
 . "$(dirname "$0")/lib.sh"
-up 2 --node-timeout 3 --resize-timeout 30
+# KillWait 2: the requeued job runs again NodeTimeout + KillWait + 1 s after the failure
+up 2 --node-timeout 3 --resize-timeout 30 --kill-wait 2
 cd "$T"
 runs=$(runs_script runs.sh 30 2)
 # start_one: a one-node job of $runs; sets j (its id), n (its node), p (its script's pid)

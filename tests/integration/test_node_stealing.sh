@@ -8,9 +8,8 @@
 # keeps its nodes for the failed job: a short job that would fit in the failed job's
 # free nodes does not take them meanwhile.
 . "$(dirname "$0")/lib.sh"
-kw=(--set KillWait=4) # the fence after a failure is NodeTimeout + KillWait + 1
-[ "$HOSTS" = 1 ] && kw=(--kill-wait 4) # (hosts_up writes KillWait itself)
-up 5 --node-timeout 3 --policy sfsj "${kw[@]}"
+# the fence after a failure is NodeTimeout + KillWait + 1
+up 5 --node-timeout 3 --policy sfsj --kill-wait 4
 cd "$T"
 long=$(script long.sh "sleep 300")
 a=$(submit -N 3 --requeue "$long")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drain and resume; a node daemon that dies: its job ends NODE_FAIL, or is requeued.
 . "$(dirname "$0")/lib.sh"
-up 4 --node-timeout 2
+# KillWait 2: the requeued job runs again NodeTimeout + KillWait + 1 s after the failure
+up 4 --node-timeout 2 --kill-wait 2
 cd "$T"
 s=$(script long.sh 'echo $$ > "'"$T"'/pid.$DUCTILE_JOB_ID"; exec sleep 300')
 quick=$(script quick.sh 'true')

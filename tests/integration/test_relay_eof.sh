@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # A direct step whose task's end of output never reaches the client's node (its node
 # could not get it there: a network between the nodes that drops it): the client's
-# node hands the step's end over after 10 s, saying the output may be incomplete, and
+# node hands the step's end over after StepOutputWait (10 s by default, 2 here), saying
+# the output may be incomplete, and
 # `ductile run` must not then exit 0 as if all were well. Node n2 here is a stand-in
 # speaking the protocol with the cluster key: it reports its task ended, and never
 # sends the task's step_eof to the step's home.
 . "$(dirname "$0")/lib.sh"
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
-up 2
+# n1 looks for overdue step ends at each heartbeat (NodeTimeout / 3 by default: 10 s)
+up 2 --set HeartbeatInterval=1 --set StepOutputWait=2
 cd "$T"
 export PATH="$BINDIR:$PATH"
 cp "$(dirname "$0")/../tools/dproto.py" "$T/"

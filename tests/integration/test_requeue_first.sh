@@ -6,7 +6,8 @@
 # behind the job ahead of it). test_node_stealing.sh has sfsj, which also stops a
 # smaller job for it.
 . "$(dirname "$0")/lib.sh"
-up 2 --node-timeout 3 --policy easy
+# KillWait 2: the requeued job runs again NodeTimeout + KillWait + 1 s after the failure
+up 2 --node-timeout 3 --policy easy --kill-wait 2
 cd "$T"
 long=$(script long.sh "sleep 300")
 c=$(submit -N 1 -t 10 "$long")

@@ -3,9 +3,7 @@
 # that keeps losing its node (or takes nodes down) ends NODE_FAIL with the reason
 # instead of going round for ever. `ductile show` counts its restarts.
 . "$(dirname "$0")/lib.sh"
-opts=(--set KillWait=1 --set MaxRequeue=1)
-[ "$HOSTS" = 1 ] && opts=(--kill-wait 1 --set MaxRequeue=1) # (hosts_up writes KillWait)
-up 2 --node-timeout 3 --policy easy "${opts[@]}"
+up 2 --node-timeout 3 --policy easy --kill-wait 1 --set MaxRequeue=1
 cd "$T"
 long=$(script long.sh "sleep 300")
 a=$(submit -N 1 --requeue "$long")

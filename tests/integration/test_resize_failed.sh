@@ -6,7 +6,7 @@
 # - a --requeue job in the same case runs again, twice at most;
 # - an offer declined is only withdrawn (the job keeps running).
 . "$(dirname "$0")/lib.sh"
-up 2 --policy fpsma-pwma --resize-timeout 3
+up 2 --policy fpsma-pwma --resize-timeout 3 --kill-wait 3 # (KillWait: job reqcg below)
 cd "$T"
 app="$BINDIR/offer_app"
 [ -x "$app" ] || fail "offer_app not built"

@@ -72,6 +72,7 @@ static void defaults(void **state)
     assert_true(c.resize_backoff == 10.0);
     assert_true(c.resize_backoff_max == 300.0);
     assert_true(c.kill_wait == 10.0);
+    assert_true(c.step_output_wait == 10.0);
     assert_int_equal(c.auth_type, CONFIG_AUTH_KEY);
     assert_string_equal(c.auth_key_file, "/var/lib/ductile/cluster.key");
     assert_string_equal(c.munge_socket, "");
@@ -118,6 +119,7 @@ static void every_key(void **state)
                           "ResizeBackoff = 2\n"
                           "ResizeBackoffMax = 40\n"
                           "KillWait = 0\n"
+                          "StepOutputWait = 2.5\n"
                           "AuthType = munge\n"
                           "AuthKeyFile = /etc/ductile/key\n"
                           "MungeSocket = /run/munge/munge.socket.2\n"
@@ -153,6 +155,7 @@ static void every_key(void **state)
     assert_true(c.resize_backoff == 2.0);
     assert_true(c.resize_backoff_max == 40.0);
     assert_true(c.kill_wait == 0.0);
+    assert_true(c.step_output_wait == 2.5);
     assert_int_equal(c.auth_type, CONFIG_AUTH_MUNGE);
     assert_string_equal(c.auth_key_file, "/etc/ductile/key");
     assert_string_equal(c.munge_socket, "/run/munge/munge.socket.2");
