@@ -5,8 +5,17 @@
 up 2
 cd "$T"
 printf '#!/bin/sh\ntrue\n' > plain.sh
-jobs_named() { # NAME: how many jobs (queued or finished) carry that name
-  { d queue --json; d history --json; } | grep -c "\"name\": \"$1\"" || true
+jobs_named() { # NAME: how many jobs (queued or finished) carry that name, counted by
+  # id: a job that ends between the two commands is in both lists
+  { d queue --json; d history --json; } | python3 -c '
+import json, sys
+ids, text, dec, at = set(), sys.stdin.read(), json.JSONDecoder(), 0
+while text[at:].strip():
+    while text[at].isspace():
+        at += 1
+    jobs, at = dec.raw_decode(text, at)
+    ids |= {j["id"] for j in jobs if j.get("name") == sys.argv[1]}
+print(len(ids))' "$1"
 }
 # NAME N: exactly N jobs carry that name (for wait_for: the count is taken at each try;
 # `wait_for 10 test "$(jobs_named X)" = 1` took it once, before the restarted controller
