@@ -25,6 +25,9 @@ per=$(( n < 2500 ? n : 2500 ))
   --set MaxConnections=100000 > /dev/null
 export DUCTILE_CONF="$tmp/c/ductile.conf"
 ctld=$(cat "$tmp/c/ctld.pid")
+up_count() { "$bin" cluster status --json 2> /dev/null | sed -n 's/.*"nodes_up": \([0-9]*\).*/\1/p'; }
+for _ in $(seq 1 1200); do [ "$(up_count)" = "$n" ] && break; sleep 0.1; done
+[ "$(up_count)" = "$n" ] || { echo "only $(up_count) of $n nodes up" >&2; exit 1; }
 states() { "$bin" queue 2> /dev/null | awk 'NR > 1 {print $4}' | sort | uniq -c | tr '\n' ' '; }
 # settled: every job of the set running (no PD, no RS)
 settled() {

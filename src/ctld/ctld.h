@@ -247,6 +247,8 @@ typedef struct ctld {
     uv_tcp_t tcp;                /* node daemons (and remote clients with MUNGE) */
     uv_check_t commit_check;     /* end of loop iteration: commit, then reply */
     uv_idle_t sched_idle;        /* a scheduling pass is wanted */
+    uv_timer_t sched_pace;       /* the next pass after a long one (jobs_pass_paced) */
+    double pass_not_before;      /* monotonic: no pass before (0: none) */
     bool sched_wanted;
     uv_timer_t tick;             /* SchedulerTick */
     uv_timer_t watchdog;         /* node timeouts */
@@ -434,6 +436,9 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen);
 int jobs_cancel(ctld_t *c, job_t *j, const char *why);
 void jobs_want_schedule(ctld_t *c);
 void jobs_schedule(ctld_t *c);
+/* A long pass (a queue of 100,000 jobs) spaces the next one: true, with the pass wanted
+ * again at its time, when the one wanted now has to wait. */
+bool jobs_pass_paced(ctld_t *c);
 /* The batch script ended on the job's first node. */
 void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool timed_out,
                        const char *error, bool clean, double node_end);

@@ -257,7 +257,7 @@ static bool tick_due;
 static void on_check(uv_check_t *h)
 {
     ctld_t *c = h->data;
-    if (c->sched_wanted) {
+    if (c->sched_wanted && !jobs_pass_paced(c)) {
         if (!db_degraded(c) || tick_due) {
             jobs_schedule(c);
         } else { /* the disk refused the last batch: retry on the tick, do not spin */
@@ -489,6 +489,8 @@ int main(int argc, char **argv)
     uv_check_start(&c.commit_check, on_check);
     uv_idle_init(c.loop, &c.sched_idle);
     c.sched_idle.data = &c;
+    uv_timer_init(c.loop, &c.sched_pace);
+    c.sched_pace.data = &c;
     uv_timer_init(c.loop, &c.tick);
     c.tick.data = &c;
     uint64_t tick_ms = (uint64_t)(c.cfg.scheduler_tick * 1000);
