@@ -325,8 +325,8 @@ static void upgrade_from_4(void **state)
     int64_t old = finished(&c, "alice", "dd", 1, JS_COMPLETED, 0.5, 1e9);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    tu_sql(f->path, "ALTER TABLE jobs DROP COLUMN io_measured; ALTER TABLE jobs DROP COLUMN"
-                  " io_from; PRAGMA user_version = 4");
+    tu_sql(f->path, "DROP INDEX jobs_io_past; ALTER TABLE jobs DROP COLUMN io_measured;"
+                  " ALTER TABLE jobs DROP COLUMN io_from; PRAGMA user_version = 4");
     open_ctld(f, &c); /* the upgrade */
     job_t *j = db_job_find_finished(&c, old);
     assert_non_null(j);
