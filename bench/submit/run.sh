@@ -16,6 +16,9 @@
 # own loops in every round, named ductile2, ductile3...: before and after in one run.
 # Knobs (environment): ROUNDS=8 LOOP=250 PAR=8 (0: no parallel loops) NODES=16
 #   SLURM=1 (0: Ductile alone) SLURM_BASELINE=<repo>/../shared/tools/slurm-baseline
+#   CLEAR=1: after each loop (not timed) its jobs are counted in the queue and cancelled,
+#   so every loop meets an empty queue, as the baseline's held blocks do (0: the queues
+#   grow over the run; Ductile's scheduling pass then walks every queued job, drained)
 #   OUT=FILE (also write the raw rows there, tab-separated)
 # Needs: bash, awk, a built tree (make build); for the Slurm side root and Debian's
 # `apt-get install -y slurm-wlm munge` (this script installs nothing). Without sbatch or
@@ -30,6 +33,7 @@ LOOP=${LOOP:-250}
 PAR=${PAR:-8}
 NODES=${NODES:-16}
 SLURM=${SLURM:-1}
+CLEAR=${CLEAR:-1}
 SLURM_BASELINE=${SLURM_BASELINE:-$here/../../../shared/tools/slurm-baseline}
 OUT=${OUT:-}
 for b in "${builds[@]}"; do
@@ -96,13 +100,19 @@ ticks_of() { # PIDFILE...: user+system ticks of the processes named by the pid f
   done
   echo "$t"
 }
+use() { # SYSTEM (ductile, ductile2...): its command, cluster directory and DUCTILE_CONF
+  local i=$(( ${1#ductile} + 0 ))
+  [ "$i" = 0 ] || i=$(( i - 1 ))
+  sub_bin="${builds[$i]}/ductile"
+  cdir="$tmp/c$i"
+  export DUCTILE_CONF="$cdir/ductile.conf" # as a user's shell finds the cluster
+}
 daemon_ticks() { # SYSTEM
   if [ "$1" = slurm ]; then
     ticks_of "$SB/run/slurmctld.pid" "$SB"/run/slurmd-*.pid "$SB/munge/munged.pid"
   else
-    local i=$(( ${1#ductile} + 0 ))
-    [ "$i" = 0 ] || i=$(( i - 1 ))
-    ticks_of "$tmp/c$i/ctld.pid" "$tmp"/c$i/noded-*.pid
+    use "$1"
+    ticks_of "$cdir/ctld.pid" "$cdir"/noded-*.pid
   fi
 }
 host_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
@@ -129,14 +139,28 @@ shells() (
 [ -z "$OUT" ] || printf 'round\tsystem\tmode\tsubmissions\tseconds\tper_s\tclient_ms\tdaemon_ms\thost_ms\n' > "$OUT"
 printf '%-5s %-7s %-10s %6s %8s %9s %10s %10s %10s\n' round system mode subs seconds subs/s \
   client_ms daemon_ms host_ms
-measure() { # ROUND SYSTEM MODE SHELLS
-  local n=$(( $4 * LOOP )) d0 h0 t0 c d1 h1 t1 i
-  if [ "$2" != slurm ]; then # the shells find the cluster as a user's would: DUCTILE_CONF
-    i=$(( ${2#ductile} + 0 ))
-    [ "$i" = 0 ] || i=$(( i - 1 ))
-    sub_bin="${builds[$i]}/ductile"
-    export DUCTILE_CONF="$tmp/c$i/ductile.conf"
+queued() { # SYSTEM: jobs in its queue
+  if [ "$1" = slurm ]; then
+    squeue -h | wc -l
+  else
+    "$sub_bin" queue | tail -n +2 | wc -l
   fi
+}
+clear_queue() { # SYSTEM EXPECTED: checks that every submission is there, then cancels them
+  local got
+  got=$(queued "$1")
+  [ "$got" = "$2" ] || echo "warning: $1's queue holds $got jobs, $2 were submitted" >&2
+  if [ "$1" = slurm ]; then
+    scancel -u "$(id -un)" --state=PENDING
+  else
+    "$sub_bin" cancel -t PD > /dev/null
+  fi
+  for _ in $(seq 1 600); do [ "$(queued "$1")" = 0 ] && return; sleep 0.1; done
+  echo "warning: $1's queue did not empty" >&2
+}
+measure() { # ROUND SYSTEM MODE SHELLS
+  local n=$(( $4 * LOOP )) d0 h0 t0 c d1 h1 t1
+  [ "$2" = slurm ] || use "$2"
   d0=$(daemon_ticks "$2"); h0=$(host_ticks); t0=$EPOCHREALTIME
   c=$(shells "$2" "$4")
   t1=$EPOCHREALTIME; d1=$(daemon_ticks "$2"); h1=$(host_ticks)
@@ -148,6 +172,8 @@ measure() { # ROUND SYSTEM MODE SHELLS
     if (out != "")
       printf "%s\t%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\n", r, s, m, n, sec, n / sec,
         c * k, d * k, h * k >> out }'
+  [ "$CLEAR" = 1 ] && clear_queue "$2" "$n"
+  return 0
 }
 systems=
 for i in "${!builds[@]}"; do systems="$systems $(dname "$i")"; done
@@ -158,13 +184,11 @@ for r in $(seq 1 "$ROUNDS"); do
     for s in $systems; do measure "$r" "$s" "parallel-$PAR" "$PAR"; done
   fi
 done
-# every submission is there: Ductile's queues, Slurm's held jobs
-want=$(( ROUNDS * LOOP * (1 + PAR) ))
-for i in "${!builds[@]}"; do
-  got=$("${builds[$i]}/ductile" --conf "$tmp/c$i/ductile.conf" queue --json | grep -c '"id"' || true)
-  [ "$got" = "$want" ] || echo "warning: $(dname "$i")'s queue holds $got jobs, $want were submitted" >&2
-done
-if [ "$SLURM" = 1 ]; then
-  got=$(squeue -h -t PD | wc -l)
-  [ "$got" = "$want" ] || echo "warning: Slurm's queue holds $got jobs, $want were submitted" >&2
+if [ "$CLEAR" = 0 ]; then # every submission is there
+  want=$(( ROUNDS * LOOP * (1 + PAR) ))
+  for s in $systems; do
+    [ "$s" = slurm ] || use "$s"
+    got=$(queued "$s")
+    [ "$got" = "$want" ] || echo "warning: $s's queue holds $got jobs, $want were submitted" >&2
+  done
 fi
