@@ -27,7 +27,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 builds=()
 for b in "${@:-build}"; do builds+=("$(cd "$b" && pwd)"); done
-bin="${builds[0]}/ductile"
 ROUNDS=${ROUNDS:-8}
 LOOP=${LOOP:-250}
 PAR=${PAR:-8}
@@ -128,8 +127,7 @@ one() { # SYSTEM: one submission, its output discarded; a failure stops the run
 # shells SYSTEM N: N shells of LOOP submissions each; prints the ticks the shells and
 # every process they started used (their rusage, read before this subshell ends)
 shells() (
-  local k
-  for k in $(seq 1 "$2"); do
+  for _ in $(seq 1 "$2"); do
     (for _ in $(seq 1 "$LOOP"); do one "$1"; done) &
   done
   wait
