@@ -1,9 +1,17 @@
-/* ductile: the one command users type. Dispatches to a subcommand. */
+/* ductile: the one command users type. Dispatches to a subcommand.
+ *
+ * Every `ductile submit` is a process of its own, and its start-up is most of what it
+ * costs: each shared library is opened, mapped and relocated before main. The commands
+ * that run the scheduling engine in this process (sim, and cluster, which checks the
+ * policy with it) bring GLPK and its six libraries with it; they live in ductile-engine
+ * beside this binary, and `ductile sim|cluster` runs it in its place (exec: the same
+ * process, arguments, environment and exit status). The others link neither. */
 #include <errno.h>
-#include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -15,6 +23,7 @@ struct subcmd {
     const char *help;
 };
 
+/* fn NULL: ductile-engine's */
 static const struct subcmd subcmds[] = {
     {"submit", cmd_submit, "submit a batch script"},
     {"queue", cmd_queue, "list pending and running jobs"},
@@ -31,19 +40,25 @@ static const struct subcmd subcmds[] = {
     {"resize", cmd_resize, "expand or shrink a running job"},
     {"power", cmd_power, "the power corridor, the draw and its forecast; change the corridor"},
     {"checkpoints", cmd_checkpoints, "applications' checkpoints: versions, processes, size, variables"},
-    {"cluster", cmd_cluster, "start, stop or inspect a local emulated cluster"},
-    {"sim", cmd_sim, "replay a workload through the scheduler in simulated time"},
+    {"cluster", NULL, "start, stop or inspect a local emulated cluster"},
+    {"sim", NULL, "replay a workload through the scheduler in simulated time"},
 };
 
-int cmd_fail(const char *fmt, ...)
+/* argv[0] becomes ductile-engine, from this binary's directory; returns only on failure. */
+static int run_engine(char **argv)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("ductile: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 1;
+    char self[PATH_MAX], path[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n < 0)
+        return cmd_fail("%s: cannot find this program's directory: %s", argv[1], strerror(errno));
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    snprintf(path, sizeof(path), "%.*s/ductile-engine", slash ? (int)(slash - self) : 1,
+             slash ? self : ".");
+    argv[0] = path;
+    execv(path, argv);
+    return cmd_fail("%s: cannot run %s (installed with ductile, beside it): %s", argv[1], path,
+                    strerror(errno));
 }
 
 static void usage(FILE *f)
@@ -83,7 +98,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
         if (!strcmp(argv[1], subcmds[i].name))
-            return subcmds[i].fn(argc - 1, argv + 1);
+            return subcmds[i].fn ? subcmds[i].fn(argc - 1, argv + 1) : run_engine(argv);
     cmd_fail("unknown command '%s' (try 'ductile --help')", argv[1]);
     return 2;
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,17 @@
 #include "cmd.h"
 #include "rng.h"
 #include "strparse.h"
+
+int cmd_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ductile: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
 
 int cu_load_conf(const char *conf, config_t *cfg)
 {

@@ -425,9 +425,6 @@ void iomeas_resolve(ctld_t *c, job_t *j, bool declared, double io);
 /* db.c: io_measured of the most recent finished run (CD or TO) of user, name and size
  * that has one; 1 when found, 0 when none, -EIO. */
 int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, double *io);
-/* The SQLite steps the last history lookup (db_power_history, db_io_history) took: its
- * cost, for the tests. */
-int64_t db_lookup_steps(const ctld_t *c);
 
 /* --- jobs.c --- */
 job_t *job_new(void);

@@ -1,6 +1,31 @@
 #include "constraint.h"
 
+#include <errno.h>
 #include <math.h>
+#include <string.h>
+
+/* The names are here, not in sched.c, so that a program that only parses them (`ductile
+ * submit --node-constraint`) links this file alone, not the engine and GLPK. */
+static const char *const cons_names[] = {"none", "pof2", "even", "odd", "ncube", "square"};
+
+const char *sched_constraint_name(sched_constraint_t c)
+{
+    return (c >= 0 && c <= SCHED_CONS_SQUARE) ? cons_names[c] : "unknown";
+}
+
+int sched_constraint_parse(const char *name, sched_constraint_t *out)
+{
+    for (int i = 0; i <= SCHED_CONS_SQUARE; i++)
+        if (!strcmp(name, cons_names[i])) {
+            *out = (sched_constraint_t)i;
+            return 0;
+        }
+    if (!strcmp(name, "") || !strcmp(name, "-")) {
+        *out = SCHED_CONS_NONE;
+        return 0;
+    }
+    return -EINVAL;
+}
 
 static int iroot(int n, int k)
 {

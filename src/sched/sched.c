@@ -870,7 +870,6 @@ const char *sched_op_name(sched_op_t op)
 }
 
 static const char *const type_names[] = {"rigid", "moldable", "malleable", "evolving"};
-static const char *const cons_names[] = {"none", "pof2", "even", "odd", "ncube", "square"};
 
 const char *sched_type_name(sched_jobtype_t t)
 {
@@ -884,24 +883,5 @@ int sched_type_parse(const char *name, sched_jobtype_t *out)
             *out = (sched_jobtype_t)i;
             return 0;
         }
-    return -EINVAL;
-}
-
-const char *sched_constraint_name(sched_constraint_t c)
-{
-    return (c >= 0 && c <= SCHED_CONS_SQUARE) ? cons_names[c] : "unknown";
-}
-
-int sched_constraint_parse(const char *name, sched_constraint_t *out)
-{
-    for (int i = 0; i <= SCHED_CONS_SQUARE; i++)
-        if (!strcmp(name, cons_names[i])) {
-            *out = (sched_constraint_t)i;
-            return 0;
-        }
-    if (!strcmp(name, "") || !strcmp(name, "-")) {
-        *out = SCHED_CONS_NONE;
-        return 0;
-    }
     return -EINVAL;
 }

@@ -192,7 +192,7 @@ static void power_columns_and_energy(void **state)
     int64_t old = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    tu_sql(f->path, "DROP INDEX jobs_power_runs; DROP INDEX jobs_io_runs; ALTER TABLE jobs DROP COLUMN ckpt;"
+    tu_sql(f->path, "DROP INDEX jobs_power_past; ALTER TABLE jobs DROP COLUMN ckpt;"
                   " ALTER TABLE jobs DROP COLUMN energy; ALTER TABLE jobs DROP COLUMN power_from;"
                   " ALTER TABLE jobs DROP COLUMN power_max; ALTER TABLE jobs DROP COLUMN power_min;"
                   " PRAGMA user_version = 1");
@@ -285,6 +285,60 @@ static void checkpoint_agents_column(void **state)
     close_ctld(&c);
 }
 
+/* Pages of the database a call reads (SQLite's page cache: hits and misses). */
+static int pages_read(ctld_t *c, bool reset)
+{
+    int hit = 0, miss = 0, hw;
+    sqlite3_db_status(c->db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &hw, reset);
+    sqlite3_db_status(c->db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &hw, reset);
+    return hit + miss;
+}
+
+/* A submission looks up its power and I/O in the finished runs of its user, name and
+ * size: what that reads must not grow with the jobs of that name in the queue (it read
+ * every one of them, script and environment included, through jobs_user_name: 2,000
+ * queued jobs of one name made every submission read thousands of pages). */
+static void history_ignores_the_queue(void **state)
+{
+    fixture_t *f = *state;
+    ctld_t c;
+    open_ctld(f, &c, 0, 0);
+    int64_t done = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
+    assert_int_equal(db_job_energy(&c, done, 1000), 0);
+    assert_int_equal(db_commit(&c), 0);
+    char q[128];
+    snprintf(q, sizeof(q), "UPDATE jobs SET node_seconds = 10, io_measured = 0.25 WHERE id = %lld",
+             (long long)done);
+    close_ctld(&c);
+    tu_sql(f->path, q);
+    open_ctld(f, &c, 0, 0);
+    char *big = malloc(8192); /* a script longer than a page, as real ones often are */
+    memset(big, '#', 8191);
+    big[8191] = '\0';
+    for (int k = 0; k < 500; k++) {
+        job_t *j = job_new();
+        j->name = strdup("j");
+        j->user = strdup("alice");
+        j->script = strdup(big);
+        j->cwd = strdup("/");
+        j->env = json_array();
+        j->nodes = 1;
+        assert_int_equal(db_job_insert(&c, j), 0);
+        job_free(j);
+    }
+    free(big);
+    assert_int_equal(db_commit(&c), 0);
+    double lo = -1, hi = -1, io = -1;
+    pages_read(&c, true);
+    assert_int_equal(db_power_history(&c, "alice", "j", 1, &lo, &hi), 1);
+    assert_int_equal(db_io_history(&c, "alice", "j", 1, &io), 1);
+    int pages = pages_read(&c, true);
+    assert_true(lo == 100 && hi == 100 && io == 0.25); /* the finished run, still found */
+    if (pages > 40)
+        fail_msg("the history lookups read %d pages for 500 queued jobs of the name", pages);
+    close_ctld(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +347,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(failed_batch_rolls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(power_columns_and_energy, setup, teardown),
         cmocka_unit_test_setup_teardown(checkpoint_agents_column, setup, teardown),
+        cmocka_unit_test_setup_teardown(history_ignores_the_queue, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -317,56 +317,6 @@ static void history(void **state)
 
 /* A version-4 database has neither column: the upgrade adds them, its jobs load with
  * nothing measured, and the history finds none there. */
-/* Issue 13: a submission looks up the last runs of its name (io-aware, power); with
- * thousands of jobs of one name queued or finished without a measurement, the lookups
- * read only the runs that have one, not every job of the name (it was a scan per
- * submission: 40 submissions/s with 60,000 queued). */
-static void history_many(void **state)
-{
-    fixture_t *f = *state;
-    ctld_t c;
-    open_ctld(f, &c);
-    job_t *m = new_job(&c, "alice", "dd", 1); /* the oldest run: measured */
-    m->state = JS_COMPLETED;
-    m->start = 1e9 - 10;
-    m->end = 1e9;
-    m->node_seconds = 10;
-    m->energy = 2500;
-    iomeas_add(m, 0.4, 10);
-    iomeas_settle(m, true);
-    assert_int_equal(db_job_save(&c, m), 0);
-    job_free(m);
-    for (int i = 0; i < 3000; i++) {
-        job_free(new_job(&c, "alice", "dd", 1)); /* queued */
-        finished(&c, "alice", "dd", 1, JS_COMPLETED, 0, 1e9 + 10 + i); /* nothing measured */
-    }
-    assert_int_equal(db_commit(&c), 0);
-    double io = 0, lo = 0, hi = 0;
-    assert_int_equal(db_io_history(&c, "alice", "dd", 1, &io), 1);
-    assert_true(fabs(io - 0.4) < 1e-9);
-    int64_t steps = db_lookup_steps(&c);
-    if (steps > 200)
-        fail_msg("the I/O lookup took %lld steps for one measured run", (long long)steps);
-    assert_int_equal(db_power_history(&c, "alice", "dd", 1, &lo, &hi), 1);
-    assert_true(fabs(lo - 250) < 1e-9 && fabs(hi - 250) < 1e-9);
-    steps = db_lookup_steps(&c);
-    if (steps > 200)
-        fail_msg("the power lookup took %lld steps for one measured run", (long long)steps);
-    /* a name with nothing measured costs as little */
-    assert_int_equal(db_io_history(&c, "alice", "none", 1, &io), 0);
-    assert_true(db_lookup_steps(&c) <= 200);
-    close_ctld(&c);
-    /* a database of version 6 (one index by user and name) gets the new indexes */
-    tu_sql(f->path, "DROP INDEX jobs_power_runs; DROP INDEX jobs_io_runs;"
-                    " CREATE INDEX jobs_user_name ON jobs(user, name); PRAGMA user_version = 6");
-    open_ctld(f, &c);
-    assert_int_equal(db_io_history(&c, "alice", "dd", 1, &io), 1);
-    assert_true(db_lookup_steps(&c) <= 200);
-    assert_int_equal(db_power_history(&c, "alice", "dd", 1, &lo, &hi), 1);
-    assert_true(db_lookup_steps(&c) <= 200);
-    close_ctld(&c);
-}
-
 static void upgrade_from_4(void **state)
 {
     fixture_t *f = *state;
@@ -375,8 +325,8 @@ static void upgrade_from_4(void **state)
     int64_t old = finished(&c, "alice", "dd", 1, JS_COMPLETED, 0.5, 1e9);
     assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
-    tu_sql(f->path, "DROP INDEX jobs_io_runs; ALTER TABLE jobs DROP COLUMN io_measured; ALTER TABLE jobs DROP COLUMN"
-                  " io_from; PRAGMA user_version = 4");
+    tu_sql(f->path, "DROP INDEX jobs_io_past; ALTER TABLE jobs DROP COLUMN io_measured;"
+                  " ALTER TABLE jobs DROP COLUMN io_from; PRAGMA user_version = 4");
     open_ctld(f, &c); /* the upgrade */
     job_t *j = db_job_find_finished(&c, old);
     assert_non_null(j);
@@ -449,7 +399,6 @@ int main(void)
         cmocka_unit_test(entries),
         cmocka_unit_test(mean),
         cmocka_unit_test_setup_teardown(history, setup, teardown),
-        cmocka_unit_test_setup_teardown(history_many, setup, teardown),
         cmocka_unit_test_setup_teardown(upgrade_from_4, setup, teardown),
         cmocka_unit_test_setup_teardown(pings, setup, teardown),
     };
