@@ -65,8 +65,14 @@ t1=$(now)
 trivial=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", 2000 / (b - a)}')
 
 # 2. the running jobs, then the queue
-"$fill" "$sock" "$n" 8 1 1 rigid $'#!/bin/sh\nexec sleep 1000000\n' 2 \
-  1000000:1000000 > /dev/null
+# in batches of 500 that start before the next: one daemon emulating 2,500 nodes that
+# is asked to start 2,500 jobs at once starts them one after the other and falls silent
+# for longer than NodeTimeout (real nodes start their own)
+for ((k = 0; k < n; k += 500)); do
+  "$fill" "$sock" $(( n - k < 500 ? n - k : 500 )) 8 1 1 rigid \
+    $'#!/bin/sh\nexec sleep 1000000\n' $(( 100 + k )) 1000000:1000000 > /dev/null
+  for _ in $(seq 1 3000); do [ "$(status | field '["pending"]')" = 0 ] && break; sleep 0.1; done
+done
 wait_jobs "$n"
 first=$("$bin" queue --json | python3 -c 'import json,sys; print(min(j["id"] for j in json.load(sys.stdin)))')
 big=$(( n / 4 > 2 ? n / 4 : 2 ))
