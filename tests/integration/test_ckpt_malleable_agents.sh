@@ -35,7 +35,6 @@ wait_for 30 took || fail "the application did not take the 2 agents: $(field "$j
 wait_for 30 has_agents 2 2 || fail "after the shrink: $(n_agents) agents, $(n_pids) running, want 2"
 grep -q "job $j: 1 checkpoint agent it left stopped (its application has the new list)" \
   "$T/c/log/ductiled.log" || fail "no stop of the agent it left: $(grep "job $j" "$T/c/log/ductiled.log")"
-hurry # the resizes are done: the remaining steps without waiting
 expect_state "$j" CD 120
 grep -qx "done at version 150 on 4 processes" "$out" || fail "job $j did not finish: $(cat "$out" "$err")"
 ! grep -Eq "using the checkpoint files|checkpoints go to the files" "$err" || fail "the job fell back to files: $(cat "$err")"
