@@ -24,10 +24,10 @@ ref=$(awk '/^checksum/ {print $2}' "ductile-$jf.out")
 # client relayed by that daemon) ends, their items go back to the pile, the leader
 # starts its workers again, and the result is the same.
 s=$(script lose.sh "#DUCTILE --nodes=2
-$farm --items 300 --ms 20")
+$farm --items 300 --ms 60")
 jl=$(submit "$s")
 expect_state "$jl" R
-wait_for 20 pgrep -f "^$farm --ms 20 --worker" || fail "task farm did not start: $(d show "$jl")"
+wait_for 20 pgrep -f "^$farm --ms 60 --worker" || fail "task farm did not start: $(d show "$jl")"
 old=$(cat "$T/c/noded-n1.pid")
 kill -9 "$old"
 wait_for 10 sh -c "! kill -0 $old 2> /dev/null" || fail "noded n1 survived kill -9"
