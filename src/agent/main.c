@@ -531,6 +531,9 @@ static void on_stop(uv_signal_t *h, int sig)
     if (a->stopping)
         return;
     a->stopping = true;
+    pthread_mutex_lock(&a->st.mu);
+    a->st.stopping = true; /* flushes waiting for other agents' files stop waiting soon */
+    pthread_mutex_unlock(&a->st.mu);
     uv_close((uv_handle_t *)&a->listen, NULL);
     /* the last version of each application that is not in the files yet (its flush
      * failed: a full disk, a directory gone) gets one more try */

@@ -355,6 +355,20 @@ static int spill_done(const char *path, const afile_t *f)
 
 static pthread_mutex_t publish_mu = PTHREAD_MUTEX_INITIALIZER;
 
+static long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* A flush of a version that will not be published: what it wrote goes. */
+static int cancel_flush(const char *part)
+{
+    ckptfiles_rmtree(part);
+    return -ECANCELED;
+}
+
 static int flush(flush_job_t *j)
 {
     aver_t *v = j->v;
@@ -375,18 +389,26 @@ static int flush(flush_job_t *j)
     }
     if (rc < 0 || !store_file(v, 0))
         return rc;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long t0 = now_ms(), last = t0; /* last: when a node file last came */
     for (long f = 0; f < v->nfiles && rc == 0;) {
         struct stat st;
         snprintf(p, sizeof(p), "%s/node%ld.dat", part, f);
         if (stat(p, &st) == 0) {
             f++;
+            last = now_ms();
             continue;
         }
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec > FLUSH_WAIT_S)
+        /* A version of an old history never publishes (the requeued run writes it
+         * again), and a stopping agent does not wait for files that stopped coming
+         * (the job died between two agents' publishes) */
+        pthread_mutex_lock(&j->s->mu);
+        bool stale = v->stale, stopping = j->s->stopping;
+        long stop_wait = j->s->stop_wait_ms > 0 ? j->s->stop_wait_ms : STORE_STOP_WAIT_MS;
+        pthread_mutex_unlock(&j->s->mu);
+        if (stale)
+            return cancel_flush(part);
+        long now = now_ms();
+        if (now - t0 > FLUSH_WAIT_S * 1000L || (stopping && now - last > stop_wait))
             return -ETIMEDOUT;
         nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
     }
@@ -399,10 +421,8 @@ static int flush(flush_job_t *j)
     pthread_mutex_lock(&j->s->mu);
     bool stale = v->stale;
     pthread_mutex_unlock(&j->s->mu);
-    if (stale) { /* the application went back to an older version meanwhile */
-        ckptfiles_rmtree(part);
-        return -ECANCELED;
-    }
+    if (stale) /* the application went back to an older version meanwhile */
+        return cancel_flush(part);
     pthread_mutex_lock(&publish_mu); /* flushes of two versions end at once */
     rc = ckptfiles_publish(j->app_dir, CKPTFILES_FLUSH, v->version);
     pthread_mutex_unlock(&publish_mu);

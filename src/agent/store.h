@@ -21,6 +21,7 @@
  * dt_ckpt_init), which is also where its versions are flushed. */
 #define STORE_APP_MAX 4096
 #define STORE_SPARES 8
+#define STORE_STOP_WAIT_MS 30000
 
 typedef struct afile {
     long file; /* the node file's number in the version */
@@ -70,6 +71,11 @@ typedef struct store {
     int nspare;
     /* flush threads report here (the loop prunes and frees) */
     pthread_mutex_t mu;
+    /* under mu: the agent was told to stop. A flush that waits for other agents' node
+     * files (the holder of node file 0 publishes) then gives up once none has come for
+     * stop_wait_ms (0: STORE_STOP_WAIT_MS) */
+    bool stopping;
+    long stop_wait_ms;
 } store_t;
 
 app_t *store_app(store_t *s, const char *name, bool create);

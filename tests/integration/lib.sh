@@ -184,6 +184,27 @@ agent_pids() {
     echo "$p"
   done
 }
+# stacks PID...: where each process is (its threads' stacks, for a failure message)
+stacks() {
+  local p
+  for p in "$@"; do
+    echo "--- pid $p: $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null)"
+    if command -v gdb > /dev/null; then
+      gdb -p "$p" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)'
+    else
+      grep -H . /proc/"$p"/task/*/wchan 2>/dev/null; echo
+    fi
+  done
+}
+# agents_end NODE JOB SECONDS: the agents of JOB on NODE end within SECONDS, or the test
+# fails with where they are
+agents_none() { [ -z "$(agent_pids "$1" "$2")" ]; }
+agents_end() {
+  wait_for "$3" agents_none "$1" "$2" && return
+  local left; left=$(agent_pids "$1" "$2")
+  fail "agents of job $2 on $1 still running $3 s after it ended: $left
+$(stacks $left)"
+}
 # restart_noded NODE: start a node daemon by hand (after a kill), as its host's init would
 # (pids are global: the emulated hosts share the kernel's process table, so the tests
 # read and signal them from outside; $T/c/*.pid are what each host's init would know)

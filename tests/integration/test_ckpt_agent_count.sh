@@ -35,8 +35,7 @@ grep -qx "done at step 40" "$out" || fail "job $j did not finish: $(cat "$out")"
 # settled: no third change
 [ "$(grep -c "job $j: its commits took" "$log")" = 2 ] || fail "more changes: $(grep "job $j: its commits" "$log")"
 ! grep -Eq "using the checkpoint files|checkpoints go to the files" "$out" || fail "the job fell back to files: $(cat "$out")"
-stopped() { [ -z "$(agent_pids n5 "$j")" ]; }
-wait_for 20 stopped || fail "agents still running: $(agent_pids n5 "$j")"
+agents_end n5 "$j" 20
 [ "$(cat "$T/ckpt/app/latest")" = 40 ] || fail "version 40 not flushed: $(ls "$T/ckpt/app")"
 ckpt_requeue_check
 echo ok

@@ -22,10 +22,9 @@ case "$ag" in *,*" n5,n5;") ;; *) fail "the job's agents: $(d show "$j")" ;; esa
 # second run read the agents' memory (the files were still being flushed, or equal)
 ! grep -q "using the checkpoint files" "$err" || fail "the job fell back to files: $(cat "$err")"
 # the agents flushed version 40 and were stopped once the job ended, with their key
-stopped() { [ -z "$(agent_pids n5 "$j")" ]; }
 # (60 s: an agent flushes what it holds first; under the sanitizers, beside other tests,
 # that took over 20 s once)
-wait_for 60 stopped || fail "agents still running: $(agent_pids n5 "$j")"
+agents_end n5 "$j" 60
 [ "$(cat "$T/ckpt/app/latest")" = 40 ] || fail "version 40 not flushed: $(ls "$T/ckpt/app")"
 # both held the job's checkpoints in memory until they were stopped (their last words,
 # kept in n5's log)

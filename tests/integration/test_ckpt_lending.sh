@@ -53,8 +53,7 @@ expect_state "$c" R 30
 grep -q "node $lent given back to jobs (no checkpoint agent left on it)" "$log" ||
   fail "controller's log: $(grep "$lent" "$log")"
 [ "$(node_state "$lent")" = alloc ] || fail "job $c runs on $(field "$c" NodeList), $lent is $(node_state "$lent")"
-gone() { [ -z "$(agent_pids "$lent" "$b")" ]; }
-wait_for 30 gone || fail "job $b's agent still runs on $lent"
+agents_end "$lent" "$b" 30
 touch "stop.$a" "stop.$c"
 expect_state "$a" CD
 expect_state "$c" CD

@@ -38,8 +38,7 @@ grep -q "job $j: 1 checkpoint agent it left stopped (its application has the new
 expect_state "$j" CD 120
 grep -qx "done at version 150 on 4 processes" "$out" || fail "job $j did not finish: $(cat "$out" "$err")"
 ! grep -Eq "using the checkpoint files|checkpoints go to the files" "$err" || fail "the job fell back to files: $(cat "$err")"
-no_agents() { [ -z "$(agent_pids n5 "$j")" ]; }
-wait_for 30 no_agents || fail "agents of job $j left after its end: $(agent_pids n5 "$j")"
+agents_end n5 "$j" 30
 field "$j" CkptAgents | grep -q "; stopped at the job's end)\$" || fail "show after the end: $(field "$j" CkptAgents)"
 grep "checkpoint agents are now" "$err"
 echo ok

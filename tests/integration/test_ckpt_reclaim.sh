@@ -34,8 +34,7 @@ old=$(agent_pids "$lent" "$b")
 # a's agent leaves n4 with a; its node is free, and c needs two
 touch "stop.$a"
 expect_state "$a" CD
-a_gone() { [ -z "$(agent_pids n4 "$a")" ]; }
-wait_for 30 a_gone || fail "job $a's agent still runs on n4"
+agents_end n4 "$a" 30
 c=$(sub -N 2)
 expect_state "$c" R 60
 grep -q "node $lent taken back from the checkpoint service (a waiting job needs it)" "$log" ||
@@ -50,8 +49,7 @@ esac
 # b's agent is on n4 now, and only there
 field "$b" CkptAgents | grep -q "(on n4)" || fail "job $b's agents: $(field "$b" CkptAgents)"
 [ -n "$(agent_pids n4 "$b")" ] || fail "no agent of job $b on n4"
-gone() { [ -z "$(agent_pids "$lent" "$b")" ]; }
-wait_for 30 gone || fail "job $b's old agent still runs on $lent"
+agents_end "$lent" "$b" 30
 d nodes | grep -q lent && fail "a node is lent again: $(d nodes)"
 touch "stop.$c"
 expect_state "$c" CD

@@ -214,6 +214,74 @@ static void flushed_to_the_files(void **state)
     assert_int_not_equal(access(p, F_OK), 0);
 }
 
+/* Publishes version v of a 2-node-file version of which this store holds node file 0
+ * only (the other agent's node file 1 never comes: the job died between the two
+ * publishes), and starts its flush, which waits for node file 1. */
+static aver_t *published_half(app_t *a, long ver)
+{
+    char err[256] = "";
+    afile_t *f = store_put(&st, a, ver, 0, 4096, err, sizeof(err));
+    assert_non_null(f);
+    memset(f->buf, (int)ver, f->len);
+    long files[1] = {0};
+    json_t *man = json_pack("{s:I}", "version", (json_int_t)ver);
+    assert_int_equal(store_publish(&st, a, ver, 2, files, 1, man, err, sizeof(err)), 0);
+    json_decref(man);
+    aver_t *v = store_version(a, ver);
+    assert_int_equal(store_flush(&st, a, v, NULL, NULL), 0);
+    return v;
+}
+
+static int flushing(aver_t *v)
+{
+    pthread_mutex_lock(&st.mu);
+    int f = v->flushing;
+    pthread_mutex_unlock(&st.mu);
+    return f;
+}
+
+/* A flush waiting for another agent's node file ends as soon as its version belongs to
+ * an old history (the requeued run writes that version again): it used to wait its full
+ * two minutes, and an agent told to stop meanwhile outlived its job (a clean-clone CI
+ * run, test_ckpt_agent_requeue). */
+static void a_waiting_flush_of_another_history_ends(void **state)
+{
+    (void)state;
+    app_t *a = app_named("half");
+    aver_t *v = published_half(a, 3);
+    char err[256] = "";
+    assert_non_null(store_put(&st, a, 3, 0, 4096, err, sizeof(err))); /* version 3 again */
+    int i = 0;
+    for (; i < 1000 && flushing(v); i++) /* 10 s at most */
+        usleep(10000);
+    assert_false(flushing(v));
+    assert_int_equal(v->flushed, -ECANCELED);
+    assert_int_equal(ckptfiles_latest(a->name), 0); /* nothing published */
+    store_prune(&st, a);
+}
+
+/* Told to stop, an agent whose flush waits for another agent's node file waits only
+ * while the files keep coming (the other agents, stopped too, flush theirs first): past
+ * the store's stop_wait without one, it gives up. */
+static void a_waiting_flush_gives_up_when_stopping(void **state)
+{
+    (void)state;
+    app_t *a = app_named("halfstop");
+    aver_t *v = published_half(a, 4);
+    st.stop_wait_ms = 200;
+    usleep(300000);
+    assert_true(flushing(v)); /* not stopping: it still waits */
+    pthread_mutex_lock(&st.mu);
+    st.stopping = true;
+    pthread_mutex_unlock(&st.mu);
+    for (int i = 0; i < 1000 && flushing(v); i++)
+        usleep(10000);
+    assert_false(flushing(v));
+    assert_int_equal(v->flushed, -ETIMEDOUT);
+    assert_int_equal(ckptfiles_latest(a->name), 0);
+    st.stopping = false;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +291,8 @@ int main(void)
         cmocka_unit_test(memory_limit_spills),
         cmocka_unit_test(released_versions_go_once_flushed),
         cmocka_unit_test(flushed_to_the_files),
+        cmocka_unit_test(a_waiting_flush_of_another_history_ends),
+        cmocka_unit_test(a_waiting_flush_gives_up_when_stopping),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
