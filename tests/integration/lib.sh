@@ -184,6 +184,17 @@ agent_pids() {
     echo "$p"
   done
 }
+# pids_here PATTERN: the processes matching PATTERN (pgrep -f) that work in this test's
+# directory (their working directory is $T or below): tests run side by side, and their
+# processes share one table (a farm's workers are the same program in every test)
+pids_here() {
+  local p
+  for p in $(pgrep -f -- "$1" || true); do
+    case "$(readlink "/proc/$p/cwd" 2> /dev/null)" in "$T" | "$T"/*) echo "$p" ;; esac
+  done
+}
+some_here() { [ -n "$(pids_here "$1")" ]; }
+none_here() { [ -z "$(pids_here "$1")" ]; }
 # stacks PID...: where each process is (its threads' stacks, for a failure message)
 stacks() {
   local p

@@ -27,14 +27,15 @@ s=$(script lose.sh "#DUCTILE --nodes=2
 $farm --items 300 --ms 60")
 jl=$(submit "$s")
 expect_state "$jl" R
-wait_for 20 pgrep -f "^$farm --ms 60 --worker" || fail "task farm did not start: $(d show "$jl")"
+wait_for 20 some_here "^$farm --ms 60 --worker" || fail "task farm did not start: $(d show "$jl")"
 old=$(cat "$T/c/noded-n1.pid")
 kill -9 "$old"
 wait_for 10 sh -c "! kill -0 $old 2> /dev/null" || fail "noded n1 survived kill -9"
 restart_noded n1
 expect_state "$jl" CD 60
 grep -q "starting them again\|given out again" "ductile-$jl.out" ||
-  fail "the workers were not lost: $(cat "ductile-$jl.out")"
+  fail "the workers were not lost: $(cat "ductile-$jl.out" "ductile-$jl.err" 2> /dev/null)
+$(d show "$jl")"
 [ "$(awk '/^checksum/ {print $2}' "ductile-$jl.out")" = "$ref" ] ||
   fail "checksum after losing the workers: $(cat "ductile-$jl.out")"
 

@@ -32,7 +32,8 @@ s=$(script farm.sh "#DUCTILE --nodes=3 --malleable --min-nodes=1 --max-nodes=3
 $farm --items 900 --ms 40")
 j=$(submit "$s")
 expect_state "$j" R
-wait_for 20 sh -c "[ \$(pgrep -fc '^$farm --ms 40 --worker') -ge 3 ]" ||
+three_workers() { [ "$(pids_here "^$farm --ms 40 --worker" | wc -l)" -ge 3 ]; }
+wait_for 20 three_workers ||
   fail "three workers did not start: $(d show "$j")"
 wait_for 20 sh -c "\"$BIN\" show $j | grep -q '^NodeFailure'" ||
   fail "the farm did not ask to survive a node's loss: $(d show "$j")"
@@ -53,7 +54,7 @@ d history | grep -E "^ *$j " | grep -Eq ' 3>2 *$' || fail "history sizes: $(d hi
 # n3 back: the stale run is cleaned, the node is usable again
 restart_noded n3
 wait_for 30 sh -c "\"$BIN\" nodes | grep -q '3 idle'" || fail "n3 not idle again: $(d nodes)"
-wait_for 20 sh -c "! pgrep -f '^$farm --ms 40 --worker'" || fail "a worker outlived its job"
+wait_for 20 none_here "^$farm --ms 40 --worker" || fail "a worker outlived its job"
 
 # 2. A malleable job whose application never asked (a plain script): NODE_FAIL, as
 # before.

@@ -114,7 +114,7 @@ $farm --items 100000 --ms 50 --ignore-offers")
 j=$(submit "$s")
 expect_state "$j" R
 # the application is attached once its workers run (it attaches first)
-wait_for 20 pgrep -f "^$farm --ms 50 --worker" || fail "task farm did not start: $(d show "$j")"
+wait_for 20 some_here "^$farm --ms 50 --worker" || fail "task farm did not start: $(d show "$j")"
 d resize "$j" --nodes 1 --no-wait > /dev/null || fail "no resize of $j"
 expect_state "$j" RS
 n=n2 # the job runs on n[1-2]: n2 leaves
