@@ -24,16 +24,20 @@ static void job_free_cb(uv_handle_t *h)
             unlink(j->script_path);
         free(j->script_path);
         json_decref(j->limits);
+        json_decref(j->start_msg);
         free(j->ck_agents);
         free(j->ck_seen);
         free(j);
     }
 }
 
+static void unqueue_start(njob_t *j);
+
 static void job_drop(noded_t *d, njob_t *j)
 {
     if (d->stopping)
         return; /* the next incarnation finds it again (its run record stays) */
+    unqueue_start(j);
     idmap_del(d->jobs, j->id);
     runs_forget(d, j->id);
     if (j->batch)
@@ -123,6 +127,7 @@ static void terminate(noded_t *d, njob_t *j, double grace)
     if (j->killing)
         return;
     j->killing = true;
+    unqueue_start(j); /* a start still waiting its turn never happens */
     j->term_at = uv_now(d->loop) + (uint64_t)(grace * 1000);
     j->kill_at = j->term_at + (uint64_t)(d->cfg.kill_wait * 1000);
     if (grace <= 0)
@@ -375,6 +380,157 @@ static void test_die_before_record(noded_t *d, njob_t *j)
     _exit(99);
 }
 
+/* Tests only (test_start_burst): each batch start costs the daemon this long, as
+ * forking a large daemon does. */
+static void test_start_cost(void)
+{
+    const char *ms = getenv("DUCTILE_TEST_START_COST_MS");
+    if (ms && atol(ms) > 0)
+        nanosleep(&(struct timespec){atol(ms) / 1000, atol(ms) % 1000 * 1000000}, NULL);
+}
+
+/* The batch script's start: its files, the fork, the record. */
+static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
+{
+    char err[LAUNCH_ERRLEN];
+    int64_t id = j->id, uid, gid;
+    test_start_cost();
+    if (proto_int_opt(msg, "uid", 0, UINT32_MAX - 1, 0, &uid, err, sizeof(err)) < 0 ||
+        proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0)
+        uid = gid = 0; /* checked when it was queued */
+    const char *cwd, *out, *errp;
+    char *script = NULL; /* the exact bytes, UTF-8 or not */
+    if (proto_bytes(msg, "script", (size_t)d->cfg.max_script_size, &script, err, sizeof(err)) < 0 ||
+        proto_str(msg, "cwd", 4096, &cwd, err, sizeof(err)) < 0 ||
+        proto_str_opt(msg, "stdout", 4096, "ductile-%j.out", &out, err, sizeof(err)) < 0 ||
+        proto_str_opt(msg, "stderr", 4096, NULL, &errp, err, sizeof(err)) < 0) {
+        free(script);
+        set_ended(j, 2, 0);
+        snprintf(j->error, sizeof(j->error), "%s", err);
+        report_end(d, j);
+        return;
+    }
+    /* Only root may run jobs as another user; a non-root daemon runs them as itself. */
+    uid_t ruid = geteuid() == 0 ? (uid_t)uid : geteuid();
+    gid_t rgid = geteuid() == 0 ? (gid_t)gid : getegid();
+    char *path = write_script(d, id, script, ruid, rgid, err, sizeof(err));
+    const char *nl = json_string_value(json_object_get(msg, "nodelist"));
+    if (path && hosts_write(d, id, nl, err, sizeof(err)) < 0) {
+        unlink(path);
+        free(path);
+        path = NULL;
+    }
+    char **env = path ? job_env(d, msg, id) : NULL;
+    int rc = -EIO;
+    if (path && env) {
+        char *argv[] = {path, NULL};
+        char *shargv[] = {"/bin/sh", path, NULL};
+        launch_spec_t spec = {
+            .argv = strncmp(script, "#!", 2) ? shargv : argv,
+            .envp = env,
+            .cwd = cwd,
+            .stdout_path = out,
+            .stderr_path = errp ? errp : out,
+            .job_id = id,
+            .node_name = d->name,
+            .tag = "batch",
+            .uid = ruid,
+            .gid = rgid,
+            .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
+            .status_fd = runs_status_open(d, id),
+            .gate = true, /* no exec before the run is on record (launch_go below) */
+        };
+        rc = launch_begin(&spec, &j->starting, err, sizeof(err));
+        if (spec.status_fd >= 0)
+            close(spec.status_fd); /* the shepherd has its own */
+    }
+    launch_env_free(env);
+    free(script);
+    j->script_path = path;
+    if (rc == 0)
+        rc = watch_start(d, j, err, sizeof(err));
+    if (rc == 0)
+        test_die_before_record(d, j);
+    if (rc == 0) {
+        /* Recorded before it may exec: a daemon killed before this line leaves a child
+         * that ends at its gate, and the controller starts the job again (LaunchLost);
+         * one killed after finds the record and adopts the run. Rewritten once it has
+         * exec'd (started). */
+        runs_record(d, j);
+        /* fails only for a child that failed before its gate: its report says why, and
+         * the watch reads it */
+        launch_go(j->starting);
+    }
+    if (rc < 0)
+        start_failed(d, j, rc, err);
+}
+
+
+/* Batch starts take turns with the rest of the loop. A start forks the daemon, and a
+ * daemon that emulates thousands of nodes (and holds a descriptor for each) was handed
+ * thousands of starts in one turn of its loop: 2,500 took 31 s, during which no node of
+ * it sent a heartbeat, and the controller declared them down. The starts wait in one
+ * queue for the whole process and run between the loop's turns, a few milliseconds'
+ * worth at a time, in the order they came. */
+#define START_TURN_NS (20 * 1000 * 1000)
+
+static njob_t *start_head, *start_tail;
+static uv_idle_t start_turn;
+static bool start_turn_ready;
+
+static void unqueue_start(njob_t *j)
+{
+    if (!j->start_msg)
+        return;
+    njob_t *prev = NULL;
+    for (njob_t *x = start_head; x; prev = x, x = x->start_next)
+        if (x == j) {
+            if (prev)
+                prev->start_next = j->start_next;
+            else
+                start_head = j->start_next;
+            if (start_tail == j)
+                start_tail = prev;
+            break;
+        }
+    j->start_next = NULL;
+    json_decref(j->start_msg);
+    j->start_msg = NULL;
+}
+
+static void on_start_turn(uv_idle_t *h)
+{
+    uint64_t t0 = uv_hrtime();
+    while (start_head && uv_hrtime() - t0 < START_TURN_NS) {
+        njob_t *j = start_head;
+        start_head = j->start_next;
+        if (!start_head)
+            start_tail = NULL;
+        j->start_next = NULL;
+        json_t *msg = j->start_msg;
+        j->start_msg = NULL;
+        start_batch(j->d, j, msg);
+        json_decref(msg);
+    }
+    if (!start_head)
+        uv_idle_stop(h);
+}
+
+static void queue_start(noded_t *d, njob_t *j, const json_t *msg)
+{
+    if (!start_turn_ready) {
+        uv_idle_init(d->loop, &start_turn);
+        start_turn_ready = true;
+    }
+    j->start_msg = json_incref((json_t *)msg);
+    if (start_tail)
+        start_tail->start_next = j;
+    else
+        start_head = j;
+    start_tail = j;
+    uv_idle_start(&start_turn, on_start_turn);
+}
+
 void jobs_on_start(noded_t *d, const json_t *msg)
 {
     char err[LAUNCH_ERRLEN];
@@ -434,72 +590,8 @@ void jobs_on_start(noded_t *d, const json_t *msg)
                                 "run", j->run));
         return;
     }
-    const char *cwd, *out, *errp;
-    char *script = NULL; /* the exact bytes, UTF-8 or not */
-    if (proto_bytes(msg, "script", (size_t)d->cfg.max_script_size, &script, err, sizeof(err)) < 0 ||
-        proto_str(msg, "cwd", 4096, &cwd, err, sizeof(err)) < 0 ||
-        proto_str_opt(msg, "stdout", 4096, "ductile-%j.out", &out, err, sizeof(err)) < 0 ||
-        proto_str_opt(msg, "stderr", 4096, NULL, &errp, err, sizeof(err)) < 0) {
-        free(script);
-        set_ended(j, 2, 0);
-        snprintf(j->error, sizeof(j->error), "%s", err);
-        report_end(d, j);
-        return;
-    }
-    /* Only root may run jobs as another user; a non-root daemon runs them as itself. */
-    uid_t ruid = geteuid() == 0 ? (uid_t)uid : geteuid();
-    gid_t rgid = geteuid() == 0 ? (gid_t)gid : getegid();
-    char *path = write_script(d, id, script, ruid, rgid, err, sizeof(err));
-    const char *nl = json_string_value(json_object_get(msg, "nodelist"));
-    if (path && hosts_write(d, id, nl, err, sizeof(err)) < 0) {
-        unlink(path);
-        free(path);
-        path = NULL;
-    }
-    char **env = path ? job_env(d, msg, id) : NULL;
-    int rc = -EIO;
-    if (path && env) {
-        char *argv[] = {path, NULL};
-        char *shargv[] = {"/bin/sh", path, NULL};
-        launch_spec_t spec = {
-            .argv = strncmp(script, "#!", 2) ? shargv : argv,
-            .envp = env,
-            .cwd = cwd,
-            .stdout_path = out,
-            .stderr_path = errp ? errp : out,
-            .job_id = id,
-            .node_name = d->name,
-            .tag = "batch",
-            .uid = ruid,
-            .gid = rgid,
-            .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
-            .status_fd = runs_status_open(d, id),
-            .gate = true, /* no exec before the run is on record (launch_go below) */
-        };
-        rc = launch_begin(&spec, &j->starting, err, sizeof(err));
-        if (spec.status_fd >= 0)
-            close(spec.status_fd); /* the shepherd has its own */
-    }
-    launch_env_free(env);
-    free(script);
-    j->script_path = path;
     j->limit = limit;
-    if (rc == 0)
-        rc = watch_start(d, j, err, sizeof(err));
-    if (rc == 0)
-        test_die_before_record(d, j);
-    if (rc == 0) {
-        /* Recorded before it may exec: a daemon killed before this line leaves a child
-         * that ends at its gate, and the controller starts the job again (LaunchLost);
-         * one killed after finds the record and adopts the run. Rewritten once it has
-         * exec'd (started). */
-        runs_record(d, j);
-        /* fails only for a child that failed before its gate: its report says why, and
-         * the watch reads it */
-        launch_go(j->starting);
-    }
-    if (rc < 0)
-        start_failed(d, j, rc, err);
+    queue_start(d, j, msg);
 }
 
 void jobs_on_cleanup(noded_t *d, const json_t *msg)
@@ -522,6 +614,7 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg)
     j->acked = true; /* the controller is past the end: it has the result */
     if (j->starting)
         return; /* ended as soon as it has exec'd (started) */
+    unqueue_start(j); /* never started: nothing of it runs */
     uv_timer_stop(&j->wall);
     if (job_gone(d, j)) {
         finish_cleanup(d, j);

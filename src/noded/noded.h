@@ -31,6 +31,9 @@ typedef struct njob {
     launch_proc_t *proc;     /* the batch script, NULL elsewhere or once cleaned */
     launch_pending_t *starting; /* the batch script between fork and exec */
     struct start_watch *start_watch; /* its report pipe: the loop never waits for exec */
+    json_t *start_msg;       /* a batch start waiting its turn (jobs.c: starts take turns
+                              * with the rest of the loop) */
+    struct njob *start_next;
     double limit;            /* its time limit, armed once it runs */
     bool ended;              /* the script ended (result below) */
     int kind, code;          /* 0 exit code, 1 signal, 2 could not start */
