@@ -65,9 +65,9 @@ t1=$(now)
 trivial=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", 2000 / (b - a)}')
 
 # 2. the running jobs, then the queue
-# in batches of 500 that start before the next: one daemon emulating 2,500 nodes that
-# is asked to start 2,500 jobs at once starts them one after the other and falls silent
-# for longer than NodeTimeout (real nodes start their own)
+# in batches of 500 that start before the next (at stop 28 a daemon emulating 2,500
+# nodes handed 2,500 starts at once fell silent past NodeTimeout; its starts take turns
+# with its heartbeats since, and the batches stay so that the figures compare)
 for ((k = 0; k < n; k += 500)); do
   "$fill" "$sock" $(( n - k < 500 ? n - k : 500 )) 8 1 1 rigid \
     $'#!/bin/sh\nexec sleep 1000000\n' $(( 100 + k )) 1000000:1000000 > /dev/null

@@ -236,6 +236,7 @@ typedef struct ctld {
     reply_t *deferred, *deferred_tail; /* replies and sends waiting for the commit */
     sched_t *sched;
     idmap_t *jobs;               /* live jobs: pending, running, completing */
+    idmap_t *placed;             /* those of them that are not pending (jobs.c) */
     idmap_t *steps;              /* running steps of `ductile run` (steps.c) */
     node_t *nodes;
     int nnodes;

@@ -60,7 +60,17 @@ static bool allowed(jstate_t from, jstate_t to)
     }
 }
 
-static int job_to(job_t *j, jstate_t to, const char *why)
+/* c->placed holds the live jobs that are not pending, those a node may hold: a node's
+ * registration checks them (nodes_reconcile), not the whole queue. */
+static void track_placed(ctld_t *c, job_t *j)
+{
+    if (j->state == JS_PENDING)
+        idmap_del(c->placed, j->id);
+    else
+        idmap_put(c->placed, j->id, j);
+}
+
+static int job_to(ctld_t *c, job_t *j, jstate_t to, const char *why)
 {
     if (!allowed(j->state, to)) {
         fprintf(stderr, "ductiled: job %lld: refused transition %s -> %s (%s)\n",
@@ -71,6 +81,7 @@ static int job_to(job_t *j, jstate_t to, const char *why)
     j->state = to;
     if (to != JS_RESIZING)
         j->phase = RZ_NONE;
+    track_placed(c, j);
     return 0;
 }
 
@@ -327,7 +338,7 @@ static void finish(ctld_t *c, job_t *j)
     account(j, now);
     energy_settle(c, j, now);
     iomeas_settle(j, true); /* its measured I/O share, saved below */
-    job_to(j, j->final, "every node is clean");
+    job_to(c, j, j->final, "every node is clean");
     j->end = now;
     if (j->state != JS_NODE_FAIL && strncmp(j->reason, "LaunchFailed", 12) &&
         strncmp(j->reason, "ResizeFailed", 12) && strcmp(j->reason, "EndedWhileNodeDaemonDown"))
@@ -337,6 +348,7 @@ static void finish(ctld_t *c, job_t *j)
     db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
     sched_remove(c->sched, j->id);
     idmap_del(c->jobs, j->id);
+    idmap_del(c->placed, j->id);
     c->njobs_live--;
     job_free(j);
     jobs_want_schedule(c);
@@ -359,7 +371,7 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
     free(j->alloc);
     j->alloc = NULL;
     j->nalloc = 0;
-    job_to(j, JS_PENDING, why);
+    job_to(c, j, JS_PENDING, why);
     j->launched = false;
     j->restarts++;
     j->start = 0; /* it waits: no start, no elapsed time until its next run */
@@ -422,7 +434,7 @@ static void start_cleanup(ctld_t *c, job_t *j, jstate_t final)
         count += j->nresize;
         j->nalloc = count;
     }
-    job_to(j, JS_COMPLETING, jstate_name(final));
+    job_to(c, j, JS_COMPLETING, jstate_name(final));
     free(j->clean_wait);
     j->clean_wait = calloc((size_t)count + 1, 1);
     for (int i = 0; i < count; i++) {
@@ -506,7 +518,7 @@ static void resize_commit(ctld_t *c, job_t *j)
     j->nalloc = j->resize_target;
     sched_resize_done(c->sched, j->id, true);
     jobs_oper_committed(c, j);
-    job_to(j, JS_RUNNING, event);
+    job_to(c, j, JS_RUNNING, event);
     if (j->resize_why[0]) /* why it last changed */
         snprintf(j->reason, sizeof(j->reason), "%s", j->resize_why);
     char detail[64];
@@ -614,7 +626,7 @@ static void withdraw(ctld_t *c, job_t *j, const char *why, bool declined)
             nodes_send(c, j->resize_nodes[i], cleanup_msg(j, 0));
     sched_resize_declined(c->sched, j->id, ctld_now()); /* not the same offer at once */
     sched_resize_done(c->sched, j->id, false);
-    job_to(j, JS_RUNNING, why);
+    job_to(c, j, JS_RUNNING, why);
     db_job_save(c, j);
     db_job_event(c, j->id, ctld_now(), "resize_withdrawn", j->nalloc, j->resize_target, NULL, 0,
                  why);
@@ -790,7 +802,7 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     j->alloc = malloc((size_t)a->nnodes * sizeof(int));
     memcpy(j->alloc, a->nodes, (size_t)a->nnodes * sizeof(int));
     j->nalloc = a->nnodes;
-    job_to(j, JS_RUNNING, "started");
+    job_to(c, j, JS_RUNNING, "started");
     j->start = now;
     j->alloc_since = now;
     j->launched = false;
@@ -831,7 +843,7 @@ static void do_resize(ctld_t *c, job_t *j, const sched_action_t *a)
     if (a->reason == SCHED_R_OPERATOR && j->oper == OP_PENDING)
         j->oper = OP_UNDERWAY;
     snprintf(j->resize_why, sizeof(j->resize_why), "%s", sched_reason_name(a->reason));
-    job_to(j, JS_RESIZING, a->op == SCHED_OP_EXPAND ? "expand" : "shrink");
+    job_to(c, j, JS_RESIZING, a->op == SCHED_OP_EXPAND ? "expand" : "shrink");
     j->phase = a->op == SCHED_OP_EXPAND ? RZ_JOINING : RZ_NONE;
     db_job_save(c, j);
     if (a->op == SCHED_OP_EXPAND) {
@@ -1079,7 +1091,7 @@ void jobs_restore(ctld_t *c, job_t *j)
             /* An interrupted resize is withdrawn: the job keeps its committed nodes; the
              * node daemons of an expand's reserved nodes, when they register, are told
              * to clean up the job (nodes.c, reconcile). */
-            job_to(j, JS_RUNNING, "restart withdrew its resize");
+            job_to(c, j, JS_RUNNING, "restart withdrew its resize");
             j->resize_lost = true; /* recorded by jobs_after_restore */
         }
         rc = sched_restore_running(c->sched, &spec, j->start, j->alloc, j->nalloc, err, sizeof(err));
@@ -1087,7 +1099,7 @@ void jobs_restore(ctld_t *c, job_t *j)
     if (rc < 0) {
         fprintf(stderr, "ductiled: job %lld cannot be restored (%s): marked failed\n",
                 (long long)j->id, err);
-        job_to(j, JS_FAILED, "not restorable");
+        job_to(c, j, JS_FAILED, "not restorable");
         j->end = ctld_now();
         snprintf(j->reason, sizeof(j->reason), "NotRestorable");
         db_job_save(c, j);
@@ -1107,6 +1119,7 @@ void jobs_restore(ctld_t *c, job_t *j)
             memset(j->clean_wait, 1, (size_t)j->nalloc + 1);
     }
     idmap_put(c->jobs, j->id, j);
+    track_placed(c, j);
     c->njobs_live++;
 }
 

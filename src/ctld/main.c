@@ -221,11 +221,13 @@ static int reload(ctld_t *c, char *err, size_t errlen)
     }
     idmap_foreach(c->jobs, free_job, NULL);
     idmap_destroy(c->jobs);
+    idmap_destroy(c->placed);
     c->jobs = idmap_create();
+    c->placed = idmap_create();
     c->njobs_live = 0;
     sched_destroy(c->sched);
     c->sched = NULL;
-    if (!c->jobs || engine_create(c, err, errlen) < 0)
+    if (!c->jobs || !c->placed || engine_create(c, err, errlen) < 0)
         return -ENOMEM;
     int rc = db_load(c, jobs_restore, err, errlen);
     if (rc < 0)
@@ -454,6 +456,7 @@ int main(int argc, char **argv)
     }
     c.loop = uv_default_loop();
     c.jobs = idmap_create();
+    c.placed = idmap_create();
     c.steps = idmap_create();
     nodes_init(&c);
     if (engine_create(&c, err, sizeof(err)) < 0) {

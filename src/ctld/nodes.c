@@ -167,11 +167,14 @@ static void find_unreported(int64_t id, void *val, void *arg)
  * a running job whose batch script was here is lost. */
 static void settle_unreported(ctld_t *c, node_t *n, idmap_t *reported)
 {
+    /* the placed jobs, not every live one: with 100,000 queued, each of 10,000 nodes
+     * registering after a restart walked them all (bench/scale: every node back after
+     * 28-48 s, 71 % of the controller's time here) */
     unreported_t u = {.c = c, .n = n, .reported = reported,
-                      .v = malloc((idmap_count(c->jobs) + 1) * sizeof(job_t *))};
+                      .v = malloc((idmap_count(c->placed) + 1) * sizeof(job_t *))};
     if (!u.v)
         return;
-    idmap_foreach(c->jobs, find_unreported, &u);
+    idmap_foreach(c->placed, find_unreported, &u);
     for (int k = 0; k < u.nv; k++) {
         job_t *j = u.v[k];
         if (jobs_cleaning_on(j, n->index))

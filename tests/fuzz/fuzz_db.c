@@ -66,6 +66,7 @@ static int fz_ctld(ctld_t *c)
     c->cfg = fz_cfg; /* shared, read only */
     nodes_init(c);
     c->jobs = idmap_create();
+    c->placed = idmap_create();
     return c->nodes && c->jobs && sched_create(c->nnodes, "easy", &c->sched, err, sizeof(err)) == 0
                ? 0 : -1;
 }
@@ -85,6 +86,7 @@ static void fz_ctld_free(ctld_t *c)
         db_close(c);
     idmap_foreach(c->jobs, fz_free_job, NULL);
     idmap_destroy(c->jobs);
+    idmap_destroy(c->placed);
     sched_destroy(c->sched);
     nodes_free(c);
 }

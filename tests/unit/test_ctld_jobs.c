@@ -67,6 +67,7 @@ static void test_msg_current(void **state)
     (void)state;
     ctld_t c = {0};
     c.jobs = idmap_create();
+    c.placed = idmap_create();
     int nodes[] = {0, 1};
     job_t *j = job_on(nodes, 2);
     j->id = 42;
@@ -82,6 +83,7 @@ static void test_msg_current(void **state)
     j->state = JS_PENDING;                          /* requeued: no run is current */
     assert_null(jobs_msg_current(&c, 42, 2, &n0));
     idmap_destroy(c.jobs);
+    idmap_destroy(c.placed);
     job_free(j);
 }
 
@@ -98,6 +100,7 @@ static void test_stale_runs_cleared_by_registration(void **state)
     c.cfg.nnodes = 2;
     c.stopping = true; /* no event loop here: no scheduling pass is armed */
     c.jobs = idmap_create();
+    c.placed = idmap_create();
     nodes_init(&c);
     assert_int_equal(sched_create(c.nnodes, "easy", &c.sched, err, sizeof(err)), 0);
     node_t *n = &c.nodes[0];
@@ -122,6 +125,7 @@ static void test_stale_runs_cleared_by_registration(void **state)
     sched_destroy(c.sched);
     nodes_free(&c);
     idmap_destroy(c.jobs);
+    idmap_destroy(c.placed);
 }
 
 int main(void)

@@ -40,6 +40,7 @@ static void open_ctld(fixture_t *f, ctld_t *c, unsigned flags, int expect)
     c->cfg = f->cfg;
     nodes_init(c);
     c->jobs = idmap_create();
+    c->placed = idmap_create();
     assert_int_equal(sched_create(c->nnodes, "easy", &c->sched, err, sizeof(err)), 0);
     int rc = db_open(c, f->path, flags, err, sizeof(err));
     if (rc == 0)
@@ -53,6 +54,7 @@ static void close_ctld(ctld_t *c)
     db_close(c);
     idmap_foreach(c->jobs, free_job, NULL);
     idmap_destroy(c->jobs);
+    idmap_destroy(c->placed);
     sched_destroy(c->sched);
     nodes_free(c);
 }
