@@ -396,8 +396,10 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
     int64_t id = j->id, uid, gid;
     test_start_cost();
     if (proto_int_opt(msg, "uid", 0, UINT32_MAX - 1, 0, &uid, err, sizeof(err)) < 0 ||
-        proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0)
-        uid = gid = 0; /* checked when it was queued */
+        proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0) {
+        start_failed(d, j, -EINVAL, err); /* checked when it was queued: never here */
+        return;
+    }
     const char *cwd, *out, *errp;
     char *script = NULL; /* the exact bytes, UTF-8 or not */
     if (proto_bytes(msg, "script", (size_t)d->cfg.max_script_size, &script, err, sizeof(err)) < 0 ||
