@@ -393,13 +393,8 @@ static void test_start_cost(void)
 static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
 {
     char err[LAUNCH_ERRLEN];
-    int64_t id = j->id, uid, gid;
+    int64_t id = j->id;
     test_start_cost();
-    if (proto_int_opt(msg, "uid", 0, UINT32_MAX - 1, 0, &uid, err, sizeof(err)) < 0 ||
-        proto_int_opt(msg, "gid", 0, UINT32_MAX - 1, 0, &gid, err, sizeof(err)) < 0) {
-        start_failed(d, j, -EINVAL, err); /* checked when it was queued: never here */
-        return;
-    }
     const char *cwd, *out, *errp;
     char *script = NULL; /* the exact bytes, UTF-8 or not */
     if (proto_bytes(msg, "script", (size_t)d->cfg.max_script_size, &script, err, sizeof(err)) < 0 ||
@@ -412,9 +407,8 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
         report_end(d, j);
         return;
     }
-    /* Only root may run jobs as another user; a non-root daemon runs them as itself. */
-    uid_t ruid = geteuid() == 0 ? (uid_t)uid : geteuid();
-    gid_t rgid = geteuid() == 0 ? (gid_t)gid : getegid();
+    uid_t ruid = j->uid; /* jobs_on_start: the daemon's own unless it is root */
+    gid_t rgid = j->gid;
     char *path = write_script(d, id, script, ruid, rgid, err, sizeof(err));
     const char *nl = json_string_value(json_object_get(msg, "nodelist"));
     if (path && hosts_write(d, id, nl, err, sizeof(err)) < 0) {
@@ -584,8 +578,10 @@ void jobs_on_start(noded_t *d, const json_t *msg)
             j->power_max = b;
         }
     }
+    /* Only root may run jobs as another user; a non-root daemon runs them as itself. */
     j->uid = geteuid() == 0 ? (uid_t)uid : geteuid();
-    agents_job_start(d, msg, id, j->run, j->uid, geteuid() == 0 ? (gid_t)gid : getegid());
+    j->gid = geteuid() == 0 ? (gid_t)gid : getegid();
+    agents_job_start(d, msg, id, j->run, j->uid, j->gid);
     if (!batch) {
         runs_record(d, j);
         noded_send(d, json_pack("{s:s,s:I,s:i}", "type", "job_ready", "job", (json_int_t)id,

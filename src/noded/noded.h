@@ -51,6 +51,7 @@ typedef struct njob {
     int timers_open;
     char *script_path;       /* kept until the job goes: the shell opens it after exec */
     uid_t uid;               /* the job's owner: only its processes may attach */
+    gid_t gid;               /* and its group (the batch script runs as both) */
     conn_t *leader;          /* the application's leader (libductile), batch node only */
     json_t *limits;          /* what it accepts (app_limits), sent again on registration */
     char *ck_agents;         /* its checkpoint agents as the controller last said (start,
