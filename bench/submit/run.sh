@@ -20,6 +20,9 @@
 #   so every loop meets an empty queue, as the baseline's held blocks do (0: the queues
 #   grow over the run; Ductile's scheduling pass then walks every queued job, drained)
 #   OUT=FILE (also write the raw rows there, tab-separated)
+#   FLOOR=1: every round also runs the same loops of `/bin/true` (system "true"): what
+#   one process per submission costs before the program does anything, the floor of
+#   both systems (0: not measured)
 # Needs: bash, awk, a built tree (make build); for the Slurm side root and Debian's
 # `apt-get install -y slurm-wlm munge` (this script installs nothing). Without sbatch or
 # the baseline's scripts it measures Ductile alone and says so.
@@ -33,6 +36,7 @@ PAR=${PAR:-8}
 NODES=${NODES:-16}
 SLURM=${SLURM:-1}
 CLEAR=${CLEAR:-1}
+FLOOR=${FLOOR:-1}
 SLURM_BASELINE=${SLURM_BASELINE:-$here/../../../shared/tools/slurm-baseline}
 OUT=${OUT:-}
 for b in "${builds[@]}"; do
@@ -107,7 +111,9 @@ use() { # SYSTEM (ductile, ductile2...): its command, cluster directory and DUCT
   export DUCTILE_CONF="$cdir/ductile.conf" # as a user's shell finds the cluster
 }
 daemon_ticks() { # SYSTEM
-  if [ "$1" = slurm ]; then
+  if [ "$1" = true ]; then
+    echo 0
+  elif [ "$1" = slurm ]; then
     ticks_of "$SB/run/slurmctld.pid" "$SB"/run/slurmd-*.pid "$SB/munge/munged.pid"
   else
     use "$1"
@@ -120,6 +126,8 @@ hz=$(getconf CLK_TCK)
 one() { # SYSTEM: one submission, its output discarded; a failure stops the run
   if [ "$1" = slurm ]; then
     sbatch --hold --wrap=true -o /dev/null > /dev/null
+  elif [ "$1" = true ]; then
+    /bin/true
   else
     "$sub_bin" submit "$tmp/job.sh" > /dev/null
   fi
@@ -158,7 +166,7 @@ clear_queue() { # SYSTEM EXPECTED: checks that every submission is there, then c
 }
 measure() { # ROUND SYSTEM MODE SHELLS
   local n=$(( $4 * LOOP )) d0 h0 t0 c d1 h1 t1
-  [ "$2" = slurm ] || use "$2"
+  [ "$2" = slurm ] || [ "$2" = true ] || use "$2"
   d0=$(daemon_ticks "$2"); h0=$(host_ticks); t0=$EPOCHREALTIME
   c=$(shells "$2" "$4")
   t1=$EPOCHREALTIME; d1=$(daemon_ticks "$2"); h1=$(host_ticks)
@@ -170,12 +178,13 @@ measure() { # ROUND SYSTEM MODE SHELLS
     if (out != "")
       printf "%s\t%s\t%s\t%d\t%.3f\t%.1f\t%.3f\t%.3f\t%.3f\n", r, s, m, n, sec, n / sec,
         c * k, d * k, h * k >> out }'
-  [ "$CLEAR" = 1 ] && clear_queue "$2" "$n"
+  [ "$CLEAR" = 1 ] && [ "$2" != true ] && clear_queue "$2" "$n"
   return 0
 }
 systems=
 for i in "${!builds[@]}"; do systems="$systems $(dname "$i")"; done
 [ "$SLURM" = 1 ] && systems="$systems slurm"
+[ "$FLOOR" = 1 ] && systems="$systems true"
 for r in $(seq 1 "$ROUNDS"); do
   for s in $systems; do measure "$r" "$s" sequential 1; done
   if [ "$PAR" -gt 0 ]; then
@@ -184,7 +193,7 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 if [ "$CLEAR" = 0 ]; then # every submission is there
   want=$(( ROUNDS * LOOP * (1 + PAR) ))
-  for s in $systems; do
+  for s in ${systems% true}; do
     [ "$s" = slurm ] || use "$s"
     got=$(queued "$s")
     [ "$got" = "$want" ] || echo "warning: $s's queue holds $got jobs, $want were submitted" >&2
