@@ -1,11 +1,15 @@
 /* ductile submit: send a batch script to the controller. Options come from the
- * command line or from "#DUCTILE --opt=value" lines at the top of the script; the
- * command line wins. */
+ * command line, from "#DUCTILE" lines and from "#SBATCH" lines at the top of the script
+ * (directives.h says how they are read); the command line wins over #DUCTILE, which
+ * wins over #SBATCH. Slurm's options that Ductile has no use for are refused by name,
+ * never ignored (docs/slurm-users.md). */
+#define _GNU_SOURCE /* asprintf */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -17,17 +21,19 @@
 extern char **environ;
 
 typedef struct sub {
-    const char *name, *out, *err, *cons, *type;
+    const char *name, *out, *err, *cons, *type, *chdir, *wrap, *export_;
     long nodes, minn, maxn;
+    long ntasks, tpn, cpt; /* --ntasks, --ntasks-per-node, --cpus-per-task; 0: not given */
     double time;
     double pmin, pmax;  /* --power-min/--power-max, W per node; < 0: not given */
     double io;          /* --io-intensity, share of its run time in I/O, 0..1; < 0: not given */
-    bool requeue, ckpt_agents;
-    bool set_nodes, set_time;
+    bool requeue, ckpt_agents, parsable, help;
+    bool set_nodes, set_time, range;
 } sub_t;
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
-       O_PMIN, O_PMAX, O_CKAG, O_IO };
+       O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ };
+static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -39,8 +45,68 @@ static const struct option lopts[] = {
     {"power-min", required_argument, 0, O_PMIN}, {"power-max", required_argument, 0, O_PMAX},
     {"checkpoint-agents", no_argument, 0, O_CKAG},
     {"io-intensity", required_argument, 0, O_IO},
+    {"chdir", required_argument, 0, 'D'},      {"wrap", required_argument, 0, O_WRAP},
+    {"parsable", no_argument, 0, O_PARSABLE},  {"export", required_argument, 0, O_EXPORT},
+    {"ntasks", required_argument, 0, 'n'},     {"ntasks-per-node", required_argument, 0, O_TPN},
+    {"cpus-per-task", required_argument, 0, 'c'}, {"exclusive", optional_argument, 0, O_EXCL},
+    {"no-requeue", no_argument, 0, O_NOREQ},
     {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
 };
+
+/* Slurm's options that scripts use and Ductile does not take, with what to do instead.
+ * Any other option that is not above is refused too, as unknown. */
+static const struct {
+    const char *name;
+    char letter;
+    const char *why;
+} slurm_only[] = {
+    {"partition", 'p', "Ductile has one queue for the whole cluster, no partitions: remove it"},
+    {"account", 'A', "Ductile has no accounts: remove it"},
+    {"qos", 'q', "Ductile has no QOS: remove it"},
+    {"mem", 0, "a job gets whole nodes with all their memory: remove it"},
+    {"mem-per-cpu", 0, "a job gets whole nodes with all their memory: remove it"},
+    {"mem-per-gpu", 0, "a job gets whole nodes with all their memory: remove it"},
+    {"gres", 0, "Ductile has no generic resources (GPUs) yet"},
+    {"gpus", 'G', "Ductile has no GPUs as a resource yet"},
+    {"gpus-per-node", 0, "Ductile has no GPUs as a resource yet"},
+    {"gpus-per-task", 0, "Ductile has no GPUs as a resource yet"},
+    {"constraint", 'C', "Ductile's nodes have no features yet"},
+    {"mail-type", 0, "Ductile sends no mail: remove it"},
+    {"mail-user", 0, "Ductile sends no mail: remove it"},
+    {"array", 'a', "job arrays are not supported yet: submit one job per element"},
+    {"dependency", 'd', "dependencies are not supported yet"},
+    {"hold", 'H', "held jobs are not supported yet"},
+    {"begin", 'b', "deferred starts are not supported yet"},
+    {"signal", 0, "a warning signal before the time limit is not supported yet"},
+    {"test-only", 0, "not supported yet"},
+    {"nodelist", 'w', "the scheduler chooses the nodes"},
+    {"exclude", 'x', "the scheduler chooses the nodes"},
+    {"reservation", 0, "Ductile has no reservations yet"},
+    {"nice", 0, "Ductile has no priorities yet: jobs start in the order they came"},
+    {"licenses", 'L', "Ductile has no licenses"},
+    {"clusters", 'M', "one Ductile controller serves one cluster"},
+};
+
+/* How to name an option the parser refused: "--partition" or "-p"; *why: a reason for
+ * Slurm's options (NULL for any other). */
+static void refused_name(char **argv, int optind_, int optopt_, char *name, size_t len,
+                         const char **why)
+{
+    *why = NULL;
+    const char *w = argv[optind_ - 1];
+    if (optopt_ && !(w[0] == '-' && w[1] == '-')) {
+        snprintf(name, len, "-%c", optopt_);
+        for (size_t k = 0; k < sizeof(slurm_only) / sizeof(slurm_only[0]); k++)
+            if (slurm_only[k].letter == optopt_)
+                *why = slurm_only[k].why;
+        return;
+    }
+    size_t n = strcspn(w, "=");
+    snprintf(name, len, "%.*s", (int)(n > 64 ? 64 : n), w);
+    for (size_t k = 0; k < sizeof(slurm_only) / sizeof(slurm_only[0]); k++)
+        if (n > 2 && !strncmp(w + 2, slurm_only[k].name, n - 2) && !slurm_only[k].name[n - 2])
+            *why = slurm_only[k].why;
+}
 
 /* Strict: "0x2", "+2", "2.0" and " 2" are not node counts (strparse). */
 static int parse_count(const char *where, const char *opt, const char *v, long *out)
@@ -50,18 +116,56 @@ static int parse_count(const char *where, const char *opt, const char *v, long *
     return 0;
 }
 
+/* --nodes N, or a range MIN-MAX (Slurm's), which makes the job moldable unless it says
+ * otherwise */
+static int parse_nodes(sub_t *s, const char *where, const char *v)
+{
+    const char *dash = strchr(v, '-');
+    s->set_nodes = true;
+    if (!dash) {
+        if (s->range) /* a single count after a range replaces it */
+            s->minn = s->maxn = 0;
+        s->range = false;
+        return parse_count(where, "--nodes", v, &s->nodes);
+    }
+    char lo[32];
+    long a, b;
+    size_t n = (size_t)(dash - v);
+    if (n >= sizeof(lo) || (snprintf(lo, sizeof(lo), "%.*s", (int)n, v), 0) ||
+        strparse_long(lo, 1, 1L << 24, &a) < 0 || strparse_long(dash + 1, 1, 1L << 24, &b) < 0)
+        return cmd_fail("%s--nodes: '%s' is not a node count or a range MIN-MAX (1 to "
+                        "16777216)", where, v);
+    if (a > b)
+        return cmd_fail("%s--nodes: the range %s is empty (%ld is above %ld)", where, v, a, b);
+    s->minn = a;
+    s->maxn = b;
+    s->range = a != b;
+    s->nodes = a;
+    return 0;
+}
+
+static int parse_tasks(const char *where, const char *opt, const char *v, long *out)
+{
+    if (strparse_long(v, 1, 1L << 24, out) < 0)
+        return cmd_fail("%s%s: '%s' is not a count (1 to 16777216)", where, opt, v);
+    return 0;
+}
+
 /* Applies one option; `where` names its origin for messages. */
 static int apply(sub_t *s, int o, const char *arg, const char *where, const char **conf)
 {
     switch (o) {
-    case 'N':
-        s->set_nodes = true;
-        return parse_count(where, "--nodes", arg, &s->nodes);
+    case 'N': return parse_nodes(s, where, arg);
     case 't':
         s->set_time = true;
+        if (!strcasecmp(arg, "UNLIMITED") || !strcasecmp(arg, "INFINITE")) {
+            s->time = 0; /* no limit, as 0 */
+            return 0;
+        }
         if (strparse_duration(arg, &s->time) < 0)
             return cmd_fail("%s--time: '%s' is not a duration (minutes, MM:SS, HH:MM:SS, "
-                            "D-HH[:MM[:SS]], or 90s, 30m, 2h, 1d; at most 100 years)", where, arg);
+                            "D-HH[:MM[:SS]], UNLIMITED, or 90s, 30m, 2h, 1d; at most 100 "
+                            "years)", where, arg);
         return 0;
     case O_MIN: return parse_count(where, "--min-nodes", arg, &s->minn);
     case O_PMIN:
@@ -85,33 +189,88 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
         s->cons = arg;
         return 0;
     }
+    case 'n': return parse_tasks(where, "--ntasks", arg, &s->ntasks);
+    case O_TPN: return parse_tasks(where, "--ntasks-per-node", arg, &s->tpn);
+    case 'c': return parse_tasks(where, "--cpus-per-task", arg, &s->cpt);
+    case O_EXCL:
+        /* every job has its nodes to itself; "user" or "mcs" would share them */
+        if (arg && *arg)
+            return cmd_fail("%s--exclusive=%s: nodes are never shared between jobs in "
+                            "Ductile; give --exclusive alone (or not at all)", where, arg);
+        return 0;
+    case O_EXPORT:
+        if (!*arg)
+            return cmd_fail("%s--export: give ALL, NONE or a list of variables", where);
+        s->export_ = arg;
+        return 0;
     case O_MALL: s->type = "malleable"; return 0;
     case O_MOLD: s->type = "moldable"; return 0;
     case O_RIGID: s->type = "rigid"; return 0;
     case O_EVOL: s->type = "evolving"; return 0;
     case O_REQ: s->requeue = true; return 0;
+    case O_NOREQ: s->requeue = false; return 0;
     case O_CKAG: s->ckpt_agents = true; return 0;
+    case O_PARSABLE: s->parsable = true; return 0;
     case O_CONF: *conf = arg; return 0;
     case 'J':
     case 'o':
     case 'e':
+    case 'D':
+    case O_WRAP:
         break;
     default: return cmd_fail("%sunknown option", where);
     }
-    /* names and paths: checked here for a clear message, and by the controller */
-    if (strparse_has_control(arg))
+    /* names, paths and commands: checked here for a clear message, and by the controller */
+    static const char *const what[][2] = {{"job-name", "job name"}, {"output", "output path"},
+                                          {"error", "error path"}, {"chdir", "directory"},
+                                          {"wrap", "command"}};
+    int k = o == 'J' ? 0 : o == 'o' ? 1 : o == 'e' ? 2 : o == 'D' ? 3 : 4;
+    if (k < 4 && strparse_has_control(arg))
         return cmd_fail("%s--%s: the %s contains a control character (newline, tab, "
-                        "escape...): not allowed", where,
-                        o == 'J' ? "job-name" : o == 'o' ? "output" : "error",
-                        o == 'J' ? "job name" : o == 'o' ? "output path" : "error path");
+                        "escape...): not allowed", where, what[k][0], what[k][1]);
+    if (!*arg)
+        return cmd_fail("%s--%s: the %s is empty", where, what[k][0], what[k][1]);
     switch (o) {
     case 'J': s->name = arg; break;
     case 'o': s->out = arg; break;
-    default: s->err = arg; break;
+    case 'e': s->err = arg; break;
+    case 'D': s->chdir = arg; break;
+    default: s->wrap = arg; break;
     }
     return 0;
 }
 
+/* Runs getopt over argv (argv[0] a name) and applies what it finds. Returns the index
+ * of the first word that is not an option (argc: none), or -1 after a message. */
+static int apply_all(sub_t *s, int argc, char **argv, const char *where, const char **conf,
+                     bool directive)
+{
+    int o;
+    opterr = 0;
+    optind = 0; /* a new argv: getopt starts over */
+    while ((o = getopt_long(argc, argv, shortopts, lopts, NULL)) != -1) {
+        char name[80];
+        const char *why;
+        if (o == ':')
+            return cmd_fail("%soption '%s' needs a value", where, argv[optind - 1]), -1;
+        if (o == '?' || (directive && (o == O_HELP || o == 'h' || o == O_CONF || o == O_WRAP))) {
+            refused_name(argv, optind, o == '?' ? optopt : 0, name, sizeof(name), &why);
+            if (o != '?')
+                return cmd_fail("%s%s is for the command line, not the script", where, name), -1;
+            if (why)
+                return cmd_fail("%s%s: not supported by Ductile (%s)", where, name, why), -1;
+            return cmd_fail("%s%s: not an option of ductile submit%s", where, name,
+                            directive ? "" : " (try --help)"), -1;
+        }
+        if (o == O_HELP || o == 'h') {
+            s->help = true;
+            continue;
+        }
+        if (apply(s, o, optarg, where, conf))
+            return -1;
+    }
+    return optind;
+}
 static char *read_file(const char *path, size_t max, size_t *len)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
@@ -141,56 +300,57 @@ static char *read_file(const char *path, size_t max, size_t *len)
     return buf;
 }
 
-/* "#DUCTILE --nodes=4 --time 10" lines before the first command. */
+/* The script's directives: every #SBATCH line, then every #DUCTILE line (which win). */
 typedef struct scan {
     sub_t *s;
     const char *path;
     const char **conf;
-    char **keep; /* values must outlive the scan */
-    int nkeep;
+    directive_kind_t kind; /* the lines this pass applies */
+    char **keep;           /* values must outlive the scan */
+    int nkeep, maxkeep;
 } scan_t;
 
-static const struct option *find_opt(const char *name)
-{
-    for (const struct option *o = lopts; o->name; o++)
-        if (!strcmp(o->name, name))
-            return o;
-    return NULL;
-}
-
-static int needs_value(const char *name, void *arg)
-{
-    (void)arg;
-    const struct option *o = find_opt(name);
-    return o && o->has_arg == required_argument;
-}
-
-static int on_directive(const char *name, const char *value, int line, void *arg)
+static int on_directive(directive_kind_t kind, int argc, char **argv, int line, void *arg)
 {
     scan_t *x = arg;
+    if (kind != x->kind)
+        return 0;
     char where[512];
-    snprintf(where, sizeof(where), "%.400s:%d: ", x->path, line);
-    const struct option *o = find_opt(name);
-    if (!o || o->val == O_HELP || o->val == O_CONF)
-        return cmd_fail("%sunknown option --%s", where, name);
-    if (o->has_arg == no_argument && value)
-        return cmd_fail("%s--%s takes no value", where, name);
-    char *v = value ? strdup(value) : NULL;
-    if (v && x->nkeep < 64)
-        x->keep[x->nkeep++] = v;
-    /* directives come first: the command line, applied later, overrides them */
-    return apply(x->s, o->val, v, where, x->conf);
+    snprintf(where, sizeof(where), "%.400s:%d: %s ", x->path, line, argv[0]);
+    /* the words are the scanner's: keep the values the options point into */
+    if (x->nkeep + argc > x->maxkeep)
+        return cmd_fail("%.400s: more than %d words of directives", x->path, x->maxkeep);
+    for (int k = 1; k < argc; k++)
+        if (!(argv[k] = x->keep[x->nkeep++] = strdup(argv[k])))
+            return cmd_fail("out of memory");
+    int first = apply_all(x->s, argc, argv, where, x->conf, true);
+    if (first < 0)
+        return 1;
+    if (first < argc)
+        return cmd_fail("%s'%.60s' is not an option (a directive holds options only)", where,
+                        argv[first]);
+    return 0;
 }
 
-static int scan_directives(sub_t *s, const char *script, const char *path, const char **conf)
+static int scan_directives(sub_t *s, const char *script, const char *path, const char **conf,
+                           char **keep, int *nkeep, int maxkeep)
 {
-    static char *keep[64];
-    scan_t x = {.s = s, .path = path, .conf = conf, .keep = keep};
+    scan_t x = {.s = s, .path = path, .conf = conf, .keep = keep, .maxkeep = maxkeep};
     char err[256];
-    int rc = directives_scan(script, needs_value, on_directive, &x, err, sizeof(err));
-    if (rc < 0)
-        return cmd_fail("%s: %s", path, err);
-    return rc;
+    int late = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        x.kind = pass ? DIRECTIVE_DUCTILE : DIRECTIVE_SBATCH;
+        int rc = directives_scan(script, on_directive, &x, &late, err, sizeof(err));
+        *nkeep = x.nkeep;
+        if (rc < 0)
+            return cmd_fail("%s: %s", path, err);
+        if (rc)
+            return rc;
+    }
+    if (late)
+        fprintf(stderr, "ductile: warning: %s:%d: a directive after the first command is "
+                "ignored (as sbatch does): move it up\n", path, late);
+    return 0;
 }
 
 static bool utf8_ok(const char *s)
@@ -200,92 +360,252 @@ static bool utf8_ok(const char *s)
     return t != NULL;
 }
 
+/* What would only fail at launch, said at submission: DOS line ends (the kernel looks
+ * for an interpreter named "/bin/sh\r") and a #! interpreter that this host does not
+ * have (the compute hosts are expected to have the same software). */
+static int check_script(const char *script, const char *shown)
+{
+    const char *cr = strstr(script, "\r\n");
+    if (cr) {
+        int line = 1;
+        for (const char *p = script; p < cr; p++)
+            line += *p == '\n';
+        return cmd_fail("%s has DOS line ends (\\r\\n, line %d): convert it first, with "
+                        "dos2unix or sed -i 's/\\r$//'", shown, line);
+    }
+    if (strncmp(script, "#!", 2))
+        return 0; /* run by /bin/sh */
+    const char *p = script + 2;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = strcspn(p, " \t\n");
+    if (!n)
+        return cmd_fail("%s: its first line '#!' names no interpreter", shown);
+    char path[4096];
+    if (n >= sizeof(path))
+        return cmd_fail("%s: the interpreter's path on its first line is too long", shown);
+    memcpy(path, p, n);
+    path[n] = '\0';
+    if (path[0] == '/' && access(path, X_OK) < 0)
+        return cmd_fail("%s: its interpreter %s (line 1) %s on this host", shown, path,
+                        errno == ENOENT ? "does not exist" : "cannot be run");
+    return 0;
+}
+
+static void usage(void)
+{
+    printf("usage: ductile submit [options] [SCRIPT | -]     (no SCRIPT: read it from stdin)\n"
+           "       ductile submit [options] --wrap COMMAND\n"
+           "  -N, --nodes N | MIN-MAX   nodes (the start size); a range makes the job moldable\n"
+           "                            (with --malleable: it starts at MIN and may grow to MAX)\n"
+           "  -t, --time T              time limit: minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]],\n"
+           "                            UNLIMITED, or 90s, 30m, 2h, 1d\n"
+           "  -J, --job-name NAME\n"
+           "  -o, --output FILE         stdout (%%j = job id), default ductile-%%j.out\n"
+           "  -e, --error FILE          stderr, default: with stdout\n"
+           "  -D, --chdir DIR           the directory the job runs in (default: this one)\n"
+           "      --wrap COMMAND        the script is this shell command\n"
+           "      --export ALL|NONE|VARS  the environment the job gets: all of this one\n"
+           "                            (ALL, the default), none, or the variables named\n"
+           "                            (NAME or NAME=value, comma-separated; ALL,... adds to all)\n"
+           "  -n, --ntasks N, --ntasks-per-node N, -c, --cpus-per-task N\n"
+           "                            without --nodes: as many nodes as the tasks need\n"
+           "      --parsable            print the job id alone\n"
+           "      --min-nodes N, --max-nodes N\n"
+           "      --node-constraint C   none, pof2, even, odd, ncube, square\n"
+           "      --rigid | --moldable | --malleable | --evolving\n"
+           "      --requeue             requeue if a node fails (--no-requeue: do not)\n"
+           "      --exclusive           accepted: nodes are never shared between jobs\n"
+           "      --checkpoint-agents   checkpoints go through agents on the checkpoint\n"
+           "                            nodes, kept until the job ends (docs/checkpointing.md)\n"
+           "      --power-min W, --power-max W\n"
+           "                            the power the job draws per node, in watts (the\n"
+           "                            power corridor; default: its past runs, or DefaultJobPower)\n"
+           "      --io-intensity F      the share of its run time the job spends in I/O,\n"
+           "                            0 to 1 (the io-aware policy; default: none known)\n"
+           "Options may also be given in '#SBATCH' and '#DUCTILE' lines at the top of the\n"
+           "script (docs/slurm-users.md); the command line wins over #DUCTILE, which wins over\n"
+           "#SBATCH.\n");
+}
+
+/* The nodes --ntasks asks for, and whether its tasks fit the nodes. */
+static int tasks_to_nodes(sub_t *s, int cores)
+{
+    long cpt = s->cpt ? s->cpt : 1;
+    if (!s->ntasks && !s->tpn && !s->cpt)
+        return 0;
+    if (cores < 1)
+        cores = 1;
+    long per = s->tpn ? s->tpn : cores / cpt;
+    if (per < 1 || per * cpt > cores)
+        return cmd_fail("%ld task%s of %ld core%s on a node need %ld cores, and the nodes have "
+                        "%d (CoresPerNode)", per < 1 ? 1 : per, per > 1 ? "s" : "", cpt,
+                        cpt > 1 ? "s" : "", (per < 1 ? 1 : per) * cpt, cores);
+    if (!s->ntasks)
+        return 0;
+    long need = (s->ntasks + per - 1) / per;
+    if (!s->set_nodes) {
+        s->nodes = need;
+        return 0;
+    }
+    long most = s->range ? s->maxn : s->nodes;
+    if (need > most)
+        return cmd_fail("--ntasks=%ld needs %ld nodes (%ld task%s a node), more than --nodes "
+                        "gives (%ld)", s->ntasks, need, per, per > 1 ? "s" : "", most);
+    return 0;
+}
+
+/* The job's environment, as --export says: ALL (default), NONE, or NAME[=value],... with
+ * ALL among them to add to everything. Without ALL, only the variables named (and
+ * DUCTILE_CONF, which finds the cluster). */
+static json_t *job_environment(const char *export_)
+{
+    json_t *env = json_array();
+    if (!env)
+        return NULL;
+    bool all = !export_ || !strcasecmp(export_, "ALL");
+    char *list = export_ && !all && strcasecmp(export_, "NONE") ? strdup(export_) : NULL;
+    char *save = NULL;
+    for (char *t = list ? strtok_r(list, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+        if (!strcasecmp(t, "ALL"))
+            all = true;
+    if (all)
+        for (char **e = environ; *e; e++)
+            json_array_append_new(env, json_string(*e));
+    free(list);
+    list = export_ && strcasecmp(export_, "ALL") && strcasecmp(export_, "NONE") ? strdup(export_)
+                                                                              : NULL;
+    for (char *t = list ? strtok_r(list, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcasecmp(t, "ALL") || !*t)
+            continue;
+        if (strchr(t, '=')) {
+            json_array_append_new(env, json_string(t)); /* later entries win at launch */
+        } else if (!all) {
+            const char *v = getenv(t);
+            if (v) {
+                char *kv = NULL;
+                if (asprintf(&kv, "%s=%s", t, v) > 0)
+                    json_array_append_new(env, json_string(kv));
+                free(kv);
+            }
+        }
+    }
+    free(list);
+    const char *conf = getenv("DUCTILE_CONF");
+    if (!all && conf) {
+        char *kv = NULL;
+        if (asprintf(&kv, "DUCTILE_CONF=%s", conf) > 0)
+            json_array_append_new(env, json_string(kv));
+        free(kv);
+    }
+    return env;
+}
+
+#define MAX_KEEP 512
+
 int cmd_submit(int argc, char **argv)
 {
     sub_t s = {.nodes = 1, .pmin = -1, .pmax = -1, .io = -1};
+    sub_t pre = s;
     const char *conf = NULL;
-    /* First pass: find the script (the first non-option argument). */
-    const char *script_path = NULL;
-    int o;
-    opterr = 0;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "+:N:t:J:o:e:", lopts, NULL)) != -1) {
-        if (o == O_HELP) {
-            printf("usage: ductile submit [options] SCRIPT\n"
-                   "  -N, --nodes N             nodes (the start size)\n"
-                   "  -t, --time T              time limit: minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]],\n"
-                   "                            or 90s, 30m, 2h, 1d\n"
-                   "  -J, --job-name NAME\n"
-                   "  -o, --output FILE         stdout (%%j = job id), default ductile-%%j.out\n"
-                   "  -e, --error FILE          stderr, default: with stdout\n"
-                   "      --min-nodes N, --max-nodes N\n"
-                   "      --node-constraint C   none, pof2, even, odd, ncube, square\n"
-                   "      --rigid | --moldable | --malleable | --evolving\n"
-                   "      --requeue             requeue if a node fails\n"
-                   "      --checkpoint-agents   checkpoints go through agents on the checkpoint\n"
-                   "                            nodes, kept until the job ends (docs/checkpointing.md)\n"
-                   "      --power-min W, --power-max W\n"
-                   "                            the power the job draws per node, in watts (the\n"
-                   "                            power corridor; default: its past runs, or DefaultJobPower)\n"
-                   "      --io-intensity F      the share of its run time the job spends in I/O,\n"
-                   "                            0 to 1 (the io-aware policy; default: none known)\n"
-                   "Options may also be given as '#DUCTILE --nodes=4' lines at the top of the script.\n");
-            return 0;
-        }
-        if (o == ':')
-            return cmd_fail("submit: option '%s' needs a value (try --help)", argv[optind - 1]);
-        if (o == '?')
-            return cmd_fail("submit: bad option '%s' (try --help)", argv[optind - 1]);
+    /* First the command line alone: --help, --conf, --wrap, and where the script is. */
+    int first = apply_all(&pre, argc, argv, "", &conf, false);
+    if (first < 0)
+        return 1;
+    if (pre.help) {
+        usage();
+        return 0;
     }
-    if (optind >= argc)
-        return cmd_fail("submit: no script given");
-    if (optind + 1 < argc)
-        return cmd_fail("submit: unexpected argument '%s'%s", argv[optind + 1],
-                        argv[optind + 1][0] == '-' ? " (options go before the script)" : "");
-    script_path = argv[optind];
+    const char *script_path = first < argc ? argv[first] : NULL;
+    if (pre.wrap && script_path)
+        return cmd_fail("submit: --wrap and a script '%s': give one or the other", script_path);
+    if (script_path && first + 1 < argc)
+        return cmd_fail("submit: unexpected argument '%s'%s", argv[first + 1],
+                        argv[first + 1][0] == '-' ? " (options go before the script)"
+                                                  : " (arguments to the script are not "
+                                                    "supported yet)");
+    if (!script_path && !pre.wrap) {
+        if (isatty(STDIN_FILENO))
+            return cmd_fail("submit: no script given (a file, '-' for standard input, or "
+                            "--wrap COMMAND; try --help)");
+        script_path = "-";
+    }
     config_t cfg = {0};
-    /* --conf must be known before reading the script limits */
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "+N:t:J:o:e:", lopts, NULL)) != -1)
-        if (o == O_CONF)
-            conf = optarg;
     if (cu_load_conf(conf, &cfg))
         return 1;
-    size_t len;
-    char *script = read_file(script_path, (size_t)cfg.max_script_size, &len);
+    size_t len = 0;
+    char *script = NULL;
+    const char *shown = script_path && strcmp(script_path, "-") ? script_path : "standard input";
+    if (pre.wrap) {
+        if (asprintf(&script, "#!/bin/sh\n# made by ductile submit --wrap\n%s\n", pre.wrap) < 0)
+            script = NULL;
+        len = script ? strlen(script) : 0;
+        shown = "--wrap";
+    } else {
+        script = read_file(script_path, (size_t)cfg.max_script_size, &len);
+    }
     if (!script) {
         int e = errno;
         config_free(&cfg);
-        return cmd_fail("cannot read %s: %s", script_path, strerror(e));
+        return cmd_fail("cannot read %s: %s", shown, strerror(e));
     }
     char cwd[4096];
+    char *keep[MAX_KEEP];
+    int nkeep = 0;
     int bad = 0;
     if (len > (size_t)cfg.max_script_size)
-        bad = cmd_fail("%s is larger than MaxScriptSize (%d bytes)", script_path,
-                       cfg.max_script_size);
+        bad = cmd_fail("%s is larger than MaxScriptSize (%d bytes)", shown, cfg.max_script_size);
+    else if (!len)
+        bad = cmd_fail("%s is empty: no script", shown);
     else if (strlen(script) != len)
-        bad = cmd_fail("%s contains a NUL byte: not a script", script_path);
-    else if (scan_directives(&s, script, script_path, &conf))
+        bad = cmd_fail("%s contains a NUL byte: not a script", shown);
+    else if (!pre.wrap && check_script(script, shown))
         bad = 1;
-    optind = 1;
-    while (!bad && (o = getopt_long(argc, argv, "+N:t:J:o:e:", lopts, NULL)) != -1)
-        bad = apply(&s, o, optarg, "", &conf);
+    else if (!pre.wrap && scan_directives(&s, script, strcmp(shown, "standard input") ? shown
+                                                                                      : "stdin",
+                                          &conf, keep, &nkeep, MAX_KEEP))
+        bad = 1;
+    /* the command line last: it wins */
+    if (!bad && apply_all(&s, argc, argv, "", &conf, false) < 0)
+        bad = 1;
     if (!bad && !getcwd(cwd, sizeof(cwd)))
         bad = cmd_fail("cannot read the current directory: %s", strerror(errno));
-    if (bad) {
-        free(script);
-        config_free(&cfg);
-        return 1;
+    if (!bad && s.chdir) {
+        char dir[4096];
+        int n = s.chdir[0] == '/' ? snprintf(dir, sizeof(dir), "%s", s.chdir)
+                                  : snprintf(dir, sizeof(dir), "%s/%s", cwd, s.chdir);
+        if (n < 0 || (size_t)n >= sizeof(dir))
+            bad = cmd_fail("--chdir: the directory's path is too long");
+        else
+            memcpy(cwd, dir, (size_t)n + 1);
     }
     if (!bad && s.pmin >= 0 && s.pmax >= 0 && s.pmax < s.pmin)
         bad = cmd_fail("--power-max (%g W) is below --power-min (%g W)", s.pmax, s.pmin);
+    if (!bad && s.range) {
+        if (s.type && !strcmp(s.type, "rigid"))
+            bad = cmd_fail("--nodes=%ld-%ld asks for a range, and a rigid job has one size",
+                           s.minn, s.maxn);
+        else if (!s.type)
+            s.type = "moldable";
+        /* a moldable job starts at the largest size there is room for; a malleable or
+         * evolving one at the smallest, and grows */
+        s.nodes = !strcmp(s.type ? s.type : "", "moldable") ? s.maxn : s.minn;
+    }
+    if (!bad && tasks_to_nodes(&s, cfg.cores_per_node))
+        bad = 1;
+    for (int k = 0; k < nkeep && bad; k++)
+        free(keep[k]);
     if (bad) {
         free(script);
         config_free(&cfg);
         return 1;
     }
-    const char *base = strrchr(script_path, '/');
-    const char *name = s.name ? s.name : (base ? base + 1 : script_path);
+    const char *base = script_path ? strrchr(script_path, '/') : NULL;
+    const char *name = s.name                        ? s.name
+                       : s.wrap                      ? "wrap"
+                       : !strcmp(script_path, "-")   ? "stdin"
+                       : base                        ? base + 1
+                                                     : script_path;
     const struct { const char *what, *v; } texts[] = {
         {"job name", name}, {"working directory", cwd}, {"output path", s.out},
         {"error path", s.err},
@@ -296,15 +616,15 @@ int cmd_submit(int argc, char **argv)
             config_free(&cfg);
             return cmd_fail("the %s is not valid UTF-8", texts[t].what);
         }
-    json_t *env = json_array();
-    for (char **e = environ; *e; e++)
-        json_array_append_new(env, json_string(*e));
+    json_t *env = job_environment(s.export_);
     char key[72];
-    if (cu_submit_key(key, sizeof(key))) {
+    if (!env || cu_submit_key(key, sizeof(key))) {
         free(script);
         json_decref(env);
         config_free(&cfg);
-        return 1;
+        for (int k = 0; k < nkeep; k++)
+            free(keep[k]);
+        return env ? 1 : cmd_fail("out of memory");
     }
     json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:b,s:o,s:s,s:s}", "type", "submit",
                             "key", key, "cwd", cwd, "name", name, "nodes",
@@ -336,9 +656,15 @@ int cmd_submit(int argc, char **argv)
         json_object_set_new(req, "stderr", json_string(s.err));
     json_t *rep = cu_call_retry(&cfg, req);
     config_free(&cfg);
+    for (int k = 0; k < nkeep; k++)
+        free(keep[k]);
     if (!rep)
         return 1;
-    printf("Submitted job %lld\n", (long long)json_integer_value(json_object_get(rep, "job")));
+    long long id = (long long)json_integer_value(json_object_get(rep, "job"));
+    if (s.parsable)
+        printf("%lld\n", id);
+    else
+        printf("Submitted job %lld\n", id);
     json_decref(rep);
     return 0;
 }

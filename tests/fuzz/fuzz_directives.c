@@ -1,20 +1,16 @@
-/* libFuzzer target: arbitrary scripts into the #DUCTILE directive scanner. */
+/* libFuzzer target: arbitrary scripts into the #SBATCH/#DUCTILE directive scanner. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/directives.h"
 
-static int needs(const char *name, void *arg)
-{
-    (void)arg;
-    return strlen(name) % 2; /* some options take values, some do not */
-}
-
-static int on(const char *name, const char *value, int line, void *arg)
+static int on(directive_kind_t kind, int argc, char **argv, int line, void *arg)
 {
     size_t *count = arg;
-    (*count) += strlen(name) + (value ? strlen(value) : 0) + (size_t)(line > 0);
+    for (int k = 0; k < argc; k++)
+        (*count) += strlen(argv[k]) + (size_t)kind;
+    (*count) += (size_t)(line > 0) + (argv[argc] != NULL);
     return 0;
 }
 
@@ -27,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s[size] = '\0';
     size_t count = 0;
     char err[256];
-    directives_scan(s, needs, on, &count, err, sizeof(err));
+    int late;
+    directives_scan(s, on, &count, &late, err, sizeof(err));
     free(s);
     return 0;
 }

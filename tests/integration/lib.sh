@@ -164,6 +164,11 @@ expect_state() { # JOB STATE [SECONDS]
 }
 field() { d show "$1" | awk -v k="$2" '$1 == k {$1 = ""; sub(/^ /, ""); print}'; }
 submit() { d submit "$@" | awk '/^Submitted job/ {print $3}'; }
+refused() { # PATTERN COMMAND...: the command fails, saying PATTERN (grep) on stderr
+  local pat=$1; shift
+  ! "$@" > "$T/refused.out" 2> "$T/refused.err" || fail "accepted: $* ($(cat "$T/refused.out"))"
+  grep -q -- "$pat" "$T/refused.err" || fail "$*: unclear refusal: $(cat "$T/refused.err")"
+}
 script() { # NAME BODY...: writes an executable script in $T
   local f="$T/$1"; shift
   printf '#!/bin/sh\n%s\n' "$*" > "$f"

@@ -41,7 +41,7 @@ for n in 0x2 +2 2.0 ' 2' 0 -1 99999999999999999999; do
 done
 printf '#!/bin/sh\n#DUCTILE --time=0x10\ntrue\n' > hex.sh
 ! d submit hex.sh 2> e.txt || fail "#DUCTILE --time=0x10 accepted"
-grep -q "hex.sh:2: --time" e.txt || fail "directive error: $(cat e.txt)"
+grep -q "hex.sh:2: #DUCTILE --time" e.txt || fail "directive error: $(cat e.txt)"
 printf '#!/bin/sh\n#DUCTILE --nodes=0x1\ntrue\n' > hexn.sh
 ! d submit hexn.sh 2> e.txt || fail "#DUCTILE --nodes=0x1 accepted"
 # what is valid stays valid

@@ -24,7 +24,7 @@ grep -q "'40%' is not a share between 0 and 1" e.txt || fail "--io-intensity 40%
 grep -q "'-0.1' is not a share between 0 and 1" e.txt || fail "--io-intensity -0.1: $(cat e.txt)"
 printf '#!/bin/sh\n#DUCTILE --io-intensity=1.5\ntrue\n' > bad.sh
 ! d submit bad.sh 2> e.txt || fail "#DUCTILE --io-intensity=1.5 accepted"
-grep -q "bad.sh:2: --io-intensity: '1.5' is not a share between 0 and 1" e.txt ||
+grep -q "bad.sh:2: #DUCTILE --io-intensity: '1.5' is not a share between 0 and 1" e.txt ||
   fail "#DUCTILE --io-intensity=1.5: $(cat e.txt)"
 [ "$(njobs)" = 0 ] || fail "a refused submission left a job: $(d queue)"
 
