@@ -394,7 +394,8 @@ static int check_script(const char *script, const char *shown)
 
 static void usage(void)
 {
-    printf("usage: ductile submit [options] [SCRIPT | -]     (no SCRIPT: read it from stdin)\n"
+    printf("usage: ductile submit [options] [SCRIPT [ARGS...] | -]  (no SCRIPT: read it from\n"
+           "       stdin; ARGS: the script's arguments, options go before SCRIPT)\n"
            "       ductile submit [options] --wrap COMMAND\n"
            "  -N, --nodes N | MIN-MAX   nodes (the start size); a range makes the job moldable\n"
            "                            (with --malleable: it starts at MIN and may grow to MAX)\n"
@@ -519,11 +520,11 @@ int cmd_submit(int argc, char **argv)
     const char *script_path = first < argc ? argv[first] : NULL;
     if (pre.wrap && script_path)
         return cmd_fail("submit: --wrap and a script '%s': give one or the other", script_path);
-    if (script_path && first + 1 < argc)
-        return cmd_fail("submit: unexpected argument '%s'%s", argv[first + 1],
-                        argv[first + 1][0] == '-' ? " (options go before the script)"
-                                                  : " (arguments to the script are not "
-                                                    "supported yet)");
+    /* what follows the script is its arguments, as with sbatch: `submit job.sh -N 2`
+     * gives the script "-N" and "2" */
+    for (int k = first + 1; k < argc; k++)
+        if (!utf8_ok(argv[k]))
+            return cmd_fail("argument %d of the script is not valid UTF-8", k - first);
     if (!script_path && !pre.wrap) {
         if (isatty(STDIN_FILENO))
             return cmd_fail("submit: no script given (a file, '-' for standard input, or "
@@ -633,6 +634,12 @@ int cmd_submit(int argc, char **argv)
                             s.cons ? s.cons : "none");
     if (req && s.ckpt_agents)
         json_object_set_new(req, "checkpoint_agents", json_true());
+    if (req && first + 1 < argc && script_path) {
+        json_t *args = json_array();
+        for (int k = first + 1; k < argc; k++)
+            json_array_append_new(args, json_string(argv[k]));
+        json_object_set_new(req, "args", args);
+    }
     /* the script's exact bytes: a string when it is UTF-8, base64 when not */
     int prc = req ? proto_set_bytes(req, "script", script) : -ENOMEM;
     free(script);

@@ -85,6 +85,7 @@ typedef struct job {
     char *script;
     char *cwd;
     json_t *env;             /* array of "K=V" captured at submission */
+    json_t *args;            /* the script's arguments (strings); NULL: none */
     char *out_path, *err_path;
     double submit, start, end;
     int exit_code;           /* -1 unknown */

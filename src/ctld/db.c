@@ -80,8 +80,9 @@ static const char *schema =
  * db_io_history) have indexes of their own, which hold only the finished runs that
  * measured something: through jobs_user_name, every submission read every earlier job
  * of its name and user, queued ones too, scripts and environments included (at 2,000
- * queued jobs of one name, 40 % of the controller's time per submission). */
-#define SCHEMA_VERSION 7
+ * queued jobs of one name, 40 % of the controller's time per submission).
+ * Version 8: jobs have the arguments of their script (args: a JSON array, "" without). */
+#define SCHEMA_VERSION 8
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -89,10 +90,11 @@ static const char *const sql[ST__N] = {
                   " min_nodes, max_nodes, constraint_, time_limit, requeue, script, cwd, env,"
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
-                  " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class)"
+                  " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class,"
+                  " args)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
                   " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
-                  " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39)",
+                  " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
@@ -463,6 +465,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"io_measured", "ALTER TABLE jobs ADD COLUMN io_measured REAL DEFAULT 0"},
         {"io_from", "ALTER TABLE jobs ADD COLUMN io_from TEXT DEFAULT ''"},
         {"wait_class", "ALTER TABLE jobs ADD COLUMN wait_class INTEGER DEFAULT 0"},
+        {"args", "ALTER TABLE jobs ADD COLUMN args TEXT DEFAULT ''"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -476,7 +479,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             HISTORY_INDEXES " PRAGMA user_version = 7; COMMIT", err, errlen);
+                             HISTORY_INDEXES " PRAGMA user_version = 8; COMMIT", err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -738,12 +741,13 @@ static char *ckpt_json(const job_t *j)
 }
 
 static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **alloc, char **env,
-                    char **ck)
+                    char **ck, char **args)
 {
     *alloc = alloc_json(c, j->alloc, j->nalloc);
     *env = j->env ? json_dumps(j->env, JSON_COMPACT) : NULL;
     *ck = ckpt_json(j);
-    if (!*alloc || (j->env && !*env) || !*ck)
+    *args = j->args ? json_dumps(j->args, JSON_COMPACT) : NULL;
+    if (!*alloc || (j->env && !*env) || !*ck || (j->args && !*args))
         return -ENOMEM;
     sqlite3_bind_text(st, 1, j->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, j->user, -1, SQLITE_STATIC);
@@ -783,6 +787,7 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_double(st, 37, j->io_measured);
     sqlite3_bind_text(st, 38, j->io_from, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 39, j->wait_class);
+    sqlite3_bind_text(st, 40, *args ? *args : "", -1, SQLITE_STATIC);
     return 0;
 }
 
@@ -802,8 +807,8 @@ int db_job_insert(ctld_t *c, job_t *j)
     struct db *s = c->store;
     if (db_write_begin(c) < 0)
         return -EIO;
-    char *alloc, *env, *ck;
-    int rc = bind_job(c, s->st[ST_INSERT], j, &alloc, &env, &ck);
+    char *alloc, *env, *ck, *args;
+    int rc = bind_job(c, s->st[ST_INSERT], j, &alloc, &env, &ck, &args);
     /* Ids come from the high-water mark, not from the table: a lost WAL cannot make
      * them go backwards, and an id of a rolled-back batch is not given again. */
     int64_t id = s->next_id;
@@ -815,6 +820,7 @@ int db_job_insert(ctld_t *c, job_t *j)
     free(alloc);
     free(env);
     free(ck);
+    free(args);
     if (rc == 0) {
         j->id = id;
         s->next_id++;
@@ -828,8 +834,8 @@ int db_job_save(ctld_t *c, const job_t *j)
     struct db *s = c->store;
     if (db_write_begin(c) < 0)
         return -EIO;
-    char *alloc, *env, *ck;
-    int rc = bind_job(c, s->st[ST_SAVE], j, &alloc, &env, &ck);
+    char *alloc, *env, *ck, *args;
+    int rc = bind_job(c, s->st[ST_SAVE], j, &alloc, &env, &ck, &args);
     sqlite3_bind_int64(s->st[ST_SAVE], 29, j->id);
     if (rc == 0)
         rc = run(s->st[ST_SAVE], c, "saving a job");
@@ -838,6 +844,7 @@ int db_job_save(ctld_t *c, const job_t *j)
     free(alloc);
     free(env);
     free(ck);
+    free(args);
     return rc;
 }
 
@@ -882,12 +889,12 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
  * an older version has them in the order they were added, which need not be the order
  * of a new one. Past the first 30 (the table as created); -1: none. */
 enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC_CLASS,
-       XC__N };
+       XC_ARGS, XC__N };
 static void added_columns(sqlite3_stmt *st, int *at)
 {
     static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
                                              "energy", "ckpt", "io_intensity", "io_measured",
-                                             "io_from", "wait_class"};
+                                             "io_from", "wait_class", "args"};
     int n = sqlite3_column_count(st);
     for (int x = 0; x < XC__N; x++) {
         at[x] = -1;
@@ -1007,6 +1014,15 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     j->wait_class = at[XC_CLASS] < 0 ? 0 : sqlite3_column_int(st, at[XC_CLASS]);
     if (j->wait_class < SCHED_CLASS_NORMAL || j->wait_class > SCHED_CLASS_FAILED)
         bad = "class it waits in";
+    s = col_text(st, at[XC_ARGS]);
+    if (s && *s) {
+        j->args = json_loads(s, 0, NULL);
+        size_t ai;
+        json_t *av;
+        if (!json_is_array(j->args))
+            bad = "script arguments";
+        json_array_foreach(j->args, ai, av) if (!json_is_string(av)) bad = "script arguments";
+    }
     s = col_text(st, at[XC_CKPT]);
     if (s && *s && !bad) {
         json_t *ck = json_loads(s, 0, NULL);

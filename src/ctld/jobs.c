@@ -104,6 +104,7 @@ void job_free(job_t *j)
     free(j->script);
     free(j->cwd);
     json_decref(j->env);
+    json_decref(j->args);
     free(j->out_path);
     free(j->err_path);
     free(j->alloc);
@@ -788,6 +789,8 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
         proto_set_bytes(m, "script", j->script); /* any bytes: base64 unless UTF-8 */
         json_object_set_new(m, "cwd", json_string(j->cwd));
         json_object_set(m, "env", j->env);
+        if (j->args)
+            json_object_set(m, "args", j->args);
         if (j->out_path)
             json_object_set_new(m, "stdout", json_string(j->out_path));
         if (j->err_path)

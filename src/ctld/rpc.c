@@ -17,6 +17,7 @@
 #define MAX_ENV 4096
 #define MAX_ENV_LEN 131072
 #define MAX_PATH 4096
+#define MAX_ARGS 4096 /* a script's arguments: as many as its environment's entries */
 
 static void user_name(uid_t uid, char *buf, size_t len)
 {
@@ -81,7 +82,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     int64_t nodes, minn, maxn;
     double tlimit, io;
     bool requeue, ck_want;
-    const json_t *env;
+    const json_t *env, *args;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, "script", &name, err, sizeof(err)) < 0 ||
         proto_str(m, "cwd", MAX_PATH, &cwd, err, sizeof(err)) < 0 ||
@@ -97,6 +98,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_bool_opt(m, "requeue", false, &requeue, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "checkpoint_agents", false, &ck_want, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
+        proto_strarray_opt(m, "args", MAX_ARGS, MAX_ENV_LEN, &args, err, sizeof(err)) < 0 ||
         check_text("job name", name, err, sizeof(err)) < 0 ||
         check_text("working directory", cwd, err, sizeof(err)) < 0 ||
         check_text("output path", out, err, sizeof(err)) < 0 ||
@@ -175,6 +177,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->script = script; /* the exact bytes, UTF-8 or not */
     j->cwd = strdup(cwd);
     j->env = env ? json_deep_copy(env) : json_array();
+    j->args = args && json_array_size(args) ? json_deep_copy(args) : NULL;
     j->out_path = dup_or_null(out);
     j->err_path = dup_or_null(errp);
     energy_resolve(c, j, declared == 1, pmin, pmax);

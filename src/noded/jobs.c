@@ -417,12 +417,23 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
         path = NULL;
     }
     char **env = path ? job_env(d, msg, id) : NULL;
+    /* the script's arguments (ductile submit job.sh a b): after its path */
+    const json_t *args = NULL;
+    proto_strarray_opt(msg, "args", 4096, 131072, &args, err, sizeof(err));
+    size_t nargs = json_array_size(args);
+    char **argv = path ? calloc(nargs + 3, sizeof(char *)) : NULL;
     int rc = -EIO;
-    if (path && env) {
-        char *argv[] = {path, NULL};
-        char *shargv[] = {"/bin/sh", path, NULL};
+    if (argv) {
+        size_t k = 0;
+        if (strncmp(script, "#!", 2))
+            argv[k++] = "/bin/sh";
+        argv[k++] = path;
+        for (size_t a = 0; a < nargs; a++)
+            argv[k++] = (char *)json_string_value(json_array_get(args, a));
+    }
+    if (path && env && argv) {
         launch_spec_t spec = {
-            .argv = strncmp(script, "#!", 2) ? shargv : argv,
+            .argv = argv,
             .envp = env,
             .cwd = cwd,
             .stdout_path = out,
@@ -441,6 +452,7 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
             close(spec.status_fd); /* the shepherd has its own */
     }
     launch_env_free(env);
+    free(argv);
     free(script);
     j->script_path = path;
     if (rc == 0)

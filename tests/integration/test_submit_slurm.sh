@@ -127,4 +127,27 @@ j=$(submit nosh.sh)
 expect_state "$j" CD
 grep -qx nosh "ductile-$j.out" || fail "no #!: $(cat "ductile-$j.out")"
 
+# --- what follows the script is its arguments, as with sbatch; a queued job keeps them
+# across a restart of the controller
+cat > args.sh <<'EOF'
+#!/bin/sh
+#SBATCH -N 1
+printf '%s|' "$#" "$@"; echo
+EOF
+j=$(d submit --parsable -o args-%j.out args.sh a "b c" -N 2)
+expect_state "$j" CD
+grep -qx "4|a|b c|-N|2|" "args-$j.out" || fail "arguments: $(cat "args-$j.out")"
+jb=$(d submit --parsable -N 3 --wrap 'sleep 60')
+expect_state "$jb" R
+j=$(d submit --parsable -o args-%j.out args.sh "x  y" z)
+expect_state "$j" PD
+pid=$(cat "$T/c/ctld.pid")
+kill -9 "$pid"
+wait_for 10 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not die"
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+d cancel "$jb" > /dev/null
+expect_state "$j" CD 30
+grep -qx "2|x  y|z|" "args-$j.out" || fail "arguments after a restart: $(cat "args-$j.out")"
+
 echo ok

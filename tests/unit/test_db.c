@@ -79,7 +79,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static int64_t add_job(ctld_t *c, jstate_t st, const int *alloc, int n)
+static job_t *new_job(int nodes)
 {
     job_t *j = job_new();
     j->name = strdup("j");
@@ -87,7 +87,13 @@ static int64_t add_job(ctld_t *c, jstate_t st, const int *alloc, int n)
     j->script = strdup("#!/bin/sh\n");
     j->cwd = strdup("/");
     j->env = json_array();
-    j->nodes = n ? n : 1;
+    j->nodes = nodes;
+    return j;
+}
+
+static int64_t add_job(ctld_t *c, jstate_t st, const int *alloc, int n)
+{
+    job_t *j = new_job(n ? n : 1);
     assert_int_equal(db_job_insert(c, j), 0);
     if (n) {
         j->alloc = malloc((size_t)n * sizeof(int));
@@ -229,20 +235,41 @@ static void power_columns_and_energy(void **state)
     close_ctld(&c);
 }
 
+/* A database of an older version (the SQL that makes it so: a column dropped, the
+ * version set) with one finished job, opened again: the upgrade. Returns the job, as
+ * the upgraded database loads it (the caller frees it). */
+static job_t *upgraded_job(fixture_t *f, ctld_t *c, const char *older)
+{
+    open_ctld(f, c, 0, 0);
+    int64_t old = add_job(c, JS_COMPLETED, (const int[]){0}, 1);
+    assert_int_equal(db_commit(c), 0);
+    close_ctld(c);
+    tu_sql(f->path, older);
+    open_ctld(f, c, 0, 0); /* the upgrade */
+    job_t *j = db_job_find_finished(c, old);
+    assert_non_null(j);
+    return j;
+}
+
+/* A damaged value of a finished job's column (SQL "SET ..."): the job is not loaded
+ * half, it is not found. */
+static void damaged_is_not_found(fixture_t *f, ctld_t *c, int64_t id, const char *set)
+{
+    char q[128];
+    snprintf(q, sizeof(q), "UPDATE jobs SET %s WHERE id = %lld", set, (long long)id);
+    tu_sql(f->path, q);
+    open_ctld(f, c, 0, 0);
+    assert_null(db_job_find_finished(c, id));
+    close_ctld(c);
+}
+
 /* A version-2 database has no checkpoint agents: the upgrade adds the column, its jobs
  * load without agents; a job's agents, their nodes and key are what a restart finds. */
 static void checkpoint_agents_column(void **state)
 {
     fixture_t *f = *state;
     ctld_t c;
-    open_ctld(f, &c, 0, 0);
-    int64_t old = add_job(&c, JS_COMPLETED, (const int[]){0}, 1);
-    assert_int_equal(db_commit(&c), 0);
-    close_ctld(&c);
-    tu_sql(f->path, "ALTER TABLE jobs DROP COLUMN ckpt; PRAGMA user_version = 2");
-    open_ctld(f, &c, 0, 0); /* the upgrade */
-    job_t *j = db_job_find_finished(&c, old);
-    assert_non_null(j);
+    job_t *j = upgraded_job(f, &c, "ALTER TABLE jobs DROP COLUMN ckpt; PRAGMA user_version = 2");
     assert_false(j->ck_want);
     assert_null(j->ck_agents);
     job_free(j);
@@ -279,12 +306,37 @@ static void checkpoint_agents_column(void **state)
     job_free(j);
     close_ctld(&c);
     /* a value that does not decode is named, not loaded half */
-    char q[96];
-    snprintf(q, sizeof(q), "UPDATE jobs SET ckpt = '{\"agents\":5}' WHERE id = %lld", (long long)id);
-    tu_sql(f->path, q);
-    open_ctld(f, &c, 0, 0);
-    assert_null(db_job_find_finished(&c, id));
+    damaged_is_not_found(f, &c, id, "ckpt = '{\"agents\":5}'");
+}
+
+/* A job's script arguments (schema 8): an upgraded database has none for its old jobs;
+ * a job keeps them across a restart; a value that is not an array of strings is a
+ * damaged row. */
+static void script_arguments_column(void **state)
+{
+    fixture_t *f = *state;
+    ctld_t c;
+    job_t *j = upgraded_job(f, &c, "ALTER TABLE jobs DROP COLUMN args; PRAGMA user_version = 7");
+    assert_null(j->args);
+    job_free(j);
+    j = new_job(1);
+    json_t *want = json_pack("[s,s,s]", "x  y", "-N", "");
+    j->args = json_deep_copy(want);
+    assert_int_equal(db_job_insert(&c, j), 0);
+    j->state = JS_COMPLETED;
+    assert_int_equal(db_job_save(&c, j), 0);
+    int64_t id = j->id;
+    job_free(j);
+    assert_int_equal(db_commit(&c), 0);
     close_ctld(&c);
+    open_ctld(f, &c, 0, 0);
+    j = db_job_find_finished(&c, id);
+    assert_non_null(j);
+    assert_true(json_equal(j->args, want));
+    json_decref(want);
+    job_free(j);
+    close_ctld(&c);
+    damaged_is_not_found(f, &c, id, "args = '[1]'");
 }
 
 /* Pages of the database a call reads (SQLite's page cache: hits and misses). */
@@ -350,6 +402,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(power_columns_and_energy, setup, teardown),
         cmocka_unit_test_setup_teardown(checkpoint_agents_column, setup, teardown),
         cmocka_unit_test_setup_teardown(history_ignores_the_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(script_arguments_column, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
