@@ -456,49 +456,71 @@ static int tasks_to_nodes(sub_t *s, int cores)
     return 0;
 }
 
-/* The job's environment, as --export says: ALL (default), NONE, or NAME[=value],... with
- * ALL among them to add to everything. Without ALL, only the variables named (and
- * DUCTILE_CONF, which finds the cluster). */
-static json_t *job_environment(const char *export_)
+/* Sets "K=V" in an environment array: replaces an entry of the same K, else appends. */
+static void env_set(json_t *env, const char *kv)
 {
+    size_t k = strcspn(kv, "=");
+    size_t i;
+    json_t *e;
+    json_array_foreach(env, i, e) {
+        const char *s = json_string_value(e);
+        if (s && !strncmp(s, kv, k) && s[k] == '=') {
+            json_array_set_new(env, i, json_string(kv));
+            return;
+        }
+    }
+    json_array_append_new(env, json_string(kv));
+}
+
+static void env_setf(json_t *env, const char *key, long v)
+{
+    char kv[96];
+    snprintf(kv, sizeof(kv), "%s=%ld", key, v);
+    env_set(env, kv);
+}
+
+/* The job's environment, as --export says: ALL (default), NONE, or NAME[=value],... with
+ * ALL among them to add to everything. Without ALL, only the variables named. With
+ * SlurmEnvironment, what --ntasks and --cpus-per-task set in a Slurm job (sbatch puts
+ * them in its environment too). */
+static json_t *job_environment(const sub_t *s, bool slurm)
+{
+    const char *export_ = s->export_;
     json_t *env = json_array();
     if (!env)
         return NULL;
     bool all = !export_ || !strcasecmp(export_, "ALL");
-    char *list = export_ && !all && strcasecmp(export_, "NONE") ? strdup(export_) : NULL;
+    bool none = export_ && !strcasecmp(export_, "NONE");
+    char *list = export_ && !all && !none ? strdup(export_) : NULL;
     char *save = NULL;
     for (char *t = list ? strtok_r(list, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
         if (!strcasecmp(t, "ALL"))
             all = true;
+    free(list);
     if (all)
         for (char **e = environ; *e; e++)
             json_array_append_new(env, json_string(*e));
-    free(list);
-    list = export_ && strcasecmp(export_, "ALL") && strcasecmp(export_, "NONE") ? strdup(export_)
-                                                                              : NULL;
+    list = export_ && !none && strcasecmp(export_, "ALL") ? strdup(export_) : NULL;
     for (char *t = list ? strtok_r(list, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
         if (!strcasecmp(t, "ALL") || !*t)
             continue;
-        if (strchr(t, '=')) {
-            json_array_append_new(env, json_string(t)); /* later entries win at launch */
-        } else if (!all) {
-            const char *v = getenv(t);
-            if (v) {
-                char *kv = NULL;
-                if (asprintf(&kv, "%s=%s", t, v) > 0)
-                    json_array_append_new(env, json_string(kv));
-                free(kv);
-            }
-        }
-    }
-    free(list);
-    const char *conf = getenv("DUCTILE_CONF");
-    if (!all && conf) {
+        const char *v = getenv(t);
         char *kv = NULL;
-        if (asprintf(&kv, "DUCTILE_CONF=%s", conf) > 0)
-            json_array_append_new(env, json_string(kv));
+        if (strchr(t, '='))
+            env_set(env, t);
+        else if (!all && v && asprintf(&kv, "%s=%s", t, v) > 0)
+            env_set(env, kv);
         free(kv);
     }
+    free(list);
+    if (slurm && s->ntasks) {
+        env_setf(env, "SLURM_NTASKS", s->ntasks);
+        env_setf(env, "SLURM_NPROCS", s->ntasks);
+    }
+    if (slurm && s->tpn)
+        env_setf(env, "SLURM_NTASKS_PER_NODE", s->tpn);
+    if (slurm && s->cpt)
+        env_setf(env, "SLURM_CPUS_PER_TASK", s->cpt);
     return env;
 }
 
@@ -617,7 +639,7 @@ int cmd_submit(int argc, char **argv)
             config_free(&cfg);
             return cmd_fail("the %s is not valid UTF-8", texts[t].what);
         }
-    json_t *env = job_environment(s.export_);
+    json_t *env = job_environment(&s, cfg.slurm_env);
     char key[72];
     if (!env || cu_submit_key(key, sizeof(key))) {
         free(script);

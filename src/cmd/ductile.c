@@ -39,6 +39,7 @@ static const struct subcmd subcmds[] = {
     {"reconfigure", cmd_reconfigure, "make the controller read ductile.conf again (operators)"},
     {"resize", cmd_resize, "expand or shrink a running job"},
     {"power", cmd_power, "the power corridor, the draw and its forecast; change the corridor"},
+    {"hostnames", cmd_hostnames, "expand a node list, one name a line (scontrol show hostnames)"},
     {"checkpoints", cmd_checkpoints, "applications' checkpoints: versions, processes, size, variables"},
     {"cluster", NULL, "start, stop or inspect a local emulated cluster"},
     {"sim", NULL, "replay a workload through the scheduler in simulated time"},

@@ -124,6 +124,8 @@ typedef struct config {
                                      its new agents when a lent node is taken back */
     int ckpt_candidates;          /* CheckpointCandidates: nodes Algorithm 6 picks among;
                                      0: every checkpoint node with room */
+    int slurm_env;                /* SlurmEnvironment: 1 jobs and steps get SLURM_* variables
+                                     (docs/slurm-users.md); 0 not */
     int ckpt_pull;                /* CheckpointTransfer: 1 pull, the agents read the jobs'
                                      memory; 0 push (a job's DUCTILE_CKPT_TRANSFER wins) */
     int ckpt_shmr;                /* CheckpointRegions: 1 shmr, a shared region per node;

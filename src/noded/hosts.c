@@ -81,7 +81,7 @@ void hosts_remove(noded_t *d, int64_t job)
     unlink(path);
 }
 
-static const char *env_get(char *const *env, const char *key)
+const char *hosts_env_get(char *const *env, const char *key)
 {
     size_t k = strlen(key);
     for (; env && *env; env++)
@@ -118,18 +118,18 @@ int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_
     snprintf(kv[n++], HOSTS_KV_LEN, "DUCTILE_HOSTFILE=%s", hosts);
     /* What the user exported at submission wins, except what Ductile itself set in the
      * job the submission came from (that job's host file, gone with it). */
-    const char *their = env_get(base, "OMPI_MCA_orte_default_hostfile");
-    const char *outer = env_get(base, "DUCTILE_HOSTFILE");
+    const char *their = hosts_env_get(base, "OMPI_MCA_orte_default_hostfile");
+    const char *outer = hosts_env_get(base, "DUCTILE_HOSTFILE");
     char outer_ompi[PATH_MAX + 8];
     snprintf(outer_ompi, sizeof(outer_ompi), "%s.ompi", outer ? outer : "");
     if (!their || (outer && !strcmp(their, outer_ompi)))
         snprintf(kv[n++], HOSTS_KV_LEN, "OMPI_MCA_orte_default_hostfile=%s", ompi);
-    if (!env_get(base, "OMPI_MCA_plm_rsh_agent"))
+    if (!hosts_env_get(base, "OMPI_MCA_plm_rsh_agent"))
         snprintf(kv[n++], HOSTS_KV_LEN, "OMPI_MCA_plm_rsh_agent=%s", agent);
     /* Open MPI's daemons, started under a node daemon, now and then crash sharing their
      * hwloc topology through a shared memory "hole" (hwloc_shmem_topology_write): off,
      * as `ductile mpirun` has it */
-    if (!env_get(base, "OMPI_MCA_rtc_hwloc_vmhole"))
+    if (!hosts_env_get(base, "OMPI_MCA_rtc_hwloc_vmhole"))
         snprintf(kv[n++], HOSTS_KV_LEN, "OMPI_MCA_rtc_hwloc_vmhole=none");
     return n;
 }

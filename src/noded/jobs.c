@@ -237,7 +237,7 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
                                !strncmp(s, "DUCTILE_CKPT_KEY_FILE=", 22))))
             base[k++] = (char *)s;
     }
-    char extra[14 + HOSTS_ENV_MAX][HOSTS_KV_LEN];
+    char extra[14 + HOSTS_ENV_MAX + SLURMENV_JOB_MAX][HOSTS_KV_LEN];
     const char *nl = json_string_value(json_object_get(msg, "nodelist"));
     const char *cwd = json_string_value(json_object_get(msg, "cwd"));
     const char *name = json_string_value(json_object_get(msg, "name"));
@@ -254,7 +254,8 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CONF=%s", d->conf_path);
     i += hosts_env(d, id, base, extra + i);
     i += agents_job_env(d, msg, id, (int)json_integer_value(json_object_get(msg, "run")), extra + i);
-    const char *ptr[14 + HOSTS_ENV_MAX];
+    i += slurmenv_job(d, msg, id, base, extra + i);
+    const char *ptr[14 + HOSTS_ENV_MAX + SLURMENV_JOB_MAX];
     for (int q = 0; q < i; q++)
         ptr[q] = extra[q];
     char **out = launch_env_build(base, ptr, (size_t)i);

@@ -172,6 +172,16 @@ void hosts_remove(noded_t *d, int64_t job);
  * the one captured at submission (base: a user's own Open MPI settings stay); returns
  * how many. */
 int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_KV_LEN]);
+/* The value of KEY in a "K=V" array (NULL-ended), or NULL. */
+const char *hosts_env_get(char *const *env, const char *key);
+/* slurmenv.c: Slurm's names for a job's variables (SlurmEnvironment = yes; 0 entries
+ * with no): at most SLURMENV_JOB_MAX; for a step's task, at most SLURMENV_STEP_MAX */
+#define SLURMENV_JOB_MAX 15
+#define SLURMENV_STEP_MAX 6
+#define SLURMENV_STEP_LEN 4300
+int slurmenv_job(const noded_t *d, const json_t *msg, int64_t id, char *const *base,
+                 char kv[][HOSTS_KV_LEN]);
+int slurmenv_step(const noded_t *d, int64_t job, int step, int rank, char kv[][SLURMENV_STEP_LEN]);
 /* agents.c: DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE for a job with agents, and
  * the site's CheckpointTransfer and CheckpointRegions unless the job sets them; how
  * many (4 at most) */

@@ -320,15 +320,18 @@ void steps_on_start(noded_t *d, const json_t *msg)
     }
     char tag[48];
     snprintf(tag, sizeof(tag), "step%d.%d", (int)step, (int)rank);
-    char kv[5][4300];
+    char kv[5 + SLURMENV_STEP_MAX][SLURMENV_STEP_LEN];
     snprintf(kv[0], sizeof(kv[0]), "DUCTILE_STEP_ID=%d", (int)step);
     snprintf(kv[1], sizeof(kv[1]), "DUCTILE_PROCID=%d", (int)rank);
     snprintf(kv[2], sizeof(kv[2]), "DUCTILE_NODENAME=%s", d->name);
     snprintf(kv[3], sizeof(kv[3]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
     /* a step started from outside the job (a login host) is inside it all the same */
     snprintf(kv[4], sizeof(kv[4]), "DUCTILE_JOB_ID=%lld", (long long)job);
-    const char *extra[5] = {kv[0], kv[1], kv[2], kv[3], kv[4]};
-    char **fenv = launch_env_build(env, extra, 5);
+    int nkv = 5 + slurmenv_step(d, job, (int)step, (int)rank, kv + 5);
+    const char *extra[5 + SLURMENV_STEP_MAX];
+    for (int q = 0; q < nkv; q++)
+        extra[q] = kv[q];
+    char **fenv = launch_env_build(env, extra, (size_t)nkv);
     int rc = -EIO;
     if (fenv && open_fifo(d, &t->out[0], ruid, rgid, &dummy[0]) == 0 &&
         open_fifo(d, &t->out[1], ruid, rgid, &dummy[1]) == 0) {
