@@ -441,6 +441,8 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
             .stderr_path = errp ? errp : out,
             .job_id = id,
             .node_name = d->name,
+            .job_name = json_string_value(json_object_get(msg, "name")),
+            .user_name = json_string_value(json_object_get(msg, "user")),
             .tag = "batch",
             .uid = ruid,
             .gid = rgid,

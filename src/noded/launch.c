@@ -68,20 +68,25 @@ static void sleep_ms(long ms)
         ;
 }
 
-int launch_expand_path(const char *tmpl, int64_t job_id, const char *node_name, char *out,
-                       size_t outlen)
+int launch_expand_path(const char *tmpl, const launch_spec_t *spec, char *out, size_t outlen)
 {
     size_t n = 0;
     char num[24];
-    snprintf(num, sizeof(num), "%lld", (long long)job_id);
+    snprintf(num, sizeof(num), "%lld", (long long)spec->job_id);
+    const char *node = spec->node_name ? spec->node_name : "";
     for (const char *s = tmpl; *s; s++) {
         const char *ins = NULL;
         char one[2] = {*s, '\0'};
-        if (s[0] == '%' && s[1] == 'j')
+        char c = s[0] == '%' ? s[1] : 0;
+        if (c == 'j' || c == 'A')
             ins = num, s++;
-        else if (s[0] == '%' && s[1] == 'n')
-            ins = node_name ? node_name : "", s++;
-        else if (s[0] == '%' && s[1] == '%')
+        else if (c == 'n' || c == 'N')
+            ins = node, s++;
+        else if (c == 'x')
+            ins = spec->job_name ? spec->job_name : "", s++;
+        else if (c == 'u')
+            ins = spec->user_name ? spec->user_name : "", s++;
+        else if (c == '%')
             ins = "%", s++;
         else
             ins = one;
@@ -930,8 +935,7 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
     for (int i = 0; i < 2; i++) {
         if (!paths[i])
             strcpy(bufs[i], "/dev/null");
-        else if (launch_expand_path(paths[i], spec->job_id, spec->node_name, bufs[i],
-                                    PATH_MAX) < 0) {
+        else if (launch_expand_path(paths[i], spec, bufs[i], PATH_MAX) < 0) {
             seterr(err, errlen, "output path too long: %s", paths[i]);
             return -ENAMETOOLONG;
         }

@@ -26,12 +26,14 @@ typedef struct launch_spec {
     char *const *envp;       /* the job's whole environment; NULL means empty */
     const char *cwd;         /* NULL means "/" */
     /* Created or truncated, mode 0644 (less the umask), as the job's user, after the
-     * chdir to cwd (so relative paths are relative to it). %j -> job_id,
-     * %n -> node_name, %% -> %. NULL means /dev/null. Equal paths share one file. */
+     * chdir to cwd (so relative paths are relative to it), with the patterns of
+     * launch_expand_path. NULL means /dev/null. Equal paths share one file. */
     const char *stdout_path;
     const char *stderr_path;
     int64_t job_id;          /* >= 0 */
-    const char *node_name;   /* for %n; NULL expands to "" */
+    const char *node_name;   /* for %n and %N; NULL expands to "" */
+    const char *job_name;    /* for %x; NULL expands to "" */
+    const char *user_name;   /* for %u; NULL expands to "" */
     const char *tag;         /* optional cgroup suffix ("batch", "step3"): [A-Za-z0-9._-] */
     /* When the daemon runs as root and uid != 0, the job runs as uid/gid with
      * the user's supplementary groups. As non-root, uid must be 0 or our own uid. */
@@ -119,10 +121,11 @@ launch_proc_t *launch_adopt(const char *cgroup, pid_t pid, pid_t pgid);
  * Returns how many cgroups still hold processes. */
 int launch_cgroup_prune(const char *cgroup_parent, bool self);
 
-/* Expands %j, %n and %% in an output path template; other % sequences stay as they
- * are. 0, or -ENAMETOOLONG when out is too small. */
-int launch_expand_path(const char *tmpl, int64_t job_id, const char *node_name, char *out,
-                       size_t outlen);
+/* Expands an output path template as sbatch's -o does: %j and %A the job id, %x its
+ * name, %u its user, %n and %N the node's name, %% a %; other % sequences stay as they
+ * are (%a: arrays are not supported yet). spec gives job_id, job_name, user_name and
+ * node_name. 0, or -ENAMETOOLONG when out is too small. */
+int launch_expand_path(const char *tmpl, const launch_spec_t *spec, char *out, size_t outlen);
 
 /* The cgroup2 mount point (first one in /proc/self/mounts): 0, -ENOENT, -ENAMETOOLONG. */
 int launch_cgroup_root(char *buf, size_t len);

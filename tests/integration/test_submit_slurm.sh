@@ -102,6 +102,17 @@ j=$(d submit --parsable --export=ALL,DT_BAZ=baz --wrap 'env | grep ^DT_ | sort |
 expect_state "$j" CD
 grep -qx "DT_BAR=bar DT_BAZ=baz DT_FOO=foo " "ductile-$j.out" || fail "ALL,: $(cat "ductile-$j.out")"
 
+# an assignment replaces the variable (the job sees one DT_FOO, the given one)
+j=$(d submit --parsable --export=ALL,DT_FOO=over --wrap 'env | grep -c ^DT_FOO=; echo "$DT_FOO"')
+expect_state "$j" CD
+[ "$(cat "ductile-$j.out")" = "$(printf '1\nover')" ] || fail "ALL,DT_FOO=over: $(cat "ductile-$j.out")"
+
+# --- sbatch's output patterns: %x the name, %u the user, %A the job, %N the node
+j=$(d submit --parsable -J pat -o '%x-%u-%A-%N.out' --wrap 'echo patterned')
+expect_state "$j" CD
+f="pat-$(id -un)-$j-$(field "$j" NodeList).out"
+grep -qx patterned "$f" || fail "-o %x-%u-%A-%N.out: no $f: $(ls ./*.out | tail -3)"
+
 # --- --ntasks: as many nodes as the tasks need (one core a node here)
 j=$(submit -n 3 --wrap true)
 field "$j" Nodes | grep -q "^3 " || fail "-n 3: $(field "$j" Nodes)"

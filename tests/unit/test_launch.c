@@ -147,13 +147,24 @@ static launch_proc_t *start_ok(const launch_spec_t *s)
 static void expand_path(void **state)
 {
     (void)state;
-    char out[64];
-    assert_int_equal(launch_expand_path("/o/%j-%n-100%%.%x%", 7, "n01", out, sizeof(out)), 0);
-    assert_string_equal(out, "/o/7-n01-100%.%x%");
-    assert_int_equal(launch_expand_path("%n|", 1, NULL, out, sizeof(out)), 0);
+    char out[96];
+    launch_spec_t sp = {.job_id = 7, .node_name = "n01"};
+    /* without a name or user, %x and %u expand to nothing */
+    assert_int_equal(launch_expand_path("/o/%j-%n-100%%.%x%", &sp, out, sizeof(out)), 0);
+    assert_string_equal(out, "/o/7-n01-100%.%");
+    /* sbatch's patterns: %x the name, %u the user, %A the job (no arrays yet), %N the node;
+     * %a and others stay */
+    sp.job_name = "sim";
+    sp.user_name = "alice";
+    assert_int_equal(launch_expand_path("%x-%u-%A-%N.%a%q", &sp, out, sizeof(out)), 0);
+    assert_string_equal(out, "sim-alice-7-n01.%a%q");
+    sp = (launch_spec_t){.job_id = 1};
+    assert_int_equal(launch_expand_path("%n|", &sp, out, sizeof(out)), 0);
     assert_string_equal(out, "|");
-    assert_int_equal(launch_expand_path("abcd%j", 123456, "n", out, 8), -ENAMETOOLONG);
-    assert_int_equal(launch_expand_path("abcd%j", 123, "n", out, 8), 0);
+    sp = (launch_spec_t){.job_id = 123456, .node_name = "n"};
+    assert_int_equal(launch_expand_path("abcd%j", &sp, out, 8), -ENAMETOOLONG);
+    sp.job_id = 123;
+    assert_int_equal(launch_expand_path("abcd%j", &sp, out, 8), 0);
     assert_string_equal(out, "abcd123");
 }
 
