@@ -16,6 +16,8 @@ int cmd_resize(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_rsh(int argc, char **argv);
+int cmd_hold(int argc, char **argv);
+int cmd_release(int argc, char **argv);
 int cmd_hostnames(int argc, char **argv);
 int cmd_mpirun(int argc, char **argv);
 int cmd_power(int argc, char **argv);

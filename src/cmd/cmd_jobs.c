@@ -370,6 +370,12 @@ int cmd_show(int argc, char **argv)
     print_text("User", j, "user");
     printf("%-14s %s (%s)\n", "State", cu_str(j, "state_name"), cu_str(j, "state"));
     print_text("Reason", j, "reason");
+    if (json_object_get(j, "hold"))
+        printf("%-14s by %s (ductile release)\n", "Held", cu_str(j, "hold"));
+    if (json_object_get(j, "dependency"))
+        print_text("Dependency", j, "dependency");
+    if (json_object_get(j, "begin"))
+        print_time("BeginTime", cu_num(j, "begin"));
     printf("%-14s %s\n", "Type", cu_str(j, "type"));
     printf("%-14s %lld (requested %lld, min %lld, max %lld, constraint %s)\n", "Nodes",
            (long long)json_integer_value(json_object_get(j, "nodes")),
@@ -461,6 +467,42 @@ int cmd_show(int argc, char **argv)
     return 0;
 }
 
+/* The per-job results of a cancel, hold or release (rep, freed here): --json prints
+ * them; else each that is not `done` goes to stderr, "job 12: RESULT: DETAIL" (with
+ * `failed` in place of a "failed" result). Exit status 1 when a job was not found, not
+ * the caller's, or failed. */
+static int job_results(json_t *rep, bool json, const char *done, const char *failed)
+{
+    if (!rep)
+        return 1;
+    json_t *res = json_object_get(rep, "results");
+    if (json) {
+        cu_print_json(res);
+        json_decref(rep);
+        return 0;
+    }
+    int status = 0;
+    size_t k;
+    json_t *r;
+    json_array_foreach(res, k, r)
+    {
+        const char *what = cu_str(r, "result");
+        long long id = (long long)json_integer_value(json_object_get(r, "job"));
+        if (!strcmp(what, done))
+            continue;
+        if (failed && !strcmp(what, "failed"))
+            what = failed;
+        char *detail = esc(r, "detail");
+        fprintf(stderr, "ductile: job %lld: %s%s%s\n", id, what, detail && *detail ? ": " : "",
+                detail ? detail : "");
+        free(detail);
+        if (!strcmp(what, "no such job") || !strcmp(what, "not yours") || what == failed)
+            status = 1;
+    }
+    json_decref(rep);
+    return status;
+}
+
 /* One request for every job named and every filter: the controller applies it at once
  * (no scheduling pass between two ids) and answers with a result per job. */
 int cmd_cancel(int argc, char **argv)
@@ -486,34 +528,31 @@ int cmd_cancel(int argc, char **argv)
         json_object_set_new(req, "state", json_string(o.state));
     if (o.name)
         json_object_set_new(req, "name", json_string(o.name));
-    json_t *rep = cu_request(o.conf, req);
-    if (!rep)
-        return 1;
-    json_t *res = json_object_get(rep, "results");
-    if (o.json) {
-        cu_print_json(res);
-        json_decref(rep);
-        return 0;
-    }
-    int status = 0;
-    size_t k;
-    json_t *r;
-    json_array_foreach(res, k, r)
-    {
-        const char *what = cu_str(r, "result");
-        long long id = (long long)json_integer_value(json_object_get(r, "job"));
-        if (!strcmp(what, "cancelled"))
-            continue;
-        char *detail = esc(r, "detail");
-        fprintf(stderr, "ductile: job %lld: %s%s%s\n", id, what, detail && *detail ? ": " : "",
-                detail ? detail : "");
-        free(detail);
-        if (!strcmp(what, "no such job") || !strcmp(what, "not yours"))
-            status = 1;
-    }
-    json_decref(rep);
-    return status;
+    return job_results(cu_request(o.conf, req), o.json, "cancelled", NULL);
 }
+
+/* ductile hold / release JOB...: pending jobs kept out of scheduling, or let back in. */
+static int hold_or_release(int argc, char **argv, const char *verb)
+{
+    common_t o = {0};
+    const spec_t sp = {verb, OPT(O_CONF) | OPT(O_JSON), 0, -1,
+                       !strcmp(verb, "hold") ? "ductile hold JOB... [--json]"
+                                             : "ductile release JOB... [--json]"};
+    int i = parse(argc, argv, &o, &sp);
+    if (i < 0)
+        return 1;
+    if (i >= argc)
+        return cmd_fail("%s: give the ids of the jobs", verb);
+    json_t *ids = job_ids(argv + i, argc - i, NULL);
+    if (!ids)
+        return 1;
+    return job_results(cu_request(o.conf, json_pack("{s:s,s:o}", "type", verb, "jobs", ids)),
+                       o.json, !strcmp(verb, "hold") ? "held" : "released",
+                       !strcmp(verb, "hold") ? "not held" : "not released");
+}
+
+int cmd_hold(int argc, char **argv) { return hold_or_release(argc, argv, "hold"); }
+int cmd_release(int argc, char **argv) { return hold_or_release(argc, argv, "release"); }
 
 /* Exit status of `ductile resize` (docs/user-guide.md). */
 enum {

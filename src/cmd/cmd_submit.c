@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -25,6 +26,9 @@ typedef struct sub {
     long nodes, minn, maxn;
     long ntasks, tpn, cpt; /* --ntasks, --ntasks-per-node, --cpus-per-task; 0: not given */
     double time;
+    double begin;       /* --begin, seconds since the epoch; 0: not given */
+    const char *depend; /* --dependency */
+    bool hold;          /* --hold */
     double pmin, pmax;  /* --power-min/--power-max, W per node; < 0: not given */
     double io;          /* --io-intensity, share of its run time in I/O, 0..1; < 0: not given */
     bool requeue, ckpt_agents, parsable, help;
@@ -33,7 +37,7 @@ typedef struct sub {
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
        O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ };
-static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:";
+static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -49,7 +53,8 @@ static const struct option lopts[] = {
     {"parsable", no_argument, 0, O_PARSABLE},  {"export", required_argument, 0, O_EXPORT},
     {"ntasks", required_argument, 0, 'n'},     {"ntasks-per-node", required_argument, 0, O_TPN},
     {"cpus-per-task", required_argument, 0, 'c'}, {"exclusive", optional_argument, 0, O_EXCL},
-    {"no-requeue", no_argument, 0, O_NOREQ},
+    {"no-requeue", no_argument, 0, O_NOREQ},  {"hold", no_argument, 0, 'H'},
+    {"begin", required_argument, 0, 'b'},     {"dependency", required_argument, 0, 'd'},
     {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
 };
 
@@ -74,9 +79,6 @@ static const struct {
     {"mail-type", 0, "Ductile sends no mail: remove it"},
     {"mail-user", 0, "Ductile sends no mail: remove it"},
     {"array", 'a', "job arrays are not supported yet: submit one job per element"},
-    {"dependency", 'd', "dependencies are not supported yet"},
-    {"hold", 'H', "held jobs are not supported yet"},
-    {"begin", 'b', "deferred starts are not supported yet"},
     {"signal", 0, "a warning signal before the time limit is not supported yet"},
     {"test-only", 0, "not supported yet"},
     {"nodelist", 'w', "the scheduler chooses the nodes"},
@@ -151,6 +153,66 @@ static int parse_tasks(const char *where, const char *opt, const char *v, long *
     return 0;
 }
 
+/* --begin as sbatch takes it: now+N[seconds|minutes|hours|days|weeks] (seconds by
+ * default), HH:MM[:SS] (today, or tomorrow once past), midnight, noon, today, tomorrow,
+ * YYYY-MM-DD[THH:MM[:SS]], or Ductile's +DURATION and seconds since the epoch. */
+static int parse_begin(const char *v, double *out)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    if (!strncmp(v, "now+", 4)) {
+        char *end;
+        errno = 0;
+        long long n = strtoll(v + 4, &end, 10);
+        if (end == v + 4 || n < 0 || errno || v[4] == '+' || v[4] == '-')
+            return -1;
+        static const struct { const char *unit; long mul; } units[] = {
+            {"", 1}, {"s", 1}, {"sec", 1}, {"secs", 1}, {"second", 1}, {"seconds", 1},
+            {"m", 60}, {"min", 60}, {"mins", 60}, {"minute", 60}, {"minutes", 60},
+            {"h", 3600}, {"hour", 3600}, {"hours", 3600}, {"d", 86400}, {"day", 86400},
+            {"days", 86400}, {"w", 604800}, {"week", 604800}, {"weeks", 604800}};
+        for (size_t k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+            if (!strcasecmp(end, units[k].unit) && n <= 100LL * 365 * 86400 / units[k].mul) {
+                *out = (double)now + (double)n * (double)units[k].mul;
+                return 0;
+            }
+        return -1;
+    }
+    int hh = -1, mm = 0, ss = 0, used = 0;
+    if (!strcasecmp(v, "midnight") || !strcasecmp(v, "tomorrow"))
+        hh = 24;
+    else if (!strcasecmp(v, "noon"))
+        hh = 12;
+    else if (!strcasecmp(v, "today"))
+        hh = 0;
+    else if ((sscanf(v, "%2d:%2d:%2d%n", &hh, &mm, &ss, &used) == 3 && !v[used]) ||
+             (ss = 0, sscanf(v, "%2d:%2d%n", &hh, &mm, &used) == 2 && !v[used])) {
+        if (hh > 23 || mm > 59 || ss > 59 || hh < 0 || mm < 0 || ss < 0)
+            return -1;
+    } else {
+        hh = -1;
+    }
+    if (hh >= 0) {
+        tm.tm_hour = hh;
+        tm.tm_min = mm;
+        tm.tm_sec = ss;
+        tm.tm_isdst = -1;
+        time_t t = mktime(&tm);
+        if (t < now && hh != 0 && strcasecmp(v, "today")) /* already past: tomorrow */
+            t += 86400;
+        *out = (double)(t < now ? now : t);
+        return 0;
+    }
+    int y, mo, d;
+    if (sscanf(v, "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3 && !v[used]) {
+        char full[32];
+        snprintf(full, sizeof(full), "%sT00:00", v);
+        return strparse_time(full, (double)now, out) < 0 ? -1 : 0;
+    }
+    return strparse_time(v, (double)now, out) < 0 ? -1 : 0;
+}
+
 /* Applies one option; `where` names its origin for messages. */
 static int apply(sub_t *s, int o, const char *arg, const char *where, const char **conf)
 {
@@ -189,6 +251,19 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
         s->cons = arg;
         return 0;
     }
+    case 'H': s->hold = true; return 0;
+    case 'b':
+        if (parse_begin(arg, &s->begin) < 0)
+            return cmd_fail("%s--begin: '%s' is not a time (HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], "
+                            "now+N[seconds|minutes|hours|days|weeks], midnight, noon, "
+                            "tomorrow)", where, arg);
+        return 0;
+    case 'd':
+        if (!*arg || strlen(arg) > 1024 || strparse_has_control(arg))
+            return cmd_fail("%s--dependency: give conditions such as afterok:JOBID (at most "
+                            "1024 characters)", where);
+        s->depend = arg;
+        return 0;
     case 'n': return parse_tasks(where, "--ntasks", arg, &s->ntasks);
     case O_TPN: return parse_tasks(where, "--ntasks-per-node", arg, &s->tpn);
     case 'c': return parse_tasks(where, "--cpus-per-task", arg, &s->cpt);
@@ -413,6 +488,12 @@ static void usage(void)
            "  -n, --ntasks N, --ntasks-per-node N, -c, --cpus-per-task N\n"
            "                            without --nodes: as many nodes as the tasks need\n"
            "      --parsable            print the job id alone\n"
+           "  -H, --hold                submit it held (ductile release lets it start)\n"
+           "  -b, --begin TIME          not before TIME: HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]],\n"
+           "                            now+N[minutes|hours|days] (seconds by default), midnight\n"
+           "  -d, --dependency DEPS     after other jobs: afterok:ID[:ID...], afternotok:,\n"
+           "                            afterany:, after: (once started), singleton; joined by\n"
+           "                            ',' (all) or '?' (any)\n"
            "      --min-nodes N, --max-nodes N\n"
            "      --node-constraint C   none, pof2, even, odd, ncube, square\n"
            "      --rigid | --moldable | --malleable | --evolving\n"
@@ -657,6 +738,12 @@ int cmd_submit(int argc, char **argv)
                             s.cons ? s.cons : "none");
     if (req && s.ckpt_agents)
         json_object_set_new(req, "checkpoint_agents", json_true());
+    if (req && s.hold)
+        json_object_set_new(req, "hold", json_true());
+    if (req && s.begin > 0)
+        json_object_set_new(req, "begin", json_real(s.begin));
+    if (req && s.depend)
+        json_object_set_new(req, "dependency", json_string(s.depend));
     if (req && first + 1 < argc && script_path) {
         json_t *args = json_array();
         for (int k = first + 1; k < argc; k++)

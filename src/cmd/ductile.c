@@ -29,6 +29,8 @@ static const struct subcmd subcmds[] = {
     {"queue", cmd_queue, "list pending and running jobs"},
     {"show", cmd_show, "show one job in detail, with its resizes"},
     {"cancel", cmd_cancel, "cancel jobs"},
+    {"hold", cmd_hold, "keep pending jobs from starting"},
+    {"release", cmd_release, "let held jobs start again"},
     {"run", cmd_run, "run a command on the nodes of a job (inside a job: its own)"},
     {"mpirun", cmd_mpirun, "start a malleable MPI application (one group per node)"},
     {"rsh", cmd_rsh, "run a command on one node of the job (an MPI launcher's rsh agent)"},

@@ -86,6 +86,11 @@ typedef struct job {
     char *cwd;
     json_t *env;             /* array of "K=V" captured at submission */
     json_t *args;            /* the script's arguments (strings); NULL: none */
+    /* A pending job the engine does not see yet (eligible.c): */
+    int hold;                /* 1 held by its user, 2 by an operator; 0 not held */
+    double begin;            /* not before this time (--begin); 0: any time */
+    char *depend;            /* --dependency, as given ("afterok:12,singleton"); NULL */
+    bool waiting;            /* kept out of the engine for one of the above */
     char *out_path, *err_path;
     double submit, start, end;
     int exit_code;           /* -1 unknown */
@@ -238,6 +243,8 @@ typedef struct ctld {
     sched_t *sched;
     idmap_t *jobs;               /* live jobs: pending, running, completing */
     idmap_t *placed;             /* those of them that are not pending (jobs.c) */
+    idmap_t *waiting;            /* pending ones the engine does not see (eligible.c;
+                                    made at the first) */
     idmap_t *steps;              /* running steps of `ductile run` (steps.c) */
     node_t *nodes;
     int nnodes;
@@ -252,6 +259,7 @@ typedef struct ctld {
     uv_timer_t sched_pace;       /* the next pass after a long one (jobs_pass_paced) */
     double pass_not_before;      /* monotonic: no pass before (0: none) */
     bool sched_wanted;
+    bool elig_due;               /* the waiting jobs are to be looked at (eligible.c) */
     uv_timer_t tick;             /* SchedulerTick */
     uv_timer_t watchdog;         /* node timeouts */
     uv_signal_t sigterm, sigint, sighup;
@@ -311,6 +319,8 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, int
 int db_job_events(ctld_t *c, int64_t job, json_t *out);
 /* A job from the table (finished ones for `show`); NULL if absent or unreadable. */
 job_t *db_job_find_finished(ctld_t *c, int64_t id);
+/* A job's state and start time as recorded: 1, 0 (no such job) or -EIO. */
+int db_job_final(ctld_t *c, int64_t id, jstate_t *state, double *start);
 /* Submission keys (idempotent submit): the job a user's key made, kept in the table
  * submit_keys. find: 1 and *job when the key is known, 0 when not, -EIO. put: records
  * key -> job inside the open batch, so it commits with the job or not at all. */
@@ -490,6 +500,26 @@ bool job_has_node(const job_t *j, int idx);
 /* A node went down: its jobs end NODE_FAIL or are requeued. */
 void jobs_node_failed(ctld_t *c, node_t *n);
 void jobs_restore(ctld_t *c, job_t *j);
+/* A pending job nothing holds any more enters the engine (its submission time keeps
+ * its place); 0 or the engine's refusal. */
+int jobs_to_engine(ctld_t *c, job_t *j);
+
+/* eligible.c: pending jobs kept out of the engine (held, --begin, --dependency) */
+/* At submission: the --dependency text is right and names jobs that exist. */
+int elig_check_dependency(ctld_t *c, const char *spec, uint32_t uid, const char *name, char *err,
+                          size_t errlen);
+/* A pending job (new, restored, released): true if nothing holds it (the caller gives it
+ * to the engine), else it waits with its reason. */
+bool elig_enter(ctld_t *c, job_t *j);
+/* It ends: it waits no more. */
+void elig_forget(ctld_t *c, job_t *j);
+/* The waiting jobs whose wait is over enter the engine (after ends, starts and on each
+ * SchedulerTick: c->elig_due). */
+void elig_review(ctld_t *c);
+/* ductile hold / release: by its user (level 1) or an operator (2, which only an
+ * operator releases). 0, or a negative errno with why in err. */
+int elig_hold(ctld_t *c, job_t *j, bool op, char *err, size_t errlen);
+int elig_release(ctld_t *c, job_t *j, bool op, char *err, size_t errlen);
 /* After every job is restored: record what the restart changed. */
 void jobs_after_restore(ctld_t *c);
 json_t *job_to_json(const ctld_t *c, const job_t *j, bool full);

@@ -81,8 +81,10 @@ static const char *schema =
  * measured something: through jobs_user_name, every submission read every earlier job
  * of its name and user, queued ones too, scripts and environments included (at 2,000
  * queued jobs of one name, 40 % of the controller's time per submission).
- * Version 8: jobs have the arguments of their script (args: a JSON array, "" without). */
-#define SCHEMA_VERSION 8
+ * Version 8: jobs have the arguments of their script (args: a JSON array, "" without).
+ * Version 9: pending jobs may wait apart from the engine (eligible.c): held (hold: 1 by
+ * its user, 2 by an operator), until a time (begin), or for other jobs (depend). */
+#define SCHEMA_VERSION 9
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -91,14 +93,15 @@ static const char *const sql[ST__N] = {
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
                   " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class,"
-                  " args)"
+                  " args, hold, begin, depend)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
                   " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
-                  " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)",
+                  " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
-                " energy = ?34, ckpt = ?35, io_measured = ?37, wait_class = ?39 WHERE id = ?29",
+                " energy = ?34, ckpt = ?35, io_measured = ?37, wait_class = ?39, hold = ?41,"
+                " begin = ?42, depend = ?43 WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
     [ST_SEQ] = "UPDATE meta SET value = ?1 WHERE key = 'seq'",
@@ -466,6 +469,9 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"io_from", "ALTER TABLE jobs ADD COLUMN io_from TEXT DEFAULT ''"},
         {"wait_class", "ALTER TABLE jobs ADD COLUMN wait_class INTEGER DEFAULT 0"},
         {"args", "ALTER TABLE jobs ADD COLUMN args TEXT DEFAULT ''"},
+        {"hold", "ALTER TABLE jobs ADD COLUMN hold INTEGER DEFAULT 0"},
+        {"begin", "ALTER TABLE jobs ADD COLUMN begin REAL DEFAULT 0"},
+        {"depend", "ALTER TABLE jobs ADD COLUMN depend TEXT DEFAULT ''"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -479,7 +485,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             HISTORY_INDEXES " PRAGMA user_version = 8; COMMIT", err, errlen);
+                             HISTORY_INDEXES " PRAGMA user_version = 9; COMMIT", err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -788,6 +794,9 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_text(st, 38, j->io_from, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 39, j->wait_class);
     sqlite3_bind_text(st, 40, *args ? *args : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 41, j->hold);
+    sqlite3_bind_double(st, 42, j->begin);
+    sqlite3_bind_text(st, 43, j->depend ? j->depend : "", -1, SQLITE_STATIC);
     return 0;
 }
 
@@ -889,12 +898,13 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
  * an older version has them in the order they were added, which need not be the order
  * of a new one. Past the first 30 (the table as created); -1: none. */
 enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC_CLASS,
-       XC_ARGS, XC__N };
+       XC_ARGS, XC_HOLD, XC_BEGIN, XC_DEPEND, XC__N };
 static void added_columns(sqlite3_stmt *st, int *at)
 {
     static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
                                              "energy", "ckpt", "io_intensity", "io_measured",
-                                             "io_from", "wait_class", "args"};
+                                             "io_from", "wait_class", "args", "hold",
+                                             "begin", "depend"};
     int n = sqlite3_column_count(st);
     for (int x = 0; x < XC__N; x++) {
         at[x] = -1;
@@ -1014,6 +1024,15 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     j->wait_class = at[XC_CLASS] < 0 ? 0 : sqlite3_column_int(st, at[XC_CLASS]);
     if (j->wait_class < SCHED_CLASS_NORMAL || j->wait_class > SCHED_CLASS_FAILED)
         bad = "class it waits in";
+    j->hold = at[XC_HOLD] < 0 ? 0 : sqlite3_column_int(st, at[XC_HOLD]);
+    if (j->hold < 0 || j->hold > 2)
+        bad = "hold";
+    j->begin = col_num(st, at[XC_BEGIN]);
+    if (!(j->begin >= 0))
+        bad = "begin time";
+    s = col_text(st, at[XC_DEPEND]);
+    if (s && *s && !(j->depend = strdup(s)))
+        rc = -ENOMEM;
     s = col_text(st, at[XC_ARGS]);
     if (s && *s) {
         j->args = json_loads(s, 0, NULL);
@@ -1266,6 +1285,23 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
         fprintf(stderr, "ductiled: --recover: reading the nodes: %s: drain states lost\n", why);
     }
     return 0;
+}
+
+int db_job_final(ctld_t *c, int64_t id, jstate_t *state, double *start)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "SELECT state, start FROM jobs WHERE id = ?1", -1, &st, NULL))
+        return -EIO;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    int out = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -EIO;
+    const char *code = out == 1 ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    if (out == 1 && (!code || jstate_parse(code, state) < 0))
+        out = -EIO;
+    if (out == 1)
+        *start = sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    return out;
 }
 
 job_t *db_job_find_finished(ctld_t *c, int64_t id)

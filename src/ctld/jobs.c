@@ -107,6 +107,7 @@ void job_free(job_t *j)
     json_decref(j->args);
     free(j->out_path);
     free(j->err_path);
+    free(j->depend);
     free(j->alloc);
     free(j->resize_nodes);
     free(j->clean_wait);
@@ -319,13 +320,34 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
         return -EIO;
     }
     spec.id = j->id;
+    /* held, or waiting for a time or other jobs: out of the engine (eligible.c) */
+    if (!elig_enter(c, j)) {
+        idmap_put(c->jobs, j->id, j);
+        c->njobs_live++;
+        return 0;
+    }
     rc = sched_submit(c->sched, &spec, err, errlen);
-    if (rc < 0)
+    if (rc < 0) {
+        elig_forget(c, j);
         return rc;
+    }
     idmap_put(c->jobs, j->id, j);
     c->njobs_live++;
     jobs_want_schedule(c);
     return 0;
+}
+
+int jobs_to_engine(ctld_t *c, job_t *j)
+{
+    char err[SCHED_ERRLEN];
+    sched_jobspec_t spec = spec_of(c, j);
+    int rc = sched_submit(c->sched, &spec, err, sizeof(err));
+    if (rc == 0 && j->wait_class > SCHED_CLASS_NORMAL) /* requeued by a failure: first */
+        sched_set_class(c->sched, j->id, (sched_class_t)j->wait_class);
+    if (rc < 0)
+        fprintf(stderr, "ductiled: job %lld cannot enter the engine: %s\n", (long long)j->id, err);
+    jobs_want_schedule(c);
+    return rc;
 }
 
 /* The job is done everywhere: record its end and forget it. */
@@ -348,10 +370,12 @@ static void finish(ctld_t *c, job_t *j)
     db_job_save(c, j);
     db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
     sched_remove(c->sched, j->id);
+    elig_forget(c, j);
     idmap_del(c->jobs, j->id);
     idmap_del(c->placed, j->id);
     c->njobs_live--;
     job_free(j);
+    c->elig_due = true; /* a job that waited for this one's end */
     jobs_want_schedule(c);
 }
 
@@ -808,6 +832,10 @@ static void do_start(ctld_t *c, job_t *j, const sched_action_t *a, double now)
     job_to(c, j, JS_RUNNING, "started");
     j->start = now;
     j->alloc_since = now;
+    if (c->waiting && idmap_count(c->waiting)) { /* an "after:" dependency on it */
+        c->elig_due = true;
+        jobs_want_schedule(c);
+    }
     j->launched = false;
     j->run = j->restarts + 1;
     j->node_end = 0;
@@ -937,6 +965,8 @@ void jobs_schedule(ctld_t *c)
     if (c->stopping)
         return;
     double t0 = stats_clock();
+    if (c->elig_due)
+        elig_review(c);
     double now = ctld_now();
     const sched_action_t *acts;
     size_t n;
@@ -1085,9 +1115,13 @@ void jobs_restore(ctld_t *c, job_t *j)
     sched_jobspec_t spec = spec_of(c, j);
     int rc;
     if (j->state == JS_PENDING) {
-        rc = sched_submit(c->sched, &spec, err, sizeof(err));
-        if (rc == 0 && j->wait_class > SCHED_CLASS_NORMAL) /* requeued by a failure: first */
-            sched_set_class(c->sched, j->id, (sched_class_t)j->wait_class);
+        rc = 0;
+        if (elig_enter(c, j)) { /* else it waits, out of the engine (eligible.c) */
+            rc = sched_submit(c->sched, &spec, err, sizeof(err));
+            if (rc == 0 && j->wait_class > SCHED_CLASS_NORMAL) /* requeued by a failure: first */
+                sched_set_class(c->sched, j->id, (sched_class_t)j->wait_class);
+        }
+        c->elig_due = true;
     } else {
         j->run = j->restarts + 1;
         if (j->state == JS_RESIZING) {
@@ -1204,6 +1238,12 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                                                                 ? j->io_measured
                                                                 : iomeas_mean(j)));
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
+        if (j->hold) /* eligible.c */
+            json_object_set_new(o, "hold", json_string(j->hold == 2 ? "operator" : "user"));
+        if (j->begin > 0)
+            json_object_set_new(o, "begin", json_real(j->begin));
+        if (j->depend)
+            json_object_set_new(o, "dependency", json_string(j->depend));
         if (j->ck_want)
             json_object_set_new(o, "checkpoint_agents",
                                 json_pack("{s:s,s:s,s:s,s:f}", "agents", j->ck_agents ? j->ck_agents : "",

@@ -222,6 +222,8 @@ static int reload(ctld_t *c, char *err, size_t errlen)
     idmap_foreach(c->jobs, free_job, NULL);
     idmap_destroy(c->jobs);
     idmap_destroy(c->placed);
+    idmap_destroy(c->waiting);
+    c->waiting = NULL;
     c->jobs = idmap_create();
     c->placed = idmap_create();
     c->njobs_live = 0;
@@ -278,8 +280,10 @@ static void on_check(uv_check_t *h)
 
 static void on_tick(uv_timer_t *h)
 {
+    ctld_t *c = h->data;
     tick_due = true;
-    jobs_want_schedule(h->data);
+    c->elig_due = true; /* begin times come (eligible.c) */
+    jobs_want_schedule(c);
 }
 
 static void on_watchdog(uv_timer_t *h)

@@ -81,7 +81,9 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     char *script = NULL;
     int64_t nodes, minn, maxn;
     double tlimit, io;
-    bool requeue, ck_want;
+    bool requeue, ck_want, hold;
+    double begin;
+    const char *depend;
     const json_t *env, *args;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, "script", &name, err, sizeof(err)) < 0 ||
@@ -97,6 +99,9 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_num_opt(m, "io_intensity", -INFINITY, INFINITY, 0, &io, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "requeue", false, &requeue, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "checkpoint_agents", false, &ck_want, err, sizeof(err)) < 0 ||
+        proto_bool_opt(m, "hold", false, &hold, err, sizeof(err)) < 0 ||
+        proto_num_opt(m, "begin", 0, 1e11, 0, &begin, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "dependency", 1024, NULL, &depend, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "args", MAX_ARGS, MAX_ENV_LEN, &args, err, sizeof(err)) < 0 ||
         check_text("job name", name, err, sizeof(err)) < 0 ||
@@ -130,6 +135,14 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     if (cwd[0] != '/') {
         fail(c, conn, "the working directory must be an absolute path");
         return;
+    }
+    if (depend && *depend) {
+        char why[300];
+        if (elig_check_dependency(c, depend, conn_uid(conn), name, why, sizeof(why)) < 0) {
+            snprintf(err, sizeof(err), "--dependency=%.200s: %s", depend, why);
+            fail(c, conn, err);
+            return;
+        }
     }
     /* A repeat of a submission already made (its reply was lost): the first job's id,
      * with the same reply. Looked up in the open batch too, so a repeat arriving before
@@ -178,6 +191,9 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->cwd = strdup(cwd);
     j->env = env ? json_deep_copy(env) : json_array();
     j->args = args && json_array_size(args) ? json_deep_copy(args) : NULL;
+    j->hold = hold ? 1 : 0;
+    j->begin = begin;
+    j->depend = depend && *depend ? strdup(depend) : NULL;
     j->out_path = dup_or_null(out);
     j->err_path = dup_or_null(errp);
     energy_resolve(c, j, declared == 1, pmin, pmax);
@@ -528,6 +544,18 @@ static json_t *cancel_result(int64_t id, const char *result, const char *detail)
     return r;
 }
 
+/* NULL when ids is a list of at most 100000 job ids, else what is wrong with it. */
+static const char *bad_ids(const json_t *ids)
+{
+    if (!json_is_array(ids) || json_array_size(ids) > 100000)
+        return "field 'jobs' must be an array of at most 100000 job ids";
+    size_t k;
+    json_t *v;
+    json_array_foreach(ids, k, v) if (!json_is_integer(v) || json_integer_value(v) < 1)
+        return "field 'jobs' must hold job ids (positive integers)";
+    return NULL;
+}
+
 /* One cancel request for a list of jobs and/or filters, applied at once: no scheduling
  * pass runs between two of its jobs (a pass runs from the loop's idle handle, after
  * this handler), so cancelling a queue never starts part of it first. The reply has a
@@ -556,17 +584,13 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         fail(c, conn, err);
         return;
     }
-    if (!json_is_array(ids) || json_array_size(ids) > 100000) {
-        fail(c, conn, "field 'jobs' must be an array of at most 100000 job ids");
+    const char *bad = bad_ids(ids);
+    if (bad) {
+        fail(c, conn, bad);
         return;
     }
     size_t k;
     json_t *v;
-    json_array_foreach(ids, k, v) if (!json_is_integer(v) || json_integer_value(v) < 1)
-    {
-        fail(c, conn, "field 'jobs' must hold job ids (positive integers)");
-        return;
-    }
     if (state) {
         if (jstate_parse(state, &f.state) < 0) {
             fail(c, conn, "unknown state (use PD, R, RS or CG, or PENDING, RUNNING...)");
@@ -625,6 +649,45 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
             json_array_append_new(results, cancel_result(id, "cancelled", NULL));
         }
         free(x.v);
+    }
+    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
+}
+
+/* ductile hold / release {"jobs": [ids]}: pending jobs kept out of the engine, or let
+ * back in (eligible.c). A user holds and releases their own jobs; an operator's hold
+ * (any job) only an operator releases. One result per job: "held" / "released", or
+ * "failed" with why. */
+static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, bool hold)
+{
+    const json_t *ids = json_object_get(m, "jobs");
+    const char *bad = bad_ids(ids);
+    if (bad || !json_array_size(ids)) {
+        fail(c, conn, bad ? bad : "give the ids of the jobs");
+        return;
+    }
+    size_t k;
+    json_t *v;
+    bool op = is_operator(c, conn);
+    json_t *results = json_array();
+    json_array_foreach(ids, k, v)
+    {
+        int64_t id = json_integer_value(v);
+        job_t *j = idmap_get(c->jobs, id);
+        char why[256] = "";
+        if (!j) {
+            job_t *done = db_job_find_finished(c, id);
+            snprintf(why, sizeof(why), "%s", done ? "it has ended" : "no such job");
+            job_free(done);
+        } else if (!may_modify(c, conn, j)) {
+            snprintf(why, sizeof(why), "permission denied: it belongs to %s", j->user);
+        } else if (hold) {
+            elig_hold(c, j, op, why, sizeof(why));
+        } else {
+            elig_release(c, j, op, why, sizeof(why));
+        }
+        json_array_append_new(results, cancel_result(id, *why ? "failed" : hold ? "held"
+                                                                              : "released",
+                                                     *why ? why : NULL));
     }
     reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
 }
@@ -844,6 +907,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         do_queue(c, conn, msg);
     else if (!strcmp(type, "show"))
         do_show(c, conn, msg);
+    else if (!strcmp(type, "hold") || !strcmp(type, "release"))
+        do_hold(c, conn, msg, !strcmp(type, "hold"));
     else if (!strcmp(type, "cancel"))
         do_cancel(c, conn, msg);
     else if (!strcmp(type, "resize"))

@@ -1,0 +1,274 @@
+/* Pending jobs the engine does not see yet: held (`ductile hold`, `submit --hold`),
+ * waiting for their begin time (`--begin`) or for other jobs (`--dependency`). They stay
+ * out of the engine, so that no policy plans for them (no reservation is made for a job
+ * whose dependency is unmet), and enter it with their submission time, so their place
+ * in the queue, once nothing holds them. They wait in c->waiting; their reason says
+ * why, in Slurm's words: JobHeldUser, JobHeldAdmin, BeginTime, Dependency,
+ * DependencyNeverSatisfied. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld.h"
+#include "strparse.h"
+
+typedef enum { DEP_MET, DEP_WAIT, DEP_NEVER } dep_t;
+
+typedef struct single {
+    uint32_t uid;
+    const char *name;
+    int64_t self;
+    bool found;
+} single_t;
+
+static void earlier_twin(int64_t id, void *val, void *arg)
+{
+    single_t *s = arg;
+    const job_t *o = val;
+    if (id < s->self && o->uid == s->uid && o->name && !strcmp(o->name, s->name))
+        s->found = true;
+}
+
+/* The state a job a dependency names is in, for one kind of condition (0 after, 1
+ * afterany, 2 afterok, 3 afternotok). -1 and err: no such job (at submission) or the
+ * database cannot say. */
+static int one_job(ctld_t *c, int kind, int64_t id, bool submitting, dep_t *out, char *err,
+                   size_t errlen)
+{
+    const job_t *o = idmap_get(c->jobs, id);
+    if (o) { /* after: once it has started; the others once it has ended */
+        *out = kind == 0 && o->state != JS_PENDING ? DEP_MET : DEP_WAIT;
+        return 0;
+    }
+    jstate_t st;
+    double start;
+    int rc = db_job_final(c, id, &st, &start);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot read job %lld from the database", (long long)id);
+        return -1;
+    }
+    if (rc == 1 && !jstate_final(st)) { /* live, not loaded yet (a restart's load) */
+        *out = kind == 0 && st != JS_PENDING ? DEP_MET : DEP_WAIT;
+        return 0;
+    }
+    if (rc == 0) {
+        if (submitting) {
+            snprintf(err, errlen, "job %lld does not exist", (long long)id);
+            return -1;
+        }
+        *out = DEP_NEVER; /* gone from the database: it will never end again */
+        return 0;
+    }
+    bool ok = st == JS_COMPLETED;
+    *out = (kind == 2 && !ok) || (kind == 3 && ok) ? DEP_NEVER : DEP_MET;
+    return 0;
+}
+
+/* One condition of job `self` (0 at submission), "afterok:12:13" or "singleton". */
+static int one_term(ctld_t *c, const char *term, uint32_t uid, const char *name, int64_t self,
+                    dep_t *out, char *err, size_t errlen)
+{
+    if (!strcmp(term, "singleton")) {
+        single_t s = {.uid = uid, .name = name, .self = self ? self : INT64_MAX};
+        idmap_foreach(c->jobs, earlier_twin, &s);
+        *out = s.found ? DEP_WAIT : DEP_MET;
+        return 0;
+    }
+    static const char *const kinds[] = {"after", "afterany", "afterok", "afternotok"};
+    const char *colon = strchr(term, ':');
+    size_t n = colon ? (size_t)(colon - term) : strlen(term);
+    int kind = -1;
+    for (int k = 0; k < 4; k++)
+        if (strlen(kinds[k]) == n && !strncmp(term, kinds[k], n))
+            kind = k;
+    if (kind < 0) {
+        snprintf(err, errlen, "'%.*s' is not a kind of dependency (after, afterany, afterok, "
+                 "afternotok, singleton)", (int)(n > 40 ? 40 : n), term);
+        return -1;
+    }
+    if (!colon || !colon[1]) {
+        snprintf(err, errlen, "%s needs job ids: %s:JOBID[:JOBID...]", kinds[kind], kinds[kind]);
+        return -1;
+    }
+    bool wait = false, never = false;
+    for (const char *p = colon + 1; *p;) {
+        size_t len = strcspn(p, ":");
+        char num[24];
+        long id;
+        snprintf(num, sizeof(num), "%.*s", (int)(len < sizeof(num) ? len : sizeof(num) - 1), p);
+        if (len >= sizeof(num) || strparse_long(num, 1, 1L << 53, &id) < 0) {
+            snprintf(err, errlen, "'%.60s': job ids are whole numbers, separated by ':'", term);
+            return -1;
+        }
+        p += len + (p[len] == ':');
+        if (id == self) {
+            snprintf(err, errlen, "a job cannot depend on itself");
+            return -1;
+        }
+        dep_t d;
+        if (one_job(c, kind, id, self == 0, &d, err, errlen) < 0)
+            return -1;
+        wait = wait || d == DEP_WAIT;
+        never = never || d == DEP_NEVER;
+    }
+    *out = never ? DEP_NEVER : wait ? DEP_WAIT : DEP_MET;
+    return 0;
+}
+
+/* The whole --dependency: conditions joined by ',' (all of them) or by '?' (any). */
+static int evaluate(ctld_t *c, const char *spec, uint32_t uid, const char *name, int64_t self,
+                    dep_t *out, char *err, size_t errlen)
+{
+    bool any = strchr(spec, '?') != NULL;
+    if (any && strchr(spec, ',')) {
+        snprintf(err, errlen, "join the conditions with ',' (all of them) or with '?' (any of "
+                 "them), not both");
+        return -1;
+    }
+    if (strlen(spec) > 1024) {
+        snprintf(err, errlen, "longer than 1024 characters");
+        return -1;
+    }
+    char copy[1032];
+    snprintf(copy, sizeof(copy), "%s", spec);
+    int met = 0, wait = 0, terms = 0;
+    const char *sep = any ? "?" : ",";
+    char *save = NULL;
+    for (char *t = strtok_r(copy, sep, &save); t; t = strtok_r(NULL, sep, &save)) {
+        dep_t d;
+        if (one_term(c, t, uid, name, self, &d, err, errlen) < 0)
+            return -1;
+        terms++;
+        met += d == DEP_MET;
+        wait += d == DEP_WAIT;
+    }
+    if (!terms) {
+        snprintf(err, errlen, "no condition given");
+        return -1;
+    }
+    if (any)
+        *out = met ? DEP_MET : wait ? DEP_WAIT : DEP_NEVER;
+    else
+        *out = met == terms ? DEP_MET : wait + met == terms ? DEP_WAIT : DEP_NEVER;
+    return 0;
+}
+
+int elig_check_dependency(ctld_t *c, const char *spec, uint32_t uid, const char *name, char *err,
+                          size_t errlen)
+{
+    dep_t d;
+    return evaluate(c, spec, uid, name, 0, &d, err, errlen);
+}
+
+/* Why j may not enter the engine now; NULL: nothing holds it. */
+static const char *holds_it(ctld_t *c, const job_t *j, double now)
+{
+    if (j->hold == 2)
+        return "JobHeldAdmin";
+    if (j->hold == 1)
+        return "JobHeldUser";
+    if (j->begin > now)
+        return "BeginTime";
+    if (!j->depend)
+        return NULL;
+    dep_t d;
+    char err[256];
+    if (evaluate(c, j->depend, j->uid, j->name ? j->name : "", j->id, &d, err, sizeof(err)) < 0)
+        return "Dependency"; /* the database could not say: ask again later */
+    return d == DEP_MET ? NULL : d == DEP_WAIT ? "Dependency" : "DependencyNeverSatisfied";
+}
+
+static void set_reason(ctld_t *c, job_t *j, const char *why)
+{
+    if (strcmp(j->reason, why)) {
+        snprintf(j->reason, sizeof(j->reason), "%s", why);
+        db_job_save(c, j);
+    }
+}
+
+bool elig_enter(ctld_t *c, job_t *j)
+{
+    const char *why = holds_it(c, j, ctld_now());
+    if (why) {
+        if (!c->waiting)
+            c->waiting = idmap_create();
+        if (!j->waiting && c->waiting) {
+            j->waiting = true;
+            idmap_put(c->waiting, j->id, j);
+        }
+        set_reason(c, j, why);
+        return false;
+    }
+    if (j->waiting) {
+        j->waiting = false;
+        idmap_del(c->waiting, j->id);
+        set_reason(c, j, "Priority");
+    }
+    return true;
+}
+
+void elig_forget(ctld_t *c, job_t *j)
+{
+    if (j->waiting && c->waiting)
+        idmap_del(c->waiting, j->id);
+    j->waiting = false;
+}
+
+static void collect(int64_t id, void *val, void *arg)
+{
+    (void)val;
+    json_array_append_new(arg, json_integer(id));
+}
+
+void elig_review(ctld_t *c)
+{
+    c->elig_due = false;
+    if (!c->waiting || !idmap_count(c->waiting))
+        return;
+    json_t *ids = json_array(); /* the walk may not change the map it walks */
+    idmap_foreach(c->waiting, collect, ids);
+    size_t k;
+    json_t *v;
+    json_array_foreach(ids, k, v) {
+        job_t *j = idmap_get(c->jobs, json_integer_value(v));
+        if (j && j->waiting && j->state == JS_PENDING && elig_enter(c, j))
+            jobs_to_engine(c, j);
+    }
+    json_decref(ids);
+}
+
+int elig_hold(ctld_t *c, job_t *j, bool op, char *err, size_t errlen)
+{
+    if (j->state != JS_PENDING) {
+        snprintf(err, errlen, "it is %s: only pending jobs are held", jstate_name(j->state));
+        return -EINVAL;
+    }
+    int level = op ? 2 : 1;
+    if (j->hold >= level)
+        return 0;
+    j->hold = level;
+    if (!j->waiting)
+        sched_remove(c->sched, j->id); /* out of the engine's plans */
+    elig_enter(c, j);
+    db_job_save(c, j);
+    jobs_want_schedule(c); /* what was planned around it */
+    return 0;
+}
+
+int elig_release(ctld_t *c, job_t *j, bool op, char *err, size_t errlen)
+{
+    if (j->state != JS_PENDING || !j->hold) {
+        snprintf(err, errlen, "it is not held");
+        return -EINVAL;
+    }
+    if (j->hold == 2 && !op) {
+        snprintf(err, errlen, "permission denied: an operator held it");
+        return -EPERM;
+    }
+    j->hold = 0;
+    if (elig_enter(c, j))
+        jobs_to_engine(c, j);
+    db_job_save(c, j);
+    return 0;
+}
