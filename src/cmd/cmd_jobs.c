@@ -155,28 +155,58 @@ static int parse_job(const char *s, long long *id)
     return 0;
 }
 
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+/* How a job is shown: "12", or "12_3" for an element of an array. */
+static char *job_label(const json_t *j)
+{
+    if (json_object_get(j, "array_id"))
+        return fmt("%lld_%lld", (long long)json_integer_value(json_object_get(j, "array_id")),
+                   (long long)json_integer_value(json_object_get(j, "array_task")));
+    return fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
+}
+
+/* A job as the user names it: its id, or "12_3" for element 3 of array 12 (which the
+ * controller finds); NULL once the error is printed. */
+static json_t *job_ref(const char *s)
+{
+    long long id;
+    const char *us = strchr(s, '_');
+    if (us) {
+        char a[24];
+        long t;
+        if ((size_t)(us - s) >= sizeof(a) || (snprintf(a, sizeof(a), "%.*s", (int)(us - s), s), 0) ||
+            parse_job(a, &id) || strparse_long(us + 1, 0, LONG_MAX, &t) < 0) {
+            cmd_fail("'%s' is not a job id (12, or 12_3 for element 3 of array 12)", s);
+            return NULL;
+        }
+        return json_string(s);
+    }
+    return parse_job(s, &id) ? NULL : json_integer(id);
+}
+
 /* Job ids from positional arguments and from "1,2,3" lists; NULL once the error is
  * printed. */
 static json_t *job_ids(char **args, int n, const char *list)
 {
     json_t *ids = json_array();
-    long long id;
+    json_t *id;
     for (int k = 0; k < n; k++) {
-        if (parse_job(args[k], &id)) {
+        if (!(id = job_ref(args[k]))) {
             json_decref(ids);
             return NULL;
         }
-        json_array_append_new(ids, json_integer(id));
+        json_array_append_new(ids, id);
     }
     if (list) {
         char *copy = strdup(list), *save = NULL;
         for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-            if (parse_job(t, &id)) {
+            if (!(id = job_ref(t))) {
                 free(copy);
                 json_decref(ids);
                 return NULL;
             }
-            json_array_append_new(ids, json_integer(id));
+            json_array_append_new(ids, id);
         }
         free(copy);
         if (!json_array_size(ids)) {
@@ -263,7 +293,7 @@ int cmd_queue(int argc, char **argv)
         cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
         bool pending = !strcmp(cu_str(j, "state"), "PD");
         rows[k] = calloc(7, sizeof(char *));
-        rows[k][0] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
+        rows[k][0] = job_label(j);
         char *name = esc(j, "name"), *reason = esc(j, "reason");
         rows[k][1] = fmt("%.20s", name ? name : "");
         rows[k][2] = esc(j, "user");
@@ -352,10 +382,10 @@ int cmd_show(int argc, char **argv)
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
-    long long id;
-    if (parse_job(argv[i], &id))
+    json_t *ref = job_ref(argv[i]);
+    if (!ref)
         return 1;
-    json_t *rep = cu_request(o.conf, json_pack("{s:s,s:I}", "type", "show", "job", (json_int_t)id));
+    json_t *rep = cu_request(o.conf, json_pack("{s:s,s:o}", "type", "show", "job", ref));
     if (!rep)
         return 1;
     json_t *j = json_object_get(rep, "job");
@@ -365,7 +395,13 @@ int cmd_show(int argc, char **argv)
         return 0;
     }
     char t[32];
-    printf("%-14s %lld\n", "JobId", (long long)json_integer_value(json_object_get(j, "id")));
+    long long id = (long long)json_integer_value(json_object_get(j, "id"));
+    printf("%-14s %lld\n", "JobId", id);
+    if (json_object_get(j, "array_id")) {
+        char *label = job_label(j);
+        printf("%-14s %s\n", "ArrayElement", label);
+        free(label);
+    }
     print_text("Name", j, "name");
     print_text("User", j, "user");
     printf("%-14s %s (%s)\n", "State", cu_str(j, "state_name"), cu_str(j, "state"));
@@ -487,13 +523,18 @@ static int job_results(json_t *rep, bool json, const char *done, const char *fai
     json_array_foreach(res, k, r)
     {
         const char *what = cu_str(r, "result");
-        long long id = (long long)json_integer_value(json_object_get(r, "job"));
+        const json_t *ref = json_object_get(r, "job"); /* an id, or "12_3" as given */
+        char label[48];
+        if (json_is_string(ref))
+            snprintf(label, sizeof(label), "%.40s", json_string_value(ref));
+        else
+            snprintf(label, sizeof(label), "%lld", (long long)json_integer_value(ref));
         if (!strcmp(what, done))
             continue;
         if (failed && !strcmp(what, "failed"))
             what = failed;
         char *detail = esc(r, "detail");
-        fprintf(stderr, "ductile: job %lld: %s%s%s\n", id, what, detail && *detail ? ": " : "",
+        fprintf(stderr, "ductile: job %s: %s%s%s\n", label, what, detail && *detail ? ": " : "",
                 detail ? detail : "");
         free(detail);
         if (!strcmp(what, "no such job") || !strcmp(what, "not yours") || what == failed)
@@ -872,7 +913,7 @@ int cmd_history(int argc, char **argv)
         cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
         long long sig = (long long)json_integer_value(json_object_get(j, "signal"));
         rows[k] = calloc(10, sizeof(char *));
-        rows[k][0] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
+        rows[k][0] = job_label(j);
         char *name = esc(j, "name");
         rows[k][1] = fmt("%.20s", name ? name : "");
         free(name);

@@ -29,6 +29,7 @@ typedef struct sub {
     double begin;       /* --begin, seconds since the epoch; 0: not given */
     const char *depend; /* --dependency */
     bool hold;          /* --hold */
+    const char *array;  /* --array, as given */
     double pmin, pmax;  /* --power-min/--power-max, W per node; < 0: not given */
     double io;          /* --io-intensity, share of its run time in I/O, 0..1; < 0: not given */
     bool requeue, ckpt_agents, parsable, help;
@@ -37,7 +38,7 @@ typedef struct sub {
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
        O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ };
-static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:";
+static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -55,6 +56,7 @@ static const struct option lopts[] = {
     {"cpus-per-task", required_argument, 0, 'c'}, {"exclusive", optional_argument, 0, O_EXCL},
     {"no-requeue", no_argument, 0, O_NOREQ},  {"hold", no_argument, 0, 'H'},
     {"begin", required_argument, 0, 'b'},     {"dependency", required_argument, 0, 'd'},
+    {"array", required_argument, 0, 'a'},
     {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
 };
 
@@ -78,7 +80,6 @@ static const struct {
     {"constraint", 'C', "Ductile's nodes have no features yet"},
     {"mail-type", 0, "Ductile sends no mail: remove it"},
     {"mail-user", 0, "Ductile sends no mail: remove it"},
-    {"array", 'a', "job arrays are not supported yet: submit one job per element"},
     {"signal", 0, "a warning signal before the time limit is not supported yet"},
     {"test-only", 0, "not supported yet"},
     {"nodelist", 'w', "the scheduler chooses the nodes"},
@@ -213,6 +214,82 @@ static int parse_begin(const char *v, double *out)
     return strparse_time(v, (double)now, out) < 0 ? -1 : 0;
 }
 
+#define ARRAY_MAX_ELEMENTS 10000
+#define ARRAY_MAX_INDEX 4000000
+#define FAIL_NEG(...) (cmd_fail(__VA_ARGS__), -1) /* the message, and -1 */
+
+static int cmp_int(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* --array as sbatch takes it: indices and ranges, "1-100", "0-30:10", "1,4,7-9", with
+ * "%N" at the end for at most N running at once. The indices, each once, rising. */
+static int array_parse(const char *v, json_t **out, long *max, const char *where)
+{
+    *max = 0;
+    char buf[1024];
+    if (!*v || strlen(v) >= sizeof(buf))
+        return FAIL_NEG("%s--array: give indices such as 1-100, 0-30:10 or 1,4,7 (and %%N to "
+                        "run at most N at once)", where);
+    snprintf(buf, sizeof(buf), "%s", v);
+    char *pct = strchr(buf, '%');
+    if (pct) {
+        *pct = '\0';
+        if (strparse_long(pct + 1, 1, ARRAY_MAX_ELEMENTS, max) < 0)
+            return FAIL_NEG("%s--array: '%%%s' is not a limit of elements running at once (1 "
+                            "to %d)", where, pct + 1, ARRAY_MAX_ELEMENTS);
+    }
+    long *v2 = malloc((ARRAY_MAX_ELEMENTS + 1) * sizeof(long));
+    size_t n = 0;
+    char *save = NULL;
+    int bad = !v2;
+    for (char *t = strtok_r(buf, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save)) {
+        long a, b, step = 1;
+        char *colon = strchr(t, ':'), *dash = strchr(t, '-');
+        if (colon)
+            *colon = '\0';
+        if (dash)
+            *dash = '\0';
+        if (strparse_long(t, 0, ARRAY_MAX_INDEX, &a) < 0 ||
+            (dash && strparse_long(dash + 1, 0, ARRAY_MAX_INDEX, &b) < 0) ||
+            (colon && (!dash || strparse_long(colon + 1, 1, ARRAY_MAX_INDEX, &step) < 0))) {
+            bad = 1;
+            break;
+        }
+        if (!dash)
+            b = a;
+        if (b < a) {
+            bad = 1;
+            break;
+        }
+        for (long x = a; x <= b && !bad; x += step) {
+            if (n >= ARRAY_MAX_ELEMENTS)
+                bad = 2;
+            else
+                v2[n++] = x;
+        }
+    }
+    if (!bad && !n)
+        bad = 1;
+    if (bad) {
+        free(v2);
+        if (bad == 2)
+            return FAIL_NEG("%s--array: more than %d elements", where, ARRAY_MAX_ELEMENTS);
+        return FAIL_NEG("%s--array: '%s' is not a list of indices (0 to %d: 1-100, 0-30:10, "
+                        "1,4,7, and %%N to run at most N at once)", where, v, ARRAY_MAX_INDEX);
+    }
+    qsort(v2, n, sizeof(long), cmp_int);
+    json_t *a = json_array();
+    for (size_t k = 0; k < n; k++)
+        if (!k || v2[k] != v2[k - 1])
+            json_array_append_new(a, json_integer(v2[k]));
+    free(v2);
+    *out = a;
+    return 0;
+}
+
 /* Applies one option; `where` names its origin for messages. */
 static int apply(sub_t *s, int o, const char *arg, const char *where, const char **conf)
 {
@@ -258,6 +335,15 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
                             "now+N[seconds|minutes|hours|days|weeks], midnight, noon, "
                             "tomorrow)", where, arg);
         return 0;
+    case 'a': {
+        json_t *idx = NULL;
+        long max;
+        if (array_parse(arg, &idx, &max, where) < 0)
+            return -1;
+        json_decref(idx);
+        s->array = arg;
+        return 0;
+    }
     case 'd':
         if (!*arg || strlen(arg) > 1024 || strparse_has_control(arg))
             return cmd_fail("%s--dependency: give conditions such as afterok:JOBID (at most "
@@ -488,6 +574,7 @@ static void usage(void)
            "  -n, --ntasks N, --ntasks-per-node N, -c, --cpus-per-task N\n"
            "                            without --nodes: as many nodes as the tasks need\n"
            "      --parsable            print the job id alone\n"
+           "  -a, --array SPEC          a job array: 1-100, 0-30:10, 1,4,7; %%N: N at once\n"
            "  -H, --hold                submit it held (ductile release lets it start)\n"
            "  -b, --begin TIME          not before TIME: HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]],\n"
            "                            now+N[minutes|hours|days] (seconds by default), midnight\n"
@@ -603,6 +690,22 @@ static json_t *job_environment(const sub_t *s, bool slurm)
         env_setf(env, "SLURM_NTASKS_PER_NODE", s->tpn);
     if (slurm && s->cpt)
         env_setf(env, "SLURM_CPUS_PER_TASK", s->cpt);
+    json_t *idx = NULL;
+    long max;
+    if (s->array && array_parse(s->array, &idx, &max, "") == 0) {
+        size_t n = json_array_size(idx);
+        long lo = (long)json_integer_value(json_array_get(idx, 0));
+        long hi = (long)json_integer_value(json_array_get(idx, n - 1));
+        env_setf(env, "DUCTILE_ARRAY_TASK_COUNT", (long)n);
+        env_setf(env, "DUCTILE_ARRAY_TASK_MIN", lo);
+        env_setf(env, "DUCTILE_ARRAY_TASK_MAX", hi);
+        if (slurm) {
+            env_setf(env, "SLURM_ARRAY_TASK_COUNT", (long)n);
+            env_setf(env, "SLURM_ARRAY_TASK_MIN", lo);
+            env_setf(env, "SLURM_ARRAY_TASK_MAX", hi);
+        }
+    }
+    json_decref(idx);
     return env;
 }
 
@@ -744,6 +847,14 @@ int cmd_submit(int argc, char **argv)
         json_object_set_new(req, "begin", json_real(s.begin));
     if (req && s.depend)
         json_object_set_new(req, "dependency", json_string(s.depend));
+    if (req && s.array) {
+        json_t *idx = NULL;
+        long max = 0;
+        array_parse(s.array, &idx, &max, ""); /* checked when given */
+        json_object_set_new(req, "array", idx ? idx : json_array());
+        if (max)
+            json_object_set_new(req, "array_max", json_integer(max));
+    }
     if (req && first + 1 < argc && script_path) {
         json_t *args = json_array();
         for (int k = first + 1; k < argc; k++)

@@ -91,6 +91,9 @@ typedef struct job {
     double begin;            /* not before this time (--begin); 0: any time */
     char *depend;            /* --dependency, as given ("afterok:12,singleton"); NULL */
     bool waiting;            /* kept out of the engine for one of the above */
+    int64_t array_id;        /* an element of a job array: the id of its first element */
+    int array_task;          /* its index (SLURM_ARRAY_TASK_ID); -1: not an element */
+    int array_max;           /* elements of its array that may run at once; 0: any */
     char *out_path, *err_path;
     double submit, start, end;
     int exit_code;           /* -1 unknown */
@@ -319,6 +322,11 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, int
 int db_job_events(ctld_t *c, int64_t job, json_t *out);
 /* A job from the table (finished ones for `show`); NULL if absent or unreadable. */
 job_t *db_job_find_finished(ctld_t *c, int64_t id);
+/* The job of element `task` of array `array`: 1 (*id set), 0 (none) or -EIO. */
+int db_array_element(ctld_t *c, int64_t array, int task, int64_t *id);
+/* The elements of an array as recorded: how many are live, ended COMPLETED, ended
+ * otherwise, have started. 0 or -EIO. */
+int db_array_states(ctld_t *c, int64_t array, int *live, int *ok, int *failed, int *started);
 /* A job's state and start time as recorded: 1, 0 (no such job) or -EIO. */
 int db_job_final(ctld_t *c, int64_t id, jstate_t *state, double *start);
 /* Submission keys (idempotent submit): the job a user's key made, kept in the table
@@ -503,6 +511,17 @@ void jobs_restore(ctld_t *c, job_t *j);
 /* A pending job nothing holds any more enters the engine (its submission time keeps
  * its place); 0 or the engine's refusal. */
 int jobs_to_engine(ctld_t *c, job_t *j);
+
+/* arrays.c: job arrays. The elements of a submission, t the first (its id names the
+ * array) with the indices idx[0..n-1]: all submitted, or none (err says why). */
+int arrays_submit(ctld_t *c, job_t *t, const int *idx, int n, char *err, size_t errlen);
+/* Its array already has array_max elements in the engine or running. */
+bool arrays_throttled(ctld_t *c, const job_t *j);
+/* "12_3" for element 3 of array 12, else the job's id. */
+void arrays_name(const job_t *j, char *buf, size_t len);
+/* The job a reference names: an id, or "12_3". 0 and *id; -ENOENT (no such element) or
+ * -EINVAL (not a reference). */
+int arrays_resolve(ctld_t *c, const json_t *ref, int64_t *id);
 
 /* eligible.c: pending jobs kept out of the engine (held, --begin, --dependency) */
 /* At submission: the --dependency text is right and names jobs that exist. */

@@ -83,8 +83,11 @@ static const char *schema =
  * queued jobs of one name, 40 % of the controller's time per submission).
  * Version 8: jobs have the arguments of their script (args: a JSON array, "" without).
  * Version 9: pending jobs may wait apart from the engine (eligible.c): held (hold: 1 by
- * its user, 2 by an operator), until a time (begin), or for other jobs (depend). */
-#define SCHEMA_VERSION 9
+ * its user, 2 by an operator), until a time (begin), or for other jobs (depend).
+ * Version 10: job arrays: an element's array (array_id, the id of its first element;
+ * 0: not an element), its index (array_task) and how many of the array may run at once
+ * (array_max, 0: any). */
+#define SCHEMA_VERSION 10
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -93,15 +96,16 @@ static const char *const sql[ST__N] = {
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
                   " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class,"
-                  " args, hold, begin, depend)"
+                  " args, hold, begin, depend, array_id, array_task, array_max)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
                   " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
-                  " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)",
+                  " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45,"
+                  " ?46)",
     [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
                 " energy = ?34, ckpt = ?35, io_measured = ?37, wait_class = ?39, hold = ?41,"
-                " begin = ?42, depend = ?43 WHERE id = ?29",
+                " begin = ?42, depend = ?43, array_id = ?44 WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
     [ST_SEQ] = "UPDATE meta SET value = ?1 WHERE key = 'seq'",
@@ -472,6 +476,9 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"hold", "ALTER TABLE jobs ADD COLUMN hold INTEGER DEFAULT 0"},
         {"begin", "ALTER TABLE jobs ADD COLUMN begin REAL DEFAULT 0"},
         {"depend", "ALTER TABLE jobs ADD COLUMN depend TEXT DEFAULT ''"},
+        {"array_id", "ALTER TABLE jobs ADD COLUMN array_id INTEGER DEFAULT 0"},
+        {"array_task", "ALTER TABLE jobs ADD COLUMN array_task INTEGER DEFAULT -1"},
+        {"array_max", "ALTER TABLE jobs ADD COLUMN array_max INTEGER DEFAULT 0"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -485,7 +492,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             HISTORY_INDEXES " PRAGMA user_version = 9; COMMIT", err, errlen);
+                             HISTORY_INDEXES " PRAGMA user_version = 10; COMMIT", err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -797,6 +804,9 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_int(st, 41, j->hold);
     sqlite3_bind_double(st, 42, j->begin);
     sqlite3_bind_text(st, 43, j->depend ? j->depend : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 44, j->array_id);
+    sqlite3_bind_int(st, 45, j->array_task);
+    sqlite3_bind_int(st, 46, j->array_max);
     return 0;
 }
 
@@ -898,13 +908,14 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
  * an older version has them in the order they were added, which need not be the order
  * of a new one. Past the first 30 (the table as created); -1: none. */
 enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC_CLASS,
-       XC_ARGS, XC_HOLD, XC_BEGIN, XC_DEPEND, XC__N };
+       XC_ARGS, XC_HOLD, XC_BEGIN, XC_DEPEND, XC_ARRAY, XC_ATASK, XC_AMAX, XC__N };
 static void added_columns(sqlite3_stmt *st, int *at)
 {
     static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
                                              "energy", "ckpt", "io_intensity", "io_measured",
                                              "io_from", "wait_class", "args", "hold",
-                                             "begin", "depend"};
+                                             "begin", "depend", "array_id", "array_task",
+                                             "array_max"};
     int n = sqlite3_column_count(st);
     for (int x = 0; x < XC__N; x++) {
         at[x] = -1;
@@ -1030,6 +1041,12 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     j->begin = col_num(st, at[XC_BEGIN]);
     if (!(j->begin >= 0))
         bad = "begin time";
+    j->array_id = at[XC_ARRAY] < 0 ? 0 : sqlite3_column_int64(st, at[XC_ARRAY]);
+    j->array_task = at[XC_ATASK] < 0 ? -1 : sqlite3_column_int(st, at[XC_ATASK]);
+    j->array_max = at[XC_AMAX] < 0 ? 0 : sqlite3_column_int(st, at[XC_AMAX]);
+    if (j->array_id < 0 || j->array_id > j->id || j->array_task < -1 || j->array_max < 0 ||
+        (j->array_id > 0) != (j->array_task >= 0))
+        bad = "array";
     s = col_text(st, at[XC_DEPEND]);
     if (s && *s && !(j->depend = strdup(s)))
         rc = -ENOMEM;
@@ -1287,6 +1304,27 @@ int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen
     return 0;
 }
 
+int db_array_states(ctld_t *c, int64_t array, int *live, int *ok, int *failed, int *started)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "SELECT coalesce(sum(" LIVE "), 0),"
+                           " coalesce(sum(state = 'CD'), 0),"
+                           " coalesce(sum(state IN ('F','CA','TO','NF')), 0),"
+                           " coalesce(sum(start > 0), 0) FROM jobs WHERE array_id = ?1",
+                           -1, &st, NULL))
+        return -EIO;
+    sqlite3_bind_int64(st, 1, array);
+    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
+    if (rc == 0) {
+        *live = sqlite3_column_int(st, 0);
+        *ok = sqlite3_column_int(st, 1);
+        *failed = sqlite3_column_int(st, 2);
+        *started = sqlite3_column_int(st, 3);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int db_job_final(ctld_t *c, int64_t id, jstate_t *state, double *start)
 {
     sqlite3_stmt *st;
@@ -1300,6 +1338,22 @@ int db_job_final(ctld_t *c, int64_t id, jstate_t *state, double *start)
         out = -EIO;
     if (out == 1)
         *start = sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    return out;
+}
+
+int db_array_element(ctld_t *c, int64_t array, int task, int64_t *id)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "SELECT id FROM jobs WHERE array_id = ?1 AND array_task = ?2",
+                           -1, &st, NULL))
+        return -EIO;
+    sqlite3_bind_int64(st, 1, array);
+    sqlite3_bind_int(st, 2, task);
+    int rc = sqlite3_step(st);
+    int out = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -EIO;
+    if (out == 1)
+        *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return out;
 }

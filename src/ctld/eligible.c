@@ -37,6 +37,20 @@ static int one_job(ctld_t *c, int kind, int64_t id, bool submitting, dep_t *out,
                    size_t errlen)
 {
     const job_t *o = idmap_get(c->jobs, id);
+    int live, succeeded, failed, started;
+    /* an array (named by its id, its first element's): every element, as in Slurm */
+    if (db_array_states(c, id, &live, &succeeded, &failed, &started) == 0 &&
+        live + succeeded + failed > 0) {
+        if (kind == 0)
+            *out = started || !live ? DEP_MET : DEP_WAIT;
+        else if (kind == 2 && failed)
+            *out = DEP_NEVER;
+        else if (live)
+            *out = DEP_WAIT;
+        else
+            *out = kind == 3 && !failed ? DEP_NEVER : DEP_MET;
+        return 0;
+    }
     if (o) { /* after: once it has started; the others once it has ended */
         *out = kind == 0 && o->state != JS_PENDING ? DEP_MET : DEP_WAIT;
         return 0;
@@ -170,13 +184,16 @@ static const char *holds_it(ctld_t *c, const job_t *j, double now)
         return "JobHeldUser";
     if (j->begin > now)
         return "BeginTime";
-    if (!j->depend)
-        return NULL;
-    dep_t d;
-    char err[256];
-    if (evaluate(c, j->depend, j->uid, j->name ? j->name : "", j->id, &d, err, sizeof(err)) < 0)
-        return "Dependency"; /* the database could not say: ask again later */
-    return d == DEP_MET ? NULL : d == DEP_WAIT ? "Dependency" : "DependencyNeverSatisfied";
+    if (j->depend) {
+        dep_t d;
+        char err[256];
+        if (evaluate(c, j->depend, j->uid, j->name ? j->name : "", j->id, &d, err,
+                     sizeof(err)) < 0)
+            return "Dependency"; /* the database could not say: ask again later */
+        if (d != DEP_MET)
+            return d == DEP_WAIT ? "Dependency" : "DependencyNeverSatisfied";
+    }
+    return arrays_throttled(c, j) ? "JobArrayTaskLimit" : NULL;
 }
 
 static void set_reason(ctld_t *c, job_t *j, const char *why)
@@ -215,10 +232,22 @@ void elig_forget(ctld_t *c, job_t *j)
     j->waiting = false;
 }
 
+typedef struct ids {
+    int64_t *v;
+    size_t n;
+} ids_t;
+
 static void collect(int64_t id, void *val, void *arg)
 {
     (void)val;
-    json_array_append_new(arg, json_integer(id));
+    ids_t *x = arg;
+    x->v[x->n++] = id;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 void elig_review(ctld_t *c)
@@ -226,16 +255,21 @@ void elig_review(ctld_t *c)
     c->elig_due = false;
     if (!c->waiting || !idmap_count(c->waiting))
         return;
-    json_t *ids = json_array(); /* the walk may not change the map it walks */
-    idmap_foreach(c->waiting, collect, ids);
-    size_t k;
-    json_t *v;
-    json_array_foreach(ids, k, v) {
-        job_t *j = idmap_get(c->jobs, json_integer_value(v));
+    /* in submission order (the walk may not change the map it walks): the elements of a
+     * throttled array start lowest index first */
+    ids_t x = {.v = malloc(idmap_count(c->waiting) * sizeof(int64_t))};
+    if (!x.v) {
+        c->elig_due = true; /* the next pass tries again */
+        return;
+    }
+    idmap_foreach(c->waiting, collect, &x);
+    qsort(x.v, x.n, sizeof(int64_t), by_id);
+    for (size_t k = 0; k < x.n; k++) {
+        job_t *j = idmap_get(c->jobs, x.v[k]);
         if (j && j->waiting && j->state == JS_PENDING && elig_enter(c, j))
             jobs_to_engine(c, j);
     }
-    json_decref(ids);
+    free(x.v);
 }
 
 int elig_hold(ctld_t *c, job_t *j, bool op, char *err, size_t errlen)
@@ -248,8 +282,10 @@ int elig_hold(ctld_t *c, job_t *j, bool op, char *err, size_t errlen)
     if (j->hold >= level)
         return 0;
     j->hold = level;
-    if (!j->waiting)
+    if (!j->waiting) {
         sched_remove(c->sched, j->id); /* out of the engine's plans */
+        c->elig_due = true;            /* an element of its array may take its turn */
+    }
     elig_enter(c, j);
     db_job_save(c, j);
     jobs_want_schedule(c); /* what was planned around it */

@@ -91,6 +91,7 @@ job_t *job_new(void)
     if (j) {
         j->exit_code = -1;
         j->final = JS_PENDING;
+        j->array_task = -1;
     }
     return j;
 }
@@ -805,6 +806,9 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
     free(nl);
     if (m && j->requeue)
         json_object_set_new(m, "requeue", json_true()); /* ended by a node cut off from us */
+    if (m && j->array_id) /* an element of an array (arrays.c) */
+        json_object_set_new(m, "array", json_pack("[I,i]", (json_int_t)j->array_id,
+                                                  j->array_task));
     if (m) /* for the node's power model */
         json_object_set_new(m, "power", json_pack("[f,f]", j->power_min, j->power_max));
     if (m)
@@ -1206,6 +1210,10 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                           j->exit_code, "signal", j->signal, "node_seconds", ns);
     if (o)
         json_object_set_new(o, "energy", json_real(j->energy));
+    if (o && j->array_id) { /* "12_3" */
+        json_object_set_new(o, "array_id", json_integer(j->array_id));
+        json_object_set_new(o, "array_task", json_integer(j->array_task));
+    }
     free(nl);
     if (full && o) {
         json_object_set_new(o, "min_nodes", json_integer(j->min_nodes));
@@ -1244,6 +1252,8 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
             json_object_set_new(o, "begin", json_real(j->begin));
         if (j->depend)
             json_object_set_new(o, "dependency", json_string(j->depend));
+        if (j->array_max)
+            json_object_set_new(o, "array_max", json_integer(j->array_max));
         if (j->ck_want)
             json_object_set_new(o, "checkpoint_agents",
                                 json_pack("{s:s,s:s,s:s,s:f}", "agents", j->ck_agents ? j->ck_agents : "",

@@ -74,6 +74,43 @@ static int check_text(const char *what, const char *v, char *err, size_t errlen)
     return 0;
 }
 
+#define ARRAY_MAX_ELEMENTS 10000
+#define ARRAY_MAX_INDEX 4000000
+
+/* A submission's "array": its indices, each once, in rising order; none: *out NULL. */
+static int array_indices(const json_t *m, int **out, int *n, char *err, size_t errlen)
+{
+    const json_t *a = json_object_get(m, "array");
+    *out = NULL;
+    *n = 0;
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > ARRAY_MAX_ELEMENTS) {
+        snprintf(err, errlen, "an array has 1 to %d elements", ARRAY_MAX_ELEMENTS);
+        return -1;
+    }
+    int *v = malloc(json_array_size(a) * sizeof(int));
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t k;
+    json_t *e;
+    json_array_foreach(a, k, e) {
+        json_int_t x = json_is_integer(e) ? json_integer_value(e) : -1;
+        if (x < 0 || x > ARRAY_MAX_INDEX || (k && x <= v[k - 1])) {
+            free(v);
+            snprintf(err, errlen, "array indices are 0 to %d, each once, in rising order",
+                     ARRAY_MAX_INDEX);
+            return -1;
+        }
+        v[k] = (int)x;
+    }
+    *out = v;
+    *n = (int)json_array_size(a);
+    return 0;
+}
+
 static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[512];
@@ -136,8 +173,16 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         fail(c, conn, "the working directory must be an absolute path");
         return;
     }
+    int *idx = NULL, nidx = 0;
+    int64_t amax = 0;
+    if (array_indices(m, &idx, &nidx, err, sizeof(err)) < 0 ||
+        proto_int_opt(m, "array_max", 0, ARRAY_MAX_ELEMENTS, 0, &amax, err, sizeof(err)) < 0) {
+        free(idx);
+        fail(c, conn, err);
+        return;
+    }
     if (depend && *depend) {
-        char why[300];
+        char why[256];
         if (elig_check_dependency(c, depend, conn_uid(conn), name, why, sizeof(why)) < 0) {
             snprintf(err, sizeof(err), "--dependency=%.200s: %s", depend, why);
             fail(c, conn, err);
@@ -199,11 +244,16 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     energy_resolve(c, j, declared == 1, pmin, pmax);
     /* declared (even 0) wins; else its last run's measured intensity (iomeas.c) */
     iomeas_resolve(c, j, json_is_number(json_object_get(m, "io_intensity")), io);
-    if (jobs_submit(c, j, err, sizeof(err)) < 0) {
-        job_free(j);
+    j->array_max = (int)amax;
+    if ((idx ? arrays_submit(c, j, idx, nidx, err, sizeof(err))
+             : jobs_submit(c, j, err, sizeof(err))) < 0) {
+        free(idx);
+        if (!idx || !j->id) /* (else it is the array's first element, now ended) */
+            job_free(j);
         fail(c, conn, err);
         return;
     }
+    free(idx);
     /* in the job's transaction: both are on disk when the reply goes, or neither */
     if (key && db_submit_key_put(c, conn_uid(conn), key, j->id, ctld_now()) < 0)
         fprintf(stderr, "ductiled: job %lld: cannot record its submission key\n",
@@ -217,7 +267,10 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
                 (long long)j->id);
         _exit(99);
     }
-    reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)j->id));
+    json_t *rep = json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)j->id);
+    if (rep && j->array_id)
+        json_object_set_new(rep, "array", json_integer(nidx));
+    reply(c, conn, rep);
 }
 
 typedef struct collect {
@@ -263,7 +316,74 @@ typedef struct qrow {
     char id[24], t[24], nodes[16], st[4];
     char *name, *user;  /* escaped */
     char *last; /* nodelist, or (reason) */
+    char *fold; /* the id of a line that stands for pending elements of an array */
+    bool skip;  /* one of those elements, on its first one's line */
 } qrow_t;
+
+/* Appends index k to a folded list "3-5,7" (its last range ends at *last). */
+static void fold_add(char **list, int *last, int k, bool *open)
+{
+    char *s = *list;
+    size_t len = s ? strlen(s) : 0;
+    char *n = realloc(s, len + 24);
+    if (!n)
+        return;
+    if (len && k == *last + 1) {
+        *open = true; /* extends the range; written when it ends */
+    } else {
+        if (*open)
+            len += (size_t)snprintf(n + len, 24, "-%d", *last);
+        len += (size_t)snprintf(n + len, 24, "%s%d", len ? "," : "", k);
+        *open = false;
+    }
+    *list = n;
+    *last = k;
+}
+
+/* As squeue shows an array: its pending elements as one line, "12_[3-6,9%2]", where the
+ * first of them is; running ones on their own, "12_1". */
+static void fold_arrays(const job_t *const *v, size_t n, qrow_t *rows)
+{
+    idmap_t *lead = idmap_create(); /* array id -> its line's index + 1 */
+    char **list = calloc(n + 1, sizeof(char *));
+    int *last = calloc(n + 1, sizeof(int)), *count = calloc(n + 1, sizeof(int));
+    bool *open = calloc(n + 1, sizeof(bool));
+    for (size_t i = 0; lead && list && last && count && open && i < n; i++) {
+        const job_t *j = v[i];
+        if (!j->array_id || j->state != JS_PENDING)
+            continue;
+        size_t at = (size_t)(intptr_t)idmap_get(lead, j->array_id);
+        if (!at) {
+            idmap_put(lead, j->array_id, (void *)(intptr_t)(i + 1));
+            at = i + 1;
+        } else {
+            rows[i].skip = true;
+        }
+        fold_add(&list[at - 1], &last[at - 1], j->array_task, &open[at - 1]);
+        count[at - 1]++;
+    }
+    for (size_t i = 0; list && last && count && open && i < n; i++) {
+        if (count[i] > 1 && list[i]) {
+            char tail[24] = "", max[24] = "";
+            if (open[i])
+                snprintf(tail, sizeof(tail), "-%d", last[i]);
+            if (v[i]->array_max)
+                snprintf(max, sizeof(max), "%%%d", v[i]->array_max);
+            size_t l = strlen(list[i]) + 64;
+            rows[i].fold = malloc(l);
+            if (rows[i].fold)
+                snprintf(rows[i].fold, l, "%lld_[%s%s%s]", (long long)v[i]->array_id, list[i],
+                         tail, max);
+        }
+        if (list)
+            free(list[i]);
+    }
+    free(list);
+    free(last);
+    free(count);
+    free(open);
+    idmap_destroy(lead);
+}
 
 static void fmt_elapsed(double secs, char *buf, size_t len)
 {
@@ -290,17 +410,19 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
         w[k] = (int)strlen(hdr[k]);
     double now = ctld_now();
     size_t total = 128;
+    fold_arrays((const job_t *const *)v, n, rows);
     for (size_t i = 0; i < n; i++) {
         job_t *j = v[i];
         qrow_t *r = &rows[i];
-        snprintf(r->id, sizeof(r->id), "%lld", (long long)j->id);
+        arrays_name(j, r->id, sizeof(r->id));
         r->name = strparse_escape(j->name);
         r->user = strparse_escape(j->user);
         if (!r->name || !r->user) {
-            for (size_t k = 0; k <= i; k++) {
+            for (size_t k = 0; k < n; k++) {
                 free(rows[k].name);
                 free(rows[k].user);
                 free(rows[k].last);
+                free(rows[k].fold);
             }
             free(rows);
             return NULL;
@@ -321,7 +443,9 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
         } else {
             r->last = nodes_format(c, j->alloc, j->nalloc);
         }
-        int lens[6] = {(int)strlen(r->id), (int)strlen(r->name) > 20 ? 20 : (int)strlen(r->name),
+        const char *idt = r->fold ? r->fold : r->id;
+        int lens[6] = {r->skip ? 0 : (int)strlen(idt),
+                       (int)strlen(r->name) > 20 ? 20 : (int)strlen(r->name),
                        (int)strlen(r->user), (int)strlen(r->st), (int)strlen(r->t),
                        (int)strlen(r->nodes)};
         for (int k = 0; k < 6; k++)
@@ -341,8 +465,11 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
                                 w[5], hdr[5], hdr[6]);
         for (size_t i = 0; i < n; i++) {
             qrow_t *r = &rows[i];
+            if (r->skip)
+                continue;
             pos += (size_t)snprintf(buf + pos, total - pos,
-                                    "%-*s  %-*.20s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], r->id, w[1],
+                                    "%-*s  %-*.20s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0],
+                                    r->fold ? r->fold : r->id, w[1],
                                     r->name, w[2], r->user, w[3], r->st, w[4], r->t, w[5], r->nodes,
                                     r->last ? r->last : "");
         }
@@ -351,6 +478,7 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
         free(rows[i].name);
         free(rows[i].user);
         free(rows[i].last);
+        free(rows[i].fold);
     }
     free(rows);
     *len = pos;
@@ -404,8 +532,16 @@ static job_t *lookup(ctld_t *c, conn_t *conn, const json_t *m, bool *finished)
     char err[128];
     int64_t id;
     *finished = false;
-    if (proto_int(m, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0) {
+    const json_t *ref = json_object_get(m, "job");
+    int rr = json_is_string(ref) ? arrays_resolve(c, ref, &id) : 0; /* "12_3" */
+    if (rr == -ENOENT) {
+        snprintf(err, sizeof(err), "job %.40s does not exist", json_string_value(ref));
         fail(c, conn, err);
+        return NULL;
+    }
+    if (rr < 0 || (!json_is_string(ref) &&
+                   proto_int(m, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)) {
+        fail(c, conn, rr < 0 ? "field 'job' must be a job id or ARRAY_INDEX" : err);
         return NULL;
     }
     job_t *j = idmap_get(c->jobs, id);
@@ -551,9 +687,66 @@ static const char *bad_ids(const json_t *ids)
         return "field 'jobs' must be an array of at most 100000 job ids";
     size_t k;
     json_t *v;
-    json_array_foreach(ids, k, v) if (!json_is_integer(v) || json_integer_value(v) < 1)
-        return "field 'jobs' must hold job ids (positive integers)";
+    int64_t id;
+    json_array_foreach(ids, k, v) if (!json_is_string(v) && arrays_resolve(NULL, v, &id) < 0)
+        return "field 'jobs' must hold job ids (positive integers, or \"12_3\" for an element "
+               "of an array)";
     return NULL;
+}
+
+static int by_id64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct members {
+    int64_t array;
+    json_t *out;
+} members_t;
+
+static void add_member(int64_t id, void *val, void *arg)
+{
+    members_t *x = arg;
+    if (((const job_t *)val)->array_id == x->array && id != x->array)
+        json_array_append_new(x->out, json_integer(id));
+}
+
+/* The jobs a list of references names, as ids: ids, "12_3" for an element, and an
+ * array's id (the id of its first element) for every live element of it, as scancel
+ * takes it. A reference to nothing goes to results as "no such job". */
+static json_t *expand_refs(ctld_t *c, const json_t *refs, json_t *results)
+{
+    json_t *out = json_array();
+    size_t k;
+    json_t *v;
+    json_array_foreach(refs, k, v)
+    {
+        int64_t id;
+        if (arrays_resolve(c, v, &id) < 0) {
+            json_t *r = json_pack("{s:O,s:s}", "job", v, "result", "no such job");
+            json_array_append_new(results, r);
+            continue;
+        }
+        json_array_append_new(out, json_integer(id));
+        const job_t *j = idmap_get(c->jobs, id);
+        if (json_is_integer(v) && j && j->array_id == id) {
+            members_t x = {.array = id, .out = json_array()};
+            idmap_foreach(c->jobs, add_member, &x);
+            size_t m = json_array_size(x.out), q;
+            int64_t *ids = malloc((m + 1) * sizeof(int64_t));
+            json_t *e;
+            json_array_foreach(x.out, q, e) if (ids) ids[q] = json_integer_value(e);
+            if (ids) {
+                qsort(ids, m, sizeof(int64_t), by_id64);
+                for (q = 0; q < m; q++)
+                    json_array_append_new(out, json_integer(ids[q]));
+            }
+            free(ids);
+            json_decref(x.out);
+        }
+    }
+    return out;
 }
 
 /* One cancel request for a list of jobs and/or filters, applied at once: no scheduling
@@ -612,7 +805,8 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
     json_t *results = json_array();
     char why[160];
     if (json_array_size(ids)) {
-        json_array_foreach(ids, k, v)
+        json_t *named = expand_refs(c, ids, results);
+        json_array_foreach(named, k, v)
         {
             int64_t id = json_integer_value(v);
             job_t *j = idmap_get(c->jobs, id);
@@ -633,6 +827,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
                 json_array_append_new(results, cancel_result(id, "cancelled", NULL));
             }
         }
+        json_decref(named);
     } else {
         cmatch_t x = {.f = &f, .uid = conn_uid(conn), .by_uid = !f.user};
         x.v = malloc((idmap_count(c->jobs) + 1) * sizeof(job_t *));
@@ -669,7 +864,8 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, bool hold)
     json_t *v;
     bool op = is_operator(c, conn);
     json_t *results = json_array();
-    json_array_foreach(ids, k, v)
+    json_t *named = expand_refs(c, ids, results);
+    json_array_foreach(named, k, v)
     {
         int64_t id = json_integer_value(v);
         job_t *j = idmap_get(c->jobs, id);
@@ -689,6 +885,7 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, bool hold)
                                                                               : "released",
                                                      *why ? why : NULL));
     }
+    json_decref(named);
     reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
 }
 

@@ -237,7 +237,7 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
                                !strncmp(s, "DUCTILE_CKPT_KEY_FILE=", 22))))
             base[k++] = (char *)s;
     }
-    char extra[14 + HOSTS_ENV_MAX + SLURMENV_JOB_MAX][HOSTS_KV_LEN];
+    char extra[16 + HOSTS_ENV_MAX + SLURMENV_JOB_MAX][HOSTS_KV_LEN];
     const char *nl = json_string_value(json_object_get(msg, "nodelist"));
     const char *cwd = json_string_value(json_object_get(msg, "cwd"));
     const char *name = json_string_value(json_object_get(msg, "name"));
@@ -252,10 +252,17 @@ static char **job_env(noded_t *d, const json_t *msg, int64_t id)
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CLUSTER=%s", d->cfg.cluster_name);
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
     snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_CONF=%s", d->conf_path);
+    const json_t *arr = json_object_get(msg, "array"); /* [array id, index] */
+    if (json_array_size(arr) == 2) {
+        snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_ARRAY_JOB_ID=%lld",
+                 (long long)json_integer_value(json_array_get(arr, 0)));
+        snprintf(extra[i++], sizeof(extra[0]), "DUCTILE_ARRAY_TASK_ID=%lld",
+                 (long long)json_integer_value(json_array_get(arr, 1)));
+    }
     i += hosts_env(d, id, base, extra + i);
     i += agents_job_env(d, msg, id, (int)json_integer_value(json_object_get(msg, "run")), extra + i);
     i += slurmenv_job(d, msg, id, base, extra + i);
-    const char *ptr[14 + HOSTS_ENV_MAX + SLURMENV_JOB_MAX];
+    const char *ptr[16 + HOSTS_ENV_MAX + SLURMENV_JOB_MAX];
     for (int q = 0; q < i; q++)
         ptr[q] = extra[q];
     char **out = launch_env_build(base, ptr, (size_t)i);
@@ -443,6 +450,8 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
             .node_name = d->name,
             .job_name = json_string_value(json_object_get(msg, "name")),
             .user_name = json_string_value(json_object_get(msg, "user")),
+            .array_id = (int64_t)json_integer_value(json_array_get(json_object_get(msg, "array"), 0)),
+            .array_task = (int)json_integer_value(json_array_get(json_object_get(msg, "array"), 1)),
             .tag = "batch",
             .uid = ruid,
             .gid = rgid,

@@ -71,15 +71,22 @@ static void sleep_ms(long ms)
 int launch_expand_path(const char *tmpl, const launch_spec_t *spec, char *out, size_t outlen)
 {
     size_t n = 0;
-    char num[24];
+    char num[24], arr[24], task[16];
     snprintf(num, sizeof(num), "%lld", (long long)spec->job_id);
+    snprintf(arr, sizeof(arr), "%lld",
+             (long long)(spec->array_id > 0 ? spec->array_id : spec->job_id));
+    snprintf(task, sizeof(task), "%d", spec->array_task);
     const char *node = spec->node_name ? spec->node_name : "";
     for (const char *s = tmpl; *s; s++) {
         const char *ins = NULL;
         char one[2] = {*s, '\0'};
         char c = s[0] == '%' ? s[1] : 0;
-        if (c == 'j' || c == 'A')
+        if (c == 'j')
             ins = num, s++;
+        else if (c == 'A')
+            ins = arr, s++;
+        else if (c == 'a' && spec->array_id > 0)
+            ins = task, s++;
         else if (c == 'n' || c == 'N')
             ins = node, s++;
         else if (c == 'x')

@@ -34,6 +34,8 @@ typedef struct launch_spec {
     const char *node_name;   /* for %n and %N; NULL expands to "" */
     const char *job_name;    /* for %x; NULL expands to "" */
     const char *user_name;   /* for %u; NULL expands to "" */
+    int64_t array_id;        /* an element of a job array: for %A (0: %A is the job id) */
+    int array_task;          /* and %a (used when array_id > 0) */
     const char *tag;         /* optional cgroup suffix ("batch", "step3"): [A-Za-z0-9._-] */
     /* When the daemon runs as root and uid != 0, the job runs as uid/gid with
      * the user's supplementary groups. As non-root, uid must be 0 or our own uid. */
@@ -121,9 +123,9 @@ launch_proc_t *launch_adopt(const char *cgroup, pid_t pid, pid_t pgid);
  * Returns how many cgroups still hold processes. */
 int launch_cgroup_prune(const char *cgroup_parent, bool self);
 
-/* Expands an output path template as sbatch's -o does: %j and %A the job id, %x its
- * name, %u its user, %n and %N the node's name, %% a %; other % sequences stay as they
- * are (%a: arrays are not supported yet). spec gives job_id, job_name, user_name and
+/* Expands an output path template as sbatch's -o does: %j the job id, %x its
+ * name, %u its user, %n and %N the node's name, %% a %, and for an element of an
+ * array %A the array's id and %a its index; other % sequences stay as they are. spec gives job_id, job_name, user_name and
  * node_name. 0, or -ENAMETOOLONG when out is too small. */
 int launch_expand_path(const char *tmpl, const launch_spec_t *spec, char *out, size_t outlen);
 

@@ -176,7 +176,7 @@ int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_
 const char *hosts_env_get(char *const *env, const char *key);
 /* slurmenv.c: Slurm's names for a job's variables (SlurmEnvironment = yes; 0 entries
  * with no): at most SLURMENV_JOB_MAX; for a step's task, at most SLURMENV_STEP_MAX */
-#define SLURMENV_JOB_MAX 15
+#define SLURMENV_JOB_MAX 17
 #define SLURMENV_STEP_MAX 6
 #define SLURMENV_STEP_LEN 4300
 int slurmenv_job(const noded_t *d, const json_t *msg, int64_t id, char *const *base,

@@ -34,6 +34,13 @@ int slurmenv_job(const noded_t *d, const json_t *msg, int64_t id, char *const *b
         snprintf(kv[n++], HOSTS_KV_LEN, "SLURM_JOB_CPUS_PER_NODE=%d(x%lld)", cores, nn);
     else
         snprintf(kv[n++], HOSTS_KV_LEN, "SLURM_JOB_CPUS_PER_NODE=%d", cores);
+    const json_t *arr = json_object_get(msg, "array"); /* [array id, index] */
+    if (json_array_size(arr) == 2) {
+        snprintf(kv[n++], HOSTS_KV_LEN, "SLURM_ARRAY_JOB_ID=%lld",
+                 (long long)json_integer_value(json_array_get(arr, 0)));
+        snprintf(kv[n++], HOSTS_KV_LEN, "SLURM_ARRAY_TASK_ID=%lld",
+                 (long long)json_integer_value(json_array_get(arr, 1)));
+    }
     /* With SLURM_JOBID set, Open MPI's mpirun would take the allocation from Slurm's
      * variables and start its daemons with srun: it is to use the job's host file and
      * `ductile rsh` (hosts.c), unless the user chose otherwise. */
