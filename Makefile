@@ -33,8 +33,18 @@ asan: deps
 
 # The optimised build, installed under $(DESTDIR)$(PREFIX) (cmake --install --prefix: the
 # build directory keeps its configuration; ductile.pc is written for PREFIX).
+# SLURM_WRAPPERS=1 also installs Slurm's command names (sbatch, squeue, scancel, scontrol,
+# sinfo, sacct, srun, salloc) as links to ductile, which answers to them
+# (docs/slurm-users.md, "Slurm's commands").
+SLURM_COMMANDS = sbatch squeue scancel scontrol sinfo sacct srun salloc
 install: build
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(abspath $(PREFIX))"
+	@if [ "$(SLURM_WRAPPERS)" = 1 ]; then \
+	  for c in $(SLURM_COMMANDS); do \
+	    ln -sf ductile "$(DESTDIR)$(abspath $(PREFIX))/bin/$$c" && \
+	      echo "-- Installing: $(DESTDIR)$(abspath $(PREFIX))/bin/$$c -> ductile"; \
+	  done; \
+	fi
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)

@@ -16,6 +16,11 @@ int cmd_resize(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_rsh(int argc, char **argv);
+/* slurmcompat.c: run as sbatch, squeue, scancel, scontrol, sinfo, sacct, srun or salloc
+ * (the basename the program was started under); -1 for any other name */
+int slurm_compat(const char *prog, int argc, char **argv);
+/* what `submit` prints before the job's id ("Submitted job"; sbatch's words for it) */
+extern const char *cmd_submit_banner;
 int cmd_hold(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_hostnames(int argc, char **argv);

@@ -22,6 +22,7 @@ typedef struct common {
     long nodes;
     long limit;
     bool release, no_wait;
+    bool me, noheader;
     long wait; /* -1: not given */
 } common_t;
 
@@ -30,7 +31,7 @@ typedef struct common {
  * `show 1 --state R` is an error, not an option silently ignored. */
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
-    O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_HELP
+    O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -41,7 +42,8 @@ static const struct option all_opts[] = {
     {"nodes", required_argument, 0, O_NODES}, {"limit", required_argument, 0, O_LIMIT},
     {"name", required_argument, 0, O_NAME},   {"jobs", required_argument, 0, O_JOBS},
     {"release", no_argument, 0, O_RELEASE},   {"no-wait", no_argument, 0, O_NO_WAIT},
-    {"wait", required_argument, 0, O_WAIT},   {"help", no_argument, 0, O_HELP},
+    {"wait", required_argument, 0, O_WAIT},   {"me", no_argument, 0, O_ME},
+    {"noheader", no_argument, 0, O_NOHEADER}, {"help", no_argument, 0, O_HELP},
 };
 /* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE */
 static const struct { char c; int o; } shorts[] = {
@@ -93,6 +95,8 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_NAME: c->name = optarg; break;
         case O_JOBS: c->jobs = optarg; break;
         case O_RELEASE: c->release = true; break;
+        case O_ME: c->me = true; break;
+        case O_NOHEADER: c->noheader = true; break;
         case O_NO_WAIT: c->no_wait = true; break;
         case O_WAIT:
             if (strparse_long(optarg, 1, 86400, &v) < 0) {
@@ -248,9 +252,9 @@ int cmd_queue(int argc, char **argv)
 {
     common_t o = {0};
     static const spec_t sp = {"queue", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
-                                           OPT(O_JOBS), 0, 0,
-                              "ductile queue [-j|--jobs ID[,ID...]] [-u|--user U] [-t|--state ST] "
-                              "[--json]"};
+                                           OPT(O_JOBS) | OPT(O_ME) | OPT(O_NOHEADER), 0, 0,
+                              "ductile queue [-j|--jobs ID[,ID...]] [-u|--user U] [--me] "
+                              "[-t|--state ST[,ST...]] [--noheader] [--json]"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
@@ -267,6 +271,8 @@ int cmd_queue(int argc, char **argv)
         json_object_set_new(req, "user", json_string(o.user));
     if (o.state)
         json_object_set_new(req, "state", json_string(o.state));
+    if (o.me)
+        json_object_set_new(req, "me", json_true());
     json_t *rep = cu_request(o.conf, req);
     if (!rep)
         return 1;
@@ -278,7 +284,14 @@ int cmd_queue(int argc, char **argv)
     }
     const json_t *text = json_object_get(rep, "text");
     if (json_is_string(text)) { /* the controller rendered the table */
-        fwrite(json_string_value(text), 1, json_string_length(text), stdout);
+        const char *t = json_string_value(text);
+        size_t len = json_string_length(text);
+        const char *nl = o.noheader ? memchr(t, '\n', len) : NULL;
+        if (nl) { /* the header is the first line */
+            len -= (size_t)(nl + 1 - t);
+            t = nl + 1;
+        }
+        fwrite(t, 1, len, stdout);
         json_decref(rep);
         return 0;
     }

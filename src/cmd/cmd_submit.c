@@ -21,6 +21,8 @@
 
 extern char **environ;
 
+const char *cmd_submit_banner = "Submitted job";
+
 typedef struct sub {
     const char *name, *out, *err, *cons, *type, *chdir, *wrap, *export_;
     long nodes, minn, maxn;
@@ -682,9 +684,11 @@ static json_t *job_environment(const sub_t *s, bool slurm)
         free(kv);
     }
     free(list);
-    if (slurm && s->ntasks) {
-        env_setf(env, "SLURM_NTASKS", s->ntasks);
-        env_setf(env, "SLURM_NPROCS", s->ntasks);
+    /* with --ntasks-per-node alone, Slurm's SLURM_NTASKS is that many on each node */
+    long ntasks = s->ntasks ? s->ntasks : s->tpn && !s->range ? s->tpn * s->nodes : 0;
+    if (slurm && ntasks) {
+        env_setf(env, "SLURM_NTASKS", ntasks);
+        env_setf(env, "SLURM_NPROCS", ntasks);
     }
     if (slurm && s->tpn)
         env_setf(env, "SLURM_NTASKS_PER_NODE", s->tpn);
@@ -892,7 +896,7 @@ int cmd_submit(int argc, char **argv)
     if (s.parsable)
         printf("%lld\n", id);
     else
-        printf("Submitted job %lld\n", id);
+        printf("%s %lld\n", cmd_submit_banner, id);
     json_decref(rep);
     return 0;
 }

@@ -77,6 +77,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* started as sbatch, squeue...: Slurm's commands (slurmcompat.c) */
+    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    int compat = slurm_compat(prog, argc, argv);
+    if (compat >= 0)
+        return compat;
     /* ductile --conf FILE COMMAND ...: as the user guide writes it; the commands take
      * --conf after their name too, and otherwise $DUCTILE_CONF */
     if (argc >= 2 && !strcmp(argv[1], "--conf")) {

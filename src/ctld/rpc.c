@@ -277,30 +277,57 @@ typedef struct collect {
     job_t **v;
     size_t n;
     const char *user;
-    const char *state;
-    const json_t *ids; /* NULL: every job */
+    unsigned states;   /* bits of jstate_t; 0: every state */
+    bool by_uid;       /* --me: the caller's own */
+    uid_t uid;
+    const json_t *ids; /* job ids (an array's id: all of it); NULL: every job */
 } collect_t;
 
-static bool listed(const json_t *ids, int64_t id)
+static bool listed(const json_t *ids, const job_t *j)
 {
     size_t k;
     json_t *v;
-    json_array_foreach(ids, k, v) if (json_integer_value(v) == id) return true;
+    json_array_foreach(ids, k, v) {
+        int64_t id = json_integer_value(v);
+        if (id == j->id || (j->array_id && id == j->array_id))
+            return true;
+    }
     return false;
 }
 
 static void collect_one(int64_t id, void *val, void *arg)
 {
+    (void)id;
     collect_t *x = arg;
     job_t *j = val;
     if (x->user && strcmp(j->user, x->user))
         return;
-    if (x->state && strcasecmp(jstate_code(j->state), x->state) &&
-        strcasecmp(jstate_name(j->state), x->state))
+    if (x->by_uid && j->uid != x->uid)
         return;
-    if (x->ids && !listed(x->ids, id))
+    if (x->states && !(x->states & (1u << j->state)))
+        return;
+    if (x->ids && !listed(x->ids, j))
         return;
     x->v[x->n++] = j;
+}
+
+/* "PD,R" or "pending,running" (squeue's -t) as bits of jstate_t; -1: a word that is no
+ * state. */
+static int state_bits(const char *list, unsigned *out)
+{
+    char copy[128];
+    snprintf(copy, sizeof(copy), "%s", list);
+    *out = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        jstate_t st;
+        if (jstate_parse(t, &st) < 0)
+            return -1;
+        *out |= 1u << st;
+        if (st == JS_RUNNING) /* a job being resized runs */
+            *out |= 1u << JS_RESIZING;
+    }
+    return *out ? 0 : -1;
 }
 
 static int by_id(const void *a, const void *b)
@@ -488,21 +515,38 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
 static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[256];
-    collect_t x = {0};
-    const char *format;
+    collect_t x = {.uid = conn_uid(conn)};
+    const char *format, *states;
     if (proto_str_opt(m, "user", 255, NULL, &x.user, err, sizeof(err)) < 0 ||
-        proto_str_opt(m, "state", 16, NULL, &x.state, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "state", 120, NULL, &states, err, sizeof(err)) < 0 ||
+        proto_bool_opt(m, "me", false, &x.by_uid, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "format", 16, "json", &format, err, sizeof(err)) < 0) {
         fail(c, conn, err);
         return;
     }
-    x.ids = json_object_get(m, "jobs");
-    if (x.ids && (!json_is_array(x.ids) || json_array_size(x.ids) > 10000)) {
+    if (states && state_bits(states, &x.states) < 0) {
+        snprintf(err, sizeof(err), "'%.100s' is not a list of job states (PD, R, RS, CG, CD, F, "
+                 "CA, TO, NF, or PENDING, RUNNING...)", states);
+        fail(c, conn, err);
+        return;
+    }
+    const json_t *refs = json_object_get(m, "jobs");
+    if (refs && (!json_is_array(refs) || json_array_size(refs) > 10000)) {
         fail(c, conn, "field 'jobs' must be an array of at most 10000 job ids");
         return;
     }
+    json_t *ids = refs ? json_array() : NULL; /* "12_3" found; unknown ones match nothing */
+    size_t k;
+    json_t *v;
+    json_array_foreach(refs, k, v) {
+        int64_t id;
+        if (arrays_resolve(c, v, &id) == 0)
+            json_array_append_new(ids, json_integer(id));
+    }
+    x.ids = ids;
     x.v = malloc((idmap_count(c->jobs) + 1) * sizeof(job_t *));
     if (!x.v) {
+        json_decref(ids);
         fail(c, conn, "out of memory");
         return;
     }
@@ -513,11 +557,13 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
         char *text = render_queue(c, x.v, x.n, &len);
         free(x.v);
         if (!text) {
+            json_decref(ids);
             fail(c, conn, "out of memory");
             return;
         }
         reply(c, conn, json_pack("{s:b,s:s%}", "ok", 1, "text", text, len));
         free(text);
+        json_decref(ids);
         return;
     }
     json_t *arr = json_array();
@@ -525,6 +571,7 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
         json_array_append_new(arr, job_to_json(c, x.v[i], false));
     free(x.v);
     reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
+    json_decref(ids);
 }
 
 static job_t *lookup(ctld_t *c, conn_t *conn, const json_t *m, bool *finished)

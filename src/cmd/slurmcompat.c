@@ -1,0 +1,254 @@
+/* Slurm's commands on a Ductile cluster: `ductile` started under the name sbatch, squeue,
+ * scancel, scontrol, sinfo, sacct, srun or salloc (links that `make install
+ * SLURM_WRAPPERS=1` makes) translates the options Slurm users type into its own
+ * commands, and refuses the rest by name (docs/slurm-users.md, "Slurm's commands"). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd.h"
+
+#define MAX_ARGS 512
+
+typedef struct argv_b {
+    char *v[MAX_ARGS + 1];
+    int n;
+} argv_b;
+
+static int add(argv_b *a, const char *s)
+{
+    if (a->n >= MAX_ARGS)
+        return cmd_fail("too many arguments");
+    a->v[a->n++] = (char *)s;
+    a->v[a->n] = NULL;
+    return 0;
+}
+
+/* "--opt=value" or "--opt value" / "-o value" / "-ovalue": the value of option k in argv
+ * (NULL if it has none), *k moved past it. */
+static const char *value_of(int argc, char **argv, int *k, const char *lng, char shrt)
+{
+    const char *w = argv[*k];
+    size_t l = lng ? strlen(lng) : 0;
+    if (lng && !strncmp(w, lng, l) && w[l] == '=')
+        return w + l + 1;
+    if ((lng && !strcmp(w, lng)) || (shrt && w[0] == '-' && w[1] == shrt && !w[2])) {
+        if (*k + 1 >= argc)
+            return NULL;
+        return argv[++*k];
+    }
+    if (shrt && w[0] == '-' && w[1] == shrt && w[2])
+        return w + 2;
+    return NULL;
+}
+
+static bool is_opt(const char *w, const char *lng, char shrt)
+{
+    size_t l = lng ? strlen(lng) : 0;
+    return (lng && (!strcmp(w, lng) || (!strncmp(w, lng, l) && w[l] == '='))) ||
+           (shrt && w[0] == '-' && w[1] == shrt);
+}
+
+/* squeue [-u U] [--me] [-j IDS] [-t STATES] [-h] */
+static int squeue(int argc, char **argv)
+{
+    argv_b a = {0};
+    add(&a, "queue");
+    for (int k = 1; k < argc; k++) {
+        const char *w = argv[k], *v;
+        if (!strcmp(w, "-h") || !strcmp(w, "--noheader"))
+            add(&a, "--noheader");
+        else if (!strcmp(w, "--me"))
+            add(&a, "--me");
+        else if (!strcmp(w, "--help") || !strcmp(w, "--usage"))
+            add(&a, "--help");
+        else if (is_opt(w, "--user", 'u') && (v = value_of(argc, argv, &k, "--user", 'u')))
+            add(&a, "-u"), add(&a, v);
+        else if (is_opt(w, "--jobs", 'j') && (v = value_of(argc, argv, &k, "--jobs", 'j')))
+            add(&a, "-j"), add(&a, v);
+        else if (is_opt(w, "--states", 't') && (v = value_of(argc, argv, &k, "--states", 't')))
+            add(&a, "-t"), add(&a, strcasecmp(v, "all") ? v : "PD,R,RS,CG");
+        else
+            return cmd_fail("squeue: %s is not supported (Ductile's squeue takes -u, --me, -j, "
+                            "-t and -h: docs/slurm-users.md)", w);
+    }
+    return cmd_queue(a.n, a.v);
+}
+
+/* scancel ID... [-u U] [-n NAME] [-t STATE] */
+static int scancel(int argc, char **argv)
+{
+    argv_b a = {0};
+    add(&a, "cancel");
+    for (int k = 1; k < argc; k++) {
+        const char *w = argv[k], *v;
+        if (w[0] != '-') {
+            add(&a, w);
+        } else if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
+            add(&a, "--help");
+        } else if (!strcmp(w, "--me")) {
+            const char *u = getenv("USER");
+            if (!u)
+                return cmd_fail("scancel: --me needs $USER");
+            add(&a, "-u"), add(&a, u);
+        } else if (is_opt(w, "--user", 'u') && (v = value_of(argc, argv, &k, "--user", 'u'))) {
+            add(&a, "-u"), add(&a, v);
+        } else if (is_opt(w, "--name", 'n') && (v = value_of(argc, argv, &k, "--name", 'n'))) {
+            add(&a, "-n"), add(&a, v);
+        } else if (is_opt(w, "--state", 't') && (v = value_of(argc, argv, &k, "--state", 't'))) {
+            add(&a, "-t"), add(&a, v);
+        } else {
+            return cmd_fail("scancel: %s is not supported (Ductile's scancel takes job ids, -u, "
+                            "-n and -t: docs/slurm-users.md)", w);
+        }
+    }
+    return cmd_cancel(a.n, a.v);
+}
+
+/* scontrol show job ID | show node[s] [NODE] | show hostnames [LIST] | hold ID... |
+ * release ID... */
+static int scontrol(int argc, char **argv)
+{
+    argv_b a = {0};
+    const char *what = argc > 1 ? argv[1] : "";
+    if (!strcmp(what, "show") && argc > 2) {
+        const char *obj = argv[2];
+        if (!strcmp(obj, "job") || !strcmp(obj, "jobid")) {
+            if (argc != 4)
+                return cmd_fail("scontrol show job: give one job id");
+            add(&a, "show"), add(&a, argv[3]);
+            return cmd_show(a.n, a.v);
+        }
+        if (!strcmp(obj, "node") || !strcmp(obj, "nodes")) {
+            add(&a, "nodes");
+            for (int k = 3; k < argc; k++)
+                add(&a, argv[k]);
+            return cmd_nodes(a.n, a.v);
+        }
+        if (!strcmp(obj, "hostnames") || !strcmp(obj, "hostname")) {
+            add(&a, "hostnames");
+            for (int k = 3; k < argc; k++)
+                add(&a, argv[k]);
+            return cmd_hostnames(a.n, a.v);
+        }
+        return cmd_fail("scontrol show %s is not supported (job, node, hostnames)", obj);
+    }
+    if (!strcmp(what, "hold") || !strcmp(what, "release") || !strcmp(what, "uhold")) {
+        add(&a, strcmp(what, "release") ? "hold" : "release");
+        for (int k = 2; k < argc; k++) { /* "12,13" or "12 13" */
+            char *save = NULL;
+            for (char *t = strtok_r(argv[k], ",", &save); t; t = strtok_r(NULL, ",", &save))
+                add(&a, t);
+        }
+        if (a.n < 2)
+            return cmd_fail("scontrol %s: give job ids", what);
+        return strcmp(what, "release") ? cmd_hold(a.n, a.v) : cmd_release(a.n, a.v);
+    }
+    return cmd_fail("scontrol %s is not supported (show job, show node, show hostnames, hold, "
+                    "release: docs/slurm-users.md)", *what ? what : "without a command");
+}
+
+/* sinfo: the nodes */
+static int sinfo(int argc, char **argv)
+{
+    argv_b a = {0};
+    add(&a, "nodes");
+    for (int k = 1; k < argc; k++) {
+        const char *w = argv[k], *v;
+        if (!strcmp(w, "-N") || !strcmp(w, "--Node") || !strcmp(w, "-l") || !strcmp(w, "--long"))
+            continue; /* Ductile lists nodes one a line, with their states, anyway */
+        if (is_opt(w, "--nodes", 'n') && (v = value_of(argc, argv, &k, "--nodes", 'n')))
+            add(&a, v);
+        else if (!strcmp(w, "--help") || !strcmp(w, "-h"))
+            add(&a, "--help");
+        else
+            return cmd_fail("sinfo: %s is not supported (Ductile's sinfo takes -n NODES, -N, "
+                            "-l: docs/slurm-users.md)", w);
+    }
+    return cmd_nodes(a.n, a.v);
+}
+
+/* sacct [-j IDS] [-u U] [-X]: finished jobs */
+static int sacct(int argc, char **argv)
+{
+    argv_b a = {0};
+    add(&a, "history");
+    for (int k = 1; k < argc; k++) {
+        const char *w = argv[k], *v;
+        if (!strcmp(w, "-X") || !strcmp(w, "--allocations"))
+            continue; /* Ductile's history has one line a job anyway */
+        if (is_opt(w, "--jobs", 'j') && (v = value_of(argc, argv, &k, "--jobs", 'j'))) {
+            char *save = NULL, *list = (char *)v; /* "12,13": ids (argv's own words) */
+            for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                add(&a, t);
+        } else if (is_opt(w, "--user", 'u') && (v = value_of(argc, argv, &k, "--user", 'u'))) {
+            add(&a, "-u"), add(&a, v);
+        } else if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
+            add(&a, "--help");
+        } else {
+            return cmd_fail("sacct: %s is not supported (Ductile's sacct takes -j, -u, -X: "
+                            "docs/slurm-users.md)", w);
+        }
+    }
+    return cmd_history(a.n, a.v);
+}
+
+/* srun inside a job: ductile run (one task per node of the job, or -N of them) */
+static int srun(int argc, char **argv)
+{
+    if (!getenv("DUCTILE_JOB_ID"))
+        return cmd_fail("srun: only inside a job (submit with sbatch, or use ductile run "
+                        "--job ID); an allocation of its own is not supported yet");
+    argv_b a = {0};
+    add(&a, "run");
+    int k = 1;
+    for (; k < argc && argv[k][0] == '-'; k++) {
+        const char *w = argv[k], *v;
+        if (is_opt(w, "--nodes", 'N') && (v = value_of(argc, argv, &k, "--nodes", 'N')))
+            add(&a, "-N"), add(&a, v);
+        else if (!strcmp(w, "-l") || !strcmp(w, "--label"))
+            add(&a, "--label");
+        else if (!strcmp(w, "--"))
+            break;
+        else
+            return cmd_fail("srun: %s is not supported (Ductile's srun runs one task on each "
+                            "node of the job: -N, -l; docs/slurm-users.md)", w);
+    }
+    if (k < argc && !strcmp(argv[k], "--"))
+        k++;
+    if (k >= argc)
+        return cmd_fail("srun: no command given");
+    for (; k < argc; k++)
+        add(&a, argv[k]);
+    return cmd_run(a.n, a.v);
+}
+
+static int sbatch(int argc, char **argv)
+{
+    cmd_submit_banner = "Submitted batch job";
+    argv[0] = "submit";
+    return cmd_submit(argc, argv);
+}
+
+static int salloc(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    return cmd_fail("salloc: interactive allocations are not supported yet (submit a batch "
+                    "job with sbatch)");
+}
+
+int slurm_compat(const char *prog, int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"sbatch", sbatch}, {"squeue", squeue}, {"scancel", scancel},
+                {"scontrol", scontrol}, {"sinfo", sinfo}, {"sacct", sacct},
+                {"srun", srun}, {"salloc", salloc}};
+    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
+        if (!strcmp(prog, cmds[k].name))
+            return cmds[k].fn(argc, argv);
+    return -1;
+}

@@ -1,0 +1,5 @@
+#!/bin/bash
+#SBATCH -J first
+#SBATCH -o first-%j.out
+echo 42 > result.txt
+echo "OK first"
