@@ -938,8 +938,10 @@ int cmd_history(int argc, char **argv)
         char en[32];
         cu_fmt_energy(cu_num(j, "energy"), en, sizeof(en));
         rows[k][7] = fmt("%s", en);
-        rows[k][8] = sig ? fmt("%lld:%lld", (long long)json_integer_value(json_object_get(j, "exit_code")), sig)
-                         : fmt("%lld", (long long)json_integer_value(json_object_get(j, "exit_code")));
+        /* as Slurm's sacct writes it, CODE:SIGNAL: 1:0 exited 1, 0:9 killed by signal 9,
+         * 0:0 for a job that never ran (cancelled while pending) */
+        long long ec = (long long)json_integer_value(json_object_get(j, "exit_code"));
+        rows[k][8] = fmt("%lld:%lld", sig || ec < 0 ? 0 : ec, sig);
         rows[k][9] = fmt("%.40s", cu_str(j, "sizes")[0] ? cu_str(j, "sizes") : "-");
     }
     cu_table(hdr, rows, n, 10);

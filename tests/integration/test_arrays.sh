@@ -38,6 +38,9 @@ done
 [ ! -e "arr-${a}_6.out" ] || fail "the cancelled element ran"
 [ "$(sort -n seen.txt | tail -1)" -le 2 ] || fail "more than 2 elements ran at once: $(cat seen.txt)"
 d history | grep -q "^${a}_9 " || fail "history does not name the element: $(d history | head -5)"
+# exit codes as sacct writes them: 0:0 for one cancelled before it ran (not -1)
+[ "$(d history | awk -v e="${a}_6" '$1 == e {print $(NF-1)}')" = "0:0" ] ||
+  fail "the cancelled element's exit: $(d history | grep "^${a}_6 ")"
 
 # the whole array cancelled by its id; a dependency on an array waits for all of it
 rm go

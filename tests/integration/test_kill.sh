@@ -30,6 +30,9 @@ p=$(cat "$T/stub.$j")
 expect_state "$j" TO 30
 ! alive "$p" || fail "stubborn process survived its time limit"
 [ "$(field "$j" ExitCode)" = "137 signal KILL" ] || fail "TO exit: $(field "$j" ExitCode)"
+# history writes it as Slurm's sacct does, CODE:SIGNAL
+[ "$(d history | awk -v e="$j" '$1 == e {print $(NF-1)}')" = "0:9" ] ||
+  fail "history's exit: $(d history | grep "^$j ")"
 
 # A well-behaved job over its limit ends TO after TERM, quickly.
 s=$(script sleeper.sh 'sleep 300')

@@ -50,6 +50,8 @@ ok=$(d submit --parsable -d "afterok:$x" --wrap true)
 notok=$(d submit --parsable -d "afternotok:$x" -o notok.out --wrap 'echo notok')
 rm x.go
 expect_state "$x" F
+[ "$(d history | awk -v e="$x" '$1 == e {print $(NF-1)}')" = "3:0" ] ||
+  fail "exit 3 in history: $(d history | grep "^$x ")"
 expect_state "$notok" CD
 expect_reason "$ok" DependencyNeverSatisfied
 d cancel "$ok"
