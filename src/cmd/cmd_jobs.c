@@ -22,7 +22,7 @@ typedef struct common {
     long nodes;
     long limit;
     bool release, no_wait;
-    bool me, noheader;
+    bool me, noheader, start;
     long wait; /* -1: not given */
 } common_t;
 
@@ -31,7 +31,7 @@ typedef struct common {
  * `show 1 --state R` is an error, not an option silently ignored. */
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
-    O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_HELP
+    O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_START, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -43,7 +43,8 @@ static const struct option all_opts[] = {
     {"name", required_argument, 0, O_NAME},   {"jobs", required_argument, 0, O_JOBS},
     {"release", no_argument, 0, O_RELEASE},   {"no-wait", no_argument, 0, O_NO_WAIT},
     {"wait", required_argument, 0, O_WAIT},   {"me", no_argument, 0, O_ME},
-    {"noheader", no_argument, 0, O_NOHEADER}, {"help", no_argument, 0, O_HELP},
+    {"noheader", no_argument, 0, O_NOHEADER}, {"start", no_argument, 0, O_START},
+    {"help", no_argument, 0, O_HELP},
 };
 /* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE */
 static const struct { char c; int o; } shorts[] = {
@@ -97,6 +98,7 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_RELEASE: c->release = true; break;
         case O_ME: c->me = true; break;
         case O_NOHEADER: c->noheader = true; break;
+        case O_START: c->start = true; break;
         case O_NO_WAIT: c->no_wait = true; break;
         case O_WAIT:
             if (strparse_long(optarg, 1, 86400, &v) < 0) {
@@ -248,17 +250,67 @@ static void free_rows(char ***rows, int n, int ncols)
     free(rows);
 }
 
+/* A line of the queue: id, name, user, state, `time` (elapsed, or the planned start),
+ * nodes, and the node list or (reason). */
+static char **queue_row(const json_t *j, const char *time)
+{
+    char **r = calloc(7, sizeof(char *));
+    if (!r)
+        return NULL;
+    bool pending = !strcmp(cu_str(j, "state"), "PD");
+    char *name = esc(j, "name"), *reason = esc(j, "reason");
+    r[0] = job_label(j);
+    r[1] = fmt("%.20s", name ? name : "");
+    r[2] = esc(j, "user");
+    r[3] = esc(j, "state");
+    r[4] = fmt("%s", time);
+    r[5] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
+    r[6] = pending ? fmt("(%s)", reason ? reason : "") : esc(j, "nodelist");
+    free(name);
+    free(reason);
+    return r;
+}
+
+/* queue --start: the pending jobs and when the engine plans to start them (its
+ * reservations: the first waiting job's under EASY, every job's under conservative
+ * backfilling), or not before their --begin; N/A: no plan yet. */
+static void queue_start_table(const json_t *jobs, bool noheader)
+{
+    static const char *hdr[] = {"JOBID", "NAME", "USER", "ST", "START_TIME", "NODES",
+                                "NODELIST(REASON)"};
+    int n = (int)json_array_size(jobs);
+    char ***rows = calloc((size_t)n + 1, sizeof(char **));
+    size_t k;
+    json_t *j;
+    json_array_foreach(jobs, k, j)
+    {
+        double t = cu_num(j, "expected_start");
+        char when[32] = "N/A";
+        if (t > 0)
+            cu_fmt_time(t, when, sizeof(when));
+        rows[k] = queue_row(j, when);
+    }
+    cu_table(noheader ? NULL : hdr, rows, n, 7);
+    free_rows(rows, n, 7);
+}
+
 int cmd_queue(int argc, char **argv)
 {
     common_t o = {0};
     static const spec_t sp = {"queue", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
-                                           OPT(O_JOBS) | OPT(O_ME) | OPT(O_NOHEADER), 0, 0,
+                                           OPT(O_JOBS) | OPT(O_ME) | OPT(O_NOHEADER) |
+                                           OPT(O_START), 0, 0,
                               "ductile queue [-j|--jobs ID[,ID...]] [-u|--user U] [--me] "
-                              "[-t|--state ST[,ST...]] [--noheader] [--json]"};
+                              "[-t|--state ST[,ST...]] [--start] [--noheader] [--json]"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
-    json_t *req = json_pack("{s:s,s:s}", "type", "queue", "format", o.json ? "json" : "table");
+    if (o.start && o.state)
+        return cmd_fail("queue: --start lists the pending jobs: no --state with it");
+    json_t *req = json_pack("{s:s,s:s}", "type", "queue", "format",
+                            o.json || o.start ? "json" : "table");
+    if (o.start)
+        json_object_set_new(req, "state", json_string("PD"));
     if (o.jobs) {
         json_t *ids = job_ids(NULL, 0, o.jobs);
         if (!ids) {
@@ -279,6 +331,11 @@ int cmd_queue(int argc, char **argv)
     json_t *jobs = json_object_get(rep, "jobs");
     if (o.json) {
         cu_print_json(jobs);
+        json_decref(rep);
+        return 0;
+    }
+    if (o.start) {
+        queue_start_table(jobs, o.noheader);
         json_decref(rep);
         return 0;
     }
@@ -304,18 +361,7 @@ int cmd_queue(int argc, char **argv)
     {
         char t[32];
         cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
-        bool pending = !strcmp(cu_str(j, "state"), "PD");
-        rows[k] = calloc(7, sizeof(char *));
-        rows[k][0] = job_label(j);
-        char *name = esc(j, "name"), *reason = esc(j, "reason");
-        rows[k][1] = fmt("%.20s", name ? name : "");
-        rows[k][2] = esc(j, "user");
-        rows[k][3] = esc(j, "state");
-        rows[k][4] = fmt("%s", t);
-        rows[k][5] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
-        rows[k][6] = pending ? fmt("(%s)", reason ? reason : "") : esc(j, "nodelist");
-        free(name);
-        free(reason);
+        rows[k] = queue_row(j, t);
     }
     cu_table(hdr, rows, n, 7);
     free_rows(rows, n, 7);

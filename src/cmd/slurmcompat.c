@@ -62,6 +62,8 @@ static int squeue(int argc, char **argv)
             add(&a, "--noheader");
         else if (!strcmp(w, "--me"))
             add(&a, "--me");
+        else if (!strcmp(w, "--start"))
+            add(&a, "--start");
         else if (!strcmp(w, "--help") || !strcmp(w, "--usage"))
             add(&a, "--help");
         else if (is_opt(w, "--user", 'u') && (v = value_of(argc, argv, &k, "--user", 'u')))
@@ -72,7 +74,7 @@ static int squeue(int argc, char **argv)
             add(&a, "-t"), add(&a, strcasecmp(v, "all") ? v : "PD,R,RS,CG");
         else
             return cmd_fail("squeue: %s is not supported (Ductile's squeue takes -u, --me, -j, "
-                            "-t and -h: docs/slurm-users.md)", w);
+                            "-t, --start and -h: docs/slurm-users.md)", w);
     }
     return cmd_queue(a.n, a.v);
 }

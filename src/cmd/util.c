@@ -187,12 +187,12 @@ void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols)
 {
     int w[16] = {0};
     for (int c = 0; c < ncols && c < 16; c++) {
-        w[c] = (int)strlen(hdr[c]);
+        w[c] = hdr ? (int)strlen(hdr[c]) : 0;
         for (int r = 0; r < nrows; r++)
             if ((int)strlen(rows[r][c]) > w[c])
                 w[c] = (int)strlen(rows[r][c]);
     }
-    for (int c = 0; c < ncols; c++) {
+    for (int c = 0; c < ncols && hdr; c++) {
         if (c + 1 < ncols)
             printf("%-*s  ", w[c], hdr[c]);
         else

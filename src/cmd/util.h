@@ -33,7 +33,8 @@ void cu_fmt_duration(double secs, char *buf, size_t len);
 void cu_fmt_time(double t, char *buf, size_t len);
 /* Joules as users read them: "0 J", "850 J", "12.3 kJ", "4.56 MJ" (with kWh beyond). */
 void cu_fmt_energy(double joules, char *buf, size_t len);
-/* Prints rows as aligned columns; every row has ncols strings. */
+/* Prints rows as aligned columns under hdr (NULL: no header line); every row has ncols
+ * strings. */
 void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols);
 /* A common --conf / --json option scan: returns the index of the first other arg. */
 void cu_print_json(const json_t *v);

@@ -1193,11 +1193,13 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         ns += (double)j->nalloc * (now - j->alloc_since);
     const char *reason = j->reason;
     char buf[64];
+    double expected = -1; /* the engine's planned start (its reservation), if it has one */
     if (j->state == JS_PENDING && c->sched) {
         sched_jobinfo_t info;
         if (sched_job_info(c->sched, j->id, &info) == 0) {
             snprintf(buf, sizeof(buf), "%s", sched_reason_name(info.reason));
             reason = buf;
+            expected = info.reserved_start;
         }
     }
     json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:i,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:f}",
@@ -1210,6 +1212,10 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                           j->exit_code, "signal", j->signal, "node_seconds", ns);
     if (o)
         json_object_set_new(o, "energy", json_real(j->energy));
+    if (o && expected > 0) /* queue --start */
+        json_object_set_new(o, "expected_start", json_real(expected));
+    else if (o && j->state == JS_PENDING && j->begin > now) /* not before its --begin */
+        json_object_set_new(o, "expected_start", json_real(j->begin));
     if (o && j->array_id) { /* "12_3" */
         json_object_set_new(o, "array_id", json_integer(j->array_id));
         json_object_set_new(o, "array_task", json_integer(j->array_task));

@@ -61,7 +61,7 @@ expect_state "$j5" CA
 expect_state "$j6" CA
 # history lists finished jobs with state, elapsed and exit code
 d history > h.txt
-grep -E "^$j2 +three.sh +root +FAILED .* 3 +[0-9>]+$" h.txt || fail "history: $(cat h.txt)"
+grep -E "^$j2 +three.sh +root +FAILED .* 3:0 +[0-9>]+$" h.txt || fail "history: $(cat h.txt)"
 d history --state CA --json | grep -q "\"id\": $j6" || fail "history --state CA"
 d queue --json | grep -q '^\[' || fail "queue --json"
 # accounting: node-seconds of the 2-node job

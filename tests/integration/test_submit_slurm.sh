@@ -161,4 +161,17 @@ d cancel "$jb" > /dev/null
 expect_state "$j" CD 30
 grep -qx "2|x  y|z|" "args-$j.out" || fail "arguments after a restart: $(cat "args-$j.out")"
 
+# --- queue --start: when the engine plans to start a pending job (EASY's reservation)
+long=$(d submit --parsable -N 3 -t 10 --wrap 'sleep 600')
+expect_state "$long" R
+t0=$(date +%s)
+next=$(d submit --parsable -N 3 -t 5 --wrap true)
+expect_state "$next" PD
+line=$(d queue --start | awk -v j="$next" '$1 == j')
+when=$(awk '{print $5}' <<< "$line")
+[ "$when" != N/A ] || fail "no planned start: $(d queue --start)"
+secs=$(( $(date -d "$when" +%s) - t0 ))
+[ "$secs" -ge 570 ] && [ "$secs" -le 610 ] || fail "planned start $when, $secs s from now, not the running job's end (600 s)"
+d cancel "$long" "$next"
+
 echo ok
