@@ -18,11 +18,11 @@ typedef struct common {
     const char *conf;
     bool json;
     const char *user, *state, *reason, *name, *jobs;
-    const char *since;
+    const char *since, *until, *format;
     long nodes;
     long limit;
     bool release, no_wait;
-    bool me, noheader, start;
+    bool me, noheader, start, parsable;
     long wait; /* -1: not given */
 } common_t;
 
@@ -31,7 +31,8 @@ typedef struct common {
  * `show 1 --state R` is an error, not an option silently ignored. */
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
-    O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_START, O_HELP
+    O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_START, O_UNTIL, O_FORMAT,
+    O_PARSABLE, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -44,6 +45,8 @@ static const struct option all_opts[] = {
     {"release", no_argument, 0, O_RELEASE},   {"no-wait", no_argument, 0, O_NO_WAIT},
     {"wait", required_argument, 0, O_WAIT},   {"me", no_argument, 0, O_ME},
     {"noheader", no_argument, 0, O_NOHEADER}, {"start", no_argument, 0, O_START},
+    {"until", required_argument, 0, O_UNTIL}, {"format", required_argument, 0, O_FORMAT},
+    {"parsable", no_argument, 0, O_PARSABLE},
     {"help", no_argument, 0, O_HELP},
 };
 /* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE */
@@ -99,6 +102,9 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_ME: c->me = true; break;
         case O_NOHEADER: c->noheader = true; break;
         case O_START: c->start = true; break;
+        case O_UNTIL: c->until = optarg; break;
+        case O_FORMAT: c->format = optarg; break;
+        case O_PARSABLE: c->parsable = true; break;
         case O_NO_WAIT: c->no_wait = true; break;
         case O_WAIT:
             if (strparse_long(optarg, 1, 86400, &v) < 0) {
@@ -904,6 +910,8 @@ int cmd_nodes(int argc, char **argv)
 }
 
 /* "1h", "30m", "2d", "90s": that long ago; a plain number: Unix time. */
+/* --since / --until: a Unix time, a date (2026-11-28, 2026-11-28T14:30[:00], local time),
+ * or a duration back from now (2h) */
 static int parse_since(const char *s, double *out)
 {
     double d;
@@ -912,9 +920,121 @@ static int parse_since(const char *s, double *out)
         *out = (double)v;
         return 0;
     }
+    if (strchr(s, '-') && s[0] != '-') { /* a date, not a duration like 1-00:00 */
+        char full[40];
+        snprintf(full, sizeof(full), "%s%s", s, strchr(s, 'T') ? "" : "T00:00");
+        if (strlen(s) >= 10 && s[4] == '-' && strparse_time(full, (double)time(NULL), out) == 0)
+            return 0;
+    }
     if (strparse_duration(s, &d) < 0)
         return -1;
     *out = (double)time(NULL) - d;
+    return 0;
+}
+
+/* history --format: its fields, as sacct names them (any case) */
+static const struct {
+    const char *name, *alias;
+} hist_fields[] = {
+    {"JobID", NULL},     {"JobName", "Name"},   {"User", NULL},      {"State", NULL},
+    {"Elapsed", NULL},   {"NNodes", "Nodes"},   {"NodeList", NULL},  {"ExitCode", "Exit"},
+    {"Submit", NULL},    {"Start", NULL},       {"End", NULL},       {"Timelimit", NULL},
+    {"NodeSecs", NULL},  {"Energy", NULL},      {"Sizes", NULL},     {"Reason", NULL},
+};
+
+static int hist_field(const char *w)
+{
+    for (int f = 0; f < (int)(sizeof(hist_fields) / sizeof(hist_fields[0])); f++)
+        if (!strcasecmp(w, hist_fields[f].name) ||
+            (hist_fields[f].alias && !strcasecmp(w, hist_fields[f].alias)))
+            return f;
+    return -1;
+}
+
+static char *hist_value(const json_t *j, int f)
+{
+    char t[48];
+    long long sig = (long long)json_integer_value(json_object_get(j, "signal"));
+    long long ec = (long long)json_integer_value(json_object_get(j, "exit_code"));
+    switch (f) {
+    case 0: return job_label(j);
+    case 1: return esc(j, "name");
+    case 2: return esc(j, "user");
+    case 3: return esc(j, "state_name");
+    case 4: cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t)); return fmt("%s", t);
+    case 5: return fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
+    case 6: return esc(j, "nodelist");
+    /* as Slurm's sacct writes it, CODE:SIGNAL: 1:0 exited 1, 0:9 killed by signal 9,
+     * 0:0 for a job that never ran (cancelled while pending) */
+    case 7: return fmt("%lld:%lld", sig || ec < 0 ? 0 : ec, sig);
+    case 8: case 9: case 10: {
+        double v = cu_num(j, f == 8 ? "submit" : f == 9 ? "start" : "end");
+        if (v <= 0)
+            return fmt("Unknown");
+        cu_fmt_time(v, t, sizeof(t));
+        return fmt("%s", t);
+    }
+    case 11:
+        if (cu_num(j, "time_limit") <= 0)
+            return fmt("UNLIMITED");
+        cu_fmt_duration(cu_num(j, "time_limit"), t, sizeof(t));
+        return fmt("%s", t);
+    case 12: return fmt("%.0f", cu_num(j, "node_seconds"));
+    case 13: cu_fmt_energy(cu_num(j, "energy"), t, sizeof(t)); return fmt("%s", t);
+    case 14: return fmt("%.40s", cu_str(j, "sizes")[0] ? cu_str(j, "sizes") : "-");
+    default: return esc(j, "reason");
+    }
+}
+
+/* history --format=F1,F2 [--parsable]: those fields, as columns or |-separated lines
+ * with a | at the end (sacct -P's form, which scripts split) */
+static int history_fields(const json_t *jobs, const char *format, bool parsable)
+{
+    int fields[32], nf = 0;
+    char copy[512];
+    snprintf(copy, sizeof(copy), "%s", format);
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *pct = strchr(t, '%'); /* sacct's Field%WIDTH: the width is ours to choose */
+        if (pct)
+            *pct = '\0';
+        int f = hist_field(t);
+        if (f < 0)
+            return cmd_fail("history: --format: '%s' is not a field (JobID, JobName, User, "
+                            "State, Elapsed, NNodes, NodeList, ExitCode, Submit, Start, End, "
+                            "Timelimit, NodeSecs, Energy, Sizes, Reason)", t);
+        if (nf >= 32)
+            return cmd_fail("history: --format: at most 32 fields");
+        fields[nf++] = f;
+    }
+    if (!nf)
+        return cmd_fail("history: --format: give fields, such as JobID,State,ExitCode");
+    const char *hdr[32];
+    for (int q = 0; q < nf; q++)
+        hdr[q] = hist_fields[fields[q]].name;
+    int n = (int)json_array_size(jobs);
+    char ***rows = calloc((size_t)n + 1, sizeof(char **));
+    size_t k;
+    json_t *j;
+    json_array_foreach(jobs, k, j)
+    {
+        rows[k] = calloc((size_t)nf, sizeof(char *));
+        for (int q = 0; q < nf; q++)
+            rows[k][q] = hist_value(j, fields[q]);
+    }
+    if (parsable) {
+        for (int q = 0; q < nf; q++)
+            printf("%s|", hdr[q]);
+        printf("\n");
+        for (int r = 0; r < n; r++) {
+            for (int q = 0; q < nf; q++)
+                printf("%s|", rows[r][q] ? rows[r][q] : "");
+            printf("\n");
+        }
+    } else {
+        cu_table(hdr, rows, n, nf);
+    }
+    free_rows(rows, n, nf);
     return 0;
 }
 
@@ -922,9 +1042,11 @@ int cmd_history(int argc, char **argv)
 {
     common_t o = {0};
     static const spec_t sp = {"history", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
-                                             OPT(O_SINCE) | OPT(O_LIMIT), 0, -1,
+                                             OPT(O_SINCE) | OPT(O_UNTIL) | OPT(O_LIMIT) |
+                                             OPT(O_FORMAT) | OPT(O_PARSABLE), 0, -1,
                               "ductile history [JOB...] [-u|--user U] [-t|--state CD|F|CA|TO|NF] "
-                              "[--since 1h|UNIXTIME] [--limit N] [--json]"};
+                              "[--since T] [--until T] [--limit N] [--format F1,F2...] "
+                              "[--parsable] [--json]  (T: 2h, 2026-11-28[T14:30], UNIXTIME)"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
@@ -943,13 +1065,17 @@ int cmd_history(int argc, char **argv)
         json_object_set_new(req, "state", json_string(o.state));
     if (o.limit)
         json_object_set_new(req, "limit", json_integer(o.limit));
-    if (o.since) {
+    const char *when[2] = {o.since, o.until};
+    for (int w = 0; w < 2; w++) {
         double t;
-        if (parse_since(o.since, &t) < 0) {
+        if (!when[w])
+            continue;
+        if (parse_since(when[w], &t) < 0) {
             json_decref(req);
-            return cmd_fail("--since: '%s' is neither a Unix time nor a duration like 2h", o.since);
+            return cmd_fail("--%s: '%s' is not a time (2h ago, 2026-11-28, "
+                            "2026-11-28T14:30, or a Unix time)", w ? "until" : "since", when[w]);
         }
-        json_object_set_new(req, "since", json_real(t));
+        json_object_set_new(req, w ? "until" : "since", json_real(t));
     }
     json_t *rep = cu_request(o.conf, req);
     if (!rep)
@@ -959,6 +1085,13 @@ int cmd_history(int argc, char **argv)
         cu_print_json(jobs);
         json_decref(rep);
         return 0;
+    }
+    if (o.format || o.parsable) {
+        int rc = history_fields(jobs, o.format ? o.format
+                                               : "JobID,JobName,User,State,Elapsed,NNodes,"
+                                                 "NodeSecs,Energy,ExitCode,Sizes", o.parsable);
+        json_decref(rep);
+        return rc;
     }
     static const char *hdr[] = {"JOBID", "NAME", "USER", "STATE", "ELAPSED", "NODES", "NODESECS",
                                 "ENERGY", "EXIT", "SIZES"};
@@ -970,7 +1103,6 @@ int cmd_history(int argc, char **argv)
     {
         char t[32];
         cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
-        long long sig = (long long)json_integer_value(json_object_get(j, "signal"));
         rows[k] = calloc(10, sizeof(char *));
         rows[k][0] = job_label(j);
         char *name = esc(j, "name");
@@ -984,10 +1116,7 @@ int cmd_history(int argc, char **argv)
         char en[32];
         cu_fmt_energy(cu_num(j, "energy"), en, sizeof(en));
         rows[k][7] = fmt("%s", en);
-        /* as Slurm's sacct writes it, CODE:SIGNAL: 1:0 exited 1, 0:9 killed by signal 9,
-         * 0:0 for a job that never ran (cancelled while pending) */
-        long long ec = (long long)json_integer_value(json_object_get(j, "exit_code"));
-        rows[k][8] = fmt("%lld:%lld", sig || ec < 0 ? 0 : ec, sig);
+        rows[k][8] = hist_value(j, 7); /* CODE:SIGNAL */
         rows[k][9] = fmt("%.40s", cu_str(j, "sizes")[0] ? cu_str(j, "sizes") : "-");
     }
     cu_table(hdr, rows, n, 10);

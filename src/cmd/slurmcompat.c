@@ -187,11 +187,23 @@ static int sacct(int argc, char **argv)
                 add(&a, t);
         } else if (is_opt(w, "--user", 'u') && (v = value_of(argc, argv, &k, "--user", 'u'))) {
             add(&a, "-u"), add(&a, v);
+        } else if (is_opt(w, "--format", 'o') && (v = value_of(argc, argv, &k, "--format", 'o'))) {
+            add(&a, "--format"), add(&a, v);
+        } else if (!strcmp(w, "-P") || !strcmp(w, "--parsable2") || !strcmp(w, "-p") ||
+                   !strcmp(w, "--parsable")) {
+            add(&a, "--parsable");
+        } else if (is_opt(w, "--starttime", 'S') &&
+                   (v = value_of(argc, argv, &k, "--starttime", 'S'))) {
+            add(&a, "--since"), add(&a, v);
+        } else if (is_opt(w, "--endtime", 'E') && (v = value_of(argc, argv, &k, "--endtime", 'E'))) {
+            add(&a, "--until"), add(&a, v);
+        } else if (is_opt(w, "--state", 's') && (v = value_of(argc, argv, &k, "--state", 's'))) {
+            add(&a, "-t"), add(&a, v);
         } else if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
             add(&a, "--help");
         } else {
-            return cmd_fail("sacct: %s is not supported (Ductile's sacct takes -j, -u, -X: "
-                            "docs/slurm-users.md)", w);
+            return cmd_fail("sacct: %s is not supported (Ductile's sacct takes -j, -u, -X, "
+                            "--format/-o, -P, -S, -E, -s: docs/slurm-users.md)", w);
         }
     }
     return cmd_history(a.n, a.v);

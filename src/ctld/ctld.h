@@ -316,8 +316,8 @@ int db_node_save(ctld_t *c, const node_t *n);
  * here (ends NODE_FAIL, or requeued with --requeue) rather than handed to fn. */
 int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen);
 /* Finished jobs for `ductile history`, newest first. */
-int db_history(ctld_t *c, const char *user, const char *state, double since, int limit,
-               json_t *out, char *err, size_t errlen);
+int db_history(ctld_t *c, const char *user, const char *state, double since, double until,
+               int limit, json_t *out, char *err, size_t errlen);
 /* Allocation changes of one job (resizes), oldest first. */
 int db_job_events(ctld_t *c, int64_t job, json_t *out);
 /* A job from the table (finished ones for `show`); NULL if absent or unreadable. */

@@ -1375,7 +1375,8 @@ job_t *db_job_find_finished(ctld_t *c, int64_t id)
     return j;
 }
 
-int db_history(ctld_t *c, const char *user, const char *state, double since, int limit,
+int db_history(ctld_t *c, const char *user, const char *state, double since, double until,
+               int limit,
                json_t *out, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
@@ -1386,13 +1387,15 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, int
                     " WHERE e.job = jobs.id AND e.event IN ('start','expand','shrink'))"
                     " FROM jobs WHERE state IN ('CD','F','CA','TO','NF')"
                     " AND (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR state = ?2)"
-                    " AND end_ >= ?3 ORDER BY end_ DESC, id DESC LIMIT ?4";
+                    " AND end_ >= ?3 AND (?5 <= 0 OR end_ <= ?5)"
+                    " ORDER BY end_ DESC, id DESC LIMIT ?4";
     if (sqlite3_prepare_v2(c->db, q, -1, &st, NULL))
         return FAIL("database: %s", sqlite3_errmsg(c->db));
     sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 3, since);
     sqlite3_bind_int(st, 4, limit);
+    sqlite3_bind_double(st, 5, until);
     int rc;
     char why[256];
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

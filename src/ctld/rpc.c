@@ -1052,11 +1052,12 @@ static void do_history(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[256];
     const char *user, *state;
-    double since;
+    double since, until;
     int64_t limit;
     if (proto_str_opt(m, "user", 255, NULL, &user, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "state", 16, NULL, &state, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "since", 0, 1e12, 0, &since, err, sizeof(err)) < 0 ||
+        proto_num_opt(m, "until", 0, 1e12, 0, &until, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "limit", 1, 1000000, 1000, &limit, err, sizeof(err)) < 0) {
         fail(c, conn, err);
         return;
@@ -1077,16 +1078,17 @@ static void do_history(ctld_t *c, conn_t *conn, const json_t *m)
         json_t *v;
         json_array_foreach(ids, k, v)
         {
-            job_t *j = json_is_integer(v) ? db_job_find_finished(c, json_integer_value(v)) : NULL;
+            int64_t id;
+            job_t *j = arrays_resolve(c, v, &id) == 0 ? db_job_find_finished(c, id) : NULL;
             if (j && jstate_final(j->state) && (!user || !strcmp(j->user, user)) &&
-                (!state || j->state == st) && j->end >= since)
+                (!state || j->state == st) && j->end >= since && (until <= 0 || j->end <= until))
                 json_array_append_new(arr, history_json(c, j));
             job_free(j);
         }
         reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
         return;
     }
-    if (db_history(c, user, state ? jstate_code(st) : NULL, since, (int)limit, arr, err,
+    if (db_history(c, user, state ? jstate_code(st) : NULL, since, until, (int)limit, arr, err,
                    sizeof(err)) < 0) {
         json_decref(arr);
         fail(c, conn, err);

@@ -259,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         /* and reading the history does not crash either */
         json_t *h = json_array();
-        db_history(&c, NULL, NULL, 0, 1000, h, err, sizeof(err));
+        db_history(&c, NULL, NULL, 0, 0, 1000, h, err, sizeof(err));
         json_decref(h);
     }
     fz_ctld_free(&c);

@@ -63,6 +63,14 @@ expect_state "$j6" CA
 d history > h.txt
 grep -E "^$j2 +three.sh +root +FAILED .* 3:0 +[0-9>]+$" h.txt || fail "history: $(cat h.txt)"
 d history --state CA --json | grep -q "\"id\": $j6" || fail "history --state CA"
+# chosen fields, |-separated with --parsable (as sacct -P); dates as --since and --until
+[ "$(d history "$j2" --format=JobID,JobName,State,ExitCode --parsable)" = \
+  "$(printf 'JobID|JobName|State|ExitCode|\n%s|three.sh|FAILED|3:0|' "$j2")" ] ||
+  fail "history --format: $(d history "$j2" --format=JobID,JobName,State,ExitCode --parsable)"
+d history --since "$(date +%F)" | grep -q "^$j2 " || fail "history --since today"
+[ "$(d history --until "$(date -d yesterday +%F)" | wc -l)" = 1 ] || fail "history --until yesterday"
+! d history --format=JobID,Bogus 2> e.txt || fail "an unknown field was accepted"
+grep -q "'Bogus' is not a field" e.txt || fail "--format Bogus: $(cat e.txt)"
 d queue --json | grep -q '^\[' || fail "queue --json"
 # accounting: node-seconds of the 2-node job
 ns=$(field "$j1" NodeSeconds)

@@ -83,6 +83,9 @@ s scancel "$a"
 wait_for 20 sh -c "! \"$BIN\" queue | grep -q '^${a}_'" || fail "scancel: $(d queue)"
 # sacct -j: the jobs and their states
 s sacct -j "$first,$second" -X | grep -qE "^$second +second +.*COMPLETED" || fail "sacct: $(s sacct -j "$second")"
+# sacct -P --format: what scripts split on '|'
+[ "$(s sacct -j "$second" --format=JobID,State,ExitCode -P)" = "$(printf 'JobID|State|ExitCode|\n%s|COMPLETED|0:0|' "$second")" ] ||
+  fail "sacct -P: $(s sacct -j "$second" --format=JobID,State,ExitCode -P)"
 # and what is refused says so
 ! s squeue -o '%i' 2> e.txt && grep -q "squeue: -o is not supported" e.txt || fail "squeue -o: $(cat e.txt)"
 ! s sbatch -p batch 01-basic.sh 2> e.txt && grep -q -- "-p: not supported by Ductile" e.txt ||
