@@ -637,13 +637,14 @@ int cmd_cancel(int argc, char **argv)
     return job_results(cu_request(o.conf, req), o.json, "cancelled", NULL);
 }
 
-/* ductile hold / release JOB...: pending jobs kept out of scheduling, or let back in. */
+/* ductile hold / release / requeue JOB...: pending jobs kept out of scheduling or let
+ * back in; running jobs ended to wait again. */
 static int hold_or_release(int argc, char **argv, const char *verb)
 {
     common_t o = {0};
-    const spec_t sp = {verb, OPT(O_CONF) | OPT(O_JSON), 0, -1,
-                       !strcmp(verb, "hold") ? "ductile hold JOB... [--json]"
-                                             : "ductile release JOB... [--json]"};
+    char usage[64];
+    snprintf(usage, sizeof(usage), "ductile %s JOB... [--json]", verb);
+    const spec_t sp = {verb, OPT(O_CONF) | OPT(O_JSON), 0, -1, usage};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
@@ -652,13 +653,18 @@ static int hold_or_release(int argc, char **argv, const char *verb)
     json_t *ids = job_ids(argv + i, argc - i, NULL);
     if (!ids)
         return 1;
+    char done[16], failed[24];
+    snprintf(done, sizeof(done), "%s", !strcmp(verb, "hold") ? "held" : !strcmp(verb, "release")
+                                                                          ? "released"
+                                                                          : "requeued");
+    snprintf(failed, sizeof(failed), "not %s", done);
     return job_results(cu_request(o.conf, json_pack("{s:s,s:o}", "type", verb, "jobs", ids)),
-                       o.json, !strcmp(verb, "hold") ? "held" : "released",
-                       !strcmp(verb, "hold") ? "not held" : "not released");
+                       o.json, done, failed);
 }
 
 int cmd_hold(int argc, char **argv) { return hold_or_release(argc, argv, "hold"); }
 int cmd_release(int argc, char **argv) { return hold_or_release(argc, argv, "release"); }
+int cmd_requeue(int argc, char **argv) { return hold_or_release(argc, argv, "requeue"); }
 
 /* Exit status of `ductile resize` (docs/user-guide.md). */
 enum {

@@ -137,8 +137,9 @@ static int scontrol(int argc, char **argv)
         }
         return cmd_fail("scontrol show %s is not supported (job, node, hostnames)", obj);
     }
-    if (!strcmp(what, "hold") || !strcmp(what, "release") || !strcmp(what, "uhold")) {
-        add(&a, strcmp(what, "release") ? "hold" : "release");
+    if (!strcmp(what, "hold") || !strcmp(what, "release") || !strcmp(what, "uhold") ||
+        !strcmp(what, "requeue")) {
+        add(&a, !strcmp(what, "release") || !strcmp(what, "requeue") ? what : "hold");
         for (int k = 2; k < argc; k++) { /* "12,13" or "12 13" */
             char *save = NULL;
             for (char *t = strtok_r(argv[k], ",", &save); t; t = strtok_r(NULL, ",", &save))
@@ -146,10 +147,12 @@ static int scontrol(int argc, char **argv)
         }
         if (a.n < 2)
             return cmd_fail("scontrol %s: give job ids", what);
-        return strcmp(what, "release") ? cmd_hold(a.n, a.v) : cmd_release(a.n, a.v);
+        return !strcmp(what, "release")   ? cmd_release(a.n, a.v)
+               : !strcmp(what, "requeue") ? cmd_requeue(a.n, a.v)
+                                          : cmd_hold(a.n, a.v);
     }
     return cmd_fail("scontrol %s is not supported (show job, show node, show hostnames, hold, "
-                    "release: docs/slurm-users.md)", *what ? what : "without a command");
+                    "release, requeue: docs/slurm-users.md)", *what ? what : "without a command");
 }
 
 /* sinfo: the nodes */

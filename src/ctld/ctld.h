@@ -508,6 +508,9 @@ bool job_has_node(const job_t *j, int idx);
 /* A node went down: its jobs end NODE_FAIL or are requeued. */
 void jobs_node_failed(ctld_t *c, node_t *n);
 void jobs_restore(ctld_t *c, job_t *j);
+/* ductile requeue: a running job is ended and waits again, in its place (its
+ * submission time); 0, or -EINVAL with why in err. */
+int jobs_requeue_by_hand(ctld_t *c, job_t *j, char *err, size_t errlen);
 /* A pending job nothing holds any more enters the engine (its submission time keeps
  * its place); 0 or the engine's refusal. */
 int jobs_to_engine(ctld_t *c, job_t *j);

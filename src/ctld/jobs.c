@@ -956,6 +956,21 @@ static void do_interrupt(ctld_t *c, job_t *j, const sched_action_t *a)
     start_cleanup(c, j, JS_PENDING);
 }
 
+int jobs_requeue_by_hand(ctld_t *c, job_t *j, char *err, size_t errlen)
+{
+    if (j->state != JS_RUNNING && j->state != JS_RESIZING) {
+        snprintf(err, errlen, "it is %s: only running jobs are requeued",
+                 j->state == JS_COMPLETING ? "ending" : jstate_name(j->state));
+        return -EINVAL;
+    }
+    db_job_event(c, j->id, ctld_now(), "interrupt", j->nalloc, 0, j->alloc, j->nalloc,
+                 "requeued by hand");
+    j->wait_class = SCHED_CLASS_NORMAL; /* back in its place by submission time */
+    snprintf(j->reason, sizeof(j->reason), "Requeued");
+    start_cleanup(c, j, JS_PENDING);
+    return 0;
+}
+
 /* A pass that took longer than this spaces the next one by twice its time: after a
  * controller restart with 100,000 jobs queued, every node's registration asked for a
  * pass of its own, and the registrations waited behind them. Passes of a few

@@ -895,11 +895,13 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
     reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
 }
 
-/* ductile hold / release {"jobs": [ids]}: pending jobs kept out of the engine, or let
- * back in (eligible.c). A user holds and releases their own jobs; an operator's hold
- * (any job) only an operator releases. One result per job: "held" / "released", or
- * "failed" with why. */
-static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, bool hold)
+/* ductile hold / release / requeue {"jobs": [ids]}: pending jobs kept out of the
+ * engine, or let back in (eligible.c); running jobs ended to wait again. A user acts on
+ * their own jobs; an operator's hold (any job) only an operator releases. One result per
+ * job: "held" / "released" / "requeued", or "failed" with why. */
+typedef enum { ACT_HOLD, ACT_RELEASE, ACT_REQUEUE } act_t;
+
+static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
 {
     const json_t *ids = json_object_get(m, "jobs");
     const char *bad = bad_ids(ids);
@@ -923,13 +925,15 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, bool hold)
             job_free(done);
         } else if (!may_modify(c, conn, j)) {
             snprintf(why, sizeof(why), "permission denied: it belongs to %s", j->user);
-        } else if (hold) {
+        } else if (act == ACT_HOLD) {
             elig_hold(c, j, op, why, sizeof(why));
-        } else {
+        } else if (act == ACT_RELEASE) {
             elig_release(c, j, op, why, sizeof(why));
+        } else {
+            jobs_requeue_by_hand(c, j, why, sizeof(why));
         }
-        json_array_append_new(results, cancel_result(id, *why ? "failed" : hold ? "held"
-                                                                              : "released",
+        static const char *const done[] = {"held", "released", "requeued"};
+        json_array_append_new(results, cancel_result(id, *why ? "failed" : done[act],
                                                      *why ? why : NULL));
     }
     json_decref(named);
@@ -1153,8 +1157,10 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         do_queue(c, conn, msg);
     else if (!strcmp(type, "show"))
         do_show(c, conn, msg);
-    else if (!strcmp(type, "hold") || !strcmp(type, "release"))
-        do_hold(c, conn, msg, !strcmp(type, "hold"));
+    else if (!strcmp(type, "hold") || !strcmp(type, "release") || !strcmp(type, "requeue"))
+        do_hold(c, conn, msg, !strcmp(type, "hold")      ? ACT_HOLD
+                              : !strcmp(type, "release") ? ACT_RELEASE
+                                                         : ACT_REQUEUE);
     else if (!strcmp(type, "cancel"))
         do_cancel(c, conn, msg);
     else if (!strcmp(type, "resize"))

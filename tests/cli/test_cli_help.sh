@@ -4,7 +4,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 unset DUCTILE_CONF
-for cmd in submit queue show cancel hold release history nodes drain resume resize reconfigure hostnames; do
+for cmd in submit queue show cancel hold release requeue history nodes drain resume resize reconfigure hostnames; do
   for h in --help -h; do
     "$bin" $cmd $h > "$tmp/o" 2> "$tmp/e" || fail "$cmd $h: $(cat "$tmp/e")"
     grep -q "^usage: ductile $cmd" "$tmp/o" || fail "$cmd $h said: $(cat "$tmp/o" "$tmp/e")"

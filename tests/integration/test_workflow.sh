@@ -115,6 +115,23 @@ expect_reason "$p" JobHeldAdmin
 d release "$p"
 expect_state "$p" CD
 
+# --- requeue by hand: a running job ends and runs again, in its place
+touch rq.go
+rq=$(d submit --parsable -o rq.out gate.sh rq.go 0)
+expect_state "$rq" R
+d requeue "$rq"
+wait_for 20 sh -c "\"$BIN\" show $rq | grep -q '^Restarts *1$'" || fail "requeue: $(d show "$rq")"
+expect_state "$rq" R
+! d requeue 99999 2> e.txt || fail "a requeue of no job succeeded"
+grep -q "job 99999: not requeued: no such job" e.txt || fail "requeue 99999: $(cat e.txt)"
+pq=$(d submit --parsable -N 2 --wrap true) # behind rq: pending
+expect_state "$pq" PD
+! d requeue "$pq" 2> e.txt || fail "a pending job was requeued"
+grep -q "only running jobs are requeued" e.txt || fail "requeue of a pending job: $(cat e.txt)"
+rm rq.go
+expect_state "$rq" CD
+expect_state "$pq" CD
+
 # --- --begin: not before its time
 b0=$(date +%s)
 bj=$(d submit --parsable -b now+3 -o begin.out --wrap 'date +%s')
