@@ -4,9 +4,11 @@
 #include <limits.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -18,11 +20,11 @@ typedef struct common {
     const char *conf;
     bool json;
     const char *user, *state, *reason, *name, *jobs;
-    const char *since, *until, *format;
+    const char *since, *until, *format, *signal;
     long nodes;
     long limit;
     bool release, no_wait;
-    bool me, noheader, start, parsable;
+    bool me, noheader, start, parsable, batch, full;
     long wait; /* -1: not given */
 } common_t;
 
@@ -32,7 +34,7 @@ typedef struct common {
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
     O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_START, O_UNTIL, O_FORMAT,
-    O_PARSABLE, O_HELP
+    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -46,12 +48,13 @@ static const struct option all_opts[] = {
     {"wait", required_argument, 0, O_WAIT},   {"me", no_argument, 0, O_ME},
     {"noheader", no_argument, 0, O_NOHEADER}, {"start", no_argument, 0, O_START},
     {"until", required_argument, 0, O_UNTIL}, {"format", required_argument, 0, O_FORMAT},
-    {"parsable", no_argument, 0, O_PARSABLE},
+    {"parsable", no_argument, 0, O_PARSABLE}, {"signal", required_argument, 0, O_SIGNAL},
+    {"batch", no_argument, 0, O_BATCH},       {"full", no_argument, 0, O_FULL},
     {"help", no_argument, 0, O_HELP},
 };
-/* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE */
+/* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE, -s SIGNAL */
 static const struct { char c; int o; } shorts[] = {
-    {'u', O_USER}, {'N', O_NODES}, {'n', O_NAME}, {'j', O_JOBS}, {'t', O_STATE},
+    {'u', O_USER}, {'N', O_NODES}, {'n', O_NAME}, {'j', O_JOBS}, {'t', O_STATE}, {'s', O_SIGNAL},
 };
 
 typedef struct spec {
@@ -105,6 +108,9 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_UNTIL: c->until = optarg; break;
         case O_FORMAT: c->format = optarg; break;
         case O_PARSABLE: c->parsable = true; break;
+        case O_SIGNAL: c->signal = optarg; break;
+        case O_BATCH: c->batch = true; break;
+        case O_FULL: c->full = true; break;
         case O_NO_WAIT: c->no_wait = true; break;
         case O_WAIT:
             if (strparse_long(optarg, 1, 86400, &v) < 0) {
@@ -609,15 +615,34 @@ static int job_results(json_t *rep, bool json, const char *done, const char *fai
     return status;
 }
 
+/* A signal by name (USR1, SIGUSR1, any case) or number (1 to 64); 0 if it is none. */
+static int signal_number(const char *s)
+{
+    static const struct { const char *name; int sig; } sigs[] = {
+        {"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+        {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+        {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"URG", SIGURG},
+        {"XCPU", SIGXCPU}, {"WINCH", SIGWINCH}};
+    long v;
+    if (strparse_long(s, 1, 64, &v) == 0)
+        return (int)v;
+    const char *n = strncasecmp(s, "SIG", 3) ? s : s + 3;
+    for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
+        if (!strcasecmp(n, sigs[k].name))
+            return sigs[k].sig;
+    return 0;
+}
+
 /* One request for every job named and every filter: the controller applies it at once
  * (no scheduling pass between two ids) and answers with a result per job. */
 int cmd_cancel(int argc, char **argv)
 {
     common_t o = {0};
     static const spec_t sp = {"cancel", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
-                                            OPT(O_NAME), 0, -1,
+                                            OPT(O_NAME) | OPT(O_SIGNAL) | OPT(O_BATCH) |
+                                            OPT(O_FULL), 0, -1,
                               "ductile cancel [JOB...] [-t|--state ST] [-u|--user U] "
-                              "[-n|--name NAME] [--json]"};
+                              "[-n|--name NAME] [-s|--signal SIG [--batch|--full]] [--json]"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
@@ -627,14 +652,29 @@ int cmd_cancel(int argc, char **argv)
     json_t *ids = job_ids(argv + i, argc - i, NULL);
     if (!ids)
         return 1;
+    int sig = 0;
+    if (o.signal && (sig = signal_number(o.signal)) <= 0) {
+        json_decref(ids);
+        return cmd_fail("cancel: --signal: '%s' is not a signal (USR1, SIGTERM, 10...)",
+                        o.signal);
+    }
+    if ((o.batch || o.full) && !sig) {
+        json_decref(ids);
+        return cmd_fail("cancel: --batch and --full go with --signal");
+    }
     json_t *req = json_pack("{s:s,s:o}", "type", "cancel", "jobs", ids);
+    if (sig) { /* the steps' tasks; --batch: the script alone; --full: both, and its children */
+        json_object_set_new(req, "signal", json_integer(sig));
+        json_object_set_new(req, "scope", json_integer(o.full ? 2 : o.batch ? 1 : 0));
+    }
     if (o.user)
         json_object_set_new(req, "user", json_string(o.user));
     if (o.state)
         json_object_set_new(req, "state", json_string(o.state));
     if (o.name)
         json_object_set_new(req, "name", json_string(o.name));
-    return job_results(cu_request(o.conf, req), o.json, "cancelled", NULL);
+    return job_results(cu_request(o.conf, req), o.json, sig ? "signalled" : "cancelled",
+                       sig ? "not signalled" : NULL);
 }
 
 /* ductile hold / release / requeue JOB...: pending jobs kept out of scheduling or let

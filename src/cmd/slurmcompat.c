@@ -101,9 +101,16 @@ static int scancel(int argc, char **argv)
             add(&a, "-n"), add(&a, v);
         } else if (is_opt(w, "--state", 't') && (v = value_of(argc, argv, &k, "--state", 't'))) {
             add(&a, "-t"), add(&a, v);
+        } else if (is_opt(w, "--signal", 's') &&
+                   (v = value_of(argc, argv, &k, "--signal", 's'))) {
+            add(&a, "--signal"), add(&a, v);
+        } else if (!strcmp(w, "-b") || !strcmp(w, "--batch")) {
+            add(&a, "--batch");
+        } else if (!strcmp(w, "-f") || !strcmp(w, "--full")) {
+            add(&a, "--full");
         } else {
             return cmd_fail("scancel: %s is not supported (Ductile's scancel takes job ids, -u, "
-                            "-n and -t: docs/slurm-users.md)", w);
+                            "-n, -t, -s, -b and -f: docs/slurm-users.md)", w);
         }
     }
     return cmd_cancel(a.n, a.v);

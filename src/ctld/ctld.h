@@ -508,6 +508,10 @@ bool job_has_node(const job_t *j, int idx);
 /* A node went down: its jobs end NODE_FAIL or are requeued. */
 void jobs_node_failed(ctld_t *c, node_t *n);
 void jobs_restore(ctld_t *c, job_t *j);
+/* ductile cancel --signal: the signal to a running job's processes on every node, as
+ * scancel's: its steps' tasks (scope 0), its batch script alone (1, --batch), or both
+ * with the script's children (2, --full); the job goes on. 0, or -EINVAL with why. */
+int jobs_signal(ctld_t *c, job_t *j, int sig, int scope, char *err, size_t errlen);
 /* ductile requeue: a running job is ended and waits again, in its place (its
  * submission time); 0, or -EINVAL with why in err. */
 int jobs_requeue_by_hand(ctld_t *c, job_t *j, char *err, size_t errlen);

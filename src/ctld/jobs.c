@@ -956,6 +956,19 @@ static void do_interrupt(ctld_t *c, job_t *j, const sched_action_t *a)
     start_cleanup(c, j, JS_PENDING);
 }
 
+int jobs_signal(ctld_t *c, job_t *j, int sig, int scope, char *err, size_t errlen)
+{
+    if (j->state != JS_RUNNING && j->state != JS_RESIZING) {
+        snprintf(err, errlen, "it is %s: only running jobs are signalled",
+                 j->state == JS_COMPLETING ? "ending" : jstate_name(j->state));
+        return -EINVAL;
+    }
+    for (int i = 0; i < j->nalloc; i++) /* its script's and its steps' processes */
+        nodes_send(c, j->alloc[i], json_pack("{s:s,s:I,s:i,s:i}", "type", "job_signal", "job",
+                                             (json_int_t)j->id, "signal", sig, "scope", scope));
+    return 0;
+}
+
 int jobs_requeue_by_hand(ctld_t *c, job_t *j, char *err, size_t errlen)
 {
     if (j->state != JS_RUNNING && j->state != JS_RESIZING) {

@@ -817,8 +817,11 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
     char err[256];
     const char *state;
     cfilter_t f = {0};
+    int64_t sig, scope;
     const json_t *ids = json_object_get(m, "jobs");
-    if (proto_str_opt(m, "user", 255, NULL, &f.user, err, sizeof(err)) < 0 ||
+    if (proto_int_opt(m, "signal", 1, 64, 0, &sig, err, sizeof(err)) < 0 ||
+        proto_int_opt(m, "scope", 0, 2, 0, &scope, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "user", 255, NULL, &f.user, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, NULL, &f.name, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "state", 16, NULL, &state, err, sizeof(err)) < 0) {
         fail(c, conn, err);
@@ -869,6 +872,10 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
                 json_array_append_new(results, cancel_result(id, "already ended", "ending"));
             } else if (filter_miss(&f, j, why, sizeof(why))) {
                 json_array_append_new(results, cancel_result(id, "skipped", why));
+            } else if (sig) { /* --signal: the job goes on */
+                bool ok = jobs_signal(c, j, (int)sig, (int)scope, why, sizeof(why)) == 0;
+                json_array_append_new(results, cancel_result(id, ok ? "signalled" : "failed",
+                                                             ok ? NULL : why));
             } else {
                 jobs_cancel(c, j, "Cancelled"); /* j may be freed */
                 json_array_append_new(results, cancel_result(id, "cancelled", NULL));
@@ -887,6 +894,12 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         qsort(x.v, x.n, sizeof(job_t *), by_id);
         for (size_t i = 0; i < x.n; i++) {
             int64_t id = x.v[i]->id;
+            if (sig) {
+                bool ok = jobs_signal(c, x.v[i], (int)sig, (int)scope, why, sizeof(why)) == 0;
+                json_array_append_new(results, cancel_result(id, ok ? "signalled" : "failed",
+                                                             ok ? NULL : why));
+                continue;
+            }
             jobs_cancel(c, x.v[i], "Cancelled");
             json_array_append_new(results, cancel_result(id, "cancelled", NULL));
         }

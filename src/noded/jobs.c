@@ -616,6 +616,25 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     queue_start(d, j, msg);
 }
 
+void jobs_on_signal(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t id, sig;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_int(msg, "signal", 1, 64, &sig, err, sizeof(err)) < 0)
+        return;
+    /* as scancel's: the steps' tasks (scope 0, the default), the batch script alone
+     * (1, --batch), or the script with its children and the steps (2, --full) */
+    int64_t scope = json_integer_value(json_object_get(msg, "scope"));
+    njob_t *j = jobs_find(d, id);
+    if (j && j->proc && scope == 1)
+        launch_signal_main(j->proc, (int)sig);
+    if (j && j->proc && scope == 2)
+        launch_signal(j->proc, (int)sig); /* the script's process group */
+    if (scope != 1)
+        steps_signal(d, id, 0, (int)sig);
+}
+
 void jobs_on_cleanup(noded_t *d, const json_t *msg)
 {
     char err[128];

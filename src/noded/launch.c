@@ -40,6 +40,7 @@ struct launch_proc {
     bool reaped;        /* the main pid has been waited for */
     bool status_known;  /* ...by us, so status is valid */
     bool gone;          /* launch_all_gone said so: nothing can come back */
+    bool shepherded;    /* pid is the shepherd's: the job is its one child */
     int status;
     char warning[LAUNCH_ERRLEN];
 };
@@ -854,6 +855,7 @@ int launch_finish(launch_pending_t *pd, launch_proc_t **out, char *err, size_t e
         return rc;
     }
     p->pid = p->pgid = pd->pid;
+    p->shepherded = pd->pl.status_fd >= 3;
     if (cg_err && p->cgroup) {
         seterr(p->warning, sizeof(p->warning),
                "cannot join cgroup %s (%s): tracking by session and process group only",
@@ -1043,6 +1045,31 @@ static int sig_one(pid_t pid, void *arg)
     if (kill(pid, a->sig) < 0 && errno != ESRCH && !a->err)
         a->err = errno;
     return 0;
+}
+
+int launch_signal_main(launch_proc_t *p, int sig)
+{
+    if (!p || sig <= 0 || sig >= NSIG)
+        return -EINVAL;
+    /* once reaped, its pid number may be someone else's */
+    if (p->gone || p->reaped)
+        return 0;
+    pid_t target = p->pid;
+    if (p->shepherded) { /* the job is the shepherd's one child (it holds that pid) */
+        char path[64], buf[64] = "";
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)p->pid, (int)p->pid);
+        FILE *f = fopen(path, "re");
+        if (!f || !fgets(buf, sizeof(buf), f)) {
+            if (f)
+                fclose(f);
+            return 0; /* no child: the job has ended */
+        }
+        fclose(f);
+        target = (pid_t)atoi(buf);
+        if (target <= 0 || getpgid(target) != p->pgid)
+            return 0;
+    }
+    return kill(target, sig) < 0 && errno != ESRCH ? -errno : 0;
 }
 
 int launch_signal(launch_proc_t *p, int sig)

@@ -93,6 +93,8 @@ const char *launch_warning(const launch_proc_t *p);
 
 /* Sends sig to every process of the job (SIGKILL through cgroup.kill when there is
  * one). 0 also when nothing is left; a negative errno when delivery failed. */
+/* The signal to the main process alone (a batch script, not its children). */
+int launch_signal_main(launch_proc_t *p, int sig);
 int launch_signal(launch_proc_t *p, int sig);
 
 /* Non-blocking waitpid on the main pid: 0 while it runs, 1 once it has ended (status as

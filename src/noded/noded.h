@@ -111,6 +111,8 @@ extern int noded_nall;
 /* jobs.c */
 void jobs_on_start(noded_t *d, const json_t *msg);
 void jobs_on_cleanup(noded_t *d, const json_t *msg);
+/* job_signal: ductile cancel --signal, to the job's processes on this node */
+void jobs_on_signal(noded_t *d, const json_t *msg);
 void jobs_on_ended_ack(noded_t *d, const json_t *msg);
 void jobs_reap(noded_t *d); /* every node of this process: there is one SIGCHLD */
 json_t *jobs_report(noded_t *d);

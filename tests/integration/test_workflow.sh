@@ -132,6 +132,27 @@ rm rq.go
 expect_state "$rq" CD
 expect_state "$pq" CD
 
+# --- cancel --signal: the signal to a running job, which goes on (scancel -s)
+cat > trap.sh <<'EOS'
+#!/bin/bash
+trap 'echo "got USR1"; touch usr1.seen' USR1
+touch trap.ready
+while [ ! -e usr1.seen ]; do sleep 0.1; done
+echo "still here"
+EOS
+chmod 755 trap.sh
+tj=$(d submit --parsable -o trap.out trap.sh)
+wait_for 20 test -e trap.ready || fail "the trapping job did not start"
+d cancel --signal USR1 --batch "$tj" # the script alone, as scancel -b: not its sleep
+expect_state "$tj" CD
+[ "$(cat trap.out)" = "$(printf 'got USR1\nstill here')" ] || fail "--signal USR1: $(cat trap.out)"
+! d cancel --signal BOGUS "$tj" 2> e.txt || fail "a bogus signal was accepted"
+grep -q "'BOGUS' is not a signal" e.txt || fail "--signal BOGUS: $(cat e.txt)"
+d cancel --signal USR1 "$tj" 2> e.txt || true
+grep -q "job $tj: already ended" e.txt || fail "--signal to an ended job: $(cat e.txt)"
+! d cancel --batch "$tj" 2> e.txt || fail "--batch without --signal was accepted"
+grep -q "go with --signal" e.txt || fail "--batch alone: $(cat e.txt)"
+
 # --- --begin: not before its time
 b0=$(date +%s)
 bj=$(d submit --parsable -b now+3 -o begin.out --wrap 'date +%s')
