@@ -615,24 +615,6 @@ static int job_results(json_t *rep, bool json, const char *done, const char *fai
     return status;
 }
 
-/* A signal by name (USR1, SIGUSR1, any case) or number (1 to 64); 0 if it is none. */
-static int signal_number(const char *s)
-{
-    static const struct { const char *name; int sig; } sigs[] = {
-        {"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
-        {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
-        {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"URG", SIGURG},
-        {"XCPU", SIGXCPU}, {"WINCH", SIGWINCH}};
-    long v;
-    if (strparse_long(s, 1, 64, &v) == 0)
-        return (int)v;
-    const char *n = strncasecmp(s, "SIG", 3) ? s : s + 3;
-    for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
-        if (!strcasecmp(n, sigs[k].name))
-            return sigs[k].sig;
-    return 0;
-}
-
 /* One request for every job named and every filter: the controller applies it at once
  * (no scheduling pass between two ids) and answers with a result per job. */
 int cmd_cancel(int argc, char **argv)
@@ -653,7 +635,7 @@ int cmd_cancel(int argc, char **argv)
     if (!ids)
         return 1;
     int sig = 0;
-    if (o.signal && (sig = signal_number(o.signal)) <= 0) {
+    if (o.signal && (sig = cu_signal_number(o.signal)) <= 0) {
         json_decref(ids);
         return cmd_fail("cancel: --signal: '%s' is not a signal (USR1, SIGTERM, 10...)",
                         o.signal);

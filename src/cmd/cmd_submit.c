@@ -32,6 +32,8 @@ typedef struct sub {
     const char *depend; /* --dependency */
     bool hold;          /* --hold */
     const char *array;  /* --array, as given */
+    int warn_sig, warn_scope; /* --signal=[B:]SIG[@SECS] */
+    long warn_secs;
     double pmin, pmax;  /* --power-min/--power-max, W per node; < 0: not given */
     double io;          /* --io-intensity, share of its run time in I/O, 0..1; < 0: not given */
     bool requeue, ckpt_agents, parsable, help;
@@ -39,7 +41,8 @@ typedef struct sub {
 } sub_t;
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
-       O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ };
+       O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ,
+       O_SIGNAL };
 static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
@@ -58,7 +61,7 @@ static const struct option lopts[] = {
     {"cpus-per-task", required_argument, 0, 'c'}, {"exclusive", optional_argument, 0, O_EXCL},
     {"no-requeue", no_argument, 0, O_NOREQ},  {"hold", no_argument, 0, 'H'},
     {"begin", required_argument, 0, 'b'},     {"dependency", required_argument, 0, 'd'},
-    {"array", required_argument, 0, 'a'},
+    {"array", required_argument, 0, 'a'},     {"signal", required_argument, 0, O_SIGNAL},
     {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
 };
 
@@ -82,7 +85,6 @@ static const struct {
     {"constraint", 'C', "Ductile's nodes have no features yet"},
     {"mail-type", 0, "Ductile sends no mail: remove it"},
     {"mail-user", 0, "Ductile sends no mail: remove it"},
-    {"signal", 0, "a warning signal before the time limit is not supported yet"},
     {"test-only", 0, "not supported yet"},
     {"nodelist", 'w', "the scheduler chooses the nodes"},
     {"exclude", 'x', "the scheduler chooses the nodes"},
@@ -328,6 +330,24 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
             return cmd_fail("%s--node-constraint: '%s' is not one of none, pof2, even, odd, "
                             "ncube, square", where, arg);
         s->cons = arg;
+        return 0;
+    }
+    case O_SIGNAL: { /* [B:]SIG[@SECS]: SECS (60) before the time limit; B: the script */
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%s", arg);
+        char *v = buf, *at = strchr(buf, '@');
+        s->warn_scope = 0;
+        if ((v[0] == 'B' || v[0] == 'R') && v[1] == ':') {
+            s->warn_scope = v[0] == 'B' ? 1 : 0;
+            v += 2;
+        }
+        if (at)
+            *at = '\0';
+        s->warn_secs = 60;
+        if ((at && strparse_long(at + 1, 0, 65535, &s->warn_secs) < 0) ||
+            !(s->warn_sig = cu_signal_number(v)))
+            return cmd_fail("%s--signal: '%s' is not [B:]SIGNAL[@SECONDS] (USR1@120: SIGUSR1 "
+                            "two minutes before the time limit)", where, arg);
         return 0;
     }
     case 'H': s->hold = true; return 0;
@@ -577,6 +597,8 @@ static void usage(void)
            "                            without --nodes: as many nodes as the tasks need\n"
            "      --parsable            print the job id alone\n"
            "  -a, --array SPEC          a job array: 1-100, 0-30:10, 1,4,7; %%N: N at once\n"
+           "      --signal [B:]SIG[@S]  SIG S seconds (60) before the time limit, to the job's\n"
+           "                            steps (B: to its script alone)\n"
            "  -H, --hold                submit it held (ductile release lets it start)\n"
            "  -b, --begin TIME          not before TIME: HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]],\n"
            "                            now+N[minutes|hours|days] (seconds by default), midnight\n"
@@ -694,6 +716,12 @@ static json_t *job_environment(const sub_t *s, bool slurm)
         env_setf(env, "SLURM_NTASKS_PER_NODE", s->tpn);
     if (slurm && s->cpt)
         env_setf(env, "SLURM_CPUS_PER_TASK", s->cpt);
+    if (s->warn_sig) { /* --signal: the batch node sets the timer (noded jobs.c) */
+        char kv[64];
+        snprintf(kv, sizeof(kv), "DUCTILE_SIGNAL_AT=%d:%ld:%d", s->warn_sig, s->warn_secs,
+                 s->warn_scope);
+        env_set(env, kv);
+    }
     json_t *idx = NULL;
     long max;
     if (s->array && array_parse(s->array, &idx, &max, "") == 0) {

@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -251,4 +253,22 @@ void cu_fmt_time(double t, char *buf, size_t len)
     struct tm tm;
     localtime_r(&s, &tm);
     strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+}
+
+/* A signal by name (USR1, SIGUSR1, any case) or number (1 to 64); 0 if it is none. */
+int cu_signal_number(const char *s)
+{
+    static const struct { const char *name; int sig; } sigs[] = {
+        {"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+        {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+        {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"URG", SIGURG},
+        {"XCPU", SIGXCPU}, {"WINCH", SIGWINCH}};
+    long v;
+    if (strparse_long(s, 1, 64, &v) == 0)
+        return (int)v;
+    const char *n = strncasecmp(s, "SIG", 3) ? s : s + 3;
+    for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
+        if (!strcasecmp(n, sigs[k].name))
+            return sigs[k].sig;
+    return 0;
 }

@@ -33,6 +33,8 @@ void cu_fmt_duration(double secs, char *buf, size_t len);
 void cu_fmt_time(double t, char *buf, size_t len);
 /* Joules as users read them: "0 J", "850 J", "12.3 kJ", "4.56 MJ" (with kWh beyond). */
 void cu_fmt_energy(double joules, char *buf, size_t len);
+/* A signal by name (USR1, SIGUSR1, any case) or number (1 to 64); 0 if it is none. */
+int cu_signal_number(const char *s);
 /* Prints rows as aligned columns under hdr (NULL: no header line); every row has ncols
  * strings. */
 void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols);

@@ -46,6 +46,7 @@ static void job_drop(noded_t *d, njob_t *j)
     if (j->leader)
         conn_close(j->leader);
     noded_close((uv_handle_t *)&j->wall, job_free_cb);
+    noded_close((uv_handle_t *)&j->warn, job_free_cb);
     noded_close((uv_handle_t *)&j->kill, job_free_cb);
 }
 
@@ -66,9 +67,10 @@ static njob_t *job_new(noded_t *d, int64_t id)
     /* an adopted run's declaration is not kept: the configured default stands for it */
     j->power_min = j->power_max = d->cfg.default_job_power;
     uv_timer_init(d->loop, &j->wall);
+    uv_timer_init(d->loop, &j->warn);
     uv_timer_init(d->loop, &j->kill);
-    j->wall.data = j->kill.data = j;
-    j->timers_open = 2;
+    j->wall.data = j->warn.data = j->kill.data = j;
+    j->timers_open = 3;
     idmap_put(d->jobs, id, j);
     return j;
 }
@@ -190,6 +192,27 @@ static void on_kill(uv_timer_t *t)
         finish_cleanup(d, j);
 }
 
+/* A signal to the job's processes here, as scancel's: its steps' tasks (scope 0), its
+ * batch script alone (1), or both with the script's children (2). */
+static void signal_job(noded_t *d, njob_t *j, int sig, int scope)
+{
+    if (j->proc && scope == 1)
+        launch_signal_main(j->proc, sig);
+    if (j->proc && scope == 2)
+        launch_signal(j->proc, sig); /* the script's process group */
+    if (scope != 1)
+        steps_signal(d, j->id, 0, sig);
+}
+
+/* submit --signal=SIG@SECS: SECS before its time limit */
+static void on_warn(uv_timer_t *t)
+{
+    njob_t *j = t->data;
+    fprintf(stderr, "ductile-noded %s: job %lld: signal %d, %g s before its time limit\n",
+            j->d->name, (long long)j->id, j->warn_sig, j->warn_secs);
+    signal_job(j->d, j, j->warn_sig, j->warn_scope);
+}
+
 static void on_walltime(uv_timer_t *t)
 {
     njob_t *j = t->data;
@@ -288,6 +311,10 @@ static void started(noded_t *d, njob_t *j)
     runs_record(d, j);
     if (j->limit > 0)
         uv_timer_start(&j->wall, on_walltime, (uint64_t)(j->limit * 1000), 0);
+    if (j->limit > 0 && j->warn_sig) {
+        double in = j->limit - j->warn_secs;
+        uv_timer_start(&j->warn, on_warn, in > 0 ? (uint64_t)(in * 1000) : 0, 0);
+    }
     noded_send(d, json_pack("{s:s,s:I,s:i}", "type", "job_started", "job", (json_int_t)j->id,
                             "run", j->run));
     if (j->cleaning)
@@ -313,6 +340,7 @@ static void watch_free_cb(uv_handle_t *h)
 static void stop_watching(njob_t *j)
 {
     uv_timer_stop(&j->wall);
+    uv_timer_stop(&j->warn);
     if (j->start_watch) {
         noded_close((uv_handle_t *)&j->start_watch->poll, watch_free_cb);
         j->start_watch = NULL;
@@ -425,6 +453,16 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
         path = NULL;
     }
     char **env = path ? job_env(d, msg, id) : NULL;
+    /* submit --signal=[B:]SIG[@SECS] travels in the job's environment */
+    const char *warn = env ? hosts_env_get(env, "DUCTILE_SIGNAL_AT") : NULL;
+    int wsig = 0, wscope = 0;
+    double wsecs = 0;
+    if (warn && sscanf(warn, "%d:%lf:%d", &wsig, &wsecs, &wscope) == 3 && wsig > 0 &&
+        wsig < 65 && wsecs >= 0 && wscope >= 0 && wscope <= 2) {
+        j->warn_sig = wsig;
+        j->warn_secs = wsecs;
+        j->warn_scope = wscope;
+    }
     /* the script's arguments (ductile submit job.sh a b): after its path */
     const json_t *args = NULL;
     proto_strarray_opt(msg, "args", 4096, 131072, &args, err, sizeof(err));
@@ -623,16 +661,12 @@ void jobs_on_signal(noded_t *d, const json_t *msg)
     if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
         proto_int(msg, "signal", 1, 64, &sig, err, sizeof(err)) < 0)
         return;
-    /* as scancel's: the steps' tasks (scope 0, the default), the batch script alone
-     * (1, --batch), or the script with its children and the steps (2, --full) */
     int64_t scope = json_integer_value(json_object_get(msg, "scope"));
     njob_t *j = jobs_find(d, id);
-    if (j && j->proc && scope == 1)
-        launch_signal_main(j->proc, (int)sig);
-    if (j && j->proc && scope == 2)
-        launch_signal(j->proc, (int)sig); /* the script's process group */
-    if (scope != 1)
-        steps_signal(d, id, 0, (int)sig);
+    if (j)
+        signal_job(d, j, (int)sig, (int)scope);
+    else if (scope != 1)
+        steps_signal(d, id, 0, (int)sig); /* a node of the job's that runs only steps */
 }
 
 void jobs_on_cleanup(noded_t *d, const json_t *msg)
@@ -657,6 +691,7 @@ void jobs_on_cleanup(noded_t *d, const json_t *msg)
         return; /* ended as soon as it has exec'd (started) */
     unqueue_start(j); /* never started: nothing of it runs */
     uv_timer_stop(&j->wall);
+    uv_timer_stop(&j->warn);
     if (job_gone(d, j)) {
         finish_cleanup(d, j);
         return;
@@ -710,6 +745,7 @@ static void reap_one(noded_t *d, njob_t *j)
     set_ended(j, WIFSIGNALED(status) ? 1 : 0,
               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     uv_timer_stop(&j->wall);
+    uv_timer_stop(&j->warn);
     /* Nothing left of the job here: say so with the end and save a round trip (unless
      * a clean-up is under way: it answers for itself). */
     if (!j->cleaning && job_gone(d, j))

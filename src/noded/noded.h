@@ -46,6 +46,9 @@ typedef struct njob {
     uint64_t term_at;        /* uv_now() when SIGTERM is due (after a grace period) */
     uint64_t kill_at;        /* uv_now() when SIGKILL is due */
     uv_timer_t wall;         /* walltime */
+    uv_timer_t warn;         /* submit --signal=SIG@SECS: that long before its time limit */
+    int warn_sig, warn_scope;
+    double warn_secs;
     uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone;
                               * for an adopted job, polling for its end */
     int timers_open;

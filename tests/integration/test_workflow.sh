@@ -153,6 +153,13 @@ grep -q "job $tj: already ended" e.txt || fail "--signal to an ended job: $(cat 
 ! d cancel --batch "$tj" 2> e.txt || fail "--batch without --signal was accepted"
 grep -q "go with --signal" e.txt || fail "--batch alone: $(cat e.txt)"
 
+# --- --signal=B:USR1@SECS: the script is told that long before its time limit
+rm -f usr1.seen # (without the signal it would end TO, at its limit)
+wj=$(d submit --parsable -t 6s --signal=B:USR1@4 -o warn.out trap.sh)
+expect_state "$wj" CD 20
+[ "$(cat warn.out)" = "$(printf 'got USR1\nstill here')" ] || fail "--signal@: $(cat warn.out)"
+refused "is not \[B:\]SIGNAL\[@SECONDS\]" d submit --signal=FOO@10 --wrap true
+
 # --- --begin: not before its time
 b0=$(date +%s)
 bj=$(d submit --parsable -b now+3 -o begin.out --wrap 'date +%s')
