@@ -7,9 +7,12 @@
 . "$(dirname "$0")/lib.sh"
 up 1 --node-timeout 20
 cd "$T"
-s=$(script wait.sh "while [ ! -e '$T/stop' ]; do sleep 0.1; done")
+s=$(script wait.sh "touch '$T/started'; while [ ! -e '$T/stop' ]; do sleep 0.1; done")
 j=$(submit "$s")
 expect_state "$j" R
+# R says the controller sent the start; the daemon runs it a turn of its loop later
+# (jobs.c, queue_start): killed before that, it has nothing to adopt
+wait_for 10 test -e "$T/started" || fail "job $j's script did not start"
 dead() { ! alive "$1"; }
 ctld=$(cat "$T/c/ctld.pid")
 extra_cleanup() { kill -CONT "$ctld" 2>/dev/null || true; } # (lib.sh's cleanup)
