@@ -477,8 +477,8 @@ int cmd_show(int argc, char **argv)
     print_text("User", j, "user");
     printf("%-14s %s (%s)\n", "State", cu_str(j, "state_name"), cu_str(j, "state"));
     print_text("Reason", j, "reason");
-    if (json_object_get(j, "hold"))
-        printf("%-14s by %s (ductile release)\n", "Held", cu_str(j, "hold"));
+    if (json_object_get(j, "held")) /* (not "hold": an operator's size hold) */
+        printf("%-14s by %s (ductile release)\n", "Held", cu_str(j, "held"));
     if (json_object_get(j, "dependency"))
         print_text("Dependency", j, "dependency");
     if (json_object_get(j, "begin"))

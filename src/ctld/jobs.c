@@ -1281,7 +1281,7 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                                                                 : iomeas_mean(j)));
         json_object_set_new(o, "requeue", json_boolean(j->requeue));
         if (j->hold) /* eligible.c */
-            json_object_set_new(o, "hold", json_string(j->hold == 2 ? "operator" : "user"));
+            json_object_set_new(o, "held", json_string(j->hold == 2 ? "operator" : "user"));
         if (j->begin > 0)
             json_object_set_new(o, "begin", json_real(j->begin));
         if (j->depend)

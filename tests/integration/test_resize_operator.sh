@@ -127,6 +127,9 @@ wait_for 5 sh -c "\"$BIN\" resize $j -N 2 --no-wait | grep -q 'pending: the appl
 d resize "$j" -N 2 > out.txt 2> e.txt &
 waiter=$!
 wait_for 10 sh -c "\"$BIN\" show $j | grep -q '^Resize.*pending'" || fail "not pending: $(d show "$j")"
+# the waiting command's own request is in (it says so after half a second of pending):
+# cancelled before that, its request would find the job ending and be refused
+wait_for 10 grep -q "pending: .*waiting up to" e.txt || fail "the waiter: $(cat out.txt e.txt)"
 d cancel "$j"
 set +e; wait "$waiter"; rc=$?; set -e
 [ $rc = 2 ] || fail "cancelled while pending: exit $rc $(cat out.txt e.txt)"
