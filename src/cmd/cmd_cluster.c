@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fsutil.h"
 #include "hostlist.h"
 #include "launch.h"
 #include "proto.h"
@@ -218,6 +219,11 @@ static int cluster_up(int argc, char **argv)
     if (sibling("ductiled", ctld, sizeof(ctld)) < 0 || sibling("ductile-noded", noded, sizeof(noded)) < 0)
         return cmd_fail("cluster up: ductiled and ductile-noded must be next to this program");
     bool made = mkdir(dir, 0755) == 0; /* ours: removed again if the setup is refused */
+    if (!made && errno == ENOENT) { /* its parents too, as mkdir -p */
+        int rc = fsutil_mkdirs(dir, 0755);
+        made = rc == 0;
+        errno = rc < 0 ? -rc : 0;
+    }
     if (!made && errno != EEXIST)
         return cmd_fail("cannot create %s: %s", dir, strerror(errno));
     char adir[PATH_MAX];

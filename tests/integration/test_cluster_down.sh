@@ -40,6 +40,11 @@ for p in $(pids 2); do alive "$p" || fail "--keep-jobs: process $p of job $j is 
 for p in $(pids 2); do kill -9 "$p" 2>/dev/null || true; done
 wait_for 5 all_gone 2 || fail "could not clean job 2's processes"
 
+# up makes its directory's missing parents, as mkdir -p (it said "No such file or
+# directory" for --dir /tmp/new/c), and down takes the cluster down again
+d cluster up --nodes 1 --dir "$T/new/deeper/c" > up3.out || fail "cluster up in a new directory: $(cat up3.out)"
+d cluster down --dir "$T/new/deeper/c" > down3.out || fail "cluster down: $(cat down3.out)"
+
 ! d cluster down --dir "$T/c" --bogus 2> e.txt || fail "cluster down accepted --bogus"
 grep -q "bad option" e.txt || fail "message: $(cat e.txt)"
 echo ok
