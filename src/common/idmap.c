@@ -135,3 +135,9 @@ void idmap_foreach(const idmap_t *m, void (*fn)(int64_t, void *, void *), void *
         if (m->s[i].val)
             fn(m->s[i].key, m->s[i].val, arg);
 }
+
+int idmap_cmp_key(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}

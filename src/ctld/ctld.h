@@ -327,8 +327,8 @@ int db_array_element(ctld_t *c, int64_t array, int task, int64_t *id);
 /* The elements of an array as recorded: how many are live, ended COMPLETED, ended
  * otherwise, have started. 0 or -EIO. */
 int db_array_states(ctld_t *c, int64_t array, int *live, int *ok, int *failed, int *started);
-/* A job's state and start time as recorded: 1, 0 (no such job) or -EIO. */
-int db_job_final(ctld_t *c, int64_t id, jstate_t *state, double *start);
+/* A job's state as recorded: 1, 0 (no such job) or -EIO. */
+int db_job_final(ctld_t *c, int64_t id, jstate_t *state);
 /* Submission keys (idempotent submit): the job a user's key made, kept in the table
  * submit_keys. find: 1 and *job when the key is known, 0 when not, -EIO. put: records
  * key -> job inside the open batch, so it commits with the job or not at all. */

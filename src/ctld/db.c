@@ -1325,10 +1325,10 @@ int db_array_states(ctld_t *c, int64_t array, int *live, int *ok, int *failed, i
     return rc;
 }
 
-int db_job_final(ctld_t *c, int64_t id, jstate_t *state, double *start)
+int db_job_final(ctld_t *c, int64_t id, jstate_t *state)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db, "SELECT state, start FROM jobs WHERE id = ?1", -1, &st, NULL))
+    if (sqlite3_prepare_v2(c->db, "SELECT state FROM jobs WHERE id = ?1", -1, &st, NULL))
         return -EIO;
     sqlite3_bind_int64(st, 1, id);
     int rc = sqlite3_step(st);
@@ -1336,8 +1336,6 @@ int db_job_final(ctld_t *c, int64_t id, jstate_t *state, double *start)
     const char *code = out == 1 ? (const char *)sqlite3_column_text(st, 0) : NULL;
     if (out == 1 && (!code || jstate_parse(code, state) < 0))
         out = -EIO;
-    if (out == 1)
-        *start = sqlite3_column_double(st, 1);
     sqlite3_finalize(st);
     return out;
 }

@@ -56,8 +56,7 @@ static int one_job(ctld_t *c, int kind, int64_t id, bool submitting, dep_t *out,
         return 0;
     }
     jstate_t st;
-    double start;
-    int rc = db_job_final(c, id, &st, &start);
+    int rc = db_job_final(c, id, &st);
     if (rc < 0) {
         snprintf(err, errlen, "cannot read job %lld from the database", (long long)id);
         return -1;
@@ -244,12 +243,6 @@ static void collect(int64_t id, void *val, void *arg)
     x->v[x->n++] = id;
 }
 
-static int by_id(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 void elig_review(ctld_t *c)
 {
     c->elig_due = false;
@@ -263,7 +256,7 @@ void elig_review(ctld_t *c)
         return;
     }
     idmap_foreach(c->waiting, collect, &x);
-    qsort(x.v, x.n, sizeof(int64_t), by_id);
+    qsort(x.v, x.n, sizeof(int64_t), idmap_cmp_key);
     for (size_t k = 0; k < x.n; k++) {
         job_t *j = idmap_get(c->jobs, x.v[k]);
         if (j && j->waiting && j->state == JS_PENDING && elig_enter(c, j))

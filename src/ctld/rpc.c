@@ -741,12 +741,6 @@ static const char *bad_ids(const json_t *ids)
     return NULL;
 }
 
-static int by_id64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct members {
     int64_t array;
     json_t *out;
@@ -785,7 +779,7 @@ static json_t *expand_refs(ctld_t *c, const json_t *refs, json_t *results)
             json_t *e;
             json_array_foreach(x.out, q, e) if (ids) ids[q] = json_integer_value(e);
             if (ids) {
-                qsort(ids, m, sizeof(int64_t), by_id64);
+                qsort(ids, m, sizeof(int64_t), idmap_cmp_key);
                 for (q = 0; q < m; q++)
                     json_array_append_new(out, json_integer(ids[q]));
             }
