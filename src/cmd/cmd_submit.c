@@ -37,12 +37,13 @@ typedef struct sub {
     double pmin, pmax;  /* --power-min/--power-max, W per node; < 0: not given */
     double io;          /* --io-intensity, share of its run time in I/O, 0..1; < 0: not given */
     bool requeue, ckpt_agents, parsable, help;
+    bool test_only; /* --test-only */
     bool set_nodes, set_time, range;
 } sub_t;
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
        O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ,
-       O_SIGNAL };
+       O_SIGNAL, O_TEST };
 static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
@@ -62,7 +63,8 @@ static const struct option lopts[] = {
     {"no-requeue", no_argument, 0, O_NOREQ},  {"hold", no_argument, 0, 'H'},
     {"begin", required_argument, 0, 'b'},     {"dependency", required_argument, 0, 'd'},
     {"array", required_argument, 0, 'a'},     {"signal", required_argument, 0, O_SIGNAL},
-    {"help", no_argument, 0, O_HELP},          {0, 0, 0, 0},
+    {"test-only", no_argument, 0, O_TEST},    {"help", no_argument, 0, O_HELP},
+    {0, 0, 0, 0},
 };
 
 /* Slurm's options that scripts use and Ductile does not take, with what to do instead.
@@ -85,7 +87,6 @@ static const struct {
     {"constraint", 'C', "Ductile's nodes have no features yet"},
     {"mail-type", 0, "Ductile sends no mail: remove it"},
     {"mail-user", 0, "Ductile sends no mail: remove it"},
-    {"test-only", 0, "not supported yet"},
     {"nodelist", 'w', "the scheduler chooses the nodes"},
     {"exclude", 'x', "the scheduler chooses the nodes"},
     {"reservation", 0, "Ductile has no reservations yet"},
@@ -394,6 +395,7 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
     case O_NOREQ: s->requeue = false; return 0;
     case O_CKAG: s->ckpt_agents = true; return 0;
     case O_PARSABLE: s->parsable = true; return 0;
+    case O_TEST: s->test_only = true; return 0;
     case O_CONF: *conf = arg; return 0;
     case 'J':
     case 'o':
@@ -575,6 +577,30 @@ static int check_script(const char *script, const char *shown)
     return 0;
 }
 
+/* --test-only's answer (sbatch prints it on standard error too). */
+static void print_will_run(const json_t *rep)
+{
+    long n = (long)json_integer_value(json_object_get(rep, "nodes"));
+    const char *waits = json_string_value(json_object_get(rep, "waits_for"));
+    const json_t *st = json_object_get(rep, "start");
+    if (waits) {
+        fprintf(stderr, "ductile submit: the job would wait for its %s: no start to expect "
+                        "until then (nothing submitted)\n", waits);
+        return;
+    }
+    if (!json_is_number(st)) {
+        fprintf(stderr, "ductile submit: the job would start on %ld node%s at a time not known: "
+                        "the nodes it needs are held by jobs without a time limit, or are down "
+                        "(nothing submitted)\n", n, n == 1 ? "" : "s");
+        return;
+    }
+    char when[64];
+    cu_fmt_time(json_number_value(st), when, sizeof(when));
+    fprintf(stderr, "ductile submit: the job would start at %s on %ld node%s, if the jobs before "
+                    "it run to their time limits (nothing submitted)\n", when, n,
+            n == 1 ? "" : "s");
+}
+
 static void usage(void)
 {
     printf("usage: ductile submit [options] [SCRIPT [ARGS...] | -]  (no SCRIPT: read it from\n"
@@ -596,6 +622,7 @@ static void usage(void)
            "  -n, --ntasks N, --ntasks-per-node N, -c, --cpus-per-task N\n"
            "                            without --nodes: as many nodes as the tasks need\n"
            "      --parsable            print the job id alone\n"
+           "      --test-only           submit nothing: say when the job would start\n"
            "  -a, --array SPEC          a job array: 1-100, 0-30:10, 1,4,7; %%N: N at once\n"
            "      --signal [B:]SIG[@S]  SIG S seconds (60) before the time limit, to the job's\n"
            "                            steps (B: to its script alone)\n"
@@ -875,6 +902,8 @@ int cmd_submit(int argc, char **argv)
         json_object_set_new(req, "checkpoint_agents", json_true());
     if (req && s.hold)
         json_object_set_new(req, "hold", json_true());
+    if (req && s.test_only)
+        json_object_set_new(req, "test_only", json_true());
     if (req && s.begin > 0)
         json_object_set_new(req, "begin", json_real(s.begin));
     if (req && s.depend)
@@ -920,6 +949,11 @@ int cmd_submit(int argc, char **argv)
         free(keep[k]);
     if (!rep)
         return 1;
+    if (s.test_only) {
+        print_will_run(rep);
+        json_decref(rep);
+        return 0;
+    }
     long long id = (long long)json_integer_value(json_object_get(rep, "job"));
     if (s.parsable)
         printf("%lld\n", id);

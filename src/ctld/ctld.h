@@ -450,6 +450,12 @@ int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, doub
 job_t *job_new(void);
 void job_free(job_t *j);
 int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen);
+/* submit --test-only: the job, not submitted, checked as jobs_submit checks it, and when
+ * the engine's plan would start it (sched_will_run, behind the first WILL_RUN_AHEAD
+ * waiting jobs): 1 with *start (Unix time) and *size, 0 with *start -1 (none known),
+ * < 0 with err (refused). */
+#define WILL_RUN_AHEAD 10000
+int jobs_will_run(ctld_t *c, job_t *j, double *start, int *size, char *err, size_t errlen);
 int jobs_cancel(ctld_t *c, job_t *j, const char *why);
 void jobs_want_schedule(ctld_t *c);
 void jobs_schedule(ctld_t *c);

@@ -286,21 +286,23 @@ static void account(job_t *j, double now)
     energy_account(j, now);
 }
 
-int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
+/* The engine names a job it refuses by its provisional id: drop that. */
+static void unname(char *err)
 {
-    if (c->njobs_live >= c->cfg.max_jobs) {
-        snprintf(err, errlen, "the queue is full (MaxJobs=%d)", c->cfg.max_jobs);
-        return -EAGAIN;
-    }
+    const char *colon = strstr(err, ": ");
+    if (!strncmp(err, "job ", 4) && colon)
+        memmove(err, colon + 2, strlen(colon + 2) + 1);
+}
+
+/* Whether the job, as submitted, could ever run here; its spec for the engine. */
+static int check_new(ctld_t *c, job_t *j, sched_jobspec_t *spec, char *err, size_t errlen)
+{
     j->submit = ctld_now();
-    sched_jobspec_t spec = spec_of(c, j);
-    spec.id = 1; /* any id: only the job's shape is checked */
-    int rc = sched_check(c->sched, &spec, err, errlen);
+    *spec = spec_of(c, j);
+    spec->id = 1; /* any id: only the job's shape is checked */
+    int rc = sched_check(c->sched, spec, err, errlen);
     if (rc < 0) {
-        /* The engine names the job by its provisional id; drop that. */
-        const char *colon = strstr(err, ": ");
-        if (!strncmp(err, "job ", 4) && colon)
-            memmove(err, colon + 2, strlen(colon + 2) + 1);
+        unname(err);
         return rc;
     }
     /* checkpoint nodes run no jobs */
@@ -313,6 +315,38 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
                  "checkpoint node%s)", need, for_jobs, ck, ck > 1 ? "s" : "");
         return -EINVAL;
     }
+    return 0;
+}
+
+int jobs_will_run(ctld_t *c, job_t *j, double *start, int *size, char *err, size_t errlen)
+{
+    sched_jobspec_t spec;
+    int rc = check_new(c, j, &spec, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = sched_will_run(c->sched, &spec, WILL_RUN_AHEAD, start, size, err, errlen);
+    if (rc < 0) {
+        unname(err);
+        return rc;
+    }
+    /* not before its --begin, nor before now (the engine's clock is its last pass's) */
+    if (*start >= 0 && *start < j->submit)
+        *start = j->submit;
+    if (*start >= 0 && *start < j->begin)
+        *start = j->begin;
+    return rc;
+}
+
+int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
+{
+    if (c->njobs_live >= c->cfg.max_jobs) {
+        snprintf(err, errlen, "the queue is full (MaxJobs=%d)", c->cfg.max_jobs);
+        return -EAGAIN;
+    }
+    sched_jobspec_t spec;
+    int rc = check_new(c, j, &spec, err, errlen);
+    if (rc < 0)
+        return rc;
     j->state = JS_PENDING; /* a new job: where every lifecycle begins */
     snprintf(j->reason, sizeof(j->reason), "Priority");
     if (db_job_insert(c, j) < 0 ||

@@ -111,6 +111,28 @@ static int array_indices(const json_t *m, int **out, int *n, char *err, size_t e
     return 0;
 }
 
+/* submit --test-only: what the submission would give, nothing recorded. A held job or
+ * one with dependencies has no start to expect until it is released or they are met. */
+static void will_run(ctld_t *c, conn_t *conn, job_t *j)
+{
+    char err[512];
+    double start;
+    int size;
+    int rc = jobs_will_run(c, j, &start, &size, err, sizeof(err));
+    if (rc < 0) {
+        fail(c, conn, err);
+        return;
+    }
+    json_t *rep = json_pack("{s:b,s:b,s:i}", "ok", 1, "test_only", 1, "nodes", size);
+    if (j->hold)
+        json_object_set_new(rep, "waits_for", json_string("release"));
+    else if (j->depend)
+        json_object_set_new(rep, "waits_for", json_string("dependency"));
+    else if (start >= 0)
+        json_object_set_new(rep, "start", json_real(start));
+    reply(c, conn, rep);
+}
+
 static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[512];
@@ -118,7 +140,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     char *script = NULL;
     int64_t nodes, minn, maxn;
     double tlimit, io;
-    bool requeue, ck_want, hold;
+    bool requeue, ck_want, hold, test_only;
     double begin;
     const char *depend;
     const json_t *env, *args;
@@ -137,6 +159,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_bool_opt(m, "requeue", false, &requeue, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "checkpoint_agents", false, &ck_want, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "hold", false, &hold, err, sizeof(err)) < 0 ||
+        proto_bool_opt(m, "test_only", false, &test_only, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "begin", 0, 1e11, 0, &begin, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "dependency", 1024, NULL, &depend, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
@@ -193,7 +216,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
      * with the same reply. Looked up in the open batch too, so a repeat arriving before
      * the first one's commit waits for that commit like the first. */
     int64_t first;
-    int found = key ? db_submit_key_find(c, conn_uid(conn), key, &first) : 0;
+    int found = key && !test_only ? db_submit_key_find(c, conn_uid(conn), key, &first) : 0;
     if (found < 0) {
         fail(c, conn, "cannot read the database");
         return;
@@ -245,6 +268,12 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     /* declared (even 0) wins; else its last run's measured intensity (iomeas.c) */
     iomeas_resolve(c, j, json_is_number(json_object_get(m, "io_intensity")), io);
     j->array_max = (int)amax;
+    if (test_only) {
+        free(idx);
+        will_run(c, conn, j);
+        job_free(j);
+        return;
+    }
     if ((idx ? arrays_submit(c, j, idx, nidx, err, sizeof(err))
              : jobs_submit(c, j, err, sizeof(err))) < 0) {
         free(idx);

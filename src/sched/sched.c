@@ -199,6 +199,20 @@ static void job_init(sjob_t *j, const sched_jobspec_t *spec)
     j->last_resize = -INFINITY;
 }
 
+int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, double *start,
+                   int *size, char *err, size_t errlen)
+{
+    sched_jobspec_t v;
+    int rc = check_spec(s, spec, &v, err, errlen);
+    if (rc < 0)
+        return rc;
+    sjob_t probe;
+    memset(&probe, 0, sizeof(probe));
+    job_init(&probe, &v);
+    *size = core_min_start(&probe, false);
+    return core_will_run(s, &probe, ahead, start);
+}
+
 static sjob_t *new_job(sched_t *s, const sched_jobspec_t *spec)
 {
     sjob_t *j = job_alloc(s);

@@ -180,6 +180,14 @@ double sched_tick(const sched_t *s);
 int sched_check(const sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen);
 
 /* Events. Each returns 0 or a negative errno-style code with a message. */
+/* --test-only: when a job of this shape, submitted now, is expected to start if every
+ * job ran to its time limit and the first `ahead` waiting jobs kept their order (each
+ * at its earliest slot, conservative backfilling whatever the policy; a malleable
+ * policy may start it sooner by shrinking). 1 with *start (engine time) and *size (the
+ * nodes it starts on); 0 with *start -1 when no start is known; < 0 with err for a
+ * job the engine would refuse. */
+int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, double *start,
+                   int *size, char *err, size_t errlen);
 int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen);
 /* Remove a job in any state; a running job's nodes become free. */
 int sched_remove(sched_t *s, int64_t id);

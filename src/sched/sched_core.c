@@ -393,26 +393,86 @@ static bool prof_fits_now(const profile_t *p, int need, double dur, int *minfree
     return true;
 }
 
-void core_pass_conservative(sched_t *s, int depth)
+/* Free nodes from now on as the running jobs end by their estimates (a job without
+ * one keeps its nodes for good). */
+static void prof_running(const sched_t *s, sjob_t *const *byend, int nbyend, profile_t *p)
 {
-    profile_t p = {0};
-    prof_reserve(&p, s->nbyend + 1);
-    p.t[0] = s->now;
-    p.f[0] = s->nfree;
-    p.n = 1;
-    for (int k = 0; k < s->nbyend; k++) {
-        const sjob_t *r = s->byend[k];
+    prof_reserve(p, nbyend + 1);
+    p->t[0] = s->now;
+    p->f[0] = s->nfree;
+    p->n = 1;
+    for (int k = 0; k < nbyend; k++) {
+        const sjob_t *r = byend[k];
         if (isinf(r->end_est))
             break;
         double t = end_or_now(s, r);
-        if (t == p.t[p.n - 1]) {
-            p.f[p.n - 1] += r->nalloc;
+        if (t == p->t[p->n - 1]) {
+            p->f[p->n - 1] += r->nalloc;
         } else {
-            p.t[p.n] = t;
-            p.f[p.n] = p.f[p.n - 1] + r->nalloc;
-            p.n++;
+            p->t[p->n] = t;
+            p->f[p->n] = p->f[p->n - 1] + r->nalloc;
+            p->n++;
         }
     }
+}
+
+static int by_end(const void *a, const void *b)
+{
+    const sjob_t *x = *(sjob_t *const *)a, *y = *(sjob_t *const *)b;
+    return x->end_est < y->end_est ? -1 : x->end_est > y->end_est;
+}
+
+/* prof_running for any policy: the end order kept by those that need it (byend), made
+ * here from the running jobs for the others. */
+static void prof_ends(const sched_t *s, profile_t *p)
+{
+    if (s->policy->needs_end_order) {
+        prof_running(s, s->byend, s->nbyend, p);
+        return;
+    }
+    sjob_t **v = malloc(((size_t)s->nrunning + 1) * sizeof(*v));
+    if (!v)
+        abort();
+    int n = 0;
+    for (sjob_t *r = s->rhead; r; r = r->rnext)
+        v[n++] = r;
+    qsort(v, (size_t)n, sizeof(*v), by_end);
+    prof_running(s, v, n, p);
+    free(v);
+}
+
+int core_will_run(const sched_t *s, const sjob_t *probe, int ahead, double *start)
+{
+    int need = core_min_start(probe, false);
+    *start = -1;
+    if (need > s->navail)
+        return 0;
+    profile_t p = {0};
+    prof_ends(s, &p);
+    /* the waiting jobs in their order, each at its earliest slot (conservative
+     * backfilling, whatever the policy); the probe comes after them */
+    int n = 0, minfree = 0;
+    for (const sjob_t *j = s->qhead; j && n < ahead; j = j->qnext) {
+        if (core_unrunnable(s, j, false))
+            continue;
+        int jn = core_min_start(j, false);
+        double dur = core_walltime_at(j, jn);
+        int i = prof_find(&p, jn, dur, &minfree);
+        if (i >= 0)
+            prof_take(&p, p.t[i], dur, jn);
+        n++;
+    }
+    int i = prof_find(&p, need, core_walltime_at(probe, need), &minfree);
+    *start = i < 0 ? -1 : p.t[i];
+    free(p.t);
+    free(p.f);
+    return i < 0 ? 0 : 1;
+}
+
+void core_pass_conservative(sched_t *s, int depth)
+{
+    profile_t p = {0};
+    prof_running(s, s->byend, s->nbyend, &p);
     bool first_waiting = true;
     int reserved = 0;
     sjob_t *next;

@@ -234,6 +234,10 @@ void core_easy_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan
 /* depth: reservations for that many waiting jobs at most (0: all); later ones start
  * only where they delay none */
 void core_pass_conservative(sched_t *s, int depth);
+/* When probe (not in the engine) could start after the first `ahead` waiting jobs, each
+ * placed at its earliest slot by the estimates: 1 and *start, or 0 (*start -1) when no
+ * slot is known (nodes held for good by jobs without a time limit, or too few up). */
+int core_will_run(const sched_t *s, const sjob_t *probe, int ahead, double *start);
 #define SCHED_PARAM_DEPTH                                                                      \
     {"depth", 1000, 0, 1e9,                                                                    \
      "reservations for this many waiting jobs at most (0: every one); later jobs start only "  \

@@ -172,6 +172,19 @@ when=$(awk '{print $5}' <<< "$line")
 [ "$when" != N/A ] || fail "no planned start: $(d queue --start)"
 secs=$(( $(date -d "$when" +%s) - t0 ))
 [ "$secs" -ge 570 ] && [ "$secs" -le 610 ] || fail "planned start $when, $secs s from now, not the running job's end (600 s)"
+# --- --test-only: when a job would start behind them, nothing submitted
+before=$(d queue --noheader | wc -l)
+out=$(d submit --test-only -N 3 -t 5 --wrap true 2>&1) || fail "test-only: $out"
+when=$(sed -n 's/.* would start at \([^ ]*\) on 3 nodes.*/\1/p' <<< "$out")
+[ -n "$when" ] || fail "test-only: $out"
+secs=$(( $(date -d "$when" +%s) - t0 ))
+# after the running job (600 s) and the 3-node job waiting before it (300 s)
+[ "$secs" -ge 870 ] && [ "$secs" -le 910 ] || fail "test-only: start $when, $secs s from now, not 900 s"
+[ "$(d queue --noheader | wc -l)" = "$before" ] || fail "test-only submitted a job: $(d queue)"
+out=$(d submit --test-only -H --wrap true 2>&1) || fail "test-only --hold: $out"
+grep -q "would wait for its release" <<< "$out" || fail "test-only of a held job: $out"
+refused "needs at least 4 nodes" d submit --test-only -N 4 --wrap true
+
 d cancel "$long" "$next"
 
 echo ok

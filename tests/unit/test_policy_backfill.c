@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static tu_job_t rigid(int64_t id, double submit, int nodes, double wall)
 {
@@ -245,6 +246,44 @@ static void conservative_moldable_below_request(void **state)
     sched_destroy(s);
 }
 
+/* --test-only (sched_will_run): a probe fits where conservative backfilling would put
+ * it behind every waiting job, whatever the policy; without a time limit it needs the
+ * nodes for good; larger than the nodes up, no start is known. */
+static void will_run_probe(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "fcfs");
+    tu_submit(s, rigid(1, 0, 2, 100));
+    tu_submit(s, rigid(2, 0, 4, 50));
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 0, &a), 1); /* 1 runs to 100; 2 waits (at 100, to 150) */
+    sched_jobspec_t p = {.id = 99, .submit = 0, .type = SCHED_RIGID, .nodes = 2,
+                         .walltime = 10};
+    double start;
+    int size;
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_will_run(s, &p, 100, &start, &size, err, sizeof(err)), 1);
+    assert_true(start == 0); /* ends before job 2 needs the nodes */
+    assert_int_equal(size, 2);
+    p.walltime = 200;
+    assert_int_equal(sched_will_run(s, &p, 100, &start, &size, err, sizeof(err)), 1);
+    assert_true(start == 150); /* after job 2 */
+    assert_int_equal(sched_will_run(s, &p, 0, &start, &size, err, sizeof(err)), 1);
+    assert_true(start == 0); /* no waiting job considered: beside job 1 */
+    p.walltime = 0;
+    assert_int_equal(sched_will_run(s, &p, 100, &start, &size, err, sizeof(err)), 1);
+    assert_true(start == 150);
+    p.nodes = 4;
+    sched_set_node_available(s, 3, false);
+    assert_int_equal(sched_will_run(s, &p, 100, &start, &size, err, sizeof(err)), 0);
+    assert_true(start == -1);
+    p.nodes = 5;
+    assert_true(sched_will_run(s, &p, 100, &start, &size, err, sizeof(err)) < 0);
+    assert_int_equal(tu_state(s, 2), SCHED_PENDING); /* the engine is unchanged */
+    assert_null(tu_find(a, 0, 99, SCHED_OP_START));
+    sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +295,7 @@ int main(void)
         cmocka_unit_test(conservative_vs_easy),
         cmocka_unit_test(conservative_depth),
         cmocka_unit_test(conservative_moldable_below_request),
+        cmocka_unit_test(will_run_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
