@@ -24,6 +24,7 @@ extern const char *cmd_submit_banner;
 int cmd_hold(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_requeue(int argc, char **argv);
+int cmd_update(int argc, char **argv);
 int cmd_hostnames(int argc, char **argv);
 int cmd_mpirun(int argc, char **argv);
 int cmd_power(int argc, char **argv);

@@ -164,15 +164,6 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
     return optind;
 }
 
-static int parse_job(const char *s, long long *id)
-{
-    long v;
-    if (strparse_long(s, 1, LONG_MAX, &v) < 0)
-        return cmd_fail("'%s' is not a job id", s);
-    *id = v;
-    return 0;
-}
-
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 
 /* How a job is shown: "12", or "12_3" for an element of an array. */
@@ -184,25 +175,6 @@ static char *job_label(const json_t *j)
     return fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
 }
 
-/* A job as the user names it: its id, or "12_3" for element 3 of array 12 (which the
- * controller finds); NULL once the error is printed. */
-static json_t *job_ref(const char *s)
-{
-    long long id;
-    const char *us = strchr(s, '_');
-    if (us) {
-        char a[24];
-        long t;
-        if ((size_t)(us - s) >= sizeof(a) || (snprintf(a, sizeof(a), "%.*s", (int)(us - s), s), 0) ||
-            parse_job(a, &id) || strparse_long(us + 1, 0, LONG_MAX, &t) < 0) {
-            cmd_fail("'%s' is not a job id (12, or 12_3 for element 3 of array 12)", s);
-            return NULL;
-        }
-        return json_string(s);
-    }
-    return parse_job(s, &id) ? NULL : json_integer(id);
-}
-
 /* Job ids from positional arguments and from "1,2,3" lists; NULL once the error is
  * printed. */
 static json_t *job_ids(char **args, int n, const char *list)
@@ -210,7 +182,7 @@ static json_t *job_ids(char **args, int n, const char *list)
     json_t *ids = json_array();
     json_t *id;
     for (int k = 0; k < n; k++) {
-        if (!(id = job_ref(args[k]))) {
+        if (!(id = cu_job_ref(args[k]))) {
             json_decref(ids);
             return NULL;
         }
@@ -219,7 +191,7 @@ static json_t *job_ids(char **args, int n, const char *list)
     if (list) {
         char *copy = strdup(list), *save = NULL;
         for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-            if (!(id = job_ref(t))) {
+            if (!(id = cu_job_ref(t))) {
                 free(copy);
                 json_decref(ids);
                 return NULL;
@@ -453,7 +425,7 @@ int cmd_show(int argc, char **argv)
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
-    json_t *ref = job_ref(argv[i]);
+    json_t *ref = cu_job_ref(argv[i]);
     if (!ref)
         return 1;
     json_t *rep = cu_request(o.conf, json_pack("{s:s,s:o}", "type", "show", "job", ref));
@@ -787,7 +759,7 @@ int cmd_resize(int argc, char **argv)
     if (o.release && (o.no_wait || o.wait >= 0))
         return cmd_fail("resize: --release takes effect at once: no --wait or --no-wait");
     long long id;
-    if (parse_job(argv[i], &id))
+    if (cu_parse_job(argv[i], &id))
         return RESIZE_REFUSED;
     config_t cfg = {0};
     if (cu_load_conf(o.conf, &cfg))

@@ -302,14 +302,9 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
     case 'N': return parse_nodes(s, where, arg);
     case 't':
         s->set_time = true;
-        if (!strcasecmp(arg, "UNLIMITED") || !strcasecmp(arg, "INFINITE")) {
-            s->time = 0; /* no limit, as 0 */
-            return 0;
-        }
-        if (strparse_duration(arg, &s->time) < 0)
-            return cmd_fail("%s--time: '%s' is not a duration (minutes, MM:SS, HH:MM:SS, "
-                            "D-HH[:MM[:SS]], UNLIMITED, or 90s, 30m, 2h, 1d; at most 100 "
-                            "years)", where, arg);
+        if (cu_parse_limit(arg, &s->time) < 0)
+            return cmd_fail("%s--time: '%s' is not a duration (" CU_LIMIT_FORMATS ")", where,
+                            arg);
         return 0;
     case O_MIN: return parse_count(where, "--min-nodes", arg, &s->minn);
     case O_PMIN:

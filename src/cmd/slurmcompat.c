@@ -118,6 +118,45 @@ static int scancel(int argc, char **argv)
 
 /* scontrol show job ID | show node[s] [NODE] | show hostnames [LIST] | hold ID... |
  * release ID... */
+/* scontrol update JobId=12 TimeLimit=30 JobName=x NumNodes=2[-4] (keys in any case) */
+static int scontrol_update(int argc, char **argv)
+{
+    static const struct { const char *key, *opt; } keys[] = {
+        {"timelimit", "--time"}, {"jobname", "--job-name"}, {"name", "--job-name"},
+        {"numnodes", "--nodes"}, {"reqnodes", "--nodes"},
+    };
+    argv_b a = {0};
+    const char *job = NULL;
+    add(&a, "update");
+    for (int k = 2; k < argc; k++) {
+        char *eq = strchr(argv[k], '=');
+        if (!eq || eq == argv[k])
+            return cmd_fail("scontrol update: '%s' is not KEY=VALUE (JobId=12 TimeLimit=30)",
+                            argv[k]);
+        size_t n = (size_t)(eq - argv[k]);
+        if ((n == 5 && !strncasecmp(argv[k], "jobid", 5)) ||
+            (n == 3 && !strncasecmp(argv[k], "job", 3))) {
+            job = eq + 1;
+            continue;
+        }
+        size_t i = 0;
+        while (i < sizeof(keys) / sizeof(keys[0]) &&
+               !(strlen(keys[i].key) == n && !strncasecmp(argv[k], keys[i].key, n)))
+            i++;
+        if (i == sizeof(keys) / sizeof(keys[0]))
+            return cmd_fail("scontrol update: %.*s is not supported (JobId, TimeLimit, JobName, "
+                            "NumNodes: docs/slurm-users.md)", (int)n, argv[k]);
+        if (eq[1] == '+' || (eq[1] == '-' && i == 0))
+            return cmd_fail("scontrol update: TimeLimit=%s: give the new limit itself, not a "
+                            "change to it", eq + 1);
+        add(&a, keys[i].opt), add(&a, eq + 1);
+    }
+    if (!job)
+        return cmd_fail("scontrol update: which job? (JobId=12)");
+    add(&a, job);
+    return cmd_update(a.n, a.v);
+}
+
 static int scontrol(int argc, char **argv)
 {
     argv_b a = {0};
@@ -158,8 +197,11 @@ static int scontrol(int argc, char **argv)
                : !strcmp(what, "requeue") ? cmd_requeue(a.n, a.v)
                                           : cmd_hold(a.n, a.v);
     }
+    if (!strcmp(what, "update"))
+        return scontrol_update(argc, argv);
     return cmd_fail("scontrol %s is not supported (show job, show node, show hostnames, hold, "
-                    "release, requeue: docs/slurm-users.md)", *what ? what : "without a command");
+                    "release, requeue, update: docs/slurm-users.md)",
+                    *what ? what : "without a command");
 }
 
 /* sinfo: the nodes */

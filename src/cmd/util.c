@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -271,4 +272,39 @@ int cu_signal_number(const char *s)
         if (!strcasecmp(n, sigs[k].name))
             return sigs[k].sig;
     return 0;
+}
+
+int cu_parse_job(const char *s, long long *id)
+{
+    long v;
+    if (strparse_long(s, 1, LONG_MAX, &v) < 0)
+        return cmd_fail("'%s' is not a job id", s);
+    *id = v;
+    return 0;
+}
+
+json_t *cu_job_ref(const char *s)
+{
+    long long id;
+    const char *us = strchr(s, '_');
+    if (us) {
+        char a[24];
+        long t;
+        if ((size_t)(us - s) >= sizeof(a) || (snprintf(a, sizeof(a), "%.*s", (int)(us - s), s), 0) ||
+            cu_parse_job(a, &id) || strparse_long(us + 1, 0, LONG_MAX, &t) < 0) {
+            cmd_fail("'%s' is not a job id (12, or 12_3 for element 3 of array 12)", s);
+            return NULL;
+        }
+        return json_string(s);
+    }
+    return cu_parse_job(s, &id) ? NULL : json_integer(id);
+}
+
+int cu_parse_limit(const char *arg, double *out)
+{
+    if (!strcasecmp(arg, "UNLIMITED") || !strcasecmp(arg, "INFINITE")) {
+        *out = 0; /* no limit, as 0 */
+        return 0;
+    }
+    return strparse_duration(arg, out) < 0 ? -1 : 0;
 }

@@ -41,6 +41,15 @@ void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols);
 /* A common --conf / --json option scan: returns the index of the first other arg. */
 void cu_print_json(const json_t *v);
 const char *cu_str(const json_t *o, const char *key);
+/* A job id (1 or more); nonzero once the error is printed. */
+int cu_parse_job(const char *s, long long *id);
+/* A job as the user names it: its id, or "12_3" for element 3 of array 12 (which the
+ * controller finds); NULL once the error is printed. */
+json_t *cu_job_ref(const char *s);
+/* A time limit as --time takes it (Slurm's formats, Ductile's 90s/30m/2h/1d,
+ * UNLIMITED): 0 and *out seconds (0: none), or -1. */
+int cu_parse_limit(const char *arg, double *out);
+#define CU_LIMIT_FORMATS "minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]], UNLIMITED, or 90s, 30m, 2h, 1d; at most 100 years"
 double cu_num(const json_t *o, const char *key);
 
 #endif

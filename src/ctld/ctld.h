@@ -446,6 +446,11 @@ void iomeas_resolve(ctld_t *c, job_t *j, bool declared, double io);
  * that has one; 1 when found, 0 when none, -EIO. */
 int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, double *io);
 
+/* --- update.c --- */
+/* ductile update: m's time (s, 0: none), name, nodes, min_nodes, max_nodes applied to
+ * the live job j, checked first (op: the caller is an operator); < 0 with err. */
+int jobs_update(ctld_t *c, job_t *j, const json_t *m, bool op, char *err, size_t len);
+
 /* --- jobs.c --- */
 job_t *job_new(void);
 void job_free(job_t *j);
@@ -455,6 +460,9 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen);
  * waiting jobs): 1 with *start (Unix time) and *size, 0 with *start -1 (none known),
  * < 0 with err (refused). */
 #define WILL_RUN_AHEAD 10000
+/* Whether a job of j's shape (sizes, type, time limit) could ever run here: 0 with its
+ * spec for the engine, or < 0 with err in the user's words. */
+int jobs_check_shape(ctld_t *c, const job_t *j, sched_jobspec_t *spec, char *err, size_t errlen);
 int jobs_will_run(ctld_t *c, job_t *j, double *start, int *size, char *err, size_t errlen);
 int jobs_cancel(ctld_t *c, job_t *j, const char *why);
 void jobs_want_schedule(ctld_t *c);

@@ -294,10 +294,8 @@ static void unname(char *err)
         memmove(err, colon + 2, strlen(colon + 2) + 1);
 }
 
-/* Whether the job, as submitted, could ever run here; its spec for the engine. */
-static int check_new(ctld_t *c, job_t *j, sched_jobspec_t *spec, char *err, size_t errlen)
+int jobs_check_shape(ctld_t *c, const job_t *j, sched_jobspec_t *spec, char *err, size_t errlen)
 {
-    j->submit = ctld_now();
     *spec = spec_of(c, j);
     spec->id = 1; /* any id: only the job's shape is checked */
     int rc = sched_check(c->sched, spec, err, errlen);
@@ -316,6 +314,13 @@ static int check_new(ctld_t *c, job_t *j, sched_jobspec_t *spec, char *err, size
         return -EINVAL;
     }
     return 0;
+}
+
+/* Whether the job, as submitted, could ever run here; its spec for the engine. */
+static int check_new(ctld_t *c, job_t *j, sched_jobspec_t *spec, char *err, size_t errlen)
+{
+    j->submit = ctld_now();
+    return jobs_check_shape(c, j, spec, err, errlen);
 }
 
 int jobs_will_run(ctld_t *c, job_t *j, double *start, int *size, char *err, size_t errlen)

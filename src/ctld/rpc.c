@@ -652,6 +652,19 @@ static bool may_modify(ctld_t *c, conn_t *conn, const job_t *j)
 
 static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m);
 
+static void do_update(ctld_t *c, conn_t *conn, const json_t *m)
+{
+    job_t *j = lookup_modifiable(c, conn, m);
+    if (!j)
+        return;
+    char err[256];
+    if (jobs_update(c, j, m, is_operator(c, conn), err, sizeof(err)) < 0) {
+        fail(c, conn, err);
+        return;
+    }
+    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "job", job_to_json(c, j, false)));
+}
+
 /* A live job's checkpoint agents and their key, for its owner or an operator
  * (`ductile checkpoints --job`). */
 static void do_job_agents(ctld_t *c, conn_t *conn, const json_t *m)
@@ -1199,6 +1212,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
                                                          : ACT_REQUEUE);
     else if (!strcmp(type, "cancel"))
         do_cancel(c, conn, msg);
+    else if (!strcmp(type, "update"))
+        do_update(c, conn, msg);
     else if (!strcmp(type, "resize"))
         do_resize(c, conn, msg);
     else if (!strcmp(type, "nodes"))

@@ -304,17 +304,28 @@ static void start_failed(noded_t *d, njob_t *j, int rc, const char *err)
 
 static void reap_one(noded_t *d, njob_t *j);
 
+void jobs_arm_limit(noded_t *d, njob_t *j)
+{
+    (void)d;
+    uv_timer_stop(&j->wall);
+    uv_timer_stop(&j->warn);
+    if (!(j->deadline > 0))
+        return;
+    double left = j->deadline - wall_now();
+    uv_timer_start(&j->wall, on_walltime, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
+    if (j->warn_sig) {
+        double in = left - j->warn_secs;
+        uv_timer_start(&j->warn, on_warn, in > 0 ? (uint64_t)(in * 1000) : 0, 0);
+    }
+}
+
 /* The script exec'd: it runs under its time limit, on record. */
 static void started(noded_t *d, njob_t *j)
 {
-    j->deadline = j->limit > 0 ? wall_now() + j->limit : 0;
+    j->began = wall_now();
+    j->deadline = j->limit > 0 ? j->began + j->limit : 0;
     runs_record(d, j);
-    if (j->limit > 0)
-        uv_timer_start(&j->wall, on_walltime, (uint64_t)(j->limit * 1000), 0);
-    if (j->limit > 0 && j->warn_sig) {
-        double in = j->limit - j->warn_secs;
-        uv_timer_start(&j->warn, on_warn, in > 0 ? (uint64_t)(in * 1000) : 0, 0);
-    }
+    jobs_arm_limit(d, j);
     noded_send(d, json_pack("{s:s,s:I,s:i}", "type", "job_started", "job", (json_int_t)j->id,
                             "run", j->run));
     if (j->cleaning)
@@ -669,6 +680,33 @@ void jobs_on_signal(noded_t *d, const json_t *msg)
         steps_signal(d, id, 0, (int)sig); /* a node of the job's that runs only steps */
 }
 
+void jobs_on_limit(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t id, run;
+    double limit = -1;
+    if (proto_int(msg, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_int(msg, "run", 0, INT32_MAX, &run, err, sizeof(err)) < 0 ||
+        proto_num_opt(msg, "time_limit", 0, STRPARSE_DURATION_MAX, -1, &limit, err,
+                      sizeof(err)) < 0 ||
+        limit < 0) {
+        fprintf(stderr, "ductile-noded %s: bad job_limit: %s\n", d->name,
+                limit < 0 ? "no time_limit" : err);
+        return;
+    }
+    njob_t *j = jobs_find(d, id);
+    if (!j || j->run != run || j->ended || j->killing)
+        return;
+    j->limit = limit;
+    if (!(j->began > 0))
+        return; /* not started (it arms the limit when it does), or not here */
+    j->deadline = limit > 0 ? j->began + limit : 0;
+    fprintf(stderr, "ductile-noded %s: job %lld: time limit now %g s\n", d->name, (long long)id,
+            limit);
+    runs_record(d, j);
+    jobs_arm_limit(d, j);
+}
+
 void jobs_on_cleanup(noded_t *d, const json_t *msg)
 {
     char err[128];
@@ -908,10 +946,7 @@ void jobs_adopt(noded_t *d, int64_t id, int run, bool batch, uid_t uid, double d
     } else if (proc) {
         uv_timer_start(&j->kill, on_adopted_poll, 250, 250);
         j->deadline = deadline;
-        if (deadline > 0) {
-            double left = deadline - wall_now();
-            uv_timer_start(&j->wall, on_walltime, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
-        }
+        jobs_arm_limit(d, j);
     }
 }
 

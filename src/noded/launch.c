@@ -41,6 +41,7 @@ struct launch_proc {
     bool status_known;  /* ...by us, so status is valid */
     bool gone;          /* launch_all_gone said so: nothing can come back */
     bool shepherded;    /* pid is the shepherd's: the job is its one child */
+    bool adopted;       /* started by an earlier daemon (launch_adopt) */
     int status;
     char warning[LAUNCH_ERRLEN];
 };
@@ -1051,8 +1052,11 @@ int launch_signal_main(launch_proc_t *p, int sig)
 {
     if (!p || sig <= 0 || sig >= NSIG)
         return -EINVAL;
-    /* once reaped, its pid number may be someone else's */
-    if (p->gone || p->reaped)
+    /* once reaped, its pid number may be someone else's; an adopted job's is its own
+     * while it leads its process group still */
+    if (p->gone || (p->reaped && !p->adopted))
+        return 0;
+    if (p->adopted && (p->pid <= 0 || getpgid(p->pid) != p->pgid))
         return 0;
     pid_t target = p->pid;
     if (p->shepherded) { /* the job is the shepherd's one child (it holds that pid) */
@@ -1190,6 +1194,14 @@ void launch_cleanup(launch_proc_t *p)
     free(p);
 }
 
+bool launch_shepherded(const launch_proc_t *p) { return p && p->shepherded; }
+
+void launch_set_shepherded(launch_proc_t *p, bool on)
+{
+    if (p)
+        p->shepherded = on;
+}
+
 launch_proc_t *launch_adopt(const char *cgroup, pid_t pid, pid_t pgid)
 {
     launch_proc_t *p = calloc(1, sizeof(*p));
@@ -1197,6 +1209,7 @@ launch_proc_t *launch_adopt(const char *cgroup, pid_t pid, pid_t pgid)
         return NULL;
     p->pid = pid;
     p->pgid = pgid;
+    p->adopted = true;
     /* Not our child: nobody will tell us its status, and "reaped" lets
      * launch_all_gone look at what is left of the job instead. */
     p->reaped = true;

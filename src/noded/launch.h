@@ -119,6 +119,10 @@ void launch_cleanup(launch_proc_t *p);
  * launch_cleanup work as for a job we started; its status is not ours to learn
  * (launch_reap says -ECHILD). NULL when out of memory. */
 launch_proc_t *launch_adopt(const char *cgroup, pid_t pid, pid_t pgid);
+/* Whether the job's pid is its shepherd's (the script its one child): kept in the run's
+ * record, so that an adopted job's script alone is signalled as before (--signal=B:). */
+bool launch_shepherded(const launch_proc_t *p);
+void launch_set_shepherded(launch_proc_t *p, bool on);
 
 /* Removes the empty cgroups under cgroup_parent (relative to the cgroup2 mount) and,
  * with self and nothing left, cgroup_parent and its empty parents below "ductile".

@@ -45,6 +45,8 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         jobs_on_cleanup(d, msg);
     } else if (!strcmp(type, "job_signal")) {
         jobs_on_signal(d, msg);
+    } else if (!strcmp(type, "job_limit")) {
+        jobs_on_limit(d, msg);
     } else if (!strcmp(type, "step_start")) {
         steps_on_start(d, msg);
     } else if (!strcmp(type, "step_kill")) {

@@ -28,6 +28,7 @@ typedef struct njob {
     bool adopted;            /* started by an earlier incarnation of this daemon */
     double end_time;         /* wall clock when the script ended */
     double deadline;         /* wall clock of its time limit, 0 = none (kept on adoption) */
+    double began;            /* wall clock when the script exec'd, 0 = not yet or unknown */
     launch_proc_t *proc;     /* the batch script, NULL elsewhere or once cleaned */
     launch_pending_t *starting; /* the batch script between fork and exec */
     struct start_watch *start_watch; /* its report pipe: the loop never waits for exec */
@@ -135,6 +136,10 @@ int runs_status_read(noded_t *d, int64_t id, int *status);
  * alive (jobs_adopt), end every other process left in our cgroups. */
 void runs_recover(noded_t *d);
 /* jobs.c: a run found alive (proc) or ended (proc NULL) by runs_recover */
+/* The time limit's timers (and --signal's warning) from j->deadline, as they stand. */
+void jobs_arm_limit(noded_t *d, njob_t *j);
+/* job_limit: a running job's new time limit (ductile update). */
+void jobs_on_limit(noded_t *d, const json_t *msg);
 void jobs_adopt(noded_t *d, int64_t id, int run, bool batch, uid_t uid, double deadline,
                 launch_proc_t *proc);
 njob_t *jobs_find(noded_t *d, int64_t id);

@@ -44,7 +44,7 @@ int runs_record(noded_t *d, const njob_t *j)
     pid_t pgid = j->proc ? launch_pgid(j->proc) : pid;
     char boot[64];
     boot_id(boot, sizeof(boot));
-    json_t *r = json_pack("{s:I,s:i,s:b,s:I,s:I,s:I,s:f,s:b,s:s,s:s*}",
+    json_t *r = json_pack("{s:I,s:i,s:b,s:I,s:I,s:I,s:f,s:f,s:b,s:s,s:s*}",
                           "job", (json_int_t)j->id,
                           "run", j->run,
                           "batch", j->batch,
@@ -52,9 +52,15 @@ int runs_record(noded_t *d, const njob_t *j)
                           "pid", (json_int_t)pid,
                           "pgid", (json_int_t)pgid,
                           "deadline", j->deadline,
+                          "began", j->began,
                           "requeue", j->requeue,
                           "boot", boot,
                           "cgroup", cg);
+    if (r && launch_shepherded(j->proc))
+        json_object_set_new(r, "shepherd", json_true());
+    if (r && j->warn_sig) /* submit --signal, kept for a daemon that adopts the job */
+        json_object_set_new(r, "warn", json_pack("[i,f,i]", j->warn_sig, j->warn_secs,
+                                                 j->warn_scope));
     /* Written whole then renamed: a daemon killed mid-write leaves the old record or
      * the new one, never half of one. */
     int rc = r && json_dump_file(r, tmp, JSON_COMPACT) == 0 && rename(tmp, path) == 0 ? 0 : -EIO;
@@ -155,6 +161,20 @@ static void recover_one(noded_t *d, const char *path)
     njob_t *j = jobs_find(d, id);
     if (j) /* older records have none: not requeueable */
         j->requeue = json_is_true(json_object_get(r, "requeue"));
+    if (j && j->proc) { /* its start time (ductile update) and --signal warning */
+        launch_set_shepherded(j->proc, json_is_true(json_object_get(r, "shepherd")));
+        j->began = json_number_value(json_object_get(r, "began"));
+        json_t *w = json_object_get(r, "warn");
+        int sig = (int)json_integer_value(json_array_get(w, 0));
+        double secs = json_number_value(json_array_get(w, 1));
+        int scope = (int)json_integer_value(json_array_get(w, 2));
+        if (sig > 0 && sig <= 64 && secs >= 0 && scope >= 0 && scope <= 2) {
+            j->warn_sig = sig;
+            j->warn_secs = secs;
+            j->warn_scope = scope;
+            jobs_arm_limit(d, j);
+        }
+    }
     json_decref(r);
 }
 

@@ -590,6 +590,28 @@ int sched_set_end_estimate(sched_t *s, int64_t id, double t)
     return 0;
 }
 
+int sched_set_walltime(sched_t *s, int64_t id, double walltime)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    if (isnan(walltime) || walltime < 0)
+        return -EINVAL;
+    double old = j->spec.walltime;
+    j->spec.walltime = walltime;
+    if (j->state == SCHED_PENDING || j->state == SCHED_STOPPING)
+        return 0;
+    /* its estimate moves by the change (a resized job's was scaled from its sizes) */
+    if (!(walltime > 0))
+        j->end_est = INFINITY;
+    else if (!(old > 0) || isinf(j->end_est))
+        j->end_est = j->start + walltime;
+    else
+        j->end_est += walltime - old;
+    core_byend_update(s, j);
+    return 0;
+}
+
 int sched_request_resize(sched_t *s, int64_t id, int nodes, bool op, char *err, size_t errlen)
 {
     sjob_t *j = idmap_get(s->jobs, id);

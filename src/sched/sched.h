@@ -214,6 +214,9 @@ int sched_resize_declined(sched_t *s, int64_t id, double now);
 void sched_set_backoff(sched_t *s, double base, double max);
 /* Expected end of a running job (absolute seconds); the default is start + walltime. */
 int sched_set_end_estimate(sched_t *s, int64_t id, double t);
+/* A job's time limit changed (ductile update): 0 for none. A running job's end
+ * estimate moves by as much. */
+int sched_set_walltime(sched_t *s, int64_t id, double walltime);
 /* An evolving job (or an operator, with operator=true, for any running job) asks for
  * a new size; granted by a later sched_schedule when possible. */
 int sched_request_resize(sched_t *s, int64_t id, int nodes, bool operator_request, char *err,

@@ -1,6 +1,7 @@
 /* fcfs, easy and conservative: start order, reservations, backfilling. */
 #include "testutil.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -284,6 +285,39 @@ static void will_run_probe(void **state)
     sched_destroy(s);
 }
 
+/* ductile update (sched_set_walltime): a running job's estimate moves with its limit,
+ * and the reservation behind it with it; a waiting job's new limit is its new length. */
+static void walltime_update(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "easy");
+    tu_submit(s, rigid(1, 0, 4, 100));
+    tu_submit(s, rigid(2, 0, 4, 50));
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 0, &a), 1);
+    sched_jobinfo_t info;
+    sched_job_info(s, 2, &info);
+    assert_true(info.reserved_start == 100);
+    assert_int_equal(sched_set_walltime(s, 1, 40), 0);
+    tu_pass(s, 10, &a);
+    sched_job_info(s, 2, &info);
+    assert_true(info.reserved_start == 40);
+    assert_int_equal(sched_set_walltime(s, 1, 0), 0); /* no limit: no end known */
+    tu_pass(s, 11, &a);
+    sched_job_info(s, 2, &info);
+    assert_true(info.reserved_start < 0);
+    assert_int_equal(sched_set_walltime(s, 1, 60), 0);
+    assert_int_equal(sched_set_walltime(s, 2, 5), 0);
+    double start;
+    int size;
+    char err[SCHED_ERRLEN];
+    sched_jobspec_t p = {.id = 99, .type = SCHED_RIGID, .nodes = 4, .walltime = 10};
+    assert_int_equal(sched_will_run(s, &p, 100, &start, &size, err, sizeof(err)), 1);
+    assert_true(start == 65); /* job 1 to 60, job 2 (5 s) to 65 */
+    assert_int_equal(sched_set_walltime(s, 7, 5), -ENOENT);
+    sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +330,7 @@ int main(void)
         cmocka_unit_test(conservative_depth),
         cmocka_unit_test(conservative_moldable_below_request),
         cmocka_unit_test(will_run_probe),
+        cmocka_unit_test(walltime_update),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
