@@ -4,6 +4,10 @@
 
 int cmd_sim(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
+/* ductile alloc's submission: script instead of a file, the options alone (up to
+ * *first, the command's words), the job's id in *id; the exit status. */
+int cmd_submit_alloc(int argc, char **argv, const char *script, long long *id, int *first);
+int cmd_alloc(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "b64.h"
 #include "cmd.h"
 #include "strparse.h"
@@ -222,23 +223,68 @@ int cmd_run_words(long long job, long nodes, const char *node, char **words, int
     return run(NULL, job, nodes, node, false, words, nwords, false);
 }
 
+/* ductile run outside a job: the step in an allocation of its own (as srun) */
+typedef struct own {
+    const char *conf;
+    bool label;
+    char **words;
+    int nwords;
+    long long job;
+} own_t;
+
+static int own_step(void *arg)
+{
+    own_t *o = arg;
+    return run(o->conf, o->job, 0, NULL, o->label, o->words, o->nwords, false);
+}
+
+static int run_in_own_allocation(own_t *o, long nodes, const char *time, const char *name)
+{
+    char n[32];
+    snprintf(n, sizeof(n), "%ld", nodes > 0 ? nodes : 1);
+    char *av[10];
+    int ac = 0;
+    av[ac++] = "run";
+    av[ac++] = "-N";
+    av[ac++] = n;
+    if (time)
+        av[ac++] = "-t", av[ac++] = (char *)time;
+    av[ac++] = "-J", av[ac++] = (char *)(name ? name : o->words[0]);
+    if (o->conf)
+        av[ac++] = "--conf", av[ac++] = (char *)o->conf;
+    av[ac] = NULL;
+    alloc_t a = {.quiet = true};
+    int first;
+    if (alloc_open(&a, ac, av, &first)) {
+        free(a.nodelist);
+        free(a.name);
+        return 1;
+    }
+    o->job = a.id;
+    int st = alloc_run(&a, own_step, o);
+    alloc_release(&a);
+    return st;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option lopts[] = {{"job", required_argument, 0, 'j'},
                                           {"nodes", required_argument, 0, 'N'},
                                           {"node", required_argument, 0, 'w'},
                                           {"label", no_argument, 0, 'l'},
+                                          {"time", required_argument, 0, 't'},
+                                          {"job-name", required_argument, 0, 'J'},
                                           {"conf", required_argument, 0, 'c'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     long long job = cmd_job_from_env();
     long nodes = 0;
-    const char *node = NULL, *conf = NULL;
+    const char *node = NULL, *conf = NULL, *time = NULL, *name = NULL;
     bool label = false;
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "+j:N:w:l", lopts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "+j:N:w:lt:J:", lopts, NULL)) != -1) {
         switch (o) {
         case 'j': {
             long v;
@@ -253,22 +299,37 @@ int cmd_run(int argc, char **argv)
             break;
         case 'w': node = optarg; break;
         case 'l': label = true; break;
+        case 't': time = optarg; break;
+        case 'J': name = optarg; break;
         case 'c': conf = optarg; break;
         case 'h':
             printf("usage: ductile run [--job N] [-N NODES] [--node NAME] [--label] CMD [ARGS...]\n"
+                   "       ductile run [-N NODES] [-t TIME] [-J NAME] [--label] CMD [ARGS...]\n"
                    "Runs CMD on the first NODES nodes of the job (all by default), one task per\n"
-                   "node, and exits with the largest exit status of the tasks.\n");
+                   "node, and exits with the largest exit status of the tasks. Outside a job\n"
+                   "(no DUCTILE_JOB_ID, no --job) it waits for NODES nodes (1 by default) of\n"
+                   "its own, for TIME, runs CMD on all of them and releases them, as srun.\n");
             return 0;
         default:
             return cmd_fail("run: bad option '%s' (try --help)", argv[optind - 1]);
         }
     }
-    if (job <= 0)
-        return cmd_fail("run: no job: run it inside a job or give --job N");
     if (nodes < 0)
         return cmd_fail("run: --nodes must be positive");
     if (optind >= argc)
         return cmd_fail("run: no command given");
+    if (job <= 0) {
+        if (node)
+            return cmd_fail("run: --node names a node of a job: outside a job there is none");
+        char exe[PATH_MAX];
+        if (resolve(argv[optind], exe, sizeof(exe)) < 0)
+            return cmd_fail("run: %s: command not found", argv[optind]);
+        own_t own = {conf, label, argv + optind, argc - optind, 0};
+        return run_in_own_allocation(&own, nodes, time, name);
+    }
+    if (time || name)
+        return cmd_fail("run: %s is for a new allocation: inside job %lld the step runs in "
+                        "the job's", time ? "--time" : "--job-name", job);
     return run(conf, job, nodes, node, label, argv + optind, argc - optind, false);
 }
 

@@ -765,7 +765,9 @@ static json_t *job_environment(const sub_t *s, bool slurm)
 
 #define MAX_KEEP 512
 
-int cmd_submit(int argc, char **argv)
+/* The submission; with fixed (ductile alloc): that script, options alone on the command
+ * line up to *first (the command alloc runs), and the job's id in *id, not printed. */
+static int submit(int argc, char **argv, const char *fixed, long long *id_out, int *first_out)
 {
     sub_t s = {.nodes = 1, .pmin = -1, .pmax = -1, .io = -1};
     sub_t pre = s;
@@ -778,15 +780,25 @@ int cmd_submit(int argc, char **argv)
         usage();
         return 0;
     }
-    const char *script_path = first < argc ? argv[first] : NULL;
+    if (fixed && (pre.wrap || pre.array || pre.test_only || pre.hold || pre.depend || pre.begin))
+        return cmd_fail("%s is not for an interactive allocation (submit a batch job)",
+                        pre.wrap      ? "--wrap"
+                        : pre.array   ? "--array"
+                        : pre.test_only ? "--test-only"
+                        : pre.hold    ? "--hold"
+                        : pre.depend  ? "--dependency"
+                                      : "--begin");
+    if (first_out)
+        *first_out = first;
+    const char *script_path = fixed ? NULL : first < argc ? argv[first] : NULL;
     if (pre.wrap && script_path)
         return cmd_fail("submit: --wrap and a script '%s': give one or the other", script_path);
     /* what follows the script is its arguments, as with sbatch: `submit job.sh -N 2`
      * gives the script "-N" and "2" */
-    for (int k = first + 1; k < argc; k++)
+    for (int k = first + 1; k < argc && !fixed; k++)
         if (!utf8_ok(argv[k]))
             return cmd_fail("argument %d of the script is not valid UTF-8", k - first);
-    if (!script_path && !pre.wrap) {
+    if (!script_path && !pre.wrap && !fixed) {
         if (isatty(STDIN_FILENO))
             return cmd_fail("submit: no script given (a file, '-' for standard input, or "
                             "--wrap COMMAND; try --help)");
@@ -798,7 +810,11 @@ int cmd_submit(int argc, char **argv)
     size_t len = 0;
     char *script = NULL;
     const char *shown = script_path && strcmp(script_path, "-") ? script_path : "standard input";
-    if (pre.wrap) {
+    if (fixed) {
+        script = strdup(fixed);
+        len = script ? strlen(script) : 0;
+        shown = "the allocation";
+    } else if (pre.wrap) {
         if (asprintf(&script, "#!/bin/sh\n# made by ductile submit --wrap\n%s\n", pre.wrap) < 0)
             script = NULL;
         len = script ? strlen(script) : 0;
@@ -821,9 +837,9 @@ int cmd_submit(int argc, char **argv)
         bad = cmd_fail("%s is empty: no script", shown);
     else if (strlen(script) != len)
         bad = cmd_fail("%s contains a NUL byte: not a script", shown);
-    else if (!pre.wrap && check_script(script, shown))
+    else if (!pre.wrap && !fixed && check_script(script, shown))
         bad = 1;
-    else if (!pre.wrap && scan_directives(&s, script, strcmp(shown, "standard input") ? shown
+    else if (!pre.wrap && !fixed && scan_directives(&s, script, strcmp(shown, "standard input") ? shown
                                                                                       : "stdin",
                                           &conf, keep, &nkeep, MAX_KEEP))
         bad = 1;
@@ -864,6 +880,7 @@ int cmd_submit(int argc, char **argv)
     }
     const char *base = script_path ? strrchr(script_path, '/') : NULL;
     const char *name = s.name                        ? s.name
+                       : fixed                       ? "interactive"
                        : s.wrap                      ? "wrap"
                        : !strcmp(script_path, "-")   ? "stdin"
                        : base                        ? base + 1
@@ -934,8 +951,8 @@ int cmd_submit(int argc, char **argv)
                                                      s.pmax >= 0 ? s.pmax : s.pmin));
     if (s.io >= 0)
         json_object_set_new(req, "io_intensity", json_real(s.io));
-    if (s.out)
-        json_object_set_new(req, "stdout", json_string(s.out));
+    if (s.out || fixed) /* an allocation's script prints nothing */
+        json_object_set_new(req, "stdout", json_string(s.out ? s.out : "/dev/null"));
     if (s.err)
         json_object_set_new(req, "stderr", json_string(s.err));
     json_t *rep = cu_call_retry(&cfg, req);
@@ -950,10 +967,22 @@ int cmd_submit(int argc, char **argv)
         return 0;
     }
     long long id = (long long)json_integer_value(json_object_get(rep, "job"));
+    if (id_out) {
+        *id_out = id;
+        json_decref(rep);
+        return 0;
+    }
     if (s.parsable)
         printf("%lld\n", id);
     else
         printf("%s %lld\n", cmd_submit_banner, id);
     json_decref(rep);
     return 0;
+}
+
+int cmd_submit(int argc, char **argv) { return submit(argc, argv, NULL, NULL, NULL); }
+
+int cmd_submit_alloc(int argc, char **argv, const char *script, long long *id, int *first)
+{
+    return submit(argc, argv, script, id, first);
 }

@@ -32,6 +32,7 @@ static const struct subcmd subcmds[] = {
     {"hold", cmd_hold, "keep pending jobs from starting"},
     {"release", cmd_release, "let held jobs start again"},
     {"requeue", cmd_requeue, "end running jobs and queue them again"},
+    {"alloc", cmd_alloc, "wait for nodes, then run a shell or command with them (salloc)"},
     {"update", cmd_update, "change a job's time limit, name or size"},
     {"run", cmd_run, "run a command on the nodes of a job (inside a job: its own)"},
     {"mpirun", cmd_mpirun, "start a malleable MPI application (one group per node)"},

@@ -264,9 +264,6 @@ static int sacct(int argc, char **argv)
 /* srun inside a job: ductile run (one task per node of the job, or -N of them) */
 static int srun(int argc, char **argv)
 {
-    if (!getenv("DUCTILE_JOB_ID"))
-        return cmd_fail("srun: only inside a job (submit with sbatch, or use ductile run "
-                        "--job ID); an allocation of its own is not supported yet");
     argv_b a = {0};
     add(&a, "run");
     int k = 1;
@@ -276,11 +273,17 @@ static int srun(int argc, char **argv)
             add(&a, "-N"), add(&a, v);
         else if (!strcmp(w, "-l") || !strcmp(w, "--label"))
             add(&a, "--label");
+        else if (is_opt(w, "--time", 't') && (v = value_of(argc, argv, &k, "--time", 't')))
+            add(&a, "-t"), add(&a, v); /* outside a job: its own allocation's */
+        else if (is_opt(w, "--job-name", 'J') &&
+                 (v = value_of(argc, argv, &k, "--job-name", 'J')))
+            add(&a, "-J"), add(&a, v);
         else if (!strcmp(w, "--"))
             break;
         else
             return cmd_fail("srun: %s is not supported (Ductile's srun runs one task on each "
-                            "node of the job: -N, -l; docs/slurm-users.md)", w);
+                            "node of the job: -N, -l, and outside a job -t, -J; "
+                            "docs/slurm-users.md)", w);
     }
     if (k < argc && !strcmp(argv[k], "--"))
         k++;
@@ -300,9 +303,8 @@ static int sbatch(int argc, char **argv)
 
 static int salloc(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    return cmd_fail("salloc: interactive allocations are not supported yet (submit a batch "
-                    "job with sbatch)");
+    argv[0] = "alloc"; /* sbatch's options, then the command */
+    return cmd_alloc(argc, argv);
 }
 
 int slurm_compat(const char *prog, int argc, char **argv)
