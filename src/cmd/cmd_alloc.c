@@ -46,15 +46,21 @@ static json_t *job_now(const alloc_t *a)
 
 static bool running(const char *st) { return !strcmp(st, "R") || !strcmp(st, "RS"); }
 
-/* Waits for SIGCHLD, SIGINT, SIGHUP or SIGTERM (blocked by alloc_open) for up to ms. */
+/* The signals alloc takes with sigtimedwait (blocked by alloc_open). */
+static void watched(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGTERM);
+}
+
+/* Waits for one of them for up to ms. */
 static int wait_signal(long ms)
 {
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGTERM);
+    watched(&set);
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
     int sig = sigtimedwait(&set, NULL, &t);
     return sig < 0 ? 0 : sig;
@@ -69,11 +75,7 @@ int alloc_open(alloc_t *a, int argc, char **argv, int *first)
             a->conf = argv[k] + 7;
     }
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGTERM);
+    watched(&set);
     sigprocmask(SIG_BLOCK, &set, NULL);
     /* taken with sigtimedwait: an ignored signal (a shell's background job ignores
      * SIGINT) would never be pending */
