@@ -25,6 +25,8 @@ int cmd_rsh(int argc, char **argv);
 int slurm_compat(const char *prog, int argc, char **argv);
 /* what `submit` prints before the job's id ("Submitted job"; sbatch's words for it) */
 extern const char *cmd_submit_banner;
+/* how queue's errors name its --format and --sort (squeue's -o, -O and -S under squeue) */
+extern const char *cmd_queue_format_opt, *cmd_queue_sort_opt;
 int cmd_hold(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_requeue(int argc, char **argv);

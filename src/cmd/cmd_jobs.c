@@ -1,9 +1,7 @@
-#define _GNU_SOURCE /* vasprintf */
 /* ductile queue | show | cancel | nodes | history | drain | resume | resize */
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +11,7 @@
 
 #include "cmd.h"
 #include "hostlist.h"
+#include "listing.h"
 #include "strparse.h"
 #include "util.h"
 
@@ -20,7 +19,7 @@ typedef struct common {
     const char *conf;
     bool json;
     const char *user, *state, *reason, *name, *jobs;
-    const char *since, *until, *format, *signal;
+    const char *since, *until, *format, *signal, *sort;
     long nodes;
     long limit;
     bool release, no_wait;
@@ -34,7 +33,7 @@ typedef struct common {
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
     O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_START, O_UNTIL, O_FORMAT,
-    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_HELP
+    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_SORT, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -50,6 +49,7 @@ static const struct option all_opts[] = {
     {"until", required_argument, 0, O_UNTIL}, {"format", required_argument, 0, O_FORMAT},
     {"parsable", no_argument, 0, O_PARSABLE}, {"signal", required_argument, 0, O_SIGNAL},
     {"batch", no_argument, 0, O_BATCH},       {"full", no_argument, 0, O_FULL},
+    {"sort", required_argument, 0, O_SORT},
     {"help", no_argument, 0, O_HELP},
 };
 /* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE, -s SIGNAL */
@@ -107,6 +107,7 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_START: c->start = true; break;
         case O_UNTIL: c->until = optarg; break;
         case O_FORMAT: c->format = optarg; break;
+        case O_SORT: c->sort = optarg; break;
         case O_PARSABLE: c->parsable = true; break;
         case O_SIGNAL: c->signal = optarg; break;
         case O_BATCH: c->batch = true; break;
@@ -164,17 +165,6 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
     return optind;
 }
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-/* How a job is shown: "12", or "12_3" for an element of an array. */
-static char *job_label(const json_t *j)
-{
-    if (json_object_get(j, "array_id"))
-        return fmt("%lld_%lld", (long long)json_integer_value(json_object_get(j, "array_id")),
-                   (long long)json_integer_value(json_object_get(j, "array_task")));
-    return fmt("%lld", (long long)json_integer_value(json_object_get(j, "id")));
-}
-
 /* Job ids from positional arguments and from "1,2,3" lists; NULL once the error is
  * printed. */
 static json_t *job_ids(char **args, int n, const char *list)
@@ -212,18 +202,6 @@ static json_t *job_ids(char **args, int n, const char *list)
  * a name with an escape sequence must not reach other users' terminals). */
 static char *esc(const json_t *o, const char *key) { return strparse_escape(cu_str(o, key)); }
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    char *s = NULL;
-    if (vasprintf(&s, f, ap) < 0)
-        s = NULL;
-    va_end(ap);
-    return s;
-}
-
 static void free_rows(char ***rows, int n, int ncols)
 {
     for (int r = 0; r < n; r++) {
@@ -234,123 +212,120 @@ static void free_rows(char ***rows, int n, int ncols)
     free(rows);
 }
 
-/* A line of the queue: id, name, user, state, `time` (elapsed, or the planned start),
- * nodes, and the node list or (reason). */
-static char **queue_row(const json_t *j, const char *time)
+/* queue's tables: the one the controller renders (its columns, when the client
+ * prints it), and --start's, the planned starts of the pending jobs */
+static const listing_col_def_t queue_cols[] = {
+    {"JobID", "JOBID", 0},       {"Name", "NAME", 20},   {"User", "USER", 0},
+    {"StateCompact", "ST", 0},   {"TimeUsed", "TIME", 0}, {"NumNodes", "NODES", 0},
+    {"ReasonList", "NODELIST(REASON)", 0},
+};
+static const listing_col_def_t queue_start_cols[] = {
+    {"JobID", "JOBID", 0},       {"Name", "NAME", 20},          {"User", "USER", 0},
+    {"StateCompact", "ST", 0},   {"StartTime", "START_TIME", 0}, {"NumNodes", "NODES", 0},
+    {"ReasonList", "NODELIST(REASON)", 0},
+};
+
+/* The controller's request; fold: the pending elements of an array as one job (the
+ * line the table shows for them). NULL once the error is printed. */
+static json_t *queue_request(const common_t *o, bool json, bool fold)
 {
-    char **r = calloc(7, sizeof(char *));
-    if (!r)
-        return NULL;
-    bool pending = !strcmp(cu_str(j, "state"), "PD");
-    char *name = esc(j, "name"), *reason = esc(j, "reason");
-    r[0] = job_label(j);
-    r[1] = fmt("%.20s", name ? name : "");
-    r[2] = esc(j, "user");
-    r[3] = esc(j, "state");
-    r[4] = fmt("%s", time);
-    r[5] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
-    r[6] = pending ? fmt("(%s)", reason ? reason : "") : esc(j, "nodelist");
-    free(name);
-    free(reason);
-    return r;
+    json_t *req = json_pack("{s:s,s:s}", "type", "queue", "format", json ? "json" : "table");
+    if (fold)
+        json_object_set_new(req, "fold", json_true());
+    if (o->start)
+        json_object_set_new(req, "state", json_string("PD"));
+    if (o->jobs) {
+        json_t *ids = job_ids(NULL, 0, o->jobs);
+        if (!ids) {
+            json_decref(req);
+            return NULL;
+        }
+        json_object_set_new(req, "jobs", ids);
+    }
+    if (o->user)
+        json_object_set_new(req, "user", json_string(o->user));
+    if (o->state)
+        json_object_set_new(req, "state", json_string(o->state));
+    if (o->me)
+        json_object_set_new(req, "me", json_true());
+    return req;
 }
 
-/* queue --start: the pending jobs and when the engine plans to start them (its
- * reservations: the first waiting job's under EASY, every job's under conservative
- * backfilling), or not before their --begin; N/A: no plan yet. */
-static void queue_start_table(const json_t *jobs, bool noheader)
+/* The table as the controller rendered it (it costs a fraction of a JSON object per
+ * job: with 100,000 queued jobs the difference is seconds). */
+static void print_rendered(const json_t *text, bool noheader)
 {
-    static const char *hdr[] = {"JOBID", "NAME", "USER", "ST", "START_TIME", "NODES",
-                                "NODELIST(REASON)"};
-    int n = (int)json_array_size(jobs);
-    char ***rows = calloc((size_t)n + 1, sizeof(char **));
-    size_t k;
-    json_t *j;
-    json_array_foreach(jobs, k, j)
-    {
-        double t = cu_num(j, "expected_start");
-        char when[32] = "N/A";
-        if (t > 0)
-            cu_fmt_time(t, when, sizeof(when));
-        rows[k] = queue_row(j, when);
+    const char *t = json_string_value(text);
+    size_t len = json_string_length(text);
+    const char *nl = noheader ? memchr(t, '\n', len) : NULL;
+    if (nl) { /* the header is the first line */
+        len -= (size_t)(nl + 1 - t);
+        t = nl + 1;
     }
-    cu_table(noheader ? NULL : hdr, rows, n, 7);
-    free_rows(rows, n, 7);
+    fwrite(t, 1, len, stdout);
 }
+
+/* The columns queue prints: --format's, --start's or the usual ones; NULL once the
+ * error is printed. */
+static listing_t *queue_listing(const listing_ctx_t *x, const common_t *o)
+{
+    if (o->format)
+        return listing_parse(x, o->format);
+    int n = (int)(sizeof(queue_cols) / sizeof(queue_cols[0]));
+    listing_t *l = listing_layout(x, o->start ? queue_start_cols : queue_cols, n);
+    if (!l)
+        cmd_fail("out of memory");
+    return l;
+}
+
+const char *cmd_queue_format_opt = "queue: --format", *cmd_queue_sort_opt = "queue: --sort";
 
 int cmd_queue(int argc, char **argv)
 {
     common_t o = {0};
     static const spec_t sp = {"queue", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
                                            OPT(O_JOBS) | OPT(O_ME) | OPT(O_NOHEADER) |
-                                           OPT(O_START), 0, 0,
+                                           OPT(O_START) | OPT(O_FORMAT) | OPT(O_SORT) |
+                                           OPT(O_PARSABLE), 0, 0,
                               "ductile queue [-j|--jobs ID[,ID...]] [-u|--user U] [--me] "
-                              "[-t|--state ST[,ST...]] [--start] [--noheader] [--json]"};
+                              "[-t|--state ST[,ST...]] [--start] [--format F1[:WIDTH],F2...] "
+                              "[--sort [-]KEY,...] [--noheader] [--parsable] [--json]"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
     if (o.start && o.state)
         return cmd_fail("queue: --start lists the pending jobs: no --state with it");
-    json_t *req = json_pack("{s:s,s:s}", "type", "queue", "format",
-                            o.json || o.start ? "json" : "table");
-    if (o.start)
-        json_object_set_new(req, "state", json_string("PD"));
-    if (o.jobs) {
-        json_t *ids = job_ids(NULL, 0, o.jobs);
-        if (!ids) {
-            json_decref(req);
-            return 1;
-        }
-        json_object_set_new(req, "jobs", ids);
-    }
-    if (o.user)
-        json_object_set_new(req, "user", json_string(o.user));
-    if (o.state)
-        json_object_set_new(req, "state", json_string(o.state));
-    if (o.me)
-        json_object_set_new(req, "me", json_true());
-    json_t *rep = cu_request(o.conf, req);
-    if (!rep)
+    if (o.json && (o.format || o.parsable))
+        return cmd_fail("queue: --json prints every field: no --format or --parsable with it");
+    config_t cfg = {0};
+    if (cu_load_conf(o.conf, &cfg))
         return 1;
-    json_t *jobs = json_object_get(rep, "jobs");
-    if (o.json) {
-        cu_print_json(jobs);
-        json_decref(rep);
-        return 0;
+    listing_ctx_t x = {LISTING_QUEUE, cmd_queue_sort_opt, cfg.cluster_name, cfg.cores_per_node};
+    json_t *none = json_array(); /* the keys checked before the controller is asked */
+    int bad = o.sort && listing_sort(&x, none, o.sort);
+    json_decref(none);
+    x.what = cmd_queue_format_opt;
+    bool listing = !o.json && (o.format || o.sort || o.parsable || o.start);
+    listing_t *l = listing && !bad ? queue_listing(&x, &o) : NULL;
+    json_t *req = bad || (listing && !l) ? NULL : queue_request(&o, o.json || listing, listing);
+    json_t *rep = req ? cu_call(&cfg, req) : NULL;
+    if (rep) {
+        json_t *jobs = json_object_get(rep, "jobs");
+        const json_t *text = json_object_get(rep, "text");
+        x.what = cmd_queue_sort_opt;
+        if (o.sort)
+            listing_sort(&x, jobs, o.sort);
+        if (o.json)
+            cu_print_json(jobs);
+        else if (json_is_string(text))
+            print_rendered(text, o.noheader);
+        else if (l || (l = queue_listing(&x, &o)))
+            listing_print(&x, l, jobs, o.noheader, o.parsable);
     }
-    if (o.start) {
-        queue_start_table(jobs, o.noheader);
-        json_decref(rep);
-        return 0;
-    }
-    const json_t *text = json_object_get(rep, "text");
-    if (json_is_string(text)) { /* the controller rendered the table */
-        const char *t = json_string_value(text);
-        size_t len = json_string_length(text);
-        const char *nl = o.noheader ? memchr(t, '\n', len) : NULL;
-        if (nl) { /* the header is the first line */
-            len -= (size_t)(nl + 1 - t);
-            t = nl + 1;
-        }
-        fwrite(t, 1, len, stdout);
-        json_decref(rep);
-        return 0;
-    }
-    static const char *hdr[] = {"JOBID", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)"};
-    int n = (int)json_array_size(jobs);
-    char ***rows = calloc((size_t)n + 1, sizeof(char **));
-    size_t k;
-    json_t *j;
-    json_array_foreach(jobs, k, j)
-    {
-        char t[32];
-        cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
-        rows[k] = queue_row(j, t);
-    }
-    cu_table(hdr, rows, n, 7);
-    free_rows(rows, n, 7);
+    listing_free(l);
     json_decref(rep);
-    return 0;
+    config_free(&cfg);
+    return rep ? 0 : 1;
 }
 
 static void print_time(const char *label, double t)
@@ -441,7 +416,7 @@ int cmd_show(int argc, char **argv)
     long long id = (long long)json_integer_value(json_object_get(j, "id"));
     printf("%-14s %lld\n", "JobId", id);
     if (json_object_get(j, "array_id")) {
-        char *label = job_label(j);
+        char *label = listing_job_label(j);
         printf("%-14s %s\n", "ArrayElement", label);
         free(label);
     }
@@ -884,13 +859,13 @@ int cmd_nodes(int argc, char **argv)
     {
         rows[k] = calloc(6, sizeof(char *));
         rows[k][0] = esc(x, "name");
-        rows[k][1] = fmt("%s", cu_str(x, "state"));
-        rows[k][2] = fmt("%lld", (long long)json_integer_value(json_object_get(x, "cpus")));
-        rows[k][3] = fmt("%lldM", (long long)json_integer_value(json_object_get(x, "memory_mb")));
+        rows[k][1] = cu_sprintf("%s", cu_str(x, "state"));
+        rows[k][2] = cu_sprintf("%lld", (long long)json_integer_value(json_object_get(x, "cpus")));
+        rows[k][3] = cu_sprintf("%lldM", (long long)json_integer_value(json_object_get(x, "memory_mb")));
         /* the watts and where they come from: rapl (measured) or model */
         rows[k][4] = json_is_number(json_object_get(x, "power"))
-                         ? fmt("%.0fW(%s)", cu_num(x, "power"), cu_str(x, "power_source"))
-                         : fmt("-");
+                         ? cu_sprintf("%.0fW(%s)", cu_num(x, "power"), cu_str(x, "power_source"))
+                         : cu_sprintf("-");
         rows[k][5] = esc(x, "reason");
         for (int s = 0; s < 8; s++)
             if (!strncmp(cu_str(x, "state"), states[s], strlen(states[s])))
@@ -932,121 +907,25 @@ static int parse_since(const char *s, double *out)
     return 0;
 }
 
-/* history --format: its fields, as sacct names them (any case) */
-static const struct {
-    const char *name, *alias;
-} hist_fields[] = {
-    {"JobID", NULL},     {"JobName", "Name"},   {"User", NULL},      {"State", NULL},
-    {"Elapsed", NULL},   {"NNodes", "Nodes"},   {"NodeList", NULL},  {"ExitCode", "Exit"},
-    {"Submit", NULL},    {"Start", NULL},       {"End", NULL},       {"Timelimit", NULL},
-    {"NodeSecs", NULL},  {"Energy", NULL},      {"Sizes", NULL},     {"Reason", NULL},
+/* history's table, and the fields --parsable prints without --format */
+static const listing_col_def_t history_cols[] = {
+    {"JobID", "JOBID", 0},  {"JobName", "NAME", 20},  {"User", "USER", 0},
+    {"State", "STATE", 0},  {"Elapsed", "ELAPSED", 0}, {"NNodes", "NODES", 0},
+    {"NodeSecs", "NODESECS", 0}, {"Energy", "ENERGY", 0}, {"ExitCode", "EXIT", 0},
+    {"Sizes", "SIZES", 0},
 };
-
-static int hist_field(const char *w)
-{
-    for (int f = 0; f < (int)(sizeof(hist_fields) / sizeof(hist_fields[0])); f++)
-        if (!strcasecmp(w, hist_fields[f].name) ||
-            (hist_fields[f].alias && !strcasecmp(w, hist_fields[f].alias)))
-            return f;
-    return -1;
-}
-
-static char *hist_value(const json_t *j, int f)
-{
-    char t[48];
-    long long sig = (long long)json_integer_value(json_object_get(j, "signal"));
-    long long ec = (long long)json_integer_value(json_object_get(j, "exit_code"));
-    switch (f) {
-    case 0: return job_label(j);
-    case 1: return esc(j, "name");
-    case 2: return esc(j, "user");
-    case 3: return esc(j, "state_name");
-    case 4: cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t)); return fmt("%s", t);
-    case 5: return fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
-    case 6: return esc(j, "nodelist");
-    /* as Slurm's sacct writes it, CODE:SIGNAL: 1:0 exited 1, 0:9 killed by signal 9,
-     * 0:0 for a job that never ran (cancelled while pending) */
-    case 7: return fmt("%lld:%lld", sig || ec < 0 ? 0 : ec, sig);
-    case 8: case 9: case 10: {
-        double v = cu_num(j, f == 8 ? "submit" : f == 9 ? "start" : "end");
-        if (v <= 0)
-            return fmt("Unknown");
-        cu_fmt_time(v, t, sizeof(t));
-        return fmt("%s", t);
-    }
-    case 11:
-        if (cu_num(j, "time_limit") <= 0)
-            return fmt("UNLIMITED");
-        cu_fmt_duration(cu_num(j, "time_limit"), t, sizeof(t));
-        return fmt("%s", t);
-    case 12: return fmt("%.0f", cu_num(j, "node_seconds"));
-    case 13: cu_fmt_energy(cu_num(j, "energy"), t, sizeof(t)); return fmt("%s", t);
-    case 14: return fmt("%.40s", cu_str(j, "sizes")[0] ? cu_str(j, "sizes") : "-");
-    default: return esc(j, "reason");
-    }
-}
-
-/* history --format=F1,F2 [--parsable]: those fields, as columns or |-separated lines
- * with a | at the end (sacct -P's form, which scripts split) */
-static int history_fields(const json_t *jobs, const char *format, bool parsable)
-{
-    int fields[32], nf = 0;
-    char copy[512];
-    snprintf(copy, sizeof(copy), "%s", format);
-    char *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *pct = strchr(t, '%'); /* sacct's Field%WIDTH: the width is ours to choose */
-        if (pct)
-            *pct = '\0';
-        int f = hist_field(t);
-        if (f < 0)
-            return cmd_fail("history: --format: '%s' is not a field (JobID, JobName, User, "
-                            "State, Elapsed, NNodes, NodeList, ExitCode, Submit, Start, End, "
-                            "Timelimit, NodeSecs, Energy, Sizes, Reason)", t);
-        if (nf >= 32)
-            return cmd_fail("history: --format: at most 32 fields");
-        fields[nf++] = f;
-    }
-    if (!nf)
-        return cmd_fail("history: --format: give fields, such as JobID,State,ExitCode");
-    const char *hdr[32];
-    for (int q = 0; q < nf; q++)
-        hdr[q] = hist_fields[fields[q]].name;
-    int n = (int)json_array_size(jobs);
-    char ***rows = calloc((size_t)n + 1, sizeof(char **));
-    size_t k;
-    json_t *j;
-    json_array_foreach(jobs, k, j)
-    {
-        rows[k] = calloc((size_t)nf, sizeof(char *));
-        for (int q = 0; q < nf; q++)
-            rows[k][q] = hist_value(j, fields[q]);
-    }
-    if (parsable) {
-        for (int q = 0; q < nf; q++)
-            printf("%s|", hdr[q]);
-        printf("\n");
-        for (int r = 0; r < n; r++) {
-            for (int q = 0; q < nf; q++)
-                printf("%s|", rows[r][q] ? rows[r][q] : "");
-            printf("\n");
-        }
-    } else {
-        cu_table(hdr, rows, n, nf);
-    }
-    free_rows(rows, n, nf);
-    return 0;
-}
+#define HISTORY_PARSABLE "JobID,JobName,User,State,Elapsed,NNodes,NodeSecs,Energy,ExitCode,Sizes"
 
 int cmd_history(int argc, char **argv)
 {
     common_t o = {0};
     static const spec_t sp = {"history", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
                                              OPT(O_SINCE) | OPT(O_UNTIL) | OPT(O_LIMIT) |
-                                             OPT(O_FORMAT) | OPT(O_PARSABLE), 0, -1,
+                                             OPT(O_FORMAT) | OPT(O_PARSABLE) |
+                                             OPT(O_NOHEADER), 0, -1,
                               "ductile history [JOB...] [-u|--user U] [-t|--state CD|F|CA|TO|NF] "
                               "[--since T] [--until T] [--limit N] [--format F1,F2...] "
-                              "[--parsable] [--json]  (T: 2h, 2026-11-28[T14:30], UNIXTIME)"};
+                              "[--parsable] [--noheader] [--json]  (T: 2h, 2026-11-28[T14:30], UNIXTIME)"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
@@ -1086,43 +965,16 @@ int cmd_history(int argc, char **argv)
         json_decref(rep);
         return 0;
     }
-    if (o.format || o.parsable) {
-        int rc = history_fields(jobs, o.format ? o.format
-                                               : "JobID,JobName,User,State,Elapsed,NNodes,"
-                                                 "NodeSecs,Energy,ExitCode,Sizes", o.parsable);
-        json_decref(rep);
-        return rc;
-    }
-    static const char *hdr[] = {"JOBID", "NAME", "USER", "STATE", "ELAPSED", "NODES", "NODESECS",
-                                "ENERGY", "EXIT", "SIZES"};
-    int n = (int)json_array_size(jobs);
-    char ***rows = calloc((size_t)n + 1, sizeof(char **));
-    size_t k;
-    json_t *j;
-    json_array_foreach(jobs, k, j)
-    {
-        char t[32];
-        cu_fmt_duration(cu_num(j, "elapsed"), t, sizeof(t));
-        rows[k] = calloc(10, sizeof(char *));
-        rows[k][0] = job_label(j);
-        char *name = esc(j, "name");
-        rows[k][1] = fmt("%.20s", name ? name : "");
-        free(name);
-        rows[k][2] = esc(j, "user");
-        rows[k][3] = esc(j, "state_name");
-        rows[k][4] = fmt("%s", t);
-        rows[k][5] = fmt("%lld", (long long)json_integer_value(json_object_get(j, "nodes")));
-        rows[k][6] = fmt("%.0f", cu_num(j, "node_seconds"));
-        char en[32];
-        cu_fmt_energy(cu_num(j, "energy"), en, sizeof(en));
-        rows[k][7] = fmt("%s", en);
-        rows[k][8] = hist_value(j, 7); /* CODE:SIGNAL */
-        rows[k][9] = fmt("%.40s", cu_str(j, "sizes")[0] ? cu_str(j, "sizes") : "-");
-    }
-    cu_table(hdr, rows, n, 10);
-    free_rows(rows, n, 10);
+    listing_ctx_t x = {LISTING_HISTORY, "history: --format", NULL, 0};
+    listing_t *l = o.format || o.parsable
+                       ? listing_parse(&x, o.format ? o.format : HISTORY_PARSABLE)
+                       : listing_layout(&x, history_cols,
+                                        (int)(sizeof(history_cols) / sizeof(history_cols[0])));
+    if (l)
+        listing_print(&x, l, jobs, o.noheader, o.parsable);
+    listing_free(l);
     json_decref(rep);
-    return 0;
+    return l ? 0 : 1;
 }
 
 static int drain_resume(int argc, char **argv, bool drain)

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* vasprintf */
 #include "util.h"
 
 #include <errno.h>
@@ -24,6 +25,17 @@ int cmd_fail(const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     return 1;
+}
+
+char *cu_sprintf(const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    char *s = NULL;
+    if (vasprintf(&s, f, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s;
 }
 
 int cu_load_conf(const char *conf, config_t *cfg)

@@ -50,6 +50,8 @@ json_t *cu_job_ref(const char *s);
  * UNLIMITED): 0 and *out seconds (0: none), or -1. */
 int cu_parse_limit(const char *arg, double *out);
 #define CU_LIMIT_FORMATS "minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]], UNLIMITED, or 90s, 30m, 2h, 1d; at most 100 years"
+/* A formatted string the caller frees; NULL if out of memory. */
+char *cu_sprintf(const char *f, ...) __attribute__((format(printf, 1, 2)));
 double cu_num(const json_t *o, const char *key);
 
 #endif

@@ -541,12 +541,36 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
     return buf;
 }
 
+/* The jobs as JSON; with fold, the pending elements of an array as the table shows
+ * them: their first one, whose "folded" is the line's id ("12_[3-6]"), for all. */
+static json_t *queue_json(ctld_t *c, job_t **v, size_t n, bool fold)
+{
+    json_t *arr = json_array();
+    qrow_t *rows = fold ? calloc(n + 1, sizeof(qrow_t)) : NULL;
+    if (rows)
+        fold_arrays((const job_t *const *)v, n, rows);
+    for (size_t i = 0; i < n; i++) {
+        if (rows && rows[i].skip)
+            continue;
+        json_t *o = job_to_json(c, v[i], false);
+        if (o && rows && rows[i].fold)
+            json_object_set_new(o, "folded", json_string(rows[i].fold));
+        json_array_append_new(arr, o);
+    }
+    for (size_t i = 0; rows && i < n; i++)
+        free(rows[i].fold);
+    free(rows);
+    return arr;
+}
+
 static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[256];
     collect_t x = {.uid = conn_uid(conn)};
     const char *format, *states;
+    bool fold;
     if (proto_str_opt(m, "user", 255, NULL, &x.user, err, sizeof(err)) < 0 ||
+        proto_bool_opt(m, "fold", false, &fold, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "state", 120, NULL, &states, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "me", false, &x.by_uid, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "format", 16, "json", &format, err, sizeof(err)) < 0) {
@@ -595,11 +619,8 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
         json_decref(ids);
         return;
     }
-    json_t *arr = json_array();
-    for (size_t i = 0; i < x.n; i++)
-        json_array_append_new(arr, job_to_json(c, x.v[i], false));
+    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", queue_json(c, x.v, x.n, fold)));
     free(x.v);
-    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
     json_decref(ids);
 }
 
