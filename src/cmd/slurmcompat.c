@@ -51,7 +51,9 @@ static bool is_opt(const char *w, const char *lng, char shrt)
            (shrt && w[0] == '-' && w[1] == shrt);
 }
 
-/* squeue [-u U] [--me] [-j IDS] [-t STATES] [-h] */
+/* squeue [-u U] [--me] [-j IDS] [-t STATES] [-h] [--start] [-o "%.18i %j"] [-O F,F:W]
+ * [-S KEYS]: -o's letters and -O's names both become queue --format (which tells them
+ * apart by the '%'), -S queue --sort */
 static int squeue(int argc, char **argv)
 {
     argv_b a = {0};
@@ -72,9 +74,15 @@ static int squeue(int argc, char **argv)
             add(&a, "-j"), add(&a, v);
         else if (is_opt(w, "--states", 't') && (v = value_of(argc, argv, &k, "--states", 't')))
             add(&a, "-t"), add(&a, strcasecmp(v, "all") ? v : "PD,R,RS,CG");
+        else if (is_opt(w, "--format", 'o') && (v = value_of(argc, argv, &k, "--format", 'o')))
+            cmd_queue_format_opt = "squeue: -o", add(&a, "--format"), add(&a, v);
+        else if (is_opt(w, "--Format", 'O') && (v = value_of(argc, argv, &k, "--Format", 'O')))
+            cmd_queue_format_opt = "squeue: -O", add(&a, "--format"), add(&a, v);
+        else if (is_opt(w, "--sort", 'S') && (v = value_of(argc, argv, &k, "--sort", 'S')))
+            cmd_queue_sort_opt = "squeue: -S", add(&a, "--sort"), add(&a, v);
         else
             return cmd_fail("squeue: %s is not supported (Ductile's squeue takes -u, --me, -j, "
-                            "-t, --start and -h: docs/slurm-users.md)", w);
+                            "-t, --start, -o, -O, -S and -h: docs/slurm-users.md)", w);
     }
     return cmd_queue(a.n, a.v);
 }
@@ -244,6 +252,8 @@ static int sacct(int argc, char **argv)
         } else if (!strcmp(w, "-P") || !strcmp(w, "--parsable2") || !strcmp(w, "-p") ||
                    !strcmp(w, "--parsable")) {
             add(&a, "--parsable");
+        } else if (!strcmp(w, "-n") || !strcmp(w, "--noheader")) {
+            add(&a, "--noheader");
         } else if (is_opt(w, "--starttime", 'S') &&
                    (v = value_of(argc, argv, &k, "--starttime", 'S'))) {
             add(&a, "--since"), add(&a, v);
@@ -255,7 +265,7 @@ static int sacct(int argc, char **argv)
             add(&a, "--help");
         } else {
             return cmd_fail("sacct: %s is not supported (Ductile's sacct takes -j, -u, -X, "
-                            "--format/-o, -P, -S, -E, -s: docs/slurm-users.md)", w);
+                            "--format/-o, -P, -n, -S, -E, -s: docs/slurm-users.md)", w);
         }
     }
     return cmd_history(a.n, a.v);

@@ -87,7 +87,7 @@ s sacct -j "$first,$second" -X | grep -qE "^$second +second +.*COMPLETED" || fai
 [ "$(s sacct -j "$second" --format=JobID,State,ExitCode -P)" = "$(printf 'JobID|State|ExitCode|\n%s|COMPLETED|0:0|' "$second")" ] ||
   fail "sacct -P: $(s sacct -j "$second" --format=JobID,State,ExitCode -P)"
 # and what is refused says so
-! s squeue -o '%i' 2> e.txt && grep -q "squeue: -o is not supported" e.txt || fail "squeue -o: $(cat e.txt)"
+! s squeue -p batch 2> e.txt && grep -q "squeue: -p is not supported" e.txt || fail "squeue -p: $(cat e.txt)"
 ! s sbatch -p batch 01-basic.sh 2> e.txt && grep -q -- "-p: not supported by Ductile" e.txt ||
   fail "sbatch -p: $(cat e.txt)"
 echo ok
