@@ -214,7 +214,7 @@ static const field_t fields[] = {
     {"TimeUsed", "Elapsed", "Elapsed", 'M', "TIME", v_elapsed, n_elapsed},
     {"NumNodes", "NNodes", "Nodes", 'D', "NODES", v_nodes, n_nodes},
     {"NodeList", "NodeList", NULL, 'N', "NODELIST", v_nodelist, NULL},
-    {"ExitCode", "ExitCode", "Exit", 0, "EXIT_CODE", v_exit, NULL},
+    {NULL, "ExitCode", "Exit", 0, "EXIT_CODE", v_exit, NULL},
     {"SubmitTime", "Submit", "Submit", 'V', "SUBMIT_TIME", v_submit, n_submit},
     {"StartTime", "Start", "Start", 'S', "START_TIME", v_start, n_start},
     {NULL, "End", "EndTime", 0, "END_TIME", v_end, n_end},
