@@ -23,7 +23,7 @@ typedef struct common {
     long nodes;
     long limit;
     bool release, no_wait;
-    bool me, noheader, start, parsable, batch, full;
+    bool me, noheader, start, parsable, batch, full, steps, running;
     long wait; /* -1: not given */
 } common_t;
 
@@ -33,7 +33,7 @@ typedef struct common {
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
     O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_START, O_UNTIL, O_FORMAT,
-    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_SORT, O_HELP
+    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_SORT, O_STEPS, O_RUNNING, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -50,6 +50,7 @@ static const struct option all_opts[] = {
     {"parsable", no_argument, 0, O_PARSABLE}, {"signal", required_argument, 0, O_SIGNAL},
     {"batch", no_argument, 0, O_BATCH},       {"full", no_argument, 0, O_FULL},
     {"sort", required_argument, 0, O_SORT},
+    {"steps", no_argument, 0, O_STEPS},       {"running", no_argument, 0, O_RUNNING},
     {"help", no_argument, 0, O_HELP},
 };
 /* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE, -s SIGNAL */
@@ -112,6 +113,8 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_SIGNAL: c->signal = optarg; break;
         case O_BATCH: c->batch = true; break;
         case O_FULL: c->full = true; break;
+        case O_STEPS: c->steps = true; break;
+        case O_RUNNING: c->running = true; break;
         case O_NO_WAIT: c->no_wait = true; break;
         case O_WAIT:
             if (strparse_long(optarg, 1, 86400, &v) < 0) {
@@ -907,6 +910,49 @@ static int parse_since(const char *s, double *out)
     return 0;
 }
 
+/* history --steps: after each job a row per step, as sacct's "12.batch" and "12.0":
+ * its command, state, times, nodes, exit code and use, its job's user. */
+static json_t *with_steps(const json_t *jobs)
+{
+    json_t *rows = json_array();
+    size_t k, q;
+    json_t *j, *s;
+    json_array_foreach(jobs, k, j)
+    {
+        json_array_append(rows, j);
+        char *label = listing_job_label(j);
+        json_array_foreach(json_object_get(j, "steps"), q, s)
+        {
+            long long step = (long long)json_integer_value(json_object_get(s, "step"));
+            int st = (int)json_integer_value(json_object_get(s, "status"));
+            double start = cu_num(s, "start"), end = cu_num(s, "end");
+            char id[96];
+            if (step == 0)
+                snprintf(id, sizeof(id), "%s.batch", label ? label : "?");
+            else
+                snprintf(id, sizeof(id), "%s.%lld", label ? label : "?", step - 1);
+            json_t *r = json_pack(
+                "{s:s,s:O,s:O,s:O,s:s,s:s,s:O,s:f,s:f,s:f,s:i,s:i}", "step_label", id, "id",
+                json_object_get(j, "id"), "name", json_object_get(s, "name"), "user",
+                json_object_get(j, "user"), "state", end > 0 ? (st ? "F" : "CD") : "R",
+                "state_name", end > 0 ? (st ? "FAILED" : "COMPLETED") : "RUNNING", "nodelist",
+                json_object_get(s, "nodelist"), "start", start, "end", end, "elapsed",
+                (end > 0 ? end : (double)time(NULL)) - start, "exit_code", st > 128 ? 0 : st,
+                "signal", st > 128 ? st - 128 : 0);
+            if (r) {
+                json_object_set(r, "nodes", json_object_get(s, "tasks"));
+                if (json_object_get(s, "cpu"))
+                    json_object_set(r, "total_cpu", json_object_get(s, "cpu"));
+                if (json_object_get(s, "mem"))
+                    json_object_set(r, "max_rss", json_object_get(s, "mem"));
+                json_array_append_new(rows, r);
+            }
+        }
+        free(label);
+    }
+    return rows;
+}
+
 /* history's table, and the fields --parsable prints without --format */
 static const listing_col_def_t history_cols[] = {
     {"JobID", "JOBID", 0},  {"JobName", "NAME", 20},  {"User", "USER", 0},
@@ -922,10 +968,12 @@ int cmd_history(int argc, char **argv)
     static const spec_t sp = {"history", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
                                              OPT(O_SINCE) | OPT(O_UNTIL) | OPT(O_LIMIT) |
                                              OPT(O_FORMAT) | OPT(O_PARSABLE) |
-                                             OPT(O_NOHEADER), 0, -1,
+                                             OPT(O_NOHEADER) | OPT(O_STEPS) | OPT(O_RUNNING),
+                              0, -1,
                               "ductile history [JOB...] [-u|--user U] [-t|--state CD|F|CA|TO|NF] "
                               "[--since T] [--until T] [--limit N] [--format F1,F2...] "
-                              "[--parsable] [--noheader] [--json]  (T: 2h, 2026-11-28[T14:30], UNIXTIME)"};
+                              "[--parsable] [--noheader] [--steps] [--running] [--json]  (T: 2h, "
+                              "2026-11-28[T14:30], UNIXTIME)"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
@@ -944,6 +992,10 @@ int cmd_history(int argc, char **argv)
         json_object_set_new(req, "state", json_string(o.state));
     if (o.limit)
         json_object_set_new(req, "limit", json_integer(o.limit));
+    if (o.steps)
+        json_object_set_new(req, "steps", json_true());
+    if (o.running)
+        json_object_set_new(req, "running", json_true());
     const char *when[2] = {o.since, o.until};
     for (int w = 0; w < 2; w++) {
         double t;
@@ -970,9 +1022,11 @@ int cmd_history(int argc, char **argv)
                        ? listing_parse(&x, o.format ? o.format : HISTORY_PARSABLE)
                        : listing_layout(&x, history_cols,
                                         (int)(sizeof(history_cols) / sizeof(history_cols[0])));
+    json_t *rows = o.steps ? with_steps(jobs) : json_incref(jobs);
     if (l)
-        listing_print(&x, l, jobs, o.noheader, o.parsable);
+        listing_print(&x, l, rows, o.noheader, o.parsable);
     listing_free(l);
+    json_decref(rows);
     json_decref(rep);
     return l ? 0 : 1;
 }

@@ -79,7 +79,12 @@ char *listing_job_label(const json_t *j)
     return cu_sprintf("%lld", inum(j, "id"));
 }
 
-static char *v_jobid(const json_t *j, const listing_ctx_t *x) { return listing_job_label(j); }
+static char *v_jobid(const json_t *j, const listing_ctx_t *x)
+{
+    if (json_object_get(j, "step_label")) /* history --steps: "12.batch", "12.0" */
+        return esc(j, "step_label");
+    return listing_job_label(j);
+}
 static char *v_jobid_raw(const json_t *j, const listing_ctx_t *x)
 {
     return cu_sprintf("%lld", inum(j, "id"));
@@ -187,7 +192,31 @@ static char *v_sizes(const json_t *j, const listing_ctx_t *x)
     return cu_sprintf("%.40s", *cu_str(j, "sizes") ? cu_str(j, "sizes") : "-");
 }
 
+/* sacct's TotalCPU: [D-][HH:]MM:SS.mmm, the user and system time of every process */
+static char *v_totalcpu(const json_t *j, const listing_ctx_t *x)
+{
+    if (!json_is_number(json_object_get(j, "total_cpu")))
+        return cu_sprintf("%s", "");
+    double t = num(j, "total_cpu");
+    long long ms = (long long)(t * 1000 + 0.5), s = ms / 1000;
+    long long d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60;
+    if (d)
+        return cu_sprintf("%lld-%02lld:%02lld:%02lld", d, h, m, s % 60);
+    if (h)
+        return cu_sprintf("%02lld:%02lld:%02lld", h, m, s % 60);
+    return cu_sprintf("%02lld:%02lld.%03lld", m, s % 60, ms % 1000);
+}
+/* sacct's MaxRSS, in K: the largest process's (or the cgroup's) peak memory */
+static char *v_maxrss(const json_t *j, const listing_ctx_t *x)
+{
+    if (!json_is_integer(json_object_get(j, "max_rss")))
+        return cu_sprintf("%s", "");
+    return cu_sprintf("%lldK", (inum(j, "max_rss") + 1023) / 1024);
+}
+
 static double n_id(const json_t *j) { return num(j, "id"); }
+static double n_totalcpu(const json_t *j) { return num(j, "total_cpu"); }
+static double n_maxrss(const json_t *j) { return num(j, "max_rss"); }
 static double n_nodes(const json_t *j) { return num(j, "nodes"); }
 static double n_elapsed(const json_t *j) { return num(j, "elapsed"); }
 static double n_limit(const json_t *j)
@@ -223,6 +252,8 @@ static const field_t fields[] = {
     {NULL, "NodeSecs", NULL, 0, "NODESECS", v_nodesecs, n_nodesecs},
     {NULL, "Energy", NULL, 0, "ENERGY", v_energy, n_energy},
     {NULL, "Sizes", NULL, 0, "SIZES", v_sizes, NULL},
+    {NULL, "TotalCPU", NULL, 0, "TOTALCPU", v_totalcpu, n_totalcpu},
+    {NULL, "MaxRSS", NULL, 0, "MAXRSS", v_maxrss, n_maxrss},
     {"Reason", "Reason", NULL, 'r', "REASON", v_reason, NULL},
     {"ReasonList", NULL, NULL, 'R', "NODELIST(REASON)", v_reasonlist, NULL},
     {"Type", "Type", NULL, 0, "TYPE", v_type, NULL},

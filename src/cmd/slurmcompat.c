@@ -237,11 +237,13 @@ static int sacct(int argc, char **argv)
 {
     argv_b a = {0};
     add(&a, "history");
+    add(&a, "--running"); /* as sacct: jobs that have not ended too */
+    bool steps = true;
     for (int k = 1; k < argc; k++) {
         const char *w = argv[k], *v;
         if (!strcmp(w, "-X") || !strcmp(w, "--allocations"))
-            continue; /* Ductile's history has one line a job anyway */
-        if (is_opt(w, "--jobs", 'j') && (v = value_of(argc, argv, &k, "--jobs", 'j'))) {
+            steps = false; /* the jobs alone, not their steps */
+        else if (is_opt(w, "--jobs", 'j') && (v = value_of(argc, argv, &k, "--jobs", 'j'))) {
             char *save = NULL, *list = (char *)v; /* "12,13": ids (argv's own words) */
             for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
                 add(&a, t);
@@ -268,6 +270,8 @@ static int sacct(int argc, char **argv)
                             "--format/-o, -P, -n, -S, -E, -s: docs/slurm-users.md)", w);
         }
     }
+    if (steps)
+        add(&a, "--steps");
     return cmd_history(a.n, a.v);
 }
 

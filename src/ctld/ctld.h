@@ -446,6 +446,22 @@ void iomeas_resolve(ctld_t *c, job_t *j, bool declared, double io);
  * that has one; 1 when found, 0 when none, -EIO. */
 int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, double *io);
 
+/* --- db_steps.c --- */
+/* A step as history shows it (step 0: the batch script); cpu, mem -1: not measured. */
+typedef struct step_rec {
+    int64_t job;
+    int step;
+    const char *name, *nodelist;
+    int tasks;
+    double start, end; /* end 0: still running */
+    int status;        /* exit status (128 + N: signal N) */
+    double cpu;        /* s */
+    long long mem;     /* peak bytes */
+} step_rec_t;
+int db_step_put(ctld_t *c, const step_rec_t *r);
+/* The job's steps, in order, as JSON objects (empty when none). */
+json_t *db_steps_of(ctld_t *c, int64_t job);
+
 /* --- update.c --- */
 /* ductile update: m's time (s, 0: none), name, nodes, min_nodes, max_nodes applied to
  * the live job j, checked first (op: the caller is an operator); < 0 with err. */

@@ -356,8 +356,22 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
         bool clean;
         proto_str_opt(msg, "error", 255, NULL, &error, err, sizeof(err));
         proto_bool_opt(msg, "clean", false, &clean, err, sizeof(err));
-        if (j && j->alloc[0] == n->index)
+        if (j && j->alloc[0] == n->index) {
+            double cpu;
+            int64_t mem;
+            if (proto_num_opt(msg, "cpu", 0, 1e12, -1, &cpu, err, sizeof(err)) < 0)
+                cpu = -1;
+            if (proto_int_opt(msg, "mem", 0, INT64_MAX, -1, &mem, err, sizeof(err)) < 0)
+                mem = -1;
+            char nl[64];
+            snprintf(nl, sizeof(nl), "%s", n->name);
+            step_rec_t r = {.job = j->id, .step = 0, .name = "batch", .nodelist = nl,
+                            .tasks = 1, .start = j->start, .end = t_end > 0 ? t_end : ctld_now(),
+                            .status = kind == 1 ? 128 + (int)code : kind == 2 ? 127 : (int)code,
+                            .cpu = cpu, .mem = (long long)mem};
+            db_step_put(c, &r); /* step 0: the batch script (history --steps) */
             jobs_script_ended(c, j, (int)kind, (int)code, timed_out, error, clean, t_end);
+        }
         else if (!j && !clean)
             nodes_end_stale(c, n, id, run); /* what is left of an old run must go */
         /* The node keeps the result until it knows we have it on disk. */

@@ -30,7 +30,21 @@ typedef struct step {
     bool direct;          /* output goes from the tasks' nodes to the client's node */
     char *noeof;          /* direct: per rank, no end of output will come (lost task) */
     char error[200];      /* the first task lost with its node, for the client */
+    char *name;           /* its command, for history */
+    char *nodelist;
+    double start;
+    double cpu;           /* the tasks' CPU time so far, s; -1: none measured */
+    long long mem;        /* the largest task's peak memory, bytes; -1: none measured */
 } step_t;
+
+/* Its row in the steps table (history), as it starts and as it ends. */
+static void step_record(ctld_t *c, const step_t *s, double end)
+{
+    step_rec_t r = {.job = s->job, .step = s->id, .name = s->name, .nodelist = s->nodelist,
+                    .tasks = s->ntasks, .start = s->start, .end = end, .status = s->status,
+                    .cpu = s->cpu, .mem = s->mem};
+    db_step_put(c, &r);
+}
 
 /* Output a task may have in flight beyond the client's acknowledgement: enough to keep
  * a pipe busy, little enough that a step on many nodes stays small in the controller. */
@@ -52,12 +66,15 @@ static void step_free(step_t *s)
     free(s->done);
     free(s->acked);
     free(s->noeof);
+    free(s->name);
+    free(s->nodelist);
     free(s);
 }
 
 /* The last task ended: tell the client (status, and what was lost) and forget it. */
 static void step_finish(ctld_t *c, step_t *s)
 {
+    step_record(c, s, ctld_now());
     if (s->client) {
         json_t *m = json_pack("{s:s,s:i}", "type", "step_done", "status", s->status);
         if (m && s->error[0])
@@ -222,8 +239,15 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
     s->ntasks = s->left = k;
     s->nodes = nodes;
     s->direct = home != NULL;
+    s->cpu = -1;
+    s->mem = -1;
+    s->start = ctld_now();
+    const char *cmd = json_string_value(json_array_get(argv, 0)), *slash = strrchr(cmd, '/');
+    s->name = strdup(slash ? slash + 1 : cmd);
     idmap_put(c->steps, key(id, s->id), s);
     char *nl = nodes_format(c, nodes, k);
+    s->nodelist = nl ? strdup(nl) : NULL;
+    step_record(c, s, 0);
     for (int r = 0; r < k; r++) {
         json_t *env2 = env ? json_deep_copy(env) : json_array();
         char buf[64];
@@ -281,7 +305,12 @@ void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type)
             conn_send(s->client, msg);
         return;
     }
-    int64_t kind, code;
+    int64_t kind, code, mem;
+    double cpu;
+    if (proto_num_opt(msg, "cpu", 0, 1e12, -1, &cpu, err, sizeof(err)) == 0 && cpu >= 0)
+        s->cpu = (s->cpu > 0 ? s->cpu : 0) + cpu;
+    if (proto_int_opt(msg, "mem", 0, INT64_MAX, -1, &mem, err, sizeof(err)) == 0 && mem > s->mem)
+        s->mem = mem;
     proto_int_opt(msg, "kind", 0, 2, 0, &kind, err, sizeof(err));
     proto_int_opt(msg, "code", -1000, 1000, 0, &code, err, sizeof(err));
     int st = kind == 1 ? 128 + (int)code : kind == 2 ? 127 : (int)code;

@@ -105,6 +105,14 @@ static void report_end(noded_t *d, njob_t *j)
                           "end", j->end_time);
     if (m && j->error[0])
         json_object_set_new(m, "error", json_string(j->error));
+    if (j->proc && !j->used_known) { /* the script's use, as it ended (history) */
+        launch_usage(j->proc, &j->used_cpu, &j->used_mem);
+        j->used_known = true;
+    }
+    if (m && j->used_known && j->used_cpu >= 0)
+        json_object_set_new(m, "cpu", json_real(j->used_cpu));
+    if (m && j->used_known && j->used_mem >= 0)
+        json_object_set_new(m, "mem", json_integer(j->used_mem));
     if (noded_send(d, m) == -ENOTCONN)
         fprintf(stderr, "ductile-noded %s: job %lld ended; the controller hears of it once "
                 "this daemon is registered\n", d->name, (long long)j->id);

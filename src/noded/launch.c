@@ -42,6 +42,9 @@ struct launch_proc {
     bool gone;          /* launch_all_gone said so: nothing can come back */
     bool shepherded;    /* pid is the shepherd's: the job is its one child */
     bool adopted;       /* started by an earlier daemon (launch_adopt) */
+    bool ru_known;      /* ru: the main process's and its waited-for descendants' use */
+    double ru_cpu;      /* user + system, s */
+    long long ru_maxrss; /* bytes, of the largest of them */
     int status;
     char warning[LAUNCH_ERRLEN];
 };
@@ -1030,6 +1033,41 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
 pid_t launch_pid(const launch_proc_t *p) { return p->pid; }
 pid_t launch_pgid(const launch_proc_t *p) { return p->pgid; }
 const char *launch_cgroup(const launch_proc_t *p) { return p->cgroup; }
+
+/* The first number after `key` in the file (a flat keyed file such as cpu.stat, or
+ * a single value with key ""), or -1. */
+static long long cg_read(const char *dir, const char *file, const char *key)
+{
+    char path[PATH_MAX + 32], line[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    FILE *f = fopen(path, "re");
+    long long v = -1;
+    size_t n = strlen(key);
+    while (f && v < 0 && fgets(line, sizeof(line), f))
+        if (!strncmp(line, key, n) && (!n || line[n] == ' '))
+            v = strtoll(line + n, NULL, 10);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+void launch_usage(const launch_proc_t *p, double *cpu, long long *mem)
+{
+    *cpu = -1;
+    *mem = -1;
+    if (!p)
+        return;
+    if (p->cgroup) { /* every process of the job, waited for or not */
+        long long us = cg_read(p->cgroup, "cpu.stat", "usage_usec");
+        if (us >= 0)
+            *cpu = (double)us / 1e6;
+        *mem = cg_read(p->cgroup, "memory.peak", "");
+    }
+    if (*cpu < 0 && p->ru_known)
+        *cpu = p->ru_cpu;
+    if (*mem < 0 && p->ru_known)
+        *mem = p->ru_maxrss;
+}
 const char *launch_warning(const launch_proc_t *p) { return p->warning[0] ? p->warning : NULL; }
 
 struct sig_arg {
@@ -1124,13 +1162,20 @@ int launch_reap(launch_proc_t *p, int *status)
     }
     int st;
     pid_t r;
-    while ((r = waitpid(p->pid, &st, WNOHANG)) < 0 && errno == EINTR)
+    struct rusage ru;
+    while ((r = wait4(p->pid, &st, WNOHANG, &ru)) < 0 && errno == EINTR)
         ;
     if (r == 0)
         return 0;
     p->reaped = true;
     if (r < 0)
         return -ECHILD;
+    /* a shepherd's own use is next to nothing: its figures are the job's, which it
+     * waited for */
+    p->ru_known = true;
+    p->ru_cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    p->ru_maxrss = (long long)ru.ru_maxrss * 1024;
     p->status_known = true;
     p->status = st;
     if (status)

@@ -122,6 +122,11 @@ launch_proc_t *launch_adopt(const char *cgroup, pid_t pid, pid_t pgid);
 /* Whether the job's pid is its shepherd's (the script its one child): kept in the run's
  * record, so that an adopted job's script alone is signalled as before (--signal=B:). */
 bool launch_shepherded(const launch_proc_t *p);
+/* What the job used so far: *cpu (user + system, s) and *mem (peak memory, bytes), each
+ * -1 when not measured. From its cgroup (cpu.stat's usage_usec, memory.peak: every
+ * process of it) where the hierarchy has them, else, once reaped, from wait4 (the main
+ * process and the descendants it waited for; the largest one's peak resident size). */
+void launch_usage(const launch_proc_t *p, double *cpu, long long *mem);
 void launch_set_shepherded(launch_proc_t *p, bool on);
 
 /* Removes the empty cgroups under cgroup_parent (relative to the cgroup2 mount) and,

@@ -29,6 +29,9 @@ typedef struct njob {
     double end_time;         /* wall clock when the script ended */
     double deadline;         /* wall clock of its time limit, 0 = none (kept on adoption) */
     double began;            /* wall clock when the script exec'd, 0 = not yet or unknown */
+    bool used_known;         /* used_*: what the script's cgroup used, read as it ended */
+    double used_cpu;         /* s, -1 unknown */
+    long long used_mem;      /* peak bytes, -1 unknown */
     launch_proc_t *proc;     /* the batch script, NULL elsewhere or once cleaned */
     launch_pending_t *starting; /* the batch script between fork and exec */
     struct start_watch *start_watch; /* its report pipe: the loop never waits for exec */

@@ -189,6 +189,13 @@ static void report_if_done(task_t *t)
                            t->kind, "code", t->code);
     if (ex && t->home_chan && t->home_lost)
         json_object_set_new(ex, "output_lost", json_true());
+    double cpu;
+    long long mem;
+    launch_usage(t->proc, &cpu, &mem); /* for history: the task's use */
+    if (ex && cpu >= 0)
+        json_object_set_new(ex, "cpu", json_real(cpu));
+    if (ex && mem >= 0)
+        json_object_set_new(ex, "mem", json_integer(mem));
     if (noded_send(t->d, ex) < 0)
         return;
     t->reported = true;

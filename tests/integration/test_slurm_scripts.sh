@@ -83,8 +83,8 @@ s scancel "$a"
 wait_for 20 sh -c "! \"$BIN\" queue | grep -q '^${a}_'" || fail "scancel: $(d queue)"
 # sacct -j: the jobs and their states
 s sacct -j "$first,$second" -X | grep -qE "^$second +second +.*COMPLETED" || fail "sacct: $(s sacct -j "$second")"
-# sacct -P --format: what scripts split on '|'
-[ "$(s sacct -j "$second" --format=JobID,State,ExitCode -P)" = "$(printf 'JobID|State|ExitCode|\n%s|COMPLETED|0:0|' "$second")" ] ||
+# sacct -P --format: what scripts split on '|' (the job, then its batch step)
+[ "$(s sacct -j "$second" --format=JobID,State,ExitCode -P)" = "$(printf 'JobID|State|ExitCode|\n%s|COMPLETED|0:0|\n%s.batch|COMPLETED|0:0|' "$second" "$second")" ] ||
   fail "sacct -P: $(s sacct -j "$second" --format=JobID,State,ExitCode -P)"
 # and what is refused says so
 ! s squeue -p batch 2> e.txt && grep -q "squeue: -p is not supported" e.txt || fail "squeue -p: $(cat e.txt)"

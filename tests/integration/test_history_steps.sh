@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Accounting as sacct gives it (issue 14): a job's steps in history (12.batch for its
+# script, 12.0, 12.1 for its `ductile run` steps) with their exit codes, CPU time and
+# peak memory (TotalCPU, MaxRSS: from the tasks' cgroups, or what wait4 reports), the
+# job's totals, and jobs that have not ended with --running; sacct shows steps and
+# running jobs by default, and the jobs alone with -X.
+. "$(dirname "$0")/lib.sh"
+up 2
+cd "$T"
+ln -s "$REAL_BIN" sacct
+cat > acct.sh <<EOF
+#!/bin/sh
+"$REAL_BIN" run -N 1 sh -c 'exit 3'
+"$REAL_BIN" run -N 2 sh -c 'i=0; while [ \$i -lt 200000 ]; do i=\$((i + 1)); done'
+x=\$(head -c 60000000 /dev/zero | tr '\\0' a) # 60 MB in the script's shell
+echo \${#x}
+EOF
+chmod 755 acct.sh
+j=$(d submit --parsable -N 2 -o acct.out acct.sh)
+expect_state "$j" CD 60
+rows=$(d history "$j" --steps --parsable --noheader --format JobID,JobName,State,ExitCode,NNodes,TotalCPU,MaxRSS)
+echo "$rows" > rows.txt
+[ "$(wc -l < rows.txt)" = 4 ] || fail "history --steps: $rows"
+line() { awk -F'|' -v id="$1" '($1 "") == (id "")' rows.txt; } # (as strings: 1.0 is not 1)
+col() { line "$1" | cut -d'|' -f"$2"; }
+line "$j.batch" | grep -q "^$j.batch|batch|COMPLETED|0:0|1|" || fail "the batch step: $(line "$j.batch")"
+line "$j.0" | grep -q "^$j.0|sh|FAILED|3:0|1|" || fail "the failed step: $(line "$j.0")"
+line "$j.1" | grep -q "^$j.1|sh|COMPLETED|0:0|2|" || fail "the busy step: $(line "$j.1")"
+# CPU time: the busy step's two tasks counted; memory: the script held 60 MB
+cpu_ms() { awk -F'[:.]' '{print ($1 * 60 + $2) * 1000 + $3}' <<< "$1"; }
+[ -n "$(col "$j.1" 6)" ] && [ "$(cpu_ms "$(col "$j.1" 6)")" -ge 100 ] ||
+  fail "TotalCPU of the busy step: '$(col "$j.1" 6)'"
+[ "$(cpu_ms "$(col "$j" 6)")" -ge "$(cpu_ms "$(col "$j.1" 6)")" ] ||
+  fail "the job's TotalCPU $(col "$j" 6) is below its step's $(col "$j.1" 6)"
+rss=$(col "$j.batch" 7)
+[ "${rss%K}" -ge 58000 ] 2> /dev/null || fail "MaxRSS of the batch step: '$rss'"
+[ "$(col "$j" 7)" = "$rss" ] || fail "the job's MaxRSS $(col "$j" 7), not its largest step's $rss"
+
+# --running: a job that has not ended; sacct: by default, and steps unless -X
+touch go
+r=$(d submit --parsable --wrap "while [ -e $T/go ]; do sleep 0.1; done")
+expect_state "$r" R
+d history --parsable --noheader --format JobID | grep -qx "$r|" && fail "history shows a running job"
+d history --running --parsable --noheader --format JobID,State | grep -qx "$r|RUNNING|" ||
+  fail "history --running: $(d history --running)"
+on login ./sacct -P -n --format JobID,State > sacct.txt || fail "sacct"
+grep -qx "$r|RUNNING|" sacct.txt && grep -qx "$j.batch|COMPLETED|" sacct.txt ||
+  fail "sacct: $(cat sacct.txt)"
+on login ./sacct -X -P -n -j "$j" --format JobID > x.txt
+[ "$(cat x.txt)" = "$j|" ] || fail "sacct -X: $(cat x.txt)"
+rm go
+expect_state "$r" CD
+echo ok
