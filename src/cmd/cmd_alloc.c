@@ -127,10 +127,30 @@ void alloc_release(alloc_t *a)
         return;
     if (!a->quiet)
         fprintf(stderr, "ductile: releasing job %lld\n", (long long)a->id);
-    /* the script's trap ends it: COMPLETED, not cancelled */
-    json_decref(cu_request(a->conf, json_pack("{s:s,s:[I],s:i,s:i}", "type", "cancel", "jobs",
-                                              (json_int_t)a->id, "signal", SIGUSR1, "scope",
-                                              1)));
+    /* The script's trap ends it: COMPLETED, not cancelled. A script not started yet on
+     * its node (the job is running to the controller a moment before) misses the
+     * signal: sent again every second, and after ten the job is cancelled. */
+    double t0 = cu_mono(), sent = -1;
+    for (;;) {
+        json_t *job = job_now(a);
+        const char *st = job ? cu_str(job, "state") : "R";
+        bool over = job && !running(st);
+        json_decref(job);
+        if (over)
+            break;
+        if (cu_mono() - t0 >= 10) {
+            json_decref(cu_request(a->conf, json_pack("{s:s,s:[I]}", "type", "cancel", "jobs",
+                                                      (json_int_t)a->id)));
+            break;
+        }
+        if (sent < 0 || cu_mono() - sent >= 1) {
+            json_decref(cu_request(a->conf, json_pack("{s:s,s:[I],s:i,s:i}", "type", "cancel",
+                                                      "jobs", (json_int_t)a->id, "signal",
+                                                      SIGUSR1, "scope", 1)));
+            sent = cu_mono();
+        }
+        wait_signal(100);
+    }
     free(a->nodelist);
     free(a->name);
     a->nodelist = a->name = NULL;

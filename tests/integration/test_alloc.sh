@@ -60,4 +60,18 @@ rc=$?
 set -e
 [ "$rc" = 9 ] && [ -e hup ] || fail "revoked allocation: exit $rc: $(cat rev.err)"
 grep -q "the allocation is revoked" rev.err || fail "alloc said: $(cat rev.err)"
+
+# --- released before its script runs on its node: the release is not lost (the job
+# is running to the controller a moment before its script is; a node whose starts take
+# 1.5 s between fork and exec makes that moment long). A lost release left the nodes
+# held until the time limit, and the next allocation waited for them (a clean-clone CI
+# hung so).
+old=$(cat "$T/c/noded-n1.pid")
+kill -9 "$old"
+wait_for 10 sh -c "! kill -0 $old 2> /dev/null" || fail "noded n1 survived kill -9"
+DUCTILE_TEST_EXEC_DELAY_MS=1500 restart_noded n1
+wait_for 20 sh -c "\"$BIN\" nodes | grep -q '^n1 .*idle'" || fail "n1 is not back: $(d nodes)"
+d alloc -N 2 true 2> early.err || fail "alloc: $(cat early.err)"
+e=$(sed -n 's/.*job \([0-9]*\) granted.*/\1/p' early.err)
+expect_state "$e" CD 20
 echo ok
