@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -136,8 +138,48 @@ static int stream(client_t *c, bool label, flow_t *f)
     }
 }
 
+/* The step's first task's standard input: ours, read by a child of ours that sends it
+ * on its own connection a chunk at a time, each answered once it is in the task's pipe
+ * (a task that reads slowly slows the reader, never the cluster). It ends when our
+ * input does, or when the task no longer reads. */
+static pid_t pump_stdin(const char *conf, long long job, int step)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    config_t cfg = {0};
+    client_t *c = NULL;
+    char err[512];
+    if (cu_load_conf(conf, &cfg) || cu_open(&cfg, &c, err, sizeof(err)) < 0)
+        _exit(1);
+    static char buf[32768];
+    char *enc = malloc(b64_encoded_len(sizeof(buf)) + 1);
+    for (;;) {
+        ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        json_t *req = json_pack("{s:s,s:I,s:i}", "type", "step_input", "job", (json_int_t)job,
+                                "step", step);
+        if (n > 0 && enc) {
+            b64_encode(buf, (size_t)n, enc);
+            json_object_set_new(req, "data", json_string(enc));
+        } else {
+            json_object_set_new(req, "eof", json_true());
+        }
+        json_t *rep = NULL;
+        int rc = client_call(c, req, &rep, -1, err, sizeof(err));
+        json_decref(req);
+        json_decref(rep);
+        if (rc < 0 || n <= 0 || !enc)
+            break; /* the end, or the task reads no more */
+    }
+    client_close(c);
+    _exit(0);
+}
+
 static int run(const char *conf, long long job, long nodes, const char *node, bool label,
-               char **words, int nwords, bool shell)
+               char **words, int nwords, bool shell, bool fwd)
 {
     config_t cfg = {0};
     if (cu_load_conf(conf, &cfg))
@@ -175,6 +217,8 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
                             "nodes", (json_int_t)nodes, "cwd", cwd, "argv", argv, "env", env);
     if (node)
         json_object_set_new(req, "node", json_string(node));
+    if (fwd)
+        json_object_set_new(req, "stdin", json_true());
     client_t *c;
     int rc = cu_open(&cfg, &c, err, sizeof(err));
     config_free(&cfg);
@@ -205,7 +249,13 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
             f.written = f.acked = NULL; /* no acknowledgements: the tasks stop after a window */
         }
     }
+    pid_t pump = fwd && f.ntasks > 0 ? pump_stdin(conf, job, f.step) : -1;
     int st = stream(c, label, &f);
+    if (pump > 0) { /* its step is over: no more input for it */
+        kill(pump, SIGTERM);
+        while (waitpid(pump, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
     free(f.written);
     free(f.acked);
     client_close(c);
@@ -220,7 +270,7 @@ long long cmd_job_from_env(void)
 
 int cmd_run_words(long long job, long nodes, const char *node, char **words, int nwords)
 {
-    return run(NULL, job, nodes, node, false, words, nwords, false);
+    return run(NULL, job, nodes, node, false, words, nwords, false, false);
 }
 
 /* ductile run outside a job: the step in an allocation of its own (as srun) */
@@ -235,7 +285,7 @@ typedef struct own {
 static int own_step(void *arg)
 {
     own_t *o = arg;
-    return run(o->conf, o->job, 0, NULL, o->label, o->words, o->nwords, false);
+    return run(o->conf, o->job, 0, NULL, o->label, o->words, o->nwords, false, true);
 }
 
 static int run_in_own_allocation(own_t *o, long nodes, const char *time, const char *name)
@@ -330,7 +380,7 @@ int cmd_run(int argc, char **argv)
     if (time || name)
         return cmd_fail("run: %s is for a new allocation: inside job %lld the step runs in "
                         "the job's", time ? "--time" : "--job-name", job);
-    return run(conf, job, nodes, node, label, argv + optind, argc - optind, false);
+    return run(conf, job, nodes, node, label, argv + optind, argc - optind, false, true);
 }
 
 /* ductile rsh [OPTIONS] NODE COMMAND...: the remote-shell interface of MPI launchers
@@ -382,5 +432,5 @@ int cmd_rsh(int argc, char **argv)
     long long job = cmd_job_from_env();
     if (job <= 0)
         return cmd_fail("rsh: DUCTILE_JOB_ID is not set: run it inside a job");
-    return run(NULL, job, 0, node, false, argv + i + 1, argc - i - 1, true);
+    return run(NULL, job, 0, node, false, argv + i + 1, argc - i - 1, true, false);
 }

@@ -602,6 +602,11 @@ int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason);
 void steps_run(ctld_t *c, conn_t *conn, const json_t *msg);
 void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type);
 void steps_conn_closed(ctld_t *c, conn_t *conn);
+/* step_input from `ductile run`'s reader: data (base64) or eof for the step's first
+ * task's standard input, relayed to its node; answered once written there, one chunk
+ * at a time per step. step_input_ack: the node's answer. */
+void steps_input(ctld_t *c, conn_t *conn, const json_t *msg);
+void steps_on_input_ack(ctld_t *c, node_t *n, const json_t *msg);
 /* The client acknowledges output it wrote out (flow control): credit for the node. */
 void steps_ack(ctld_t *c, conn_t *conn, const json_t *msg);
 /* A node daemon registered (reg: its register message, whose "steps" lists the tasks it

@@ -24,6 +24,7 @@ static bool node_message(const char *type)
            !strcmp(type, "cleanup_done") || !strcmp(type, "job_ready") ||
            !strcmp(type, "job_started") || !strncmp(type, "app_", 4) ||
            !strcmp(type, "step_output") || !strcmp(type, "step_exit") ||
+           !strcmp(type, "step_input_ack") ||
            !strncmp(type, "agent_", 6);
 }
 

@@ -331,6 +331,10 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
         steps_on_node_message(c, msg, type);
         return;
     }
+    if (!strcmp(type, "step_input_ack")) {
+        steps_on_input_ack(c, n, msg);
+        return;
+    }
     if (!strncmp(type, "agent_", 6)) {
         ckptsvc_on_message(c, n, type, msg);
         return;

@@ -1323,6 +1323,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         steps_run(c, conn, msg);
     else if (!strcmp(type, "step_ack"))
         steps_ack(c, conn, msg);
+    else if (!strcmp(type, "step_input"))
+        steps_input(c, conn, msg);
     else if (!strcmp(type, "power"))
         energy_rpc_power(c, conn, msg);
     else if (!strcmp(type, "power_corridor"))

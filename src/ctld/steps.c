@@ -30,6 +30,8 @@ typedef struct step {
     bool direct;          /* output goes from the tasks' nodes to the client's node */
     char *noeof;          /* direct: per rank, no end of output will come (lost task) */
     char error[200];      /* the first task lost with its node, for the client */
+    conn_t *input;        /* a step_input waiting for rank 0's node to write it */
+    bool stdin_open;      /* rank 0 reads the client's standard input (run's "stdin") */
     char *name;           /* its command, for history */
     char *nodelist;
     double start;
@@ -72,9 +74,19 @@ static void step_free(step_t *s)
 }
 
 /* The last task ended: tell the client (status, and what was lost) and forget it. */
+static void input_answer(step_t *s, const char *error)
+{
+    if (!s->input)
+        return;
+    conn_send_new(s->input, error ? json_pack("{s:b,s:s}", "ok", 0, "error", error)
+                                  : json_pack("{s:b}", "ok", 1));
+    s->input = NULL;
+}
+
 static void step_finish(ctld_t *c, step_t *s)
 {
     step_record(c, s, ctld_now());
+    input_answer(s, "the step has ended");
     if (s->client) {
         json_t *m = json_pack("{s:s,s:i}", "type", "step_done", "status", s->status);
         if (m && s->error[0])
@@ -239,6 +251,7 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
     s->ntasks = s->left = k;
     s->nodes = nodes;
     s->direct = home != NULL;
+    s->stdin_open = json_is_true(json_object_get(m, "stdin"));
     s->cpu = -1;
     s->mem = -1;
     s->start = ctld_now();
@@ -267,6 +280,8 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
                                 "window", (json_int_t)step_window(k));
         if (msg && home)
             json_object_set(msg, "home", home);
+        if (msg && r == 0 && s->stdin_open)
+            json_object_set_new(msg, "stdin", json_true());
         if (nodes_send(c, nodes[r], msg) < 0)
             s->done[r] = 2; /* the node is unreachable: that task fails at once */
     }
@@ -475,6 +490,8 @@ static void kill_if_client(int64_t k, void *val, void *arg)
     (void)k;
     gone_t *g = arg;
     step_t *s = val;
+    if (s->input == g->conn)
+        s->input = NULL; /* its input's sender went away: nothing to answer */
     if (s->client != g->conn)
         return;
     s->client = NULL; /* the step's tasks are killed; their reports are dropped */
@@ -487,4 +504,59 @@ void steps_conn_closed(ctld_t *c, conn_t *conn)
         return;
     gone_t g = {.c = c, .conn = conn};
     idmap_foreach(c->steps, kill_if_client, &g);
+}
+
+void steps_input(ctld_t *c, conn_t *conn, const json_t *m)
+{
+    char err[128];
+    int64_t job, step;
+    bool eof;
+    const char *data;
+    if (proto_int(m, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(m, "step", 1, 65535, &step, err, sizeof(err)) < 0 ||
+        proto_bool_opt(m, "eof", false, &eof, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "data", 1 << 20, NULL, &data, err, sizeof(err)) < 0) {
+        fail(conn, err);
+        return;
+    }
+    step_t *s = idmap_get(c->steps, key(job, (int)step));
+    job_t *j = idmap_get(c->jobs, job);
+    if (!s || !j || s->done[0] || !s->stdin_open) {
+        fail(conn, "the step's first task has ended or reads no input");
+        return;
+    }
+    if (conn_uid(conn) != j->uid && conn_uid(conn) != 0) {
+        fail(conn, "permission denied: not your job");
+        return;
+    }
+    if (s->input) {
+        fail(conn, "one chunk of input at a time: wait for the answer to the last");
+        return;
+    }
+    json_t *msg = json_pack("{s:s,s:I,s:i}", "type", "step_input", "job", (json_int_t)job, "step",
+                            (int)step);
+    if (msg && eof)
+        json_object_set_new(msg, "eof", json_true());
+    else if (msg && data)
+        json_object_set_new(msg, "data", json_string(data));
+    if (nodes_send(c, s->nodes[0], msg) < 0) {
+        fail(conn, "the node of the step's first task is not reachable");
+        return;
+    }
+    if (eof)
+        s->stdin_open = false;
+    s->input = conn;
+}
+
+void steps_on_input_ack(ctld_t *c, node_t *n, const json_t *msg)
+{
+    char err[128];
+    int64_t job, step;
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(msg, "step", 1, 65535, &step, err, sizeof(err)) < 0)
+        return;
+    step_t *s = idmap_get(c->steps, key(job, (int)step));
+    if (!s || s->nodes[0] != n->index)
+        return;
+    input_answer(s, json_string_value(json_object_get(msg, "error")));
 }

@@ -302,6 +302,7 @@ struct child_plan {
     char *const *envp;
     const char *cwd;
     const char *out_path, *err_path; /* expanded, never NULL */
+    const char *in_path;             /* the standard input; NULL: /dev/null */
     bool same_out_err;
     const char *cg_procs;            /* NULL: no cgroup */
     bool cg_joined;                  /* created inside it already (clone3) */
@@ -493,7 +494,7 @@ static _Noreturn void child_main(const struct child_plan *pl)
     if (chdir(pl->cwd) < 0)
         child_fail(pl, STEP_CHDIR, errno);
 
-    int in = child_lift(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    int in = child_lift(open(pl->in_path ? pl->in_path : "/dev/null", O_RDONLY | O_CLOEXEC));
     if (in < 0)
         child_fail(pl, STEP_STDIN, errno);
     int out = child_open_out(pl->out_path);
@@ -600,7 +601,7 @@ static void child_message(const struct child_plan *pl, struct child_report r, ch
         seterr(err, errlen, "cannot switch to uid %u: %s", (unsigned)pl->uid, e);
         break;
     case STEP_CHDIR: seterr(err, errlen, "cannot change directory to %s: %s", pl->cwd, e); break;
-    case STEP_STDIN: seterr(err, errlen, "cannot open /dev/null: %s", e); break;
+    case STEP_STDIN: seterr(err, errlen, "cannot open the standard input: %s", e); break;
     case STEP_STDOUT: seterr(err, errlen, "cannot open %s: %s", pl->out_path, e); break;
     case STEP_STDERR: seterr(err, errlen, "cannot open %s: %s", pl->err_path, e); break;
     case STEP_EXEC: seterr(err, errlen, "cannot execute %s: %s", pl->exec_path, e); break;
@@ -963,6 +964,7 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
         .cwd = spec->cwd ? spec->cwd : "/",
         .out_path = out_path,
         .err_path = err_path,
+        .in_path = spec->stdin_path,
         .same_out_err = strcmp(out_path, err_path) == 0,
         .drop = geteuid() == 0 && spec->uid != 0,
         .gate = spec->gate,
@@ -1022,6 +1024,7 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
     pd->pl.cwd = pd->cwd;
     pd->pl.out_path = pd->out_path;
     pd->pl.err_path = pd->err_path;
+    pd->pl.in_path = NULL; /* (the caller's: not kept) */
     pd->pl.argv = NULL;
     pd->pl.exec_path = pd->argv0;
     *out = pd;

@@ -30,6 +30,8 @@ typedef struct launch_spec {
      * launch_expand_path. NULL means /dev/null. Equal paths share one file. */
     const char *stdout_path;
     const char *stderr_path;
+    /* Opened for reading as the job's user, after the chdir; NULL: /dev/null. */
+    const char *stdin_path;
     int64_t job_id;          /* >= 0 */
     const char *node_name;   /* for %n and %N; NULL expands to "" */
     const char *job_name;    /* for %x; NULL expands to "" */

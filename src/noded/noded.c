@@ -51,6 +51,8 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         steps_on_start(d, msg);
     } else if (!strcmp(type, "step_kill")) {
         steps_on_kill(d, msg);
+    } else if (!strcmp(type, "step_input")) {
+        steps_on_input(d, msg);
     } else if (!strcmp(type, "step_credit")) {
         steps_on_credit(d, msg);
     } else if (!strcmp(type, "resize_offer") || !strcmp(type, "resize_withdraw") ||

@@ -225,6 +225,9 @@ int64_t peers_get(noded_t *d, const char *addr, int port);
 conn_t *peers_find(noded_t *d, int64_t id); /* NULL once it closed */
 
 /* steps.c: the tasks of `ductile run` */
+/* step_input: data for a task's standard input (rank 0), or its end (eof); answered
+ * with step_input_ack once written into its pipe (with `error` when it cannot be). */
+void steps_on_input(noded_t *d, const json_t *msg);
 void steps_on_start(noded_t *d, const json_t *msg);
 void steps_on_kill(noded_t *d, const json_t *msg);
 /* Signal the tasks of a job (step 0: all its steps). */

@@ -26,7 +26,7 @@ typedef struct task task_t;
 typedef struct outpipe {
     uv_pipe_t pipe;
     task_t *t;
-    int stream; /* 1 stdout, 2 stderr */
+    int stream; /* 1 stdout, 2 stderr; 0: the standard input (rank 0, ductile run) */
     bool open;
     char path[4200];
 } outpipe_t;
@@ -38,6 +38,7 @@ struct task {
     int step, rank;
     launch_proc_t *proc;
     outpipe_t out[2];
+    outpipe_t in;      /* its standard input, written from the client's (rank 0) */
     bool reaped, reported;
     int kind, code;
     int handles_open;
@@ -87,6 +88,100 @@ static void close_out(outpipe_t *o)
     o->open = false;
     unlink(o->path);
     noded_close((uv_handle_t *)&o->pipe, on_pipe_closed);
+}
+
+/* --- standard input: step_input from the client, through the controller --- */
+
+typedef struct inreq {
+    uv_write_t req;
+    noded_t *d;
+    int64_t job;
+    int step;
+    char *buf;
+} inreq_t;
+
+static void send_input_ack(noded_t *d, int64_t job, int step, const char *error)
+{
+    json_t *m = json_pack("{s:s,s:I,s:i}", "type", "step_input_ack", "job", (json_int_t)job,
+                          "step", step);
+    if (m && error)
+        json_object_set_new(m, "error", json_string(error));
+    noded_send(d, m);
+}
+
+static void on_input_written(uv_write_t *req, int status)
+{
+    inreq_t *r = (inreq_t *)req;
+    send_input_ack(r->d, r->job, r->step,
+                   status < 0 ? "the task no longer reads its standard input" : NULL);
+    free(r->buf);
+    free(r);
+}
+
+/* A FIFO the task reads as its standard input: we hold it open for reading and writing
+ * (neither open blocks), so the task sees its end only once we close it. */
+static int open_input(noded_t *d, task_t *t, uid_t uid, gid_t gid)
+{
+    outpipe_t *o = &t->in;
+    o->t = t;
+    o->stream = 0;
+    snprintf(o->path, sizeof(o->path), "%s/step%lld.%d.%d.0", d->spool, (long long)t->job,
+             t->step, t->rank);
+    if (mkfifo(o->path, 0600) < 0 && errno != EEXIST)
+        return -errno;
+    if (geteuid() == 0 && chown(o->path, uid, gid) < 0)
+        return -errno;
+    int fd = open(o->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    uv_pipe_init(d->loop, &o->pipe, 0);
+    o->pipe.data = o;
+    if (uv_pipe_open(&o->pipe, fd) < 0) {
+        close(fd);
+        return -EIO;
+    }
+    o->open = true;
+    t->handles_open++;
+    return 0;
+}
+
+static task_t *find_task(noded_t *d, int64_t job, int step, int rank);
+
+void steps_on_input(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t job, step;
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(msg, "step", 1, 65535, &step, err, sizeof(err)) < 0)
+        return;
+    task_t *t = find_task(d, job, (int)step, 0);
+    if (!t || !t->in.open) {
+        send_input_ack(d, job, (int)step, "the task has ended");
+        return;
+    }
+    if (json_is_true(json_object_get(msg, "eof"))) {
+        close_out(&t->in); /* the task reads its end once the data before it is read */
+        send_input_ack(d, job, (int)step, NULL);
+        return;
+    }
+    const char *data = json_string_value(json_object_get(msg, "data"));
+    size_t len = data ? strlen(data) : 0;
+    inreq_t *r = calloc(1, sizeof(*r));
+    char *buf = r && len <= (1u << 20) ? malloc(len / 4 * 3 + 3) : NULL;
+    long n = buf ? b64_decode(data, buf) : -1;
+    if (n < 0) {
+        free(buf);
+        free(r);
+        send_input_ack(d, job, (int)step, "bad input data");
+        return;
+    }
+    *r = (inreq_t){.d = d, .job = job, .step = (int)step, .buf = buf};
+    uv_buf_t b = uv_buf_init(buf, (unsigned)n);
+    if (uv_write(&r->req, (uv_stream_t *)&t->in.pipe, &b, 1, on_input_written) < 0) {
+        free(buf);
+        free(r);
+        send_input_ack(d, job, (int)step, "the task no longer reads its standard input");
+    }
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -171,6 +266,8 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 /* The task is over once its main process is reaped and its output has ended. */
 static void report_if_done(task_t *t)
 {
+    if (t->reaped)
+        close_out(&t->in); /* nobody reads it any more */
     if (t->reported || !t->reaped || t->out[0].open || t->out[1].open || t->held)
         return;
     if (t->home_chan && !t->eof_sent) {
@@ -340,14 +437,17 @@ void steps_on_start(noded_t *d, const json_t *msg)
         extra[q] = kv[q];
     char **fenv = launch_env_build(env, extra, (size_t)nkv);
     int rc = -EIO;
+    bool want_in = rank == 0 && json_is_true(json_object_get(msg, "stdin"));
     if (fenv && open_fifo(d, &t->out[0], ruid, rgid, &dummy[0]) == 0 &&
-        open_fifo(d, &t->out[1], ruid, rgid, &dummy[1]) == 0) {
+        open_fifo(d, &t->out[1], ruid, rgid, &dummy[1]) == 0 &&
+        (!want_in || open_input(d, t, ruid, rgid) == 0)) {
         launch_spec_t spec = {
             .argv = argv,
             .envp = fenv,
             .cwd = cwd,
             .stdout_path = t->out[0].path,
             .stderr_path = t->out[1].path,
+            .stdin_path = want_in ? t->in.path : NULL,
             .job_id = job,
             .node_name = d->name,
             .tag = tag,
@@ -374,6 +474,7 @@ void steps_on_start(noded_t *d, const json_t *msg)
         send_error_line(d, job, t->step, t->rank, err);
         close_out(&t->out[0]);
         close_out(&t->out[1]);
+        close_out(&t->in);
         report_if_done(t);
         return;
     }

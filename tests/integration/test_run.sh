@@ -61,5 +61,16 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     fail "nobody ran a step in root's job"
   grep -q "permission denied" e.txt || fail "message: $(cat e.txt)"
 fi
+# standard input: to the first task, whole and in order (binary too); a task that does
+# not read it does not hang the command
+seq 1 100000 | DUCTILE_JOB_ID=$j "$BIN" run -l sh -c 'wc -l' > wc.out ||
+  fail "input through run"
+grep -qx "0: 100000" wc.out && ! grep -v "^0: " wc.out | grep -vqx "[0-9]*: 0" ||
+  fail "input to rank 0 only: $(cat wc.out)"
+head -c 300000 /dev/urandom > in.bin
+DUCTILE_JOB_ID=$j "$BIN" run -N 1 sh -c "cat > $T/out.bin" < in.bin || fail "binary input"
+cmp in.bin out.bin || fail "the task read other bytes than run was given"
+seq 1 1000000 > big.txt
+DUCTILE_JOB_ID=$j "$BIN" run -N 1 true < big.txt || fail "a task that reads nothing"
 d cancel "$j"
 echo ok
