@@ -572,15 +572,17 @@ int cmd_cancel(int argc, char **argv)
     common_t o = {0};
     static const spec_t sp = {"cancel", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
                                             OPT(O_NAME) | OPT(O_SIGNAL) | OPT(O_BATCH) |
-                                            OPT(O_FULL), 0, -1,
-                              "ductile cancel [JOB...] [-t|--state ST] [-u|--user U] "
+                                            OPT(O_FULL) | OPT(O_ME), 0, -1,
+                              "ductile cancel [JOB...] [-t|--state ST] [-u|--user U | --me] "
                               "[-n|--name NAME] [-s|--signal SIG [--batch|--full]] [--json]"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
         return 1;
-    if (i >= argc && !o.state && !o.user && !o.name)
-        return cmd_fail("cancel: give job ids, or a filter (--state, --user, --name) to cancel "
-                        "all your matching jobs");
+    if (i >= argc && !o.state && !o.user && !o.name && !o.me)
+        return cmd_fail("cancel: give job ids, or a filter (--state, --user, --me, --name) to "
+                        "cancel all your matching jobs");
+    if (o.me && o.user)
+        return cmd_fail("cancel: --me and --user: give one");
     json_t *ids = job_ids(argv + i, argc - i, NULL);
     if (!ids)
         return 1;
@@ -601,6 +603,8 @@ int cmd_cancel(int argc, char **argv)
     }
     if (o.user)
         json_object_set_new(req, "user", json_string(o.user));
+    if (o.me) /* the controller knows who asks: no $USER to trust or miss */
+        json_object_set_new(req, "me", json_true());
     if (o.state)
         json_object_set_new(req, "state", json_string(o.state));
     if (o.name)

@@ -99,10 +99,7 @@ static int scancel(int argc, char **argv)
         } else if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
             add(&a, "--help");
         } else if (!strcmp(w, "--me")) {
-            const char *u = getenv("USER");
-            if (!u)
-                return cmd_fail("scancel: --me needs $USER");
-            add(&a, "-u"), add(&a, u);
+            add(&a, "--me");
         } else if (is_opt(w, "--user", 'u') && (v = value_of(argc, argv, &k, "--user", 'u'))) {
             add(&a, "-u"), add(&a, v);
         } else if (is_opt(w, "--name", 'n') && (v = value_of(argc, argv, &k, "--name", 'n'))) {

@@ -898,12 +898,15 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         }
         f.has_state = true;
     }
-    if (!json_array_size(ids) && !state && !f.user && !f.name) {
-        fail(c, conn, "give job ids or a filter (state, user, name)");
+    bool mine = json_is_true(json_object_get(m, "me"));
+    if (!json_array_size(ids) && !state && !f.user && !f.name && !mine) {
+        fail(c, conn, "give job ids or a filter (state, user, me, name)");
         return;
     }
     char me[256];
     user_name(conn_uid(conn), me, sizeof(me));
+    if (mine && !f.user) /* scancel --me: the caller's, whoever the caller's $USER says */
+        f.user = me;
     bool op = is_operator(c, conn);
     if (f.user && strcmp(f.user, me) && !op) {
         fail(c, conn, "permission denied: only operators may cancel other users' jobs");

@@ -35,6 +35,12 @@ on login ./scontrol update JobId="$p" TimeLimit=7 JobName=slurmname > /dev/null 
 [ "$(field "$p" TimeLimit)" = 7:00 ] && [ "$(field "$p" Name)" = slurmname ] ||
   fail "scontrol update: $(d show "$p")"
 refused "not supported" on login ./scontrol update JobId="$p" Partition=debug
+# scancel --me: the controller says who "me" is, not $USER (which said someone else)
+ln -s "$REAL_BIN" scancel
+h=$(d submit --parsable -H --wrap true)
+USER=somebody-else on login ./scancel --me > /dev/null || fail "scancel --me"
+expect_state "$h" CA
+[ "$(state "$p")" = PD ] || fail "scancel --me cancelled nobody's job $p" # (synchronous)
 d cancel "$p" > /dev/null
 
 # --- a running job's limit lowered: it times out by the new one
