@@ -698,7 +698,7 @@ static void env_setf(json_t *env, const char *key, long v)
  * ALL among them to add to everything. Without ALL, only the variables named. With
  * SlurmEnvironment, what --ntasks and --cpus-per-task set in a Slurm job (sbatch puts
  * them in its environment too). */
-static json_t *job_environment(const sub_t *s, bool slurm)
+static json_t *job_environment(const sub_t *s, bool slurm, const json_t *idx)
 {
     const char *export_ = s->export_;
     json_t *env = json_array();
@@ -744,9 +744,7 @@ static json_t *job_environment(const sub_t *s, bool slurm)
                  s->warn_scope);
         env_set(env, kv);
     }
-    json_t *idx = NULL;
-    long max;
-    if (s->array && array_parse(s->array, &idx, &max, "") == 0) {
+    if (json_array_size(idx)) {
         size_t n = json_array_size(idx);
         long lo = (long)json_integer_value(json_array_get(idx, 0));
         long hi = (long)json_integer_value(json_array_get(idx, n - 1));
@@ -759,7 +757,6 @@ static json_t *job_environment(const sub_t *s, bool slurm)
             env_setf(env, "SLURM_ARRAY_TASK_MAX", hi);
         }
     }
-    json_decref(idx);
     return env;
 }
 
@@ -895,11 +892,16 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
             config_free(&cfg);
             return cmd_fail("the %s is not valid UTF-8", texts[t].what);
         }
-    json_t *env = job_environment(&s, cfg.slurm_env);
+    json_t *aidx = NULL; /* --array's indices, parsed once here (checked when given) */
+    long amax = 0;
+    if (s.array)
+        array_parse(s.array, &aidx, &amax, "");
+    json_t *env = job_environment(&s, cfg.slurm_env, aidx);
     char key[72];
     if (!env || cu_submit_key(key, sizeof(key))) {
         free(script);
         json_decref(env);
+        json_decref(aidx);
         config_free(&cfg);
         for (int k = 0; k < nkeep; k++)
             free(keep[k]);
@@ -921,13 +923,11 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
     if (req && s.depend)
         json_object_set_new(req, "dependency", json_string(s.depend));
     if (req && s.array) {
-        json_t *idx = NULL;
-        long max = 0;
-        array_parse(s.array, &idx, &max, ""); /* checked when given */
-        json_object_set_new(req, "array", idx ? idx : json_array());
-        if (max)
-            json_object_set_new(req, "array_max", json_integer(max));
+        json_object_set_new(req, "array", aidx ? json_incref(aidx) : json_array());
+        if (amax)
+            json_object_set_new(req, "array_max", json_integer(amax));
     }
+    json_decref(aidx);
     if (req && first + 1 < argc && script_path) {
         json_t *args = json_array();
         for (int k = first + 1; k < argc; k++)
