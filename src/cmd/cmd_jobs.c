@@ -930,6 +930,7 @@ static json_t *with_steps(const json_t *jobs)
             long long step = (long long)json_integer_value(json_object_get(s, "step"));
             int st = (int)json_integer_value(json_object_get(s, "status"));
             double start = cu_num(s, "start"), end = cu_num(s, "end");
+            bool killed = st > 128 && st <= 128 + 64; /* 128 + N: signal N (255: lost) */
             char id[96];
             if (step == 0)
                 snprintf(id, sizeof(id), "%s.batch", label ? label : "?");
@@ -941,8 +942,8 @@ static json_t *with_steps(const json_t *jobs)
                 json_object_get(j, "user"), "state", end > 0 ? (st ? "F" : "CD") : "R",
                 "state_name", end > 0 ? (st ? "FAILED" : "COMPLETED") : "RUNNING", "nodelist",
                 json_object_get(s, "nodelist"), "start", start, "end", end, "elapsed",
-                (end > 0 ? end : (double)time(NULL)) - start, "exit_code", st > 128 ? 0 : st,
-                "signal", st > 128 ? st - 128 : 0);
+                (end > 0 ? end : (double)time(NULL)) - start, "exit_code", killed ? 0 : st,
+                "signal", killed ? st - 128 : 0);
             if (r) {
                 json_object_set(r, "nodes", json_object_get(s, "tasks"));
                 if (json_object_get(s, "cpu"))

@@ -461,6 +461,9 @@ typedef struct step_rec {
 int db_step_put(ctld_t *c, const step_rec_t *r);
 /* The job's steps, in order, as JSON objects (empty when none). */
 json_t *db_steps_of(ctld_t *c, int64_t job);
+/* At start: steps still running when the controller stopped ended with it (their
+ * clients' connections did; the node daemons end their tasks): end now, status 255. */
+int db_steps_close_open(ctld_t *c, double now);
 
 /* --- update.c --- */
 /* ductile update: m's time (s, 0: none), name, nodes, min_nodes, max_nodes applied to

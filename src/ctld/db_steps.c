@@ -86,3 +86,23 @@ json_t *db_steps_of(ctld_t *c, int64_t job)
     sqlite3_finalize(st);
     return out;
 }
+
+int db_steps_close_open(ctld_t *c, double now)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->db, "UPDATE steps SET end = ?1, status = 255 WHERE end = 0", -1,
+                           &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return 0; /* no table yet: no step was ever recorded */
+    }
+    int rc = db_write_begin(c) < 0 ? -EIO : 0;
+    sqlite3_bind_double(st, 1, now);
+    if (rc == 0 && sqlite3_step(st) != SQLITE_DONE)
+        rc = -EIO;
+    int n = rc == 0 ? sqlite3_changes(c->db) : 0;
+    sqlite3_finalize(st);
+    if (n > 0)
+        fprintf(stderr, "ductiled: %d step%s that ran when the controller stopped ended with "
+                "it (status 255 in history)\n", n, n > 1 ? "s" : "");
+    return rc;
+}

@@ -48,6 +48,18 @@ grep -qx "$r|RUNNING|" sacct.txt && grep -qx "$j.batch|COMPLETED|" sacct.txt ||
   fail "sacct: $(cat sacct.txt)"
 on login ./sacct -X -P -n -j "$j" --format JobID > x.txt
 [ "$(cat x.txt)" = "$j|" ] || fail "sacct -X: $(cat x.txt)"
+# a step running when the controller stops ends with it: not RUNNING in history forever
+DUCTILE_JOB_ID=$r "$BIN" run sleep 60 > /dev/null 2>&1 &
+client=$!
+step_is() { d history "$r" --running --steps --parsable --noheader --format JobID,State,ExitCode | grep -qx "$1"; }
+wait_for 20 step_is "$r.0|RUNNING|0:0|" || fail "no running step: $(d history "$r" --running --steps)"
+pid=$(cat "$T/c/ctld.pid")
+kill -9 "$pid"
+wait_for 10 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not die"
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+step_is "$r.0|FAILED|255:0|" || fail "the step after a restart: $(d history "$r" --running --steps)"
+wait "$client" 2> /dev/null || true
 rm go
 expect_state "$r" CD
 echo ok
