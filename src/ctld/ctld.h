@@ -619,6 +619,11 @@ void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg);
 void steps_node_lost(ctld_t *c, node_t *n);
 
 /* --- rpc.c --- */
+/* A reply to a request, sent once the batch it changed is on disk; a refusal. */
+void rpc_reply(ctld_t *c, conn_t *conn, json_t *msg);
+void rpc_fail(ctld_t *c, conn_t *conn, const char *err);
+/* --- history.c --- */
+void history_rpc(ctld_t *c, conn_t *conn, const json_t *m);
 void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg);
 
 #endif

@@ -101,7 +101,8 @@ static const char *const sql[ST__N] = {
                   " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
                   " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45,"
                   " ?46)",
-    [ST_SAVE] = "UPDATE jobs SET state = ?5, final = ?6, start = ?20, end_ = ?21,"
+    [ST_SAVE] = "UPDATE jobs SET name = ?1, nodes = ?8, min_nodes = ?9, max_nodes = ?10,"
+                " time_limit = ?12, state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
                 " energy = ?34, ckpt = ?35, io_measured = ?37, wait_class = ?39, hold = ?41,"

@@ -39,7 +39,7 @@ static bool is_operator(ctld_t *c, conn_t *conn)
 }
 
 /* Replies wait for the batch to commit whenever this request changed anything. */
-static void reply(ctld_t *c, conn_t *conn, json_t *msg)
+void rpc_reply(ctld_t *c, conn_t *conn, json_t *msg)
 {
     if (c->in_batch)
         ctld_defer_send(c, conn, msg);
@@ -47,9 +47,9 @@ static void reply(ctld_t *c, conn_t *conn, json_t *msg)
         conn_send_new(conn, msg);
 }
 
-static void fail(ctld_t *c, conn_t *conn, const char *err)
+void rpc_fail(ctld_t *c, conn_t *conn, const char *err)
 {
-    reply(c, conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+    rpc_reply(c, conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -120,7 +120,7 @@ static void will_run(ctld_t *c, conn_t *conn, job_t *j)
     int size;
     int rc = jobs_will_run(c, j, &start, &size, err, sizeof(err));
     if (rc < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     json_t *rep = json_pack("{s:b,s:b,s:i}", "ok", 1, "test_only", 1, "nodes", size);
@@ -130,7 +130,7 @@ static void will_run(ctld_t *c, conn_t *conn, job_t *j)
         json_object_set_new(rep, "waits_for", json_string("dependency"));
     else if (start >= 0)
         json_object_set_new(rep, "start", json_real(start));
-    reply(c, conn, rep);
+    rpc_reply(c, conn, rep);
 }
 
 static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
@@ -168,32 +168,32 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         check_text("working directory", cwd, err, sizeof(err)) < 0 ||
         check_text("output path", out, err, sizeof(err)) < 0 ||
         check_text("error path", errp, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     if (key && !key_ok(key)) {
-        fail(c, conn, "the submission key must be 1 to 64 letters, digits, '.', '_' or '-'");
+        rpc_fail(c, conn, "the submission key must be 1 to 64 letters, digits, '.', '_' or '-'");
         return;
     }
     if (!(io >= 0 && io <= 1)) {
         snprintf(err, sizeof(err), "the I/O intensity must be a share from 0 to 1 (the part of "
                  "the job's run time spent in I/O), not %g", io);
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     double pmin = 0, pmax = 0;
     int declared = energy_declared(m, &pmin, &pmax, err, sizeof(err));
     if (declared < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     if (ck_want && !ckptsvc_nodes(c)) {
-        fail(c, conn, "this cluster has no checkpoint nodes for --checkpoint-agents "
+        rpc_fail(c, conn, "this cluster has no checkpoint nodes for --checkpoint-agents "
                       "(CheckpointNodes in ductile.conf)");
         return;
     }
     if (cwd[0] != '/') {
-        fail(c, conn, "the working directory must be an absolute path");
+        rpc_fail(c, conn, "the working directory must be an absolute path");
         return;
     }
     int *idx = NULL, nidx = 0;
@@ -201,14 +201,14 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     if (array_indices(m, &idx, &nidx, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "array_max", 0, ARRAY_MAX_ELEMENTS, 0, &amax, err, sizeof(err)) < 0) {
         free(idx);
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     if (depend && *depend) {
         char why[256];
         if (elig_check_dependency(c, depend, conn_uid(conn), name, why, sizeof(why)) < 0) {
             snprintf(err, sizeof(err), "--dependency=%.200s: %s", depend, why);
-            fail(c, conn, err);
+            rpc_fail(c, conn, err);
             return;
         }
     }
@@ -218,29 +218,29 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     int64_t first;
     int found = key && !test_only ? db_submit_key_find(c, conn_uid(conn), key, &first) : 0;
     if (found < 0) {
-        fail(c, conn, "cannot read the database");
+        rpc_fail(c, conn, "cannot read the database");
         return;
     }
     if (found) {
-        reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)first));
+        rpc_reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)first));
         return;
     }
     /* the script last: it may be large, and base64 when it is not UTF-8 */
     if (proto_bytes(m, "script", (size_t)c->cfg.max_script_size, &script, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     job_t *j = job_new();
     if (!j) {
         free(script);
-        fail(c, conn, "out of memory");
+        rpc_fail(c, conn, "out of memory");
         return;
     }
     if (sched_type_parse(type, &j->type) < 0 ||
         sched_constraint_parse(cons, &j->constraint) < 0) {
         free(script);
         job_free(j);
-        fail(c, conn, "unknown job type or node constraint");
+        rpc_fail(c, conn, "unknown job type or node constraint");
         return;
     }
     char user[256];
@@ -279,7 +279,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         free(idx);
         if (!idx || !j->id) /* (else it is the array's first element, now ended) */
             job_free(j);
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     free(idx);
@@ -299,7 +299,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     json_t *rep = json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)j->id);
     if (rep && j->array_id)
         json_object_set_new(rep, "array", json_integer(nidx));
-    reply(c, conn, rep);
+    rpc_reply(c, conn, rep);
 }
 
 typedef struct collect {
@@ -574,18 +574,18 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
         proto_str_opt(m, "state", 120, NULL, &states, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "me", false, &x.by_uid, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "format", 16, "json", &format, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     if (states && state_bits(states, &x.states) < 0) {
         snprintf(err, sizeof(err), "'%.100s' is not a list of job states (PD, R, RS, CG, CD, F, "
                  "CA, TO, NF, or PENDING, RUNNING...)", states);
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     const json_t *refs = json_object_get(m, "jobs");
     if (refs && (!json_is_array(refs) || json_array_size(refs) > 10000)) {
-        fail(c, conn, "field 'jobs' must be an array of at most 10000 job ids");
+        rpc_fail(c, conn, "field 'jobs' must be an array of at most 10000 job ids");
         return;
     }
     json_t *ids = refs ? json_array() : NULL; /* "12_3" found; unknown ones match nothing */
@@ -600,7 +600,7 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
     x.v = malloc((idmap_count(c->jobs) + 1) * sizeof(job_t *));
     if (!x.v) {
         json_decref(ids);
-        fail(c, conn, "out of memory");
+        rpc_fail(c, conn, "out of memory");
         return;
     }
     idmap_foreach(c->jobs, collect_one, &x);
@@ -611,15 +611,15 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
         free(x.v);
         if (!text) {
             json_decref(ids);
-            fail(c, conn, "out of memory");
+            rpc_fail(c, conn, "out of memory");
             return;
         }
-        reply(c, conn, json_pack("{s:b,s:s%}", "ok", 1, "text", text, len));
+        rpc_reply(c, conn, json_pack("{s:b,s:s%}", "ok", 1, "text", text, len));
         free(text);
         json_decref(ids);
         return;
     }
-    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", queue_json(c, x.v, x.n, fold)));
+    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", queue_json(c, x.v, x.n, fold)));
     free(x.v);
     json_decref(ids);
 }
@@ -633,12 +633,12 @@ static job_t *lookup(ctld_t *c, conn_t *conn, const json_t *m, bool *finished)
     int rr = json_is_string(ref) ? arrays_resolve(c, ref, &id) : 0; /* "12_3" */
     if (rr == -ENOENT) {
         snprintf(err, sizeof(err), "job %.40s does not exist", json_string_value(ref));
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return NULL;
     }
     if (rr < 0 || (!json_is_string(ref) &&
                    proto_int(m, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0)) {
-        fail(c, conn, rr < 0 ? "field 'job' must be a job id or ARRAY_INDEX" : err);
+        rpc_fail(c, conn, rr < 0 ? "field 'job' must be a job id or ARRAY_INDEX" : err);
         return NULL;
     }
     job_t *j = idmap_get(c->jobs, id);
@@ -646,7 +646,7 @@ static job_t *lookup(ctld_t *c, conn_t *conn, const json_t *m, bool *finished)
         *finished = true;
     if (!j) {
         snprintf(err, sizeof(err), "job %lld does not exist", (long long)id);
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
     }
     return j;
 }
@@ -663,7 +663,7 @@ static void do_show(ctld_t *c, conn_t *conn, const json_t *m)
     json_object_set_new(o, "events", ev);
     if (finished)
         job_free(j);
-    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "job", o));
+    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "job", o));
 }
 
 static bool may_modify(ctld_t *c, conn_t *conn, const job_t *j)
@@ -680,10 +680,10 @@ static void do_update(ctld_t *c, conn_t *conn, const json_t *m)
         return;
     char err[256];
     if (jobs_update(c, j, m, is_operator(c, conn), err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
-    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "job", job_to_json(c, j, false)));
+    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "job", job_to_json(c, j, false)));
 }
 
 /* A live job's checkpoint agents and their key, for its owner or an operator
@@ -699,10 +699,10 @@ static void do_job_agents(ctld_t *c, conn_t *conn, const json_t *m)
                  !j->ck_want          ? "it was submitted without --checkpoint-agents"
                  : j->ck_agents       ? "none started: it checkpoints to its files"
                                       : "not started yet");
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
-    reply(c, conn, json_pack("{s:b,s:s,s:s}", "ok", 1, "agents", j->ck_agents, "key", j->ck_key));
+    rpc_reply(c, conn, json_pack("{s:b,s:s,s:s}", "ok", 1, "agents", j->ck_agents, "key", j->ck_key));
 }
 
 /* A live job the caller may change (its owner or an operator), or NULL once the
@@ -718,13 +718,13 @@ static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m)
         snprintf(err, sizeof(err), "job %lld has already ended (%s)", (long long)j->id,
                  jstate_name(j->state));
         job_free(j);
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return NULL;
     }
     if (!may_modify(c, conn, j)) {
         snprintf(err, sizeof(err), "permission denied: job %lld belongs to %s", (long long)j->id,
                  j->user);
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return NULL;
     }
     return j;
@@ -868,7 +868,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
             return;
         int64_t id = j->id;
         jobs_cancel(c, j, "Cancelled");
-        reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)id));
+        rpc_reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)id));
         return;
     }
     char err[256];
@@ -881,26 +881,26 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         proto_str_opt(m, "user", 255, NULL, &f.user, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, NULL, &f.name, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "state", 16, NULL, &state, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     const char *bad = bad_ids(ids);
     if (bad) {
-        fail(c, conn, bad);
+        rpc_fail(c, conn, bad);
         return;
     }
     size_t k;
     json_t *v;
     if (state) {
         if (jstate_parse(state, &f.state) < 0) {
-            fail(c, conn, "unknown state (use PD, R, RS or CG, or PENDING, RUNNING...)");
+            rpc_fail(c, conn, "unknown state (use PD, R, RS or CG, or PENDING, RUNNING...)");
             return;
         }
         f.has_state = true;
     }
     bool mine = json_is_true(json_object_get(m, "me"));
     if (!json_array_size(ids) && !state && !f.user && !f.name && !mine) {
-        fail(c, conn, "give job ids or a filter (state, user, me, name)");
+        rpc_fail(c, conn, "give job ids or a filter (state, user, me, name)");
         return;
     }
     char me[256];
@@ -909,7 +909,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         f.user = me;
     bool op = is_operator(c, conn);
     if (f.user && strcmp(f.user, me) && !op) {
-        fail(c, conn, "permission denied: only operators may cancel other users' jobs");
+        rpc_fail(c, conn, "permission denied: only operators may cancel other users' jobs");
         return;
     }
     json_t *results = json_array();
@@ -947,7 +947,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         x.v = malloc((idmap_count(c->jobs) + 1) * sizeof(job_t *));
         if (!x.v) {
             json_decref(results);
-            fail(c, conn, "out of memory");
+            rpc_fail(c, conn, "out of memory");
             return;
         }
         idmap_foreach(c->jobs, match_one, &x);
@@ -965,7 +965,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         }
         free(x.v);
     }
-    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
+    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
 }
 
 /* ductile hold / release / requeue {"jobs": [ids]}: pending jobs kept out of the
@@ -979,7 +979,7 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
     const json_t *ids = json_object_get(m, "jobs");
     const char *bad = bad_ids(ids);
     if (bad || !json_array_size(ids)) {
-        fail(c, conn, bad ? bad : "give the ids of the jobs");
+        rpc_fail(c, conn, bad ? bad : "give the ids of the jobs");
         return;
     }
     size_t k;
@@ -1010,7 +1010,7 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
                                                      *why ? why : NULL));
     }
     json_decref(named);
-    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
+    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
 }
 
 /* An operator's resize ({nodes}) or the release of one ({release: true}); the reply
@@ -1025,20 +1025,20 @@ static void do_resize(ctld_t *c, conn_t *conn, const json_t *m)
     bool release;
     int64_t nodes;
     if (proto_bool_opt(m, "release", false, &release, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     if (release) {
         jobs_resize_release(c, j, msg, sizeof(msg));
     } else if (proto_int(m, "nodes", 1, INT_MAX, &nodes, err, sizeof(err)) < 0 ||
                jobs_resize(c, j, (int)nodes, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     json_t *rep = json_pack("{s:b,s:o}", "ok", 1, "job", job_to_json(c, j, true));
     if (release)
         json_object_set_new(rep, "message", json_string(msg));
-    reply(c, conn, rep);
+    rpc_reply(c, conn, rep);
 }
 
 static void do_nodes(ctld_t *c, conn_t *conn)
@@ -1067,7 +1067,7 @@ static void do_nodes(ctld_t *c, conn_t *conn)
                                           "ops", n->ck_ops,
                                           "depletion", n->ck_depletion));
     }
-    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "nodes", arr));
+    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "nodes", arr));
 }
 
 static void do_drain(ctld_t *c, conn_t *conn, const json_t *m, bool drain)
@@ -1075,177 +1075,31 @@ static void do_drain(ctld_t *c, conn_t *conn, const json_t *m, bool drain)
     char err[256];
     const char *list, *why;
     if (!is_operator(c, conn)) {
-        fail(c, conn, "permission denied: only operators may drain or resume nodes");
+        rpc_fail(c, conn, "permission denied: only operators may drain or resume nodes");
         return;
     }
     if (proto_str(m, "nodes", 65536, &list, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "reason", 120, NULL, &why, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     char **names_;
     int n;
     if (hostlist_expand(list, &names_, &n, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     for (int i = 0; i < n; i++)
         if (config_node_index(&c->cfg, names_[i]) < 0) {
             snprintf(err, sizeof(err), "unknown node '%s'", names_[i]);
             hostlist_free(names_, n);
-            fail(c, conn, err);
+            rpc_fail(c, conn, err);
             return;
         }
     for (int i = 0; i < n; i++)
         nodes_set_drain(c, &c->nodes[config_node_index(&c->cfg, names_[i])], drain, why);
     hostlist_free(names_, n);
-    reply(c, conn, json_pack("{s:b}", "ok", 1));
-}
-
-/* A finished job as db_history gives it: with its sizes in order ("1>4>2": the start,
- * then each resize; "3,3": two runs), from its events. */
-static json_t *history_json(ctld_t *c, const job_t *j)
-{
-    json_t *o = job_to_json(c, j, false), *ev = json_array();
-    db_job_events(c, j->id, ev);
-    char sizes[256] = "";
-    size_t pos = 0, k;
-    json_t *e;
-    json_array_foreach(ev, k, e)
-    {
-        const char *what = json_string_value(json_object_get(e, "event"));
-        if (what && (!strcmp(what, "start") || !strcmp(what, "expand") || !strcmp(what, "shrink")) &&
-            pos + 16 < sizeof(sizes))
-            pos += (size_t)snprintf(sizes + pos, sizeof(sizes) - pos, "%s%lld",
-                                    !pos ? "" : !strcmp(what, "start") ? "," : ">",
-                                    (long long)json_integer_value(json_object_get(e, "after")));
-    }
-    json_decref(ev);
-    json_object_set_new(o, "sizes", json_string(sizes));
-    return o;
-}
-
-/* What each job's steps used (TotalCPU, MaxRSS), and with `steps` the steps
- * themselves (step 0 the batch script). */
-static void add_usage(ctld_t *c, json_t *jobs, bool with_steps)
-{
-    size_t k;
-    json_t *o;
-    json_array_foreach(jobs, k, o)
-    {
-        json_t *steps = db_steps_of(c, json_integer_value(json_object_get(o, "id")));
-        double cpu = -1;
-        long long mem = -1;
-        size_t q;
-        json_t *s;
-        json_array_foreach(steps, q, s)
-        {
-            const json_t *sc = json_object_get(s, "cpu"), *sm = json_object_get(s, "mem");
-            if (json_is_number(sc))
-                cpu = (cpu > 0 ? cpu : 0) + json_number_value(sc);
-            if (json_is_integer(sm) && json_integer_value(sm) > mem)
-                mem = json_integer_value(sm);
-        }
-        if (cpu >= 0)
-            json_object_set_new(o, "total_cpu", json_real(cpu));
-        if (mem >= 0)
-            json_object_set_new(o, "max_rss", json_integer(mem));
-        if (with_steps)
-            json_object_set_new(o, "steps", steps);
-        else
-            json_decref(steps);
-    }
-}
-
-typedef struct live {
-    ctld_t *c;
-    const char *user;
-    bool has_state;
-    jstate_t state;
-    json_t *ids; /* the live jobs that match, for history --running */
-} live_t;
-
-static void add_live(int64_t id, void *val, void *arg)
-{
-    live_t *x = arg;
-    const job_t *j = val;
-    if ((!x->user || !strcmp(j->user, x->user)) && (!x->has_state || j->state == x->state))
-        json_array_append_new(x->ids, json_integer(id));
-}
-
-static void do_history(ctld_t *c, conn_t *conn, const json_t *m)
-{
-    char err[256];
-    const char *user, *state;
-    double since, until;
-    int64_t limit;
-    bool steps = json_is_true(json_object_get(m, "steps"));
-    bool live = json_is_true(json_object_get(m, "running"));
-    if (proto_str_opt(m, "user", 255, NULL, &user, err, sizeof(err)) < 0 ||
-        proto_str_opt(m, "state", 16, NULL, &state, err, sizeof(err)) < 0 ||
-        proto_num_opt(m, "since", 0, 1e12, 0, &since, err, sizeof(err)) < 0 ||
-        proto_num_opt(m, "until", 0, 1e12, 0, &until, err, sizeof(err)) < 0 ||
-        proto_int_opt(m, "limit", 1, 1000000, 1000, &limit, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
-        return;
-    }
-    jstate_t st;
-    if (state && jstate_parse(state, &st) < 0) {
-        fail(c, conn, "unknown state (use CD, F, CA, TO or NF; with running jobs also PD, R)");
-        return;
-    }
-    const json_t *ids = json_object_get(m, "jobs");
-    if (ids && (!json_is_array(ids) || json_array_size(ids) > 10000)) {
-        fail(c, conn, "field 'jobs' must be an array of at most 10000 job ids");
-        return;
-    }
-    json_t *arr = json_array();
-    if (ids) { /* those jobs (the finished ones among them), with the same filters */
-        size_t k;
-        json_t *v;
-        json_array_foreach(ids, k, v)
-        {
-            int64_t id;
-            if (arrays_resolve(c, v, &id) < 0)
-                continue;
-            const job_t *lj = live ? idmap_get(c->jobs, id) : NULL;
-            if (lj) { /* --running: a job that has not ended, as it stands */
-                if ((!user || !strcmp(lj->user, user)) && (!state || lj->state == st))
-                    json_array_append_new(arr, history_json(c, lj));
-                continue;
-            }
-            job_t *j = db_job_find_finished(c, id);
-            if (j && jstate_final(j->state) && (!user || !strcmp(j->user, user)) &&
-                (!state || j->state == st) && j->end >= since && (until <= 0 || j->end <= until))
-                json_array_append_new(arr, history_json(c, j));
-            job_free(j);
-        }
-        add_usage(c, arr, steps);
-        reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
-        return;
-    }
-    if (db_history(c, user, state ? jstate_code(st) : NULL, since, until, (int)limit, arr, err,
-                   sizeof(err)) < 0) {
-        json_decref(arr);
-        fail(c, conn, err);
-        return;
-    }
-    if (live) { /* after the ended ones, in id order */
-        live_t x = {c, user, state != NULL, state ? st : JS_PENDING, json_array()};
-        idmap_foreach(c->jobs, add_live, &x);
-        size_t n = json_array_size(x.ids), q;
-        int64_t *sorted = malloc((n + 1) * sizeof(int64_t));
-        json_t *e;
-        json_array_foreach(x.ids, q, e) if (sorted) sorted[q] = json_integer_value(e);
-        if (sorted)
-            qsort(sorted, n, sizeof(int64_t), idmap_cmp_key);
-        for (q = 0; sorted && q < n; q++)
-            json_array_append_new(arr, history_json(c, idmap_get(c->jobs, sorted[q])));
-        free(sorted);
-        json_decref(x.ids);
-    }
-    add_usage(c, arr, steps);
-    reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
+    rpc_reply(c, conn, json_pack("{s:b}", "ok", 1));
 }
 
 static void do_status(ctld_t *c, conn_t *conn)
@@ -1253,7 +1107,7 @@ static void do_status(ctld_t *c, conn_t *conn)
     int up = 0;
     for (int i = 0; i < c->nnodes; i++)
         up += c->nodes[i].state == NS_UP;
-    reply(c, conn,
+    rpc_reply(c, conn,
           json_pack("{s:b,s:s,s:s,s:i,s:i,s:I,s:i,s:I,s:o,s:o}", "ok", 1, "cluster",
                     c->cfg.cluster_name, "policy", sched_policy_spec(c->sched), "nodes",
                     c->nnodes, "nodes_up", up, "jobs", (json_int_t)c->njobs_live, "pending",
@@ -1265,7 +1119,7 @@ static void do_status(ctld_t *c, conn_t *conn)
 static void do_reconfigure(ctld_t *c, conn_t *conn)
 {
     if (!is_operator(c, conn)) {
-        fail(c, conn, "permission denied: only operators may reconfigure the controller");
+        rpc_fail(c, conn, "permission denied: only operators may reconfigure the controller");
         return;
     }
     config_changes_t ch;
@@ -1273,20 +1127,20 @@ static void do_reconfigure(ctld_t *c, conn_t *conn)
     if (ctld_reconfigure(c, &ch, err, sizeof(err)) < 0) {
         char msg[1100];
         snprintf(msg, sizeof(msg), "%s; nothing changed", err);
-        fail(c, conn, msg);
+        rpc_fail(c, conn, msg);
         return;
     }
-    reply(c, conn, json_pack("{s:b,s:s,s:s,s:s}", "ok", 1, "file", c->conf_path, "applied",
+    rpc_reply(c, conn, json_pack("{s:b,s:s,s:s,s:s}", "ok", 1, "file", c->conf_path, "applied",
                              ch.applied, "restart", ch.restart));
 }
 
 static void do_shutdown(ctld_t *c, conn_t *conn)
 {
     if (!is_operator(c, conn)) {
-        fail(c, conn, "permission denied: only operators may stop the controller");
+        rpc_fail(c, conn, "permission denied: only operators may stop the controller");
         return;
     }
-    reply(c, conn, json_pack("{s:b}", "ok", 1));
+    rpc_reply(c, conn, json_pack("{s:b}", "ok", 1));
     c->stopping = true;
 }
 
@@ -1295,7 +1149,7 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
     char err[128];
     const char *type;
     if (proto_type(msg, &type, err, sizeof(err)) < 0) {
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
         return;
     }
     if (!strcmp(type, "submit"))
@@ -1321,7 +1175,7 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
     else if (!strcmp(type, "resume"))
         do_drain(c, conn, msg, false);
     else if (!strcmp(type, "history"))
-        do_history(c, conn, msg);
+        history_rpc(c, conn, msg);
     else if (!strcmp(type, "run"))
         steps_run(c, conn, msg);
     else if (!strcmp(type, "step_ack"))
@@ -1342,6 +1196,6 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         do_shutdown(c, conn);
     else {
         snprintf(err, sizeof(err), "unknown request '%.40s'", type);
-        fail(c, conn, err);
+        rpc_fail(c, conn, err);
     }
 }

@@ -35,6 +35,14 @@ on login ./scontrol update JobId="$p" TimeLimit=7 JobName=slurmname > /dev/null 
 [ "$(field "$p" TimeLimit)" = 7:00 ] && [ "$(field "$p" Name)" = slurmname ] ||
   fail "scontrol update: $(d show "$p")"
 refused "not supported" on login ./scontrol update JobId="$p" Partition=debug
+# on disk: a controller restart keeps every change
+pid=$(cat "$T/c/ctld.pid")
+kill -9 "$pid"
+wait_for 10 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not die"
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+[ "$(field "$p" TimeLimit)" = 7:00 ] && [ "$(field "$p" Name)" = slurmname ] &&
+  field "$p" Nodes | grep -q "^2 (requested 2" || fail "after a restart: $(d show "$p")"
 # scancel --me: the controller says who "me" is, not $USER (which said someone else)
 ln -s "$REAL_BIN" scancel
 h=$(d submit --parsable -H --wrap true)
