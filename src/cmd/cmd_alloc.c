@@ -82,6 +82,7 @@ int alloc_open(alloc_t *a, int argc, char **argv, int *first)
     signal(SIGINT, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL); /* (ignored, children would be reaped behind waitpid's back) */
     if (cmd_submit_alloc(argc, argv, hold_script, &a->id, first) || a->id <= 0)
         return 1;
     bool waited = false;
@@ -138,9 +139,12 @@ void alloc_release(alloc_t *a)
         json_decref(job);
         if (over)
             break;
-        if (cu_mono() - t0 >= 10) {
-            json_decref(cu_request(a->conf, json_pack("{s:s,s:[I]}", "type", "cancel", "jobs",
-                                                      (json_int_t)a->id)));
+        if (cu_mono() - t0 >= 10) { /* retried while the controller is away */
+            config_t cfg = {0};
+            if (cu_load_conf(a->conf, &cfg) == 0)
+                json_decref(cu_call_retry(&cfg, json_pack("{s:s,s:[I]}", "type", "cancel",
+                                                          "jobs", (json_int_t)a->id)));
+            config_free(&cfg);
             break;
         }
         if (sent < 0 || cu_mono() - sent >= 1) {
@@ -211,7 +215,7 @@ int alloc_run(alloc_t *a, int (*fn)(void *arg), void *arg)
     bool revoked = false;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid)
+        if (r == pid || (r < 0 && errno != EINTR))
             break;
         int sig = wait_signal(500);
         if (sig == SIGHUP || sig == SIGTERM)

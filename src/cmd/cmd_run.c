@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,12 +143,19 @@ static int stream(client_t *c, bool label, flow_t *f)
  * on its own connection a chunk at a time, each answered once it is in the task's pipe
  * (a task that reads slowly slows the reader, never the cluster). It ends when our
  * input does, or when the task no longer reads. */
-static pid_t pump_stdin(const char *conf, long long job, int step)
+static pid_t pump_stdin(const char *conf, long long job, int step, client_t *step_conn)
 {
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0)
         return pid;
+    /* the step's connection is the parent's alone: when the parent goes, the controller
+     * must see it close (and end the step); we go with the parent */
+    close(client_fd(step_conn));
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(0);
     config_t cfg = {0};
     client_t *c = NULL;
     char err[512];
@@ -171,6 +179,14 @@ static pid_t pump_stdin(const char *conf, long long job, int step)
         int rc = client_call(c, req, &rep, -1, err, sizeof(err));
         json_decref(req);
         json_decref(rep);
+        if (rc < 0 && n > 0) { /* end the task's input all the same, or it waits for more */
+            req = json_pack("{s:s,s:I,s:i,s:b}", "type", "step_input", "job", (json_int_t)job,
+                            "step", step, "eof", 1);
+            rep = NULL;
+            client_call(c, req, &rep, 60, err, sizeof(err));
+            json_decref(req);
+            json_decref(rep);
+        }
         if (rc < 0 || n <= 0 || !enc)
             break; /* the end, or the task reads no more */
     }
@@ -249,10 +265,10 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
             f.written = f.acked = NULL; /* no acknowledgements: the tasks stop after a window */
         }
     }
-    pid_t pump = fwd && f.ntasks > 0 ? pump_stdin(conf, job, f.step) : -1;
+    pid_t pump = fwd && f.ntasks > 0 ? pump_stdin(conf, job, f.step, c) : -1;
     int st = stream(c, label, &f);
     if (pump > 0) { /* its step is over: no more input for it */
-        kill(pump, SIGTERM);
+        kill(pump, SIGKILL);
         while (waitpid(pump, NULL, 0) < 0 && errno == EINTR)
             ;
     }

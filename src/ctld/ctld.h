@@ -464,6 +464,9 @@ json_t *db_steps_of(ctld_t *c, int64_t job);
 /* At start: steps still running when the controller stopped ended with it (their
  * clients' connections did; the node daemons end their tasks): end now, status 255. */
 int db_steps_close_open(ctld_t *c, double now);
+/* The job's highest step number on record (0: none): a restarted controller numbers
+ * the next step after it, never over one in history. */
+int db_steps_max(ctld_t *c, int64_t job);
 
 /* --- update.c --- */
 /* ductile update: m's time (s, 0: none), name, nodes, min_nodes, max_nodes applied to

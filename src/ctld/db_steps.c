@@ -106,3 +106,17 @@ int db_steps_close_open(ctld_t *c, double now)
                 "it (status 255 in history)\n", n, n > 1 ? "s" : "");
     return rc;
 }
+
+int db_steps_max(ctld_t *c, int64_t job)
+{
+    sqlite3_stmt *st = NULL;
+    int max = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT MAX(step) FROM steps WHERE job = ?1", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, job);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            max = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    return max;
+}

@@ -1231,6 +1231,15 @@ void jobs_restore(ctld_t *c, job_t *j)
     c->njobs_live++;
 }
 
+/* A restarted controller numbers a job's next step after those on record. */
+static void restore_step_numbers(int64_t id, void *val, void *arg)
+{
+    job_t *j = val;
+    int max = db_steps_max(arg, id);
+    if (max > j->nsteps)
+        j->nsteps = max;
+}
+
 static void record_lost_resize(int64_t id, void *val, void *arg)
 {
     (void)id;
@@ -1248,6 +1257,7 @@ void jobs_after_restore(ctld_t *c)
 {
     db_steps_close_open(c, ctld_now());
     idmap_foreach(c->jobs, record_lost_resize, c);
+    idmap_foreach(c->jobs, restore_step_numbers, c);
     ckptsvc_after_restore(c);
 }
 

@@ -233,6 +233,10 @@ void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             if (!strcmp(st, "running")) {
                 jobs_send_nodes(c, j);
                 ckptsvc_tell(c, j); /* and its checkpoint agents, which may have changed */
+                /* and its time limit, which ductile update may have changed meanwhile */
+                nodes_send(c, n->index, json_pack("{s:s,s:I,s:i,s:f}", "type", "job_limit",
+                                                  "job", (json_int_t)j->id, "run", j->run,
+                                                  "time_limit", j->time_limit));
             }
         }
         if (!strcmp(st, "ended")) {

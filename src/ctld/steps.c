@@ -30,7 +30,9 @@ typedef struct step {
     bool direct;          /* output goes from the tasks' nodes to the client's node */
     char *noeof;          /* direct: per rank, no end of output will come (lost task) */
     char error[200];      /* the first task lost with its node, for the client */
-    conn_t *input;        /* a step_input waiting for rank 0's node to write it */
+    conn_t *input;        /* who sent the step_input rank 0's node is writing (NULL once
+                           * that connection closed: the write is still in flight) */
+    bool input_busy;      /* a step_input is at the node, not answered yet */
     bool stdin_open;      /* rank 0 reads the client's standard input (run's "stdin") */
     char *name;           /* its command, for history */
     char *nodelist;
@@ -76,6 +78,7 @@ static void step_free(step_t *s)
 /* The last task ended: tell the client (status, and what was lost) and forget it. */
 static void input_answer(step_t *s, const char *error)
 {
+    s->input_busy = false;
     if (!s->input)
         return;
     conn_send_new(s->input, error ? json_pack("{s:b,s:s}", "ok", 0, "error", error)
@@ -444,6 +447,10 @@ void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg)
     step_t **v = steps_snapshot(c, &ns);
     for (size_t k = 0; k < ns; k++) {
         step_t *s = v[k];
+        /* its answer to a step_input may have been lost while it was away: the sender
+         * stops waiting (and ends the input, which the node takes even mid-write) */
+        if (s->input_busy && s->nodes[0] == n->index)
+            input_answer(s, "the node of the step's first task was away: input may be lost");
         for (int r = 0; r < s->ntasks; r++) {
             if (s->done[r] || s->nodes[r] != n->index)
                 continue;
@@ -519,6 +526,10 @@ void steps_input(ctld_t *c, conn_t *conn, const json_t *m)
         fail(conn, err);
         return;
     }
+    if (eof == (data != NULL)) {
+        fail(conn, "give either data or eof");
+        return;
+    }
     step_t *s = idmap_get(c->steps, key(job, (int)step));
     job_t *j = idmap_get(c->jobs, job);
     if (!s || !j || s->done[0] || !s->stdin_open) {
@@ -529,7 +540,7 @@ void steps_input(ctld_t *c, conn_t *conn, const json_t *m)
         fail(conn, "permission denied: not your job");
         return;
     }
-    if (s->input) {
+    if (s->input_busy) { /* (even when its sender has gone: its write is in flight) */
         fail(conn, "one chunk of input at a time: wait for the answer to the last");
         return;
     }
@@ -546,6 +557,7 @@ void steps_input(ctld_t *c, conn_t *conn, const json_t *m)
     if (eof)
         s->stdin_open = false;
     s->input = conn;
+    s->input_busy = true;
 }
 
 void steps_on_input_ack(ctld_t *c, node_t *n, const json_t *msg)

@@ -31,9 +31,10 @@ static int set_time(ctld_t *c, job_t *j, double t, char *err, size_t len)
     fmt_limit(t, b, sizeof(b));
     if (j->state == JS_RUNNING || j->state == JS_RESIZING) {
         /* the batch node enforces it: told first, or nothing changes */
-        json_t *m = json_pack("{s:s,s:I,s:i,s:f}", "type", "job_limit", "job",
-                              (json_int_t)j->id, "run", j->run, "time_limit", t);
-        if (!j->nalloc || nodes_send(c, j->alloc[0], m) < 0) {
+        json_t *m = j->nalloc ? json_pack("{s:s,s:I,s:i,s:f}", "type", "job_limit", "job",
+                                          (json_int_t)j->id, "run", j->run, "time_limit", t)
+                              : NULL;
+        if (!m || nodes_send(c, j->alloc[0], m) < 0) {
             snprintf(err, len, "the node that runs job %lld's script cannot be reached now: "
                      "its time limit is unchanged (try again)", (long long)j->id);
             return -EAGAIN;

@@ -219,6 +219,8 @@ static void on_warn(uv_timer_t *t)
     fprintf(stderr, "ductile-noded %s: job %lld: signal %d, %g s before its time limit\n",
             j->d->name, (long long)j->id, j->warn_sig, j->warn_secs);
     signal_job(j->d, j, j->warn_sig, j->warn_scope);
+    j->warned = true;
+    runs_record(j->d, j);
 }
 
 static void on_walltime(uv_timer_t *t)
@@ -321,7 +323,7 @@ void jobs_arm_limit(noded_t *d, njob_t *j)
         return;
     double left = j->deadline - wall_now();
     uv_timer_start(&j->wall, on_walltime, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
-    if (j->warn_sig) {
+    if (j->warn_sig && !j->warned) { /* once: not again as an adopting daemon starts */
         double in = left - j->warn_secs;
         uv_timer_start(&j->warn, on_warn, in > 0 ? (uint64_t)(in * 1000) : 0, 0);
     }
@@ -703,12 +705,15 @@ void jobs_on_limit(noded_t *d, const json_t *msg)
         return;
     }
     njob_t *j = jobs_find(d, id);
-    if (!j || j->run != run || j->ended || j->killing)
-        return;
+    if (!j || j->run != run || j->ended || j->killing || limit == j->limit)
+        return; /* (the same limit: sent again as the daemon registers) */
     j->limit = limit;
     if (!(j->began > 0))
         return; /* not started (it arms the limit when it does), or not here */
     j->deadline = limit > 0 ? j->began + limit : 0;
+    /* warned already: again only if the new limit leaves its warning time to come */
+    if (j->warned && j->deadline > 0 && j->deadline - j->warn_secs > wall_now())
+        j->warned = false;
     fprintf(stderr, "ductile-noded %s: job %lld: time limit now %g s\n", d->name, (long long)id,
             limit);
     runs_record(d, j);

@@ -53,6 +53,7 @@ typedef struct njob {
     uv_timer_t warn;         /* submit --signal=SIG@SECS: that long before its time limit */
     int warn_sig, warn_scope;
     double warn_secs;
+    bool warned;             /* its warning was sent (kept in its run record) */
     uv_timer_t kill;         /* KillWait after SIGTERM, then polling until all gone;
                               * for an adopted job, polling for its end */
     int timers_open;

@@ -59,8 +59,8 @@ int runs_record(noded_t *d, const njob_t *j)
     if (r && launch_shepherded(j->proc))
         json_object_set_new(r, "shepherd", json_true());
     if (r && j->warn_sig) /* submit --signal, kept for a daemon that adopts the job */
-        json_object_set_new(r, "warn", json_pack("[i,f,i]", j->warn_sig, j->warn_secs,
-                                                 j->warn_scope));
+        json_object_set_new(r, "warn", json_pack("[i,f,i,b]", j->warn_sig, j->warn_secs,
+                                                 j->warn_scope, j->warned));
     /* Written whole then renamed: a daemon killed mid-write leaves the old record or
      * the new one, never half of one. */
     int rc = r && json_dump_file(r, tmp, JSON_COMPACT) == 0 && rename(tmp, path) == 0 ? 0 : -EIO;
@@ -172,6 +172,7 @@ static void recover_one(noded_t *d, const char *path)
             j->warn_sig = sig;
             j->warn_secs = secs;
             j->warn_scope = scope;
+            j->warned = json_is_true(json_array_get(w, 3));
             jobs_arm_limit(d, j);
         }
     }

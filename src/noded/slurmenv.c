@@ -58,8 +58,9 @@ int slurmenv_step(const noded_t *d, int64_t job, int step, int rank, char kv[][S
     int n = 0;
     snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_JOB_ID=%lld", (long long)job);
     snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_JOBID=%lld", (long long)job);
-    snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_STEP_ID=%d", step);
-    snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_STEPID=%d", step);
+    /* Slurm counts a job's steps from 0 (history shows step 1 as 12.0) */
+    snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_STEP_ID=%d", step - 1);
+    snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_STEPID=%d", step - 1);
     snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_PROCID=%d", rank);
     snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURMD_NODENAME=%s", d->name);
     return n;

@@ -39,6 +39,7 @@ struct task {
     launch_proc_t *proc;
     outpipe_t out[2];
     outpipe_t in;      /* its standard input, written from the client's (rank 0) */
+    bool in_writing;   /* a step_input is being written into it (one at a time) */
     bool reaped, reported;
     int kind, code;
     int handles_open;
@@ -95,6 +96,7 @@ static void close_out(outpipe_t *o)
 typedef struct inreq {
     uv_write_t req;
     noded_t *d;
+    task_t *t; /* alive until the write's callback: its pipe is closed before it is freed */
     int64_t job;
     int step;
     char *buf;
@@ -112,6 +114,7 @@ static void send_input_ack(noded_t *d, int64_t job, int step, const char *error)
 static void on_input_written(uv_write_t *req, int status)
 {
     inreq_t *r = (inreq_t *)req;
+    r->t->in_writing = false;
     send_input_ack(r->d, r->job, r->step,
                    status < 0 ? "the task no longer reads its standard input" : NULL);
     free(r->buf);
@@ -129,19 +132,26 @@ static int open_input(noded_t *d, task_t *t, uid_t uid, gid_t gid)
              t->step, t->rank);
     if (mkfifo(o->path, 0600) < 0 && errno != EEXIST)
         return -errno;
-    if (geteuid() == 0 && chown(o->path, uid, gid) < 0)
-        return -errno;
+    if (geteuid() == 0 && chown(o->path, uid, gid) < 0) {
+        int e = errno;
+        unlink(o->path);
+        return -e;
+    }
     int fd = open(o->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) {
+        int e = errno;
+        unlink(o->path);
+        return -e;
+    }
     uv_pipe_init(d->loop, &o->pipe, 0);
     o->pipe.data = o;
+    o->open = true; /* closed by close_out, which unlinks it, whatever follows */
+    t->handles_open++;
     if (uv_pipe_open(&o->pipe, fd) < 0) {
         close(fd);
+        close_out(o);
         return -EIO;
     }
-    o->open = true;
-    t->handles_open++;
     return 0;
 }
 
@@ -160,13 +170,19 @@ void steps_on_input(noded_t *d, const json_t *msg)
         return;
     }
     if (json_is_true(json_object_get(msg, "eof"))) {
-        close_out(&t->in); /* the task reads its end once the data before it is read */
+        /* the task reads its end once the data before it is read (a write still under
+         * way is cancelled: its sender gave up on it) */
+        close_out(&t->in);
         send_input_ack(d, job, (int)step, NULL);
+        return;
+    }
+    if (t->in_writing) { /* the controller sends one at a time: a repeat, not queued */
+        send_input_ack(d, job, (int)step, "one chunk of input at a time");
         return;
     }
     const char *data = json_string_value(json_object_get(msg, "data"));
     size_t len = data ? strlen(data) : 0;
-    inreq_t *r = calloc(1, sizeof(*r));
+    inreq_t *r = data ? calloc(1, sizeof(*r)) : NULL;
     char *buf = r && len <= (1u << 20) ? malloc(len / 4 * 3 + 3) : NULL;
     long n = buf ? b64_decode(data, buf) : -1;
     if (n < 0) {
@@ -175,13 +191,15 @@ void steps_on_input(noded_t *d, const json_t *msg)
         send_input_ack(d, job, (int)step, "bad input data");
         return;
     }
-    *r = (inreq_t){.d = d, .job = job, .step = (int)step, .buf = buf};
+    *r = (inreq_t){.d = d, .t = t, .job = job, .step = (int)step, .buf = buf};
     uv_buf_t b = uv_buf_init(buf, (unsigned)n);
     if (uv_write(&r->req, (uv_stream_t *)&t->in.pipe, &b, 1, on_input_written) < 0) {
         free(buf);
         free(r);
         send_input_ack(d, job, (int)step, "the task no longer reads its standard input");
+        return;
     }
+    t->in_writing = true;
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)

@@ -209,8 +209,11 @@ int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, dou
     sjob_t probe;
     memset(&probe, 0, sizeof(probe));
     job_init(&probe, &v);
-    *size = core_min_start(&probe, false);
-    return core_will_run(s, &probe, ahead, start);
+    int avail = 0;
+    rc = core_will_run(s, &probe, ahead, start, &avail);
+    int fit = rc == 1 ? core_fit(&probe, avail, false) : 0; /* a moldable job: up to max */
+    *size = fit > 0 ? fit : core_min_start(&probe, false);
+    return rc;
 }
 
 static sjob_t *new_job(sched_t *s, const sched_jobspec_t *spec)

@@ -441,7 +441,7 @@ static void prof_ends(const sched_t *s, profile_t *p)
     free(v);
 }
 
-int core_will_run(const sched_t *s, const sjob_t *probe, int ahead, double *start)
+int core_will_run(const sched_t *s, const sjob_t *probe, int ahead, double *start, int *avail)
 {
     int need = core_min_start(probe, false);
     *start = -1;
@@ -464,6 +464,7 @@ int core_will_run(const sched_t *s, const sjob_t *probe, int ahead, double *star
     }
     int i = prof_find(&p, need, core_walltime_at(probe, need), &minfree);
     *start = i < 0 ? -1 : p.t[i];
+    *avail = i < 0 ? 0 : minfree;
     free(p.t);
     free(p.f);
     return i < 0 ? 0 : 1;

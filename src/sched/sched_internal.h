@@ -236,8 +236,9 @@ void core_easy_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan
 void core_pass_conservative(sched_t *s, int depth);
 /* When probe (not in the engine) could start after the first `ahead` waiting jobs, each
  * placed at its earliest slot by the estimates: 1 and *start, or 0 (*start -1) when no
- * slot is known (nodes held for good by jobs without a time limit, or too few up). */
-int core_will_run(const sched_t *s, const sjob_t *probe, int ahead, double *start);
+ * slot is known (nodes held for good by jobs without a time limit, or too few up);
+ * *avail: the nodes free all through that slot (a moldable job takes up to them). */
+int core_will_run(const sched_t *s, const sjob_t *probe, int ahead, double *start, int *avail);
 #define SCHED_PARAM_DEPTH                                                                      \
     {"depth", 1000, 0, 1e9,                                                                    \
      "reservations for this many waiting jobs at most (0: every one); later jobs start only "  \

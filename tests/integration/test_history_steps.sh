@@ -60,6 +60,12 @@ restart_ctld
 wait_for 20 d queue > /dev/null || fail "the controller did not come back"
 step_is "$r.0|FAILED|255:0|" || fail "the step after a restart: $(d history "$r" --running --steps)"
 wait "$client" 2> /dev/null || true
+# the next step is numbered after it, not over it (once the job's node is back)
+rn=$(field "$r" NodeList)
+wait_for 20 sh -c "\"$BIN\" nodes | grep -q '^$rn .*alloc'" || fail "$rn: $(d nodes)"
+DUCTILE_JOB_ID=$r "$BIN" run true || fail "a step after the restart"
+step_is "$r.1|COMPLETED|0:0|" && step_is "$r.0|FAILED|255:0|" ||
+  fail "steps after a restart: $(d history "$r" --running --steps)"
 rm go
 expect_state "$r" CD
 echo ok

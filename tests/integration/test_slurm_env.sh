@@ -34,7 +34,7 @@ for want in "SLURM_JOB_ID=$j" "SLURM_JOBID=$j" "SLURM_JOB_NAME=slurmy" "SLURM_JO
   grep -qxF "$want" "$o" || fail "no $want in the job: $(cat "$o")"
 done
 grep -qxF "hosts=$(d hostnames "$nl" | tr '\n' ' ')" "$o" || fail "hostnames: $(grep hosts= "$o")"
-[ "$(grep -c "^task [01] of step 1 on n[0-9]* job $j$" "$o")" = 2 ] ||
+[ "$(grep -c "^task [01] of step 0 on n[0-9]* job $j$" "$o")" = 2 ] ||
   fail "the step's tasks: $(grep '^task' "$o")"
 grep -q "^task 0 " "$o" && grep -q "^task 1 " "$o" || fail "SLURM_PROCID: $(grep '^task' "$o")"
 

@@ -271,6 +271,11 @@ static void will_run_probe(void **state)
     assert_true(start == 150); /* after job 2 */
     assert_int_equal(sched_will_run(s, &p, 0, &start, &size, err, sizeof(err)), 1);
     assert_true(start == 0); /* no waiting job considered: beside job 1 */
+    sched_jobspec_t m = {.id = 98, .type = SCHED_MOLDABLE, .nodes = 4, .min_nodes = 1,
+                         .max_nodes = 4, .walltime = 10};
+    assert_int_equal(sched_will_run(s, &m, 100, &start, &size, err, sizeof(err)), 1);
+    assert_true(start == 0);
+    assert_int_equal(size, 2); /* a moldable job takes the 2 nodes free, not its minimum */
     p.walltime = 0;
     assert_int_equal(sched_will_run(s, &p, 100, &start, &size, err, sizeof(err)), 1);
     assert_true(start == 150);
