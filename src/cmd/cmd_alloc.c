@@ -34,9 +34,10 @@ static json_t *job_now(const alloc_t *a)
     char err[512];
     client_t *c = NULL;
     json_t *rep = NULL;
+    json_t *req = json_pack("{s:s,s:I}", "type", "show", "job", (json_int_t)a->id);
     if (cu_open(&cfg, &c, err, sizeof(err)) == 0)
-        client_call(c, json_pack("{s:s,s:I}", "type", "show", "job", (json_int_t)a->id), &rep, 30,
-                    err, sizeof(err));
+        client_call(c, req, &rep, 30, err, sizeof(err)); /* (req stays ours) */
+    json_decref(req);
     client_close(c);
     config_free(&cfg);
     json_t *job = rep ? json_incref(json_object_get(rep, "job")) : NULL;

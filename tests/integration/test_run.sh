@@ -72,5 +72,24 @@ DUCTILE_JOB_ID=$j "$BIN" run -N 1 sh -c "cat > $T/out.bin" < in.bin || fail "bin
 cmp in.bin out.bin || fail "the task read other bytes than run was given"
 seq 1 1000000 > big.txt
 DUCTILE_JOB_ID=$j "$BIN" run -N 1 true < big.txt || fail "a task that reads nothing"
+# a step_input with neither data nor its end is refused (the node daemon died of one)
+mkfifo feed
+DUCTILE_JOB_ID=$j "$BIN" run -N 1 cat < feed > fed.out &
+reader=$!
+exec 7> feed # (the step's input stays open)
+step_on() { d history "$j" --running --steps --parsable --noheader --format JobID,JobName,State | grep "|cat|RUNNING|" | cut -d'|' -f1; }
+has_step() { [ -n "$(step_on)" ]; }
+wait_for 20 has_step || fail "no cat step: $(d history "$j" --running --steps)"
+s=$(step_on); s=$((${s#*.} + 1)) # history's 12.3 is step 4
+printf '{"type":"step_input","job":%s,"step":%s}' "$j" "$s" > bad.json
+out=$(on ctl "${GARBAGE:?set by ctest}" unix "$(ctl_sock)" request bad.json)
+grep -q "give either data or eof" <<< "$out" || fail "step_input without data: $out"
+echo after > /dev/fd/7
+exec 7>&-
+wait "$reader" || fail "the step after a bad step_input"
+[ "$(cat fed.out)" = after ] || fail "the step's input: $(cat fed.out)"
+for f in "$T"/c/noded-*.pid; do
+  kill -0 "$(cat "$f")" || fail "a node daemon died ($f)"
+done
 d cancel "$j"
 echo ok
