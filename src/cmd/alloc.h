@@ -15,7 +15,8 @@ typedef struct alloc {
 
 /* Submits the allocation (argv as ductile submit's options, argv[0] the command's
  * name; *first: where the words after the options begin) and waits until it runs:
- * 0, or 1 once the error is printed (a wait given up with Ctrl-C cancels the job).
+ * 0, or 1 once the error is printed, or 128 + the signal that gave up the wait (130:
+ * Ctrl-C), which cancels the job.
  * Leaves SIGCHLD, SIGINT, SIGHUP and SIGTERM blocked. */
 int alloc_open(alloc_t *a, int argc, char **argv, int *first);
 /* Ends the job, COMPLETED. */

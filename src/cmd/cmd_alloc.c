@@ -118,7 +118,7 @@ int alloc_open(alloc_t *a, int argc, char **argv, int *first)
             fprintf(stderr, "ductile: giving up: cancelling job %lld\n", (long long)a->id);
             json_decref(cu_request(a->conf, json_pack("{s:s,s:[I]}", "type", "cancel", "jobs",
                                                       (json_int_t)a->id)));
-            return 1;
+            return 128 + sig; /* as a shell reports a command ended by it (130: Ctrl-C) */
         }
     }
 }
@@ -258,10 +258,11 @@ int cmd_alloc(int argc, char **argv)
         }
     alloc_t a = {0};
     int first = argc;
-    if (alloc_open(&a, argc, argv, &first)) {
+    int rc = alloc_open(&a, argc, argv, &first);
+    if (rc) {
         free(a.nodelist);
         free(a.name);
-        return 1;
+        return rc;
     }
     char *shell[] = {getenv("SHELL") && *getenv("SHELL") ? getenv("SHELL") : "/bin/sh", NULL};
     int st = alloc_run(&a, exec_command, first < argc ? argv + first : shell);

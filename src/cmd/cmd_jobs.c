@@ -898,6 +898,12 @@ static int parse_since(const char *s, double *out)
 {
     double d;
     long v;
+    if (!strcasecmp(s, "now")) { /* sacct -E now: to the microsecond (ends are) */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        *out = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+        return 0;
+    }
     if (strparse_long(s, 0, LONG_MAX, &v) == 0) {
         *out = (double)v;
         return 0;
@@ -931,6 +937,8 @@ static json_t *with_steps(const json_t *jobs)
             int st = (int)json_integer_value(json_object_get(s, "status"));
             double start = cu_num(s, "start"), end = cu_num(s, "end");
             bool killed = st > 128 && st <= 128 + 64; /* 128 + N: signal N (255: lost) */
+            /* ended by SIGTERM or SIGKILL, as a cancel or a time limit ends it */
+            bool stopped = st == 128 + SIGTERM || st == 128 + SIGKILL;
             char id[96];
             if (step == 0)
                 snprintf(id, sizeof(id), "%s.batch", label ? label : "?");
@@ -939,8 +947,9 @@ static json_t *with_steps(const json_t *jobs)
             json_t *r = json_pack(
                 "{s:s,s:O,s:O,s:O,s:s,s:s,s:O,s:f,s:f,s:f,s:i,s:i}", "step_label", id, "id",
                 json_object_get(j, "id"), "name", json_object_get(s, "name"), "user",
-                json_object_get(j, "user"), "state", end > 0 ? (st ? "F" : "CD") : "R",
-                "state_name", end > 0 ? (st ? "FAILED" : "COMPLETED") : "RUNNING", "nodelist",
+                json_object_get(j, "user"), "state", end > 0 ? (stopped ? "CA" : st ? "F" : "CD") : "R",
+                "state_name", end > 0 ? (stopped ? "CANCELLED" : st ? "FAILED" : "COMPLETED")
+                                      : "RUNNING", "nodelist",
                 json_object_get(s, "nodelist"), "start", start, "end", end, "elapsed",
                 (end > 0 ? end : (double)time(NULL)) - start, "exit_code", killed ? 0 : st,
                 "signal", killed ? st - 128 : 0);

@@ -321,10 +321,11 @@ static int run_in_own_allocation(own_t *o, long nodes, const char *time, const c
     av[ac] = NULL;
     alloc_t a = {.quiet = true};
     int first;
-    if (alloc_open(&a, ac, av, &first)) {
+    int rc = alloc_open(&a, ac, av, &first);
+    if (rc) {
         free(a.nodelist);
         free(a.name);
-        return 1;
+        return rc;
     }
     o->job = a.id;
     int st = alloc_run(&a, own_step, o);

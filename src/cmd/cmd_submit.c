@@ -777,14 +777,18 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
         usage();
         return 0;
     }
-    if (fixed && (pre.wrap || pre.array || pre.test_only || pre.hold || pre.depend || pre.begin))
+    if (fixed && (pre.wrap || pre.array || pre.test_only || pre.hold || pre.depend ||
+                  pre.begin || pre.out || pre.err || pre.parsable))
         return cmd_fail("%s is not for an interactive allocation (submit a batch job)",
-                        pre.wrap      ? "--wrap"
-                        : pre.array   ? "--array"
+                        pre.wrap        ? "--wrap"
+                        : pre.array     ? "--array"
                         : pre.test_only ? "--test-only"
-                        : pre.hold    ? "--hold"
-                        : pre.depend  ? "--dependency"
-                                      : "--begin");
+                        : pre.hold      ? "--hold"
+                        : pre.depend    ? "--dependency"
+                        : pre.begin     ? "--begin"
+                        : pre.out       ? "--output (the command's output is yours)"
+                        : pre.err       ? "--error (the command's output is yours)"
+                                        : "--parsable");
     if (first_out)
         *first_out = first;
     const char *script_path = fixed ? NULL : first < argc ? argv[first] : NULL;

@@ -189,7 +189,10 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
     }
     job_t *j = idmap_get(c->jobs, id);
     if (!j || (j->state != JS_RUNNING && j->state != JS_RESIZING)) {
-        snprintf(err, sizeof(err), "job %lld is not running", (long long)id);
+        job_t *done = j ? NULL : db_job_find_finished(c, id);
+        snprintf(err, sizeof(err), j || done ? "job %lld is not running" : "job %lld does not exist",
+                 (long long)id);
+        job_free(done);
         fail(conn, err);
         return;
     }
@@ -225,8 +228,8 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
         int want = n > 0 && n < j->nalloc ? (int)n : j->nalloc;
         if (n > j->nalloc) {
             free(nodes);
-            snprintf(err, sizeof(err), "job %lld has %d nodes, not %lld", (long long)id,
-                     j->nalloc, (long long)n);
+            snprintf(err, sizeof(err), "job %lld has %d node%s, not %lld", (long long)id,
+                     j->nalloc, j->nalloc == 1 ? "" : "s", (long long)n);
             fail(conn, err);
             return;
         }

@@ -10,12 +10,18 @@
 #include "ctld.h"
 #include "strparse.h"
 
+/* As the commands print a time limit: [D-]H:MM:SS, or UNLIMITED */
 static void fmt_limit(double t, char *buf, size_t len)
 {
-    if (!(t > 0))
-        snprintf(buf, len, "none");
+    if (!(t > 0)) {
+        snprintf(buf, len, "UNLIMITED");
+        return;
+    }
+    long long x = (long long)(t + 0.5), d = x / 86400;
+    if (d)
+        snprintf(buf, len, "%lld-%02lld:%02lld:%02lld", d, x % 86400 / 3600, x % 3600 / 60, x % 60);
     else
-        snprintf(buf, len, "%.0f s", t);
+        snprintf(buf, len, "%lld:%02lld:%02lld", x / 3600, x % 3600 / 60, x % 60);
 }
 
 /* Raising a limit: a larger one, or none at all. */
@@ -142,7 +148,9 @@ int jobs_update(ctld_t *c, job_t *j, const json_t *m, bool op, char *err, size_t
         }
         free(j->name);
         j->name = n;
-        db_job_event(c, j->id, ctld_now(), "update", 0, 0, NULL, 0, "name");
+        char what[160];
+        snprintf(what, sizeof(what), "name %s", name);
+        db_job_event(c, j->id, ctld_now(), "update", j->nalloc, j->nalloc, NULL, 0, what);
     }
     db_job_save(c, j);
     jobs_want_schedule(c);

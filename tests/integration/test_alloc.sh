@@ -36,6 +36,8 @@ out=$(on login ./srun -N 2 -l -t 5 sh -c 'echo $SLURM_JOB_NUM_NODES; exit 4' 2> 
 [ "$rc" = 4 ] || fail "srun's exit status $rc, not 4: $(cat srun.err)"
 [ "$(sort <<< "$out" | tr '\n' ' ')" = "0: 2 1: 2 " ] || fail "srun outside a job: $out"
 refused "no command given" d run -N 1
+refused "not for an interactive allocation" d alloc -o x.out true
+[ ! -e x.out ] || fail "a refused alloc made its output file"
 refused "outside a job there is none" d run --node n1 true
 
 # --- waiting for busy nodes: Ctrl-C gives up and cancels the job
@@ -47,7 +49,8 @@ apid=$!
 wait_for 20 grep -q "queued, waiting" wait.err || fail "alloc did not say it waits: $(cat wait.err)"
 w=$(sed -n 's/.*job \([0-9]*\) queued.*/\1/p' wait.err)
 kill -INT "$apid"
-wait "$apid" && fail "alloc given up exited 0"
+wait "$apid" && rc=0 || rc=$?
+[ "$rc" = 130 ] || fail "alloc given up with Ctrl-C exited $rc, not 130"
 grep -q "cancelling job $w" wait.err || fail "alloc given up said: $(cat wait.err)"
 expect_state "$w" CA
 rm busy

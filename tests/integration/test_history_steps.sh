@@ -48,6 +48,8 @@ grep -qx "$r|RUNNING|" sacct.txt && grep -qx "$j.batch|COMPLETED|" sacct.txt ||
   fail "sacct: $(cat sacct.txt)"
 on login ./sacct -X -P -n -j "$j" --format JobID > x.txt
 [ "$(cat x.txt)" = "$j|" ] || fail "sacct -X: $(cat x.txt)"
+on login ./sacct -X -P -n -j "$j" -E now --format JobID > e.txt || fail "sacct -E now"
+[ "$(cat e.txt)" = "$j|" ] || fail "sacct -E now: $(cat e.txt)"
 # a step running when the controller stops ends with it: not RUNNING in history forever
 DUCTILE_JOB_ID=$r "$BIN" run sleep 60 > /dev/null 2>&1 &
 client=$!
