@@ -104,6 +104,9 @@ int cmd_update(int argc, char **argv)
         double t = cu_num(job, "time_limit");
         if (t > 0)
             cu_fmt_duration(t, tl, sizeof(tl));
+        long long el = (long long)json_integer_value(json_object_get(rep, "elements"));
+        if (el > 1)
+            printf("Array %s updated (%lld elements); its first: ", argv[optind], el);
         printf("Job %s updated: name %s, %lld node%s, time limit %s\n", argv[optind],
                cu_str(job, "name"), (long long)json_integer_value(json_object_get(job, "nodes")),
                json_integer_value(json_object_get(job, "nodes")) == 1 ? "" : "s", tl);

@@ -326,6 +326,9 @@ job_t *db_job_find_finished(ctld_t *c, int64_t id);
 int db_array_element(ctld_t *c, int64_t array, int task, int64_t *id);
 /* The elements of an array as recorded: how many are live, ended COMPLETED, ended
  * otherwise, have started. 0 or -EIO. */
+/* The ids of every element of an array (array: its first element's id), in order;
+ * empty when it is none. */
+json_t *db_array_members(ctld_t *c, int64_t array);
 int db_array_states(ctld_t *c, int64_t array, int *live, int *ok, int *failed, int *started);
 /* A job's state as recorded: 1, 0 (no such job) or -EIO. */
 int db_job_final(ctld_t *c, int64_t id, jstate_t *state);

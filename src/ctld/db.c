@@ -1326,6 +1326,20 @@ int db_array_states(ctld_t *c, int64_t array, int *live, int *ok, int *failed, i
     return rc;
 }
 
+json_t *db_array_members(ctld_t *c, int64_t array)
+{
+    json_t *out = json_array();
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "SELECT id FROM jobs WHERE array_id = ?1 ORDER BY id", -1, &st,
+                           NULL))
+        return out;
+    sqlite3_bind_int64(st, 1, array);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        json_array_append_new(out, json_integer(sqlite3_column_int64(st, 0)));
+    sqlite3_finalize(st);
+    return out;
+}
+
 int db_job_final(ctld_t *c, int64_t id, jstate_t *state)
 {
     sqlite3_stmt *st;

@@ -107,7 +107,17 @@ void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
     if (ids) { /* those jobs (the finished ones among them), with the same filters */
         size_t k;
         json_t *v;
+        json_t *named = json_array(); /* an array's id: every element of it, as sacct */
         json_array_foreach(ids, k, v)
+        {
+            json_t *all = json_is_integer(v) ? db_array_members(c, json_integer_value(v)) : NULL;
+            if (json_array_size(all))
+                json_array_extend(named, all);
+            else
+                json_array_append(named, v);
+            json_decref(all);
+        }
+        json_array_foreach(named, k, v)
         {
             int64_t id;
             if (arrays_resolve(c, v, &id) < 0)
@@ -124,6 +134,7 @@ void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
                 json_array_append_new(arr, history_json(c, j));
             job_free(j);
         }
+        json_decref(named);
         add_usage(c, arr, steps);
         rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
         return;

@@ -673,17 +673,45 @@ static bool may_modify(ctld_t *c, conn_t *conn, const job_t *j)
 
 static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m);
 
+static json_t *expand_refs(ctld_t *c, const json_t *refs, json_t *results);
+
+/* An array's id updates every element of it that has not ended, as scontrol does; an
+ * element that cannot take the change stops the request there (the reply names it). */
 static void do_update(ctld_t *c, conn_t *conn, const json_t *m)
 {
     job_t *j = lookup_modifiable(c, conn, m);
     if (!j)
         return;
-    char err[256];
-    if (jobs_update(c, j, m, is_operator(c, conn), err, sizeof(err)) < 0) {
-        rpc_fail(c, conn, err);
+    char err[256], msg[320];
+    json_t *refs = json_pack("[O]", json_object_get(m, "job")), *res = json_array();
+    json_t *ids = refs && res ? expand_refs(c, refs, res) : NULL;
+    json_decref(refs);
+    json_decref(res);
+    if (!ids) {
+        rpc_fail(c, conn, "out of memory");
         return;
     }
-    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "job", job_to_json(c, j, false)));
+    size_t k, n = json_array_size(ids);
+    json_t *v;
+    json_array_foreach(ids, k, v)
+    {
+        job_t *e = k == 0 ? j : idmap_get(c->jobs, json_integer_value(v));
+        if (!e)
+            continue;
+        if (jobs_update(c, e, m, is_operator(c, conn), err, sizeof(err)) < 0) {
+            if (n > 1)
+                snprintf(msg, sizeof(msg), "element %d of array %lld (%zu of %zu updated): %s",
+                         e->array_task, (long long)j->id, k, n, err);
+            rpc_fail(c, conn, n > 1 ? msg : err);
+            json_decref(ids);
+            return;
+        }
+    }
+    json_decref(ids);
+    json_t *rep = json_pack("{s:b,s:o}", "ok", 1, "job", job_to_json(c, j, false));
+    if (rep && n > 1)
+        json_object_set_new(rep, "elements", json_integer((json_int_t)n));
+    rpc_reply(c, conn, rep);
 }
 
 /* A live job's checkpoint agents and their key, for its owner or an operator

@@ -51,6 +51,21 @@ expect_state "$h" CA
 [ "$(state "$p")" = PD ] || fail "scancel --me cancelled nobody's job $p" # (synchronous)
 d cancel "$p" > /dev/null
 
+# --- an array's id: every element, as scontrol and sacct take it
+a=$(d submit --parsable -H -a 1-3 -t 10 --wrap true)
+d update "$a" -t 4 > out.txt || fail "update of an array"
+grep -q "Array $a updated (3 elements)" out.txt || fail "update of an array said: $(cat out.txt)"
+for e in 1 2 3; do
+  [ "$(field "${a}_$e" TimeLimit)" = 4:00 ] || fail "element $e: $(field "${a}_$e" TimeLimit)"
+done
+d update "${a}_2" -t 3 > /dev/null
+[ "$(field "${a}_2" TimeLimit)" = 3:00 ] && [ "$(field "${a}_3" TimeLimit)" = 4:00 ] ||
+  fail "an element's update"
+d cancel "$a" > /dev/null
+ln -s "$REAL_BIN" sacct
+[ "$(on login ./sacct -X -P -n -j "$a" --format JobID | tr '\n' ' ')" = "${a}_1| ${a}_2| ${a}_3| " ] ||
+  fail "sacct -j ARRAY: $(on login ./sacct -X -P -n -j "$a" --format JobID)"
+
 # --- a running job's limit lowered: it times out by the new one
 j=$(d submit --parsable -t 10 --wrap 'sleep 300')
 expect_state "$j" R
