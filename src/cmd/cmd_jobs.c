@@ -982,11 +982,13 @@ int cmd_history(int argc, char **argv)
     static const spec_t sp = {"history", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
                                              OPT(O_SINCE) | OPT(O_UNTIL) | OPT(O_LIMIT) |
                                              OPT(O_FORMAT) | OPT(O_PARSABLE) |
-                                             OPT(O_NOHEADER) | OPT(O_STEPS) | OPT(O_RUNNING),
+                                             OPT(O_NOHEADER) | OPT(O_STEPS) | OPT(O_RUNNING) |
+                                             OPT(O_SORT),
                               0, -1,
                               "ductile history [JOB...] [-u|--user U] [-t|--state CD|F|CA|TO|NF] "
                               "[--since T] [--until T] [--limit N] [--format F1,F2...] "
-                              "[--parsable] [--noheader] [--steps] [--running] [--json]  (T: 2h, "
+                              "[--parsable] [--noheader] [--steps] [--running] [--sort KEYS] "
+                              "[--json]  (T: 2h, "
                               "2026-11-28[T14:30], UNIXTIME)"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)
@@ -1031,7 +1033,12 @@ int cmd_history(int argc, char **argv)
         json_decref(rep);
         return 0;
     }
-    listing_ctx_t x = {LISTING_HISTORY, "history: --format", NULL, 0};
+    listing_ctx_t x = {LISTING_HISTORY, "history: --sort", NULL, 0};
+    if (o.sort && listing_sort(&x, jobs, o.sort)) {
+        json_decref(rep);
+        return 1;
+    }
+    x.what = "history: --format";
     listing_t *l = o.format || o.parsable
                        ? listing_parse(&x, o.format ? o.format : HISTORY_PARSABLE)
                        : listing_layout(&x, history_cols,

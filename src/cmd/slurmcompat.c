@@ -234,7 +234,8 @@ static int sacct(int argc, char **argv)
 {
     argv_b a = {0};
     add(&a, "history");
-    add(&a, "--running"); /* as sacct: jobs that have not ended too */
+    add(&a, "--running"); /* as sacct: jobs that have not ended too, */
+    add(&a, "--sort"), add(&a, "JobIDRaw"); /* in the order of their ids */
     bool steps = true;
     for (int k = 1; k < argc; k++) {
         const char *w = argv[k], *v;

@@ -46,6 +46,8 @@ d history --running --parsable --noheader --format JobID,State | grep -qx "$r|RU
 on login ./sacct -P -n --format JobID,State > sacct.txt || fail "sacct"
 grep -qx "$r|RUNNING|" sacct.txt && grep -qx "$j.batch|COMPLETED|" sacct.txt ||
   fail "sacct: $(cat sacct.txt)"
+ids=$(awk -F'|' '$1 !~ /\./ {print $1}' sacct.txt)
+[ "$ids" = "$(sort -n <<< "$ids")" ] || fail "sacct's jobs not in the order of their ids: $ids"
 on login ./sacct -X -P -n -j "$j" --format JobID > x.txt
 [ "$(cat x.txt)" = "$j|" ] || fail "sacct -X: $(cat x.txt)"
 on login ./sacct -X -P -n -j "$j" -E now --format JobID > e.txt || fail "sacct -E now"
