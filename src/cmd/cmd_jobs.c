@@ -434,17 +434,23 @@ int cmd_show(int argc, char **argv)
     if (json_object_get(j, "begin"))
         print_time("BeginTime", cu_num(j, "begin"));
     printf("%-14s %s\n", "Type", cu_str(j, "type"));
-    printf("%-14s %lld (requested %lld, min %lld, max %lld, constraint %s)\n", "Nodes",
-           (long long)json_integer_value(json_object_get(j, "nodes")),
-           (long long)json_integer_value(json_object_get(j, "requested_nodes")),
-           (long long)json_integer_value(json_object_get(j, "min_nodes")),
-           (long long)json_integer_value(json_object_get(j, "max_nodes")), cu_str(j, "constraint"));
+    long long mn = (long long)json_integer_value(json_object_get(j, "min_nodes")),
+              mx = (long long)json_integer_value(json_object_get(j, "max_nodes"));
+    if (mn || mx) /* a range: moldable, malleable or evolving */
+        printf("%-14s %lld (requested %lld, min %lld, max %lld, constraint %s)\n", "Nodes",
+               (long long)json_integer_value(json_object_get(j, "nodes")),
+               (long long)json_integer_value(json_object_get(j, "requested_nodes")), mn, mx,
+               cu_str(j, "constraint"));
+    else
+        printf("%-14s %lld (requested %lld)\n", "Nodes",
+               (long long)json_integer_value(json_object_get(j, "nodes")),
+               (long long)json_integer_value(json_object_get(j, "requested_nodes")));
     print_text("NodeList", j, "nodelist");
     print_resize(j, id);
     if (json_object_get(j, "mtct"))
         printf("%-14s %.3f (MPI time / wall time, reported by the job)\n", "MTCT", cu_num(j, "mtct"));
     cu_fmt_duration(cu_num(j, "time_limit"), t, sizeof(t));
-    printf("%-14s %s\n", "TimeLimit", cu_num(j, "time_limit") > 0 ? t : "none");
+    printf("%-14s %s\n", "TimeLimit", cu_num(j, "time_limit") > 0 ? t : "UNLIMITED");
     print_time("SubmitTime", cu_num(j, "submit"));
     print_time("StartTime", cu_num(j, "start"));
     print_time("EndTime", cu_num(j, "end"));

@@ -44,7 +44,7 @@ j=$(submit indent.sh) || fail "an indented #SBATCH was read"
 
 # --- Slurm's time formats, UNLIMITED; node ranges
 for t in 5=5:00 10:30=10:30 1:02:03=1:02:03 2-3=2-03:00:00 2-3:04=2-03:04:00 \
-         2-3:04:05=2-03:04:05 UNLIMITED=none unlimited=none INFINITE=none; do
+         2-3:04:05=2-03:04:05 UNLIMITED=UNLIMITED unlimited=UNLIMITED INFINITE=UNLIMITED; do
   j=$(submit -t "${t%%=*}" --wrap true)
   [ "$(field "$j" TimeLimit)" = "${t#*=}" ] || fail "-t ${t%%=*}: $(field "$j" TimeLimit), not ${t#*=}"
 done
