@@ -682,7 +682,7 @@ static void do_update(ctld_t *c, conn_t *conn, const json_t *m)
     job_t *j = lookup_modifiable(c, conn, m);
     if (!j)
         return;
-    char err[256], msg[320];
+    char err[256], msg[400];
     json_t *refs = json_pack("[O]", json_object_get(m, "job")), *res = json_array();
     json_t *ids = refs && res ? expand_refs(c, refs, res) : NULL;
     json_decref(refs);
