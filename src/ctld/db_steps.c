@@ -90,10 +90,21 @@ json_t *db_steps_of(ctld_t *c, int64_t job)
 int db_steps_close_open(ctld_t *c, double now)
 {
     sqlite3_stmt *st = NULL;
+    /* nothing to end, nothing written: this runs after every reload, also the one that
+     * follows a batch rolled back on a full disk, where a write would fail again */
+    int open = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM steps WHERE end = 0", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        open = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (!open)
+        return 0; /* (or no table yet: no step was ever recorded) */
     if (sqlite3_prepare_v2(c->db, "UPDATE steps SET end = ?1, status = 255 WHERE end = 0", -1,
                            &st, NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
-        return 0; /* no table yet: no step was ever recorded */
+        return -EIO;
     }
     int rc = db_write_begin(c) < 0 ? -EIO : 0;
     sqlite3_bind_double(st, 1, now);

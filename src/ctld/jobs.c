@@ -1255,7 +1255,6 @@ static void record_lost_resize(int64_t id, void *val, void *arg)
 
 void jobs_after_restore(ctld_t *c)
 {
-    db_steps_close_open(c, ctld_now());
     idmap_foreach(c->jobs, record_lost_resize, c);
     idmap_foreach(c->jobs, restore_step_numbers, c);
     ckptsvc_after_restore(c);

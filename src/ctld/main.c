@@ -481,6 +481,9 @@ int main(int argc, char **argv)
         return 1;
     }
     jobs_after_restore(&c);
+    /* at start only (not after a batch rolled back, when they still run): the steps
+     * that ran when the controller stopped ended with it */
+    db_steps_close_open(&c, ctld_now());
     fprintf(stderr, "ductiled: database opened in %.0f ms, %lld live jobs loaded in %.0f ms\n",
             t_load - t_open, (long long)c.njobs_live, stats_clock() - t_load);
     /* Running jobs keep the nodes they were restored on; no node takes new work until
