@@ -37,6 +37,7 @@ int sched_create(int nnodes, const char *spec, sched_t **out, char *err, size_t 
     s->nfree = s->navail = nnodes;
     sched_set_backoff(s, 10, 300);
     s->pw_upper = INFINITY;
+    prio_init(s);
     *out = s;
     return 0;
 }
@@ -105,6 +106,7 @@ void sched_destroy(sched_t *s)
         idmap_foreach(s->jobs, free_job, s);
         idmap_destroy(s->jobs);
     }
+    prio_destroy(s);
     nodeset_destroy(s->avail);
     nodeset_destroy(s->freeset);
     free(s->byend);
@@ -228,6 +230,8 @@ bool core_before(const sjob_t *a, const sjob_t *b)
 {
     if (a->cls != b->cls)
         return a->cls > b->cls;
+    if (a->prio != b->prio)
+        return a->prio > b->prio;
     if (a->spec.submit != b->spec.submit)
         return a->spec.submit < b->spec.submit;
     return a->spec.id < b->spec.id;
@@ -250,6 +254,19 @@ static void queue_insert(sched_t *s, sjob_t *j)
     else
         s->qhead = j;
     s->npending++;
+}
+
+static void queue_append(sched_t *s, sjob_t *j)
+{
+    j->qprev = s->qtail;
+    j->qnext = NULL;
+    if (s->qtail)
+        s->qtail->qnext = j;
+    else
+        s->qhead = j;
+    s->qtail = j;
+    s->npending++;
+    s->prio_dirty = true;
 }
 
 static void queue_unlink(sched_t *s, sjob_t *j)
@@ -279,7 +296,15 @@ int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errl
         job_release(s, j);
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     }
-    queue_insert(s, j);
+    prio_attach(s, j);
+    if (prio_active(s)) {
+        /* its place is found at the next pass, one sort for a burst of submissions */
+        prio_job_set(s, j);
+        queue_append(s, j);
+    } else {
+        prio_job_set(s, j);
+        queue_insert(s, j);
+    }
     return 0;
 }
 
@@ -384,6 +409,7 @@ int sched_remove(sched_t *s, int64_t id)
     if (j->state == SCHED_PENDING) {
         queue_unlink(s, j);
     } else {
+        prio_charge(s, j);
         release_nodes(s, j->nodes, j->nalloc);
         if (j->state == SCHED_RESIZING)
             s->nresizing--;
@@ -401,6 +427,7 @@ int sched_remove(sched_t *s, int64_t id)
 
 void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
 {
+    prio_charge(s, j);
     release_nodes(s, j->nodes, j->nalloc);
     if (j->state == SCHED_RESIZING)
         s->nresizing--;
@@ -424,7 +451,8 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
         spec.pref_nodes = j->sub_pref;
     }
     int *nodes = j->nodes, cap = j->cap, exp = j->expansions, shr = j->shrinks;
-    double *io = j->io;
+    double *io = j->io, prio = j->prio;
+    prio_node_t *leaf = j->leaf;
     int io_lo = j->io_lo, io_n = j->io_n;
     memset(j, 0, sizeof(*j));
     job_init(j, &spec);
@@ -437,6 +465,8 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     j->shrinks = shr;
     j->cls = cls;
     j->steal_due = cls == SCHED_CLASS_FAILED;
+    j->leaf = leaf;
+    j->prio = prio;
     queue_insert(s, j);
 }
 
@@ -524,6 +554,7 @@ int sched_node_failed(sched_t *s, int node, int64_t *job, sched_failure_t *what)
         return 0;
     *job = owner->spec.id;
     if (*what == SCHED_FAIL_SHRUNK) {
+        prio_charge(s, owner);
         memmove(&owner->nodes[at], &owner->nodes[at + 1],
                 (size_t)(owner->nalloc - at - 1) * sizeof(int));
         owner->ncommit--;
@@ -541,6 +572,7 @@ int sched_resize_done(sched_t *s, int64_t id, bool ok)
         return -ENOENT;
     if (j->state != SCHED_RESIZING)
         return -EINVAL;
+    prio_charge(s, j);
     if (j->target > j->ncommit) { /* expand */
         if (ok) {
             j->ncommit = j->nalloc;
@@ -769,6 +801,7 @@ int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start,
     j->nodes = copy;
     s->nfree -= n;
     j->cap = j->ncommit = j->nalloc = n;
+    j->charged_at = s->now > start ? s->now : start;
     j->state = SCHED_RUNNING;
     j->start = start;
     j->end_est = v.walltime > 0 ? start + v.walltime : INFINITY;
@@ -784,6 +817,7 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     s->now = now;
     s->nacts = 0;
     s->nactnodes = 0;
+    prio_pass(s);
     if (s->power_admit || s->policy->uses_power)
         sched_power_estimate(s, &s->pw_lo, &s->pw_hi);
     if (sched_hold_due(s, now))

@@ -120,6 +120,11 @@ typedef struct sched_jobspec {
     bool no_interrupt;    /* never stopped to run again later (the controller: a job
                              submitted without --requeue); a stealing policy may still
                              shrink it */
+    /* priority (sched_set_priority): its fair-share association is (account, user),
+     * account 0 the root; tier its partition's tier; nice lowers its priority */
+    uint32_t account;
+    int tier;
+    int nice;
 } sched_jobspec_t;
 
 typedef struct sched_action {
@@ -308,6 +313,50 @@ int sched_set_io_intensity(sched_t *s, int64_t id, int lo, const double *v, int 
  * at their preferred size, divided by their nodes (a mean) or, cluster=true, by the
  * nodes that are up (the seed's printed formula, which can exceed 1). */
 void sched_io_balance(const sched_t *s, bool cluster, double *workload, double *system);
+
+/* --- Priority and fair share (prio.c; docs/policies.md) ---
+ * A job's priority: w_age x age + w_size x size + w_fairshare x fairshare + w_tier x tier
+ * - nice, each factor in [0, 1]. The pending queue is in class, then priority order
+ * (then submission): every policy starts jobs in it, and the resizing policies grow in
+ * it and shrink in its reverse when a weight is set. All weights 0 (the default): the
+ * priority is -nice. */
+typedef struct sched_prio_config {
+    double w_age, w_size, w_fairshare, w_tier;
+    double max_age;     /* seconds waited that give the whole age factor (default 7 days) */
+    double half_life;   /* seconds after which past usage counts half; 0: no decay (7 days) */
+    double calc_period; /* seconds between recalculations at passes; 0: every pass (300) */
+    int tier_max;       /* the tier whose factor is 1 (the highest partition tier) */
+} sched_prio_config_t;
+int sched_set_priority(sched_t *s, const sched_prio_config_t *c, char *err, size_t errlen);
+void sched_get_priority(const sched_t *s, sched_prio_config_t *out);
+/* The time of the events that follow (a job's end, a resize done): usage is charged up
+ * to it. sched_schedule sets it too. Never goes back. */
+void sched_clock(sched_t *s, double now);
+/* An account of the fair-share tree: id > 0, parent 0 for a top-level one. An account
+ * a job names without it being set is top-level with 1 share. */
+int sched_set_account(sched_t *s, uint32_t id, uint32_t parent, double shares, char *err,
+                      size_t errlen);
+/* The shares of a user in an account (default 1). */
+int sched_set_user_shares(sched_t *s, uint32_t account, uint32_t user, double shares);
+/* An association's usage (node-seconds as they count now): the controller restores it. */
+int sched_set_usage(sched_t *s, uint32_t account, uint32_t user, double usage);
+typedef struct sched_assoc {
+    uint32_t account, user; /* user 0 with is_account */
+    bool is_account;
+    uint32_t parent;        /* the account above (0: the root) */
+    double shares, usage;   /* usage: decayed node-seconds at the last recalculation */
+    double norm_shares, norm_usage, eff_usage, fairshare;
+} sched_assoc_t;
+/* The accounts and associations (the first cap of them in out): their count. */
+size_t sched_associations(const sched_t *s, sched_assoc_t *out, size_t cap);
+typedef struct sched_prio_info {
+    double priority;
+    double age, size, fairshare, tier; /* the factors, 0..1, unweighted */
+    int nice;
+} sched_prio_info_t;
+int sched_job_priority(const sched_t *s, int64_t id, sched_prio_info_t *out);
+/* A job's nice changed (an operator's, or the owner's raise). */
+int sched_set_nice(sched_t *s, int64_t id, int nice);
 
 /* Decide what to do at time now. The actions stay valid until the next call that
  * changes the engine. */

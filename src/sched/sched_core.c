@@ -113,6 +113,7 @@ bool core_request_blocked(const sjob_t *j)
 /* Appends k of the lowest-numbered free nodes to j's node list. */
 static void take_free(sched_t *s, sjob_t *j, int k)
 {
+    prio_charge(s, j);
     if (j->nalloc + k > j->cap) {
         int ncap = j->cap ? j->cap : 4;
         while (ncap < j->nalloc + k)
@@ -566,6 +567,10 @@ int core_collect_resizable(sched_t *s, bool latest_first)
             if (core_resizable(j))
                 s->tmp[n++] = j;
     }
+    /* With priorities, the order of priority replaces the order of start: the first
+     * grown is the first in priority, the first shrunk the last */
+    if (prio_active(s))
+        core_sort_tmp(s, n, latest_first ? core_lowest_priority_first : core_highest_priority_first);
     core_reset_targets(s, n);
     return n;
 }
@@ -595,6 +600,12 @@ int core_lowest_priority_first(const void *a, const void *b)
 {
     const sjob_t *x = *(sjob_t *const *)a, *y = *(sjob_t *const *)b;
     return core_before(x, y) ? 1 : -1;
+}
+
+int core_highest_priority_first(const void *a, const void *b)
+{
+    const sjob_t *x = *(sjob_t *const *)a, *y = *(sjob_t *const *)b;
+    return core_before(x, y) ? -1 : 1;
 }
 
 int core_largest_key_first(const void *a, const void *b)

@@ -11,12 +11,16 @@
 #define SCHED_MAX_PARAMS 8
 
 typedef struct sjob sjob_t;
+typedef struct prio_node prio_node_t;
 
 struct sjob {
     /* pending queue, priority order: first, beside the spec's sizes, so that a pass
      * walking 100,000 queued jobs reads one cache line of each (bench/scale) */
     sjob_t *qprev, *qnext;
     sched_jobspec_t spec;  /* min/max/pref already resolved (never 0) */
+    double prio;           /* its priority (prio.c): the queue's order after its class */
+    prio_node_t *leaf;     /* its fair-share association */
+    double charged_at;     /* running: its nodes are charged to the leaf up to here */
     sched_state_t state;
     double start;
     double end_est;        /* INFINITY when unknown */
@@ -57,6 +61,21 @@ struct sjob {
     double key;            /* scratch for policies (sort keys) */
     int newsize;           /* scratch for policies (targets) */
     sched_reason_t newwhy; /* scratch: reason for the target, NONE = the caller's default */
+};
+
+/* A node of the fair-share tree (prio.c): an account, or a leaf, an (account, user)
+ * association. */
+struct prio_node {
+    uint32_t account;     /* an account's id, or the leaf's account */
+    uint32_t user;        /* a leaf's user; UINT32_MAX for an account */
+    prio_node_t *parent;  /* NULL: the root */
+    double shares;
+    double usage;         /* node-seconds, decayed; an account's: its leaves' sum */
+    double usage_at;      /* leaves: the time usage is valid at */
+    /* computed at each recalculation */
+    double child_shares;  /* the shares of its children */
+    double norm_shares, norm_usage, eff_usage, fairshare;
+    unsigned stamp;       /* the recalculation that computed the fields above */
 };
 
 typedef struct sched_param_def {
@@ -114,6 +133,13 @@ struct sched {
     double pw_closest;               /* and its closest plan's W outside */
     char spec[256];
     double now;
+    /* priority and fair share (prio.c) */
+    sched_prio_config_t prio;
+    double prio_last;    /* the last recalculation */
+    bool prio_dirty;     /* the queue may be out of priority order */
+    unsigned prio_stamp;
+    prio_node_t prio_root;          /* the tree's root (account 0) */
+    idmap_t *prio_accounts, *prio_leaves; /* accounts by id; leaves by (account, user) */
     /* output of the current pass */
     sched_action_t *acts;
     size_t nacts, capacts, capactoff;
@@ -171,6 +197,7 @@ void core_sort_tmp(sched_t *s, int n, int (*cmp)(const void *, const void *));
 /* Orders for core_sort_tmp: the lowest priority first (the latest in queue order); the
  * largest key first (e.g. remaining time, set by the caller), ties in priority order. */
 int core_lowest_priority_first(const void *a, const void *b);
+int core_highest_priority_first(const void *a, const void *b);
 int core_largest_key_first(const void *a, const void *b);
 /* Stop a running job for failed, which takes its nodes (node stealing): an INTERRUPT
  * action; the job holds its nodes (STOPPING) until the caller requeues it in class
@@ -264,6 +291,20 @@ void core_make_room(sched_t *s, int n, sjob_t *waiting);
  * then every expand, as the seeds require. Expands beyond the free nodes are cut. */
 void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason_t shrink_why,
                         int64_t for_job);
+
+/* priority (prio.c) */
+void prio_init(sched_t *s);
+void prio_destroy(sched_t *s);
+bool prio_active(const sched_t *s);
+/* A job joins the engine: its association (created with 1 share when new). */
+void prio_attach(sched_t *s, sjob_t *j);
+/* Charge a running job's nodes to its association up to s->now: call before its
+ * allocation changes. */
+void prio_charge(sched_t *s, sjob_t *j);
+/* A job's priority from the factors as last computed. */
+void prio_job_set(sched_t *s, sjob_t *j);
+/* At each pass: recalculate when due; put the queue back in order. */
+void prio_pass(sched_t *s);
 
 /* list maintenance (sched.c) */
 void core_byend_update(sched_t *s, sjob_t *j);

@@ -1,0 +1,494 @@
+/* Multifactor priority and fair share (docs/policies.md, "Priority and fair share").
+ *
+ * A job's priority is a weighted sum of factors between 0 and 1, less its nice:
+ *   age        time waited / max_age, at most 1
+ *   size       nodes asked / nodes of the cluster
+ *   fairshare  2^(-effective usage / normalised shares) of its association
+ *   tier       its partition's tier / the highest tier
+ * With every weight 0 (the default) the priority is -nice and the queue keeps the
+ * order of submission, as before priorities existed.
+ *
+ * Fair share. An association is an (account, user) pair: a leaf of the account tree.
+ * Usage is node-seconds, charged as jobs hold nodes and decayed by half every
+ * half_life. An account's usage is its leaves' sum. Shares are normalised down the
+ * tree (a node's shares over its siblings', times its parent's normalised shares);
+ * effective usage is the classic multifactor rule: a node's own normalised usage,
+ * pulled towards its parent's effective usage by its share of its siblings, so that
+ * the users of an account that used much wait behind those of an account that used
+ * little. Recomputed at most every calc_period seconds, at a pass. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+
+#define PRIO_ACCOUNT UINT32_MAX
+#define LN2 0.69314718055994530942
+
+static int64_t leaf_key(uint32_t account, uint32_t user)
+{
+    return (int64_t)(((uint64_t)account << 32) | user);
+}
+
+void prio_init(sched_t *s)
+{
+    s->prio.max_age = 7 * 86400;
+    s->prio.half_life = 7 * 86400;
+    s->prio.calc_period = 300;
+    s->prio_last = -INFINITY;
+    s->prio_root.account = 0;
+    s->prio_root.user = PRIO_ACCOUNT;
+    s->prio_root.shares = 1;
+}
+
+static void free_node(int64_t key, void *val, void *arg)
+{
+    (void)key, (void)arg;
+    free(val);
+}
+
+void prio_destroy(sched_t *s)
+{
+    if (s->prio_accounts) {
+        idmap_foreach(s->prio_accounts, free_node, NULL);
+        idmap_destroy(s->prio_accounts);
+    }
+    if (s->prio_leaves) {
+        idmap_foreach(s->prio_leaves, free_node, NULL);
+        idmap_destroy(s->prio_leaves);
+    }
+}
+
+static bool prio_weighted(const sched_t *s)
+{
+    return s->prio.w_age > 0 || s->prio.w_size > 0 || s->prio.w_fairshare > 0 ||
+           s->prio.w_tier > 0;
+}
+
+int sched_set_priority(sched_t *s, const sched_prio_config_t *c, char *err, size_t errlen)
+{
+    const double w[] = {c->w_age, c->w_size, c->w_fairshare, c->w_tier};
+    for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+        if (!(w[i] >= 0 && w[i] <= 1e9))
+            return ERR("a priority weight must be between 0 and 1e9 (got %g)", w[i]);
+    if (!(c->max_age > 0 && c->max_age <= 1e9))
+        return ERR("the age that gives the whole age factor must be above 0 seconds (got %g)",
+                   c->max_age);
+    if (!(c->half_life >= 0 && c->half_life <= 1e10))
+        return ERR("the fair-share half-life must be 0 (no decay) or more seconds (got %g)",
+                   c->half_life);
+    if (!(c->calc_period >= 0 && c->calc_period <= 1e7))
+        return ERR("the priority recalculation period must be 0 or more seconds (got %g)",
+                   c->calc_period);
+    if (c->tier_max < 0)
+        return ERR("the highest partition tier must not be negative (got %d)", c->tier_max);
+    s->prio = *c;
+    s->prio_last = -INFINITY; /* the next pass recomputes */
+    s->prio_dirty = true;
+    return 0;
+}
+
+void sched_get_priority(const sched_t *s, sched_prio_config_t *out) { *out = s->prio; }
+
+bool prio_active(const sched_t *s) { return prio_weighted(s); }
+
+void sched_clock(sched_t *s, double now)
+{
+    if (now > s->now)
+        s->now = now;
+}
+
+/* --- the tree --- */
+
+static prio_node_t *account_get(sched_t *s, uint32_t id, bool create)
+{
+    if (id == 0)
+        return &s->prio_root;
+    if (!s->prio_accounts) {
+        if (!create || !(s->prio_accounts = idmap_create()))
+            return NULL;
+    }
+    prio_node_t *a = idmap_get(s->prio_accounts, id);
+    if (a || !create)
+        return a;
+    a = calloc(1, sizeof(*a));
+    if (!a)
+        return NULL;
+    a->account = id;
+    a->user = PRIO_ACCOUNT;
+    a->parent = &s->prio_root;
+    a->shares = 1;
+    if (idmap_put(s->prio_accounts, id, a) < 0) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static prio_node_t *leaf_get(sched_t *s, uint32_t account, uint32_t user, bool create)
+{
+    if (!s->prio_leaves) {
+        if (!create || !(s->prio_leaves = idmap_create()))
+            return NULL;
+    }
+    prio_node_t *l = idmap_get(s->prio_leaves, leaf_key(account, user));
+    if (l || !create)
+        return l;
+    prio_node_t *a = account_get(s, account, true);
+    if (!a || !(l = calloc(1, sizeof(*l))))
+        return NULL;
+    l->account = account;
+    l->user = user;
+    l->parent = a;
+    l->shares = 1;
+    l->usage_at = s->now;
+    if (idmap_put(s->prio_leaves, leaf_key(account, user), l) < 0) {
+        free(l);
+        return NULL;
+    }
+    s->prio_dirty = true;
+    return l;
+}
+
+static bool is_ancestor(const prio_node_t *a, const prio_node_t *of)
+{
+    for (const prio_node_t *p = of; p; p = p->parent)
+        if (p == a)
+            return true;
+    return false;
+}
+
+int sched_set_account(sched_t *s, uint32_t id, uint32_t parent, double shares, char *err,
+                      size_t errlen)
+{
+    if (id == 0 || id == PRIO_ACCOUNT)
+        return ERR("account id %u is reserved", id);
+    if (!(shares >= 0 && shares <= 1e9))
+        return ERR("shares must be between 0 and 1e9 (got %g)", shares);
+    prio_node_t *a = account_get(s, id, true), *p = account_get(s, parent, true);
+    if (!a || !p)
+        return snprintf(err, errlen, "out of memory"), -ENOMEM;
+    if (is_ancestor(a, p))
+        return ERR("account %u cannot be under %u: %u is under it", id, parent, parent);
+    a->parent = p;
+    a->shares = shares;
+    s->prio_last = -INFINITY;
+    return 0;
+}
+
+int sched_set_user_shares(sched_t *s, uint32_t account, uint32_t user, double shares)
+{
+    if (!(shares >= 0 && shares <= 1e9) || user == PRIO_ACCOUNT)
+        return -EINVAL;
+    prio_node_t *l = leaf_get(s, account, user, true);
+    if (!l)
+        return -ENOMEM;
+    l->shares = shares;
+    s->prio_last = -INFINITY;
+    return 0;
+}
+
+/* A leaf's usage brought to time t (decay only). */
+static void leaf_decay(const sched_t *s, prio_node_t *l, double t)
+{
+    if (t <= l->usage_at)
+        return;
+    if (s->prio.half_life > 0)
+        l->usage *= exp2(-(t - l->usage_at) / s->prio.half_life);
+    l->usage_at = t;
+}
+
+/* Node-seconds of n nodes held from t0 to t1, as they count at t1 (decayed). */
+static double decayed_hold(const sched_t *s, int n, double t0, double t1)
+{
+    double dt = t1 - t0;
+    if (dt <= 0 || n <= 0)
+        return 0;
+    if (s->prio.half_life <= 0)
+        return n * dt;
+    double hl = s->prio.half_life;
+    return n * hl / LN2 * (1 - exp2(-dt / hl));
+}
+
+void prio_attach(sched_t *s, sjob_t *j)
+{
+    j->leaf = leaf_get(s, j->spec.account, j->spec.user, true);
+    j->charged_at = s->now;
+}
+
+void prio_charge(sched_t *s, sjob_t *j)
+{
+    double now = s->now;
+    if (j->leaf && j->nalloc > 0 && now > j->charged_at) {
+        leaf_decay(s, j->leaf, now);
+        j->leaf->usage += decayed_hold(s, j->nalloc, j->charged_at, now);
+    }
+    if (now > j->charged_at)
+        j->charged_at = now;
+}
+
+/* --- recalculation --- */
+
+static void sum_leaf(int64_t key, void *val, void *arg)
+{
+    (void)key;
+    sched_t *s = arg;
+    prio_node_t *l = val;
+    leaf_decay(s, l, s->now);
+    for (prio_node_t *p = l->parent; p; p = p->parent)
+        p->usage += l->usage;
+    l->parent->child_shares += l->shares;
+}
+
+static void reset_account(int64_t key, void *val, void *arg)
+{
+    (void)key, (void)arg;
+    prio_node_t *a = val;
+    a->usage = 0;
+    a->child_shares = 0;
+}
+
+static void add_account_shares(int64_t key, void *val, void *arg)
+{
+    (void)key, (void)arg;
+    prio_node_t *a = val;
+    a->parent->child_shares += a->shares;
+}
+
+/* norm_shares, norm_usage, eff_usage of n (its parent's first). */
+static void compute_node(const sched_t *s, prio_node_t *n)
+{
+    if (n->stamp == s->prio_stamp)
+        return;
+    n->stamp = s->prio_stamp;
+    double total = s->prio_root.usage;
+    n->norm_usage = total > 0 ? n->usage / total : 0;
+    if (!n->parent) { /* the root */
+        n->norm_shares = 1;
+        n->eff_usage = n->norm_usage;
+        n->fairshare = 1;
+        return;
+    }
+    compute_node(s, n->parent);
+    double sib = n->parent->child_shares;
+    double frac = sib > 0 ? n->shares / sib : 0;
+    n->norm_shares = n->parent->norm_shares * frac;
+    n->eff_usage = n->norm_usage + (n->parent->eff_usage - n->norm_usage) * frac;
+    n->fairshare = n->norm_shares > 0 ? exp2(-n->eff_usage / n->norm_shares) : 0;
+}
+
+static void compute_leaf(int64_t key, void *val, void *arg)
+{
+    (void)key;
+    compute_node(arg, val);
+}
+
+static double job_priority(const sched_t *s, const sjob_t *j)
+{
+    const sched_prio_config_t *c = &s->prio;
+    double p = -(double)j->spec.nice;
+    if (c->w_age > 0) {
+        double age = (s->now - j->spec.submit) / c->max_age;
+        p += c->w_age * (age < 0 ? 0 : age > 1 ? 1 : age);
+    }
+    if (c->w_size > 0)
+        p += c->w_size * (double)j->spec.nodes / s->nnodes;
+    if (c->w_fairshare > 0 && j->leaf)
+        p += c->w_fairshare * j->leaf->fairshare;
+    if (c->w_tier > 0 && c->tier_max > 0)
+        p += c->w_tier * (j->spec.tier >= c->tier_max ? 1.0 : (double)j->spec.tier / c->tier_max);
+    return p;
+}
+
+void prio_job_set(sched_t *s, sjob_t *j)
+{
+    j->prio = prio_weighted(s) ? job_priority(s, j) : -(double)j->spec.nice;
+}
+
+/* The pending queue sorted again by core_before: a natural merge sort of the list,
+ * linear when the order holds already (the usual case between two passes). */
+static sjob_t *merge(sjob_t *a, sjob_t *b)
+{
+    sjob_t head = {0}, *t = &head;
+    while (a && b) {
+        if (core_before(b, a)) {
+            t->qnext = b;
+            b = b->qnext;
+        } else {
+            t->qnext = a;
+            a = a->qnext;
+        }
+        t = t->qnext;
+    }
+    t->qnext = a ? a : b;
+    return head.qnext;
+}
+
+static void queue_sort(sched_t *s)
+{
+    sjob_t *list = s->qhead;
+    for (;;) {
+        /* one sweep: merge consecutive ascending runs in pairs */
+        sjob_t *out = NULL, *tail = NULL;
+        int runs = 0;
+        while (list) {
+            sjob_t *a = list, *e = a;
+            while (e->qnext && !core_before(e->qnext, e))
+                e = e->qnext;
+            sjob_t *b = e->qnext;
+            e->qnext = NULL;
+            sjob_t *rest = NULL;
+            if (b) {
+                sjob_t *f = b;
+                while (f->qnext && !core_before(f->qnext, f))
+                    f = f->qnext;
+                rest = f->qnext;
+                f->qnext = NULL;
+            }
+            sjob_t *m = b ? merge(a, b) : a;
+            runs++;
+            if (tail)
+                tail->qnext = m;
+            else
+                out = m;
+            tail = m;
+            while (tail->qnext)
+                tail = tail->qnext;
+            list = rest;
+        }
+        list = out;
+        if (runs <= 1)
+            break;
+    }
+    /* the back links and the tail */
+    sjob_t *prev = NULL;
+    for (sjob_t *j = list; j; j = j->qnext) {
+        j->qprev = prev;
+        prev = j;
+    }
+    s->qhead = list;
+    s->qtail = prev;
+}
+
+/* At a pass: recompute when the period has passed (or something changed the tree),
+ * and put the queue back in order when a priority changed. */
+void prio_pass(sched_t *s)
+{
+    bool due = prio_weighted(s) && s->now - s->prio_last >= s->prio.calc_period;
+    if (due) {
+        s->prio_last = s->now;
+        for (sjob_t *j = s->rhead; j; j = j->rnext)
+            prio_charge(s, j);
+        if (s->prio.w_fairshare > 0 || s->prio_accounts) {
+            s->prio_stamp++;
+            s->prio_root.usage = 0;
+            s->prio_root.child_shares = 0;
+            if (s->prio_accounts) {
+                idmap_foreach(s->prio_accounts, reset_account, NULL);
+                idmap_foreach(s->prio_accounts, add_account_shares, NULL);
+            }
+            if (s->prio_leaves) {
+                idmap_foreach(s->prio_leaves, sum_leaf, s);
+                idmap_foreach(s->prio_leaves, compute_leaf, s);
+            }
+        }
+        for (sjob_t *j = s->qhead; j; j = j->qnext)
+            prio_job_set(s, j);
+        for (sjob_t *j = s->rhead; j; j = j->rnext)
+            prio_job_set(s, j);
+        s->prio_dirty = true;
+    }
+    if (s->prio_dirty && s->qhead) {
+        queue_sort(s);
+    }
+    s->prio_dirty = false;
+}
+
+/* --- queries --- */
+
+int sched_job_priority(const sched_t *s, int64_t id, sched_prio_info_t *out)
+{
+    const sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    memset(out, 0, sizeof(*out));
+    const sched_prio_config_t *c = &s->prio;
+    out->priority = j->prio;
+    double age = (s->now - j->spec.submit) / c->max_age;
+    out->age = age < 0 ? 0 : age > 1 ? 1 : age;
+    out->size = (double)j->spec.nodes / s->nnodes;
+    out->fairshare = j->leaf ? j->leaf->fairshare : 0;
+    out->tier = c->tier_max > 0 ? (j->spec.tier >= c->tier_max ? 1.0
+                                                               : (double)j->spec.tier / c->tier_max)
+                                : 0;
+    out->nice = j->spec.nice;
+    return 0;
+}
+
+int sched_set_nice(sched_t *s, int64_t id, int nice)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j)
+        return -ENOENT;
+    j->spec.nice = nice;
+    prio_job_set(s, j);
+    if (j->state == SCHED_PENDING)
+        s->prio_dirty = true;
+    return 0;
+}
+
+static void fill_assoc(const prio_node_t *n, sched_assoc_t *out)
+{
+    out->account = n->account;
+    out->user = n->user == PRIO_ACCOUNT ? 0 : n->user;
+    out->is_account = n->user == PRIO_ACCOUNT;
+    out->parent = n->parent ? n->parent->account : 0;
+    out->shares = n->shares;
+    out->usage = n->usage;
+    out->norm_shares = n->norm_shares;
+    out->norm_usage = n->norm_usage;
+    out->eff_usage = n->eff_usage;
+    out->fairshare = n->fairshare;
+}
+
+typedef struct assoc_walk {
+    sched_assoc_t *out;
+    size_t n, cap;
+} assoc_walk_t;
+
+static void walk_node(int64_t key, void *val, void *arg)
+{
+    (void)key;
+    assoc_walk_t *w = arg;
+    if (w->n < w->cap)
+        fill_assoc(val, &w->out[w->n]);
+    w->n++;
+}
+
+size_t sched_associations(const sched_t *s, sched_assoc_t *out, size_t cap)
+{
+    assoc_walk_t w = {out, 0, cap};
+    if (s->prio_accounts)
+        idmap_foreach(s->prio_accounts, walk_node, &w);
+    if (s->prio_leaves)
+        idmap_foreach(s->prio_leaves, walk_node, &w);
+    return w.n;
+}
+
+int sched_set_usage(sched_t *s, uint32_t account, uint32_t user, double usage)
+{
+    if (!(usage >= 0) || !isfinite(usage))
+        return -EINVAL;
+    prio_node_t *l = leaf_get(s, account, user, true);
+    if (!l)
+        return -ENOMEM;
+    l->usage = usage;
+    l->usage_at = s->now;
+    s->prio_last = -INFINITY;
+    return 0;
+}

@@ -1,0 +1,345 @@
+/* Multifactor priority and fair share in the engine (src/sched/prio.c): the queue's
+ * order by each factor, the fair-share tree's figures, decay, nice, and the resizing
+ * policies growing in priority order. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static sched_jobspec_t job(int64_t id, double submit, uint32_t user, uint32_t account, int nodes)
+{
+    sched_jobspec_t j = {.id = id, .submit = submit, .user = user, .account = account,
+                         .type = SCHED_RIGID, .nodes = nodes, .walltime = 100};
+    return j;
+}
+
+static void submit(sched_t *s, sched_jobspec_t j)
+{
+    char err[SCHED_ERRLEN] = "";
+    if (sched_submit(s, &j, err, sizeof(err)) != 0)
+        fail_msg("submit %lld: %s", (long long)j.id, err);
+}
+
+static void weights(sched_t *s, double age, double size, double fs, double tier, int tier_max)
+{
+    sched_prio_config_t c;
+    sched_get_priority(s, &c);
+    c.w_age = age;
+    c.w_size = size;
+    c.w_fairshare = fs;
+    c.w_tier = tier;
+    c.tier_max = tier_max;
+    c.calc_period = 0;
+    c.half_life = 3600;
+    c.max_age = 1000;
+    char err[SCHED_ERRLEN] = "";
+    if (sched_set_priority(s, &c, err, sizeof(err)) != 0)
+        fail_msg("weights: %s", err);
+}
+
+/* The job started by a pass (the only start), or -1. */
+static int64_t started(sched_t *s, double now)
+{
+    const sched_action_t *a;
+    size_t n = tu_pass(s, now, &a);
+    int64_t id = -1;
+    for (size_t i = 0; i < n; i++)
+        if (a[i].op == SCHED_OP_START) {
+            assert_int_equal(id, -1);
+            id = a[i].job;
+        }
+    return id;
+}
+
+/* User 1 runs the whole 4-node cluster from 0 to 1000; then user 1's job 10 (submitted
+ * first) and user 2's job 11 wait for it. */
+static sched_t *after_usage(double fs_weight)
+{
+    sched_t *s = tu_engine(4, "fcfs");
+    weights(s, 0, 0, fs_weight, 0, 0);
+    submit(s, job(1, 0, 1, 0, 4));
+    assert_int_equal(started(s, 0), 1);
+    submit(s, job(10, 500, 1, 0, 4));
+    submit(s, job(11, 600, 2, 0, 4));
+    assert_int_equal(started(s, 700), -1);
+    sched_clock(s, 1000);
+    assert_int_equal(sched_remove(s, 1), 0);
+    return s;
+}
+
+static void fairshare_reorders(void **state)
+{
+    (void)state;
+    sched_t *s = after_usage(1000);
+    assert_int_equal(started(s, 1000), 11); /* user 2 used nothing */
+    sched_prio_info_t p1, p2;
+    assert_int_equal(sched_job_priority(s, 10, &p1), 0);
+    assert_int_equal(sched_job_priority(s, 11, &p2), 0);
+    assert_true(p1.fairshare < p2.fairshare);
+    sched_destroy(s);
+
+    s = after_usage(0); /* no weight: submission order */
+    assert_int_equal(started(s, 1000), 10);
+    sched_destroy(s);
+}
+
+/* Two users under the root, one used 1000 s x 4 nodes (decayed by a half-life of
+ * 3600 s): the classic figures. */
+static void fairshare_figures(void **state)
+{
+    (void)state;
+    sched_t *s = after_usage(1000);
+    started(s, 1000);
+    sched_assoc_t a[8];
+    size_t n = sched_associations(s, a, 8);
+    assert_int_equal(n, 2);
+    const sched_assoc_t *u1 = a[0].user == 1 ? &a[0] : &a[1], *u2 = u1 == a ? &a[1] : &a[0];
+    double expect = 4 * 3600 / log(2) * (1 - exp2(-1000.0 / 3600));
+    assert_true(fabs(u1->usage - expect) < 1e-6 * expect);
+    assert_true(u2->usage == 0);
+    assert_true(fabs(u1->norm_shares - 0.5) < 1e-12 && fabs(u2->norm_shares - 0.5) < 1e-12);
+    assert_true(fabs(u1->norm_usage - 1) < 1e-12);
+    /* effective usage: own + (parent's - own) x share fraction; the root's is 1 */
+    assert_true(fabs(u1->eff_usage - 1) < 1e-12);
+    assert_true(fabs(u2->eff_usage - 0.5) < 1e-12);
+    assert_true(fabs(u1->fairshare - 0.25) < 1e-12); /* 2^(-1 / 0.5) */
+    assert_true(fabs(u2->fairshare - 0.5) < 1e-12);
+    sched_destroy(s);
+}
+
+/* Usage halves every half-life while nothing runs. */
+static void usage_decays(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "fcfs");
+    weights(s, 0, 0, 1, 0, 0);
+    assert_int_equal(sched_set_usage(s, 0, 7, 8000), 0);
+    assert_int_equal(sched_set_usage(s, 0, 8, 1), 0);
+    const sched_action_t *acts;
+    tu_pass(s, 3600 * 2, &acts);
+    sched_assoc_t a[4];
+    assert_int_equal(sched_associations(s, a, 4), 2);
+    for (int i = 0; i < 2; i++)
+        if (a[i].user == 7)
+            assert_true(fabs(a[i].usage - 2000) < 1e-9);
+    sched_destroy(s);
+}
+
+/* Accounts 5 (3 shares) and 6 (1 share); equal usage: account 5's user goes first. */
+static void account_shares(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(2, "fcfs");
+    weights(s, 0, 0, 1000, 0, 0);
+    char err[SCHED_ERRLEN] = "";
+    assert_int_equal(sched_set_account(s, 5, 0, 3, err, sizeof(err)), 0);
+    assert_int_equal(sched_set_account(s, 6, 0, 1, err, sizeof(err)), 0);
+    /* an account cannot go under one of its own */
+    assert_int_equal(sched_set_account(s, 9, 5, 1, err, sizeof(err)), 0);
+    assert_true(sched_set_account(s, 5, 9, 1, err, sizeof(err)) < 0);
+    assert_non_null(strstr(err, "under"));
+    assert_int_equal(sched_set_usage(s, 6, 1, 100), 0);
+    assert_int_equal(sched_set_usage(s, 5, 2, 100), 0);
+    submit(s, job(1, 0, 1, 6, 2));
+    submit(s, job(2, 1, 2, 5, 2));
+    assert_int_equal(started(s, 2), 2);
+    sched_assoc_t a[8];
+    size_t n = sched_associations(s, a, 8);
+    assert_int_equal(n, 5);
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].is_account && a[i].account == 5)
+            assert_true(fabs(a[i].norm_shares - 0.75) < 1e-12);
+        if (a[i].is_account && a[i].account == 9)
+            assert_int_equal(a[i].parent, 5);
+        if (!a[i].is_account && a[i].account == 6)
+            assert_true(fabs(a[i].norm_shares - 0.25) < 1e-12);
+    }
+    sched_destroy(s);
+}
+
+/* Age (capped at max_age), size and tier each reorder the queue; nice pushes back. */
+static void other_factors(void **state)
+{
+    (void)state;
+    /* size: the larger job first */
+    sched_t *s = tu_engine(4, "fcfs");
+    weights(s, 0, 100, 0, 0, 0);
+    submit(s, job(1, 0, 1, 0, 1));
+    submit(s, job(2, 1, 1, 0, 3));
+    const sched_action_t *acts;
+    size_t n = tu_pass(s, 2, &acts);
+    assert_int_equal(n, 2);
+    assert_int_equal(acts[0].job, 2);
+    sched_destroy(s);
+
+    /* tier */
+    s = tu_engine(1, "fcfs");
+    weights(s, 0, 0, 0, 100, 4);
+    sched_jobspec_t lo = job(1, 0, 1, 0, 1), hi = job(2, 1, 1, 0, 1);
+    lo.tier = 1;
+    hi.tier = 4;
+    submit(s, lo);
+    submit(s, hi);
+    assert_int_equal(started(s, 2), 2);
+    sched_prio_info_t p;
+    assert_int_equal(sched_job_priority(s, 1, &p), 0);
+    assert_true(fabs(p.tier - 0.25) < 1e-12 && fabs(p.priority - 25) < 1e-9);
+    sched_destroy(s);
+
+    /* age: both past max_age (1000 s) weigh the same, so the size decides */
+    s = tu_engine(4, "fcfs");
+    weights(s, 10, 1, 0, 0, 0);
+    submit(s, job(1, 0, 1, 0, 1));
+    submit(s, job(2, 500, 1, 0, 2));
+    n = tu_pass(s, 5000, &acts);
+    assert_int_equal(n, 2);
+    assert_int_equal(acts[0].job, 2);
+    assert_int_equal(sched_job_priority(s, 1, &p), 0);
+    assert_true(p.age == 1);
+    sched_destroy(s);
+    /* ...before max_age, the older one */
+    s = tu_engine(4, "fcfs");
+    weights(s, 10, 1, 0, 0, 0);
+    submit(s, job(1, 0, 1, 0, 1));
+    submit(s, job(2, 500, 1, 0, 2));
+    n = tu_pass(s, 600, &acts);
+    assert_int_equal(acts[0].job, 1);
+    sched_destroy(s);
+
+    /* nice, with or without weights */
+    for (int w = 0; w < 2; w++) {
+        s = tu_engine(1, "fcfs");
+        weights(s, w, 0, 0, 0, 0);
+        sched_jobspec_t a = job(1, 0, 1, 0, 1), b = job(2, 1, 1, 0, 1);
+        a.nice = 10;
+        submit(s, a);
+        submit(s, b);
+        assert_int_equal(sched_set_nice(s, 2, 5), 0);
+        assert_int_equal(started(s, 2), 2);
+        sched_destroy(s);
+    }
+}
+
+/* The queue in priority order after many arrivals with random nice values. */
+static void queue_order(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(1, "fcfs");
+    weights(s, 1, 0, 0, 0, 0);
+    unsigned seed = 12345;
+    enum { N = 300 };
+    int nice[N + 1];
+    for (int i = 1; i <= N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        sched_jobspec_t j = job(i, i, 1, 0, 1);
+        j.nice = nice[i] = (int)((seed >> 16) % 50);
+        submit(s, j);
+    }
+    int last = -1;
+    double t = N + 1;
+    for (int k = 0; k < N; k++) {
+        int64_t id = started(s, t);
+        assert_true(id >= 1 && id <= N);
+        /* age weighs at most 1: a lower nice always wins */
+        assert_true(nice[id] >= last);
+        last = nice[id];
+        sched_clock(s, t + 1);
+        sched_remove(s, id);
+        t += 1;
+    }
+    sched_destroy(s);
+}
+
+/* EGS gives the remainder of idle nodes to the first resizable job: the first in
+ * priority order once weights are set, not the first started. */
+static void grow_in_priority_order(void **state)
+{
+    (void)state;
+    for (int fs = 0; fs < 2; fs++) {
+        sched_t *s = tu_engine(5, "egs-prma");
+        weights(s, 0, 0, fs ? 1000 : 0, 0, 0);
+        sched_set_usage(s, 0, 1, 1e6); /* user 1 used much */
+        char err[SCHED_ERRLEN] = "";
+        int n1[] = {0, 1}, n2[] = {2, 3};
+        sched_jobspec_t a = job(1, 0, 1, 0, 2), b = job(2, 1, 2, 0, 2);
+        a.type = b.type = SCHED_MALLEABLE;
+        a.min_nodes = b.min_nodes = 1;
+        a.max_nodes = b.max_nodes = 5;
+        a.walltime = b.walltime = 1e6;
+        assert_int_equal(sched_restore_running(s, &a, 0, n1, 2, err, sizeof(err)), 0);
+        assert_int_equal(sched_restore_running(s, &b, 1, n2, 2, err, sizeof(err)), 0);
+        const sched_action_t *acts;
+        size_t n = tu_pass(s, 10, &acts);
+        const sched_action_t *g = tu_find(acts, n, fs ? 2 : 1, SCHED_OP_EXPAND);
+        assert_non_null(g);
+        assert_int_equal(g->nodes_after, 3);
+        assert_null(tu_find(acts, n, fs ? 1 : 2, SCHED_OP_EXPAND));
+        sched_destroy(s);
+    }
+}
+
+/* Usage follows the nodes a job holds: a job shrunk from 4 to 2 at t=100 and ended at
+ * t=200 used 600 node-seconds (no decay). */
+static void usage_follows_resizes(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "fcfs");
+    sched_prio_config_t c;
+    sched_get_priority(s, &c);
+    c.w_fairshare = 1;
+    c.half_life = 0;
+    c.calc_period = 0;
+    char err[SCHED_ERRLEN] = "";
+    assert_int_equal(sched_set_priority(s, &c, err, sizeof(err)), 0);
+    sched_jobspec_t a = job(1, 0, 3, 0, 4);
+    a.type = SCHED_MALLEABLE;
+    a.min_nodes = 1;
+    submit(s, a);
+    assert_int_equal(started(s, 0), 1);
+    sched_clock(s, 100);
+    assert_int_equal(sched_request_resize(s, 1, 2, true, err, sizeof(err)), 0);
+    const sched_action_t *acts;
+    size_t n = tu_pass(s, 100, &acts);
+    assert_non_null(tu_find(acts, n, 1, SCHED_OP_SHRINK));
+    tu_complete(s, acts, n);
+    sched_clock(s, 200);
+    sched_remove(s, 1);
+    tu_pass(s, 200, &acts);
+    sched_assoc_t as[2];
+    assert_int_equal(sched_associations(s, as, 2), 1);
+    assert_true(fabs(as[0].usage - 600) < 1e-9);
+    sched_destroy(s);
+}
+
+static void bad_settings(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(2, "fcfs");
+    sched_prio_config_t c;
+    sched_get_priority(s, &c);
+    char err[SCHED_ERRLEN] = "";
+    c.w_age = -1;
+    assert_true(sched_set_priority(s, &c, err, sizeof(err)) < 0);
+    sched_get_priority(s, &c);
+    c.max_age = 0;
+    assert_true(sched_set_priority(s, &c, err, sizeof(err)) < 0);
+    assert_non_null(strstr(err, "age"));
+    assert_true(sched_set_account(s, 0, 0, 1, err, sizeof(err)) < 0);
+    assert_true(sched_set_account(s, 3, 0, -1, err, sizeof(err)) < 0);
+    assert_true(sched_set_usage(s, 0, 1, NAN) < 0);
+    sched_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fairshare_reorders),   cmocka_unit_test(fairshare_figures),
+        cmocka_unit_test(usage_decays),         cmocka_unit_test(account_shares),
+        cmocka_unit_test(other_factors),        cmocka_unit_test(queue_order),
+        cmocka_unit_test(grow_in_priority_order), cmocka_unit_test(usage_follows_resizes),
+        cmocka_unit_test(bad_settings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
