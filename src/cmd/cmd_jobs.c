@@ -205,16 +205,6 @@ static json_t *job_ids(char **args, int n, const char *list)
  * a name with an escape sequence must not reach other users' terminals). */
 static char *esc(const json_t *o, const char *key) { return strparse_escape(cu_str(o, key)); }
 
-static void free_rows(char ***rows, int n, int ncols)
-{
-    for (int r = 0; r < n; r++) {
-        for (int c = 0; c < ncols; c++)
-            free(rows[r][c]);
-        free(rows[r]);
-    }
-    free(rows);
-}
-
 /* queue's tables: the one the controller renders (its columns, when the client
  * prints it), and --start's, the planned starts of the pending jobs */
 static const listing_col_def_t queue_cols[] = {
@@ -425,6 +415,10 @@ int cmd_show(int argc, char **argv)
     }
     print_text("Name", j, "name");
     print_text("User", j, "user");
+    if (*cu_str(j, "account"))
+        print_text("Account", j, "account");
+    if (json_integer_value(json_object_get(j, "nice")))
+        printf("%-14s %lld\n", "Nice", (long long)json_integer_value(json_object_get(j, "nice")));
     printf("%-14s %s (%s)\n", "State", cu_str(j, "state_name"), cu_str(j, "state"));
     print_text("Reason", j, "reason");
     if (json_object_get(j, "held")) /* (not "hold": an operator's size hold) */
@@ -885,7 +879,7 @@ int cmd_nodes(int argc, char **argv)
                 count[s]++;
     }
     cu_table(hdr, rows, n, 6);
-    free_rows(rows, n, 6);
+    cu_free_rows(rows, n, 6);
     printf("%d nodes: %d idle, %d allocated, %d draining, %d drained, %d down, %d unknown", n,
            count[0], count[1], count[2], count[3], count[4], count[5]);
     if (count[6]) /* holding checkpoint agents (CheckpointNodes), not counted above */

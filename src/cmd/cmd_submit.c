@@ -30,6 +30,8 @@ typedef struct sub {
     double time;
     double begin;       /* --begin, seconds since the epoch; 0: not given */
     const char *depend; /* --dependency */
+    const char *account; /* --account */
+    long nice;          /* --nice */
     bool hold;          /* --hold */
     const char *array;  /* --array, as given */
     int warn_sig, warn_scope; /* --signal=[B:]SIG[@SECS] */
@@ -43,8 +45,8 @@ typedef struct sub {
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
        O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ,
-       O_SIGNAL, O_TEST };
-static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:";
+       O_SIGNAL, O_TEST, O_NICE };
+static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:A:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -64,6 +66,7 @@ static const struct option lopts[] = {
     {"begin", required_argument, 0, 'b'},     {"dependency", required_argument, 0, 'd'},
     {"array", required_argument, 0, 'a'},     {"signal", required_argument, 0, O_SIGNAL},
     {"test-only", no_argument, 0, O_TEST},    {"help", no_argument, 0, O_HELP},
+    {"account", required_argument, 0, 'A'},   {"nice", optional_argument, 0, O_NICE},
     {0, 0, 0, 0},
 };
 
@@ -75,7 +78,6 @@ static const struct {
     const char *why;
 } slurm_only[] = {
     {"partition", 'p', "Ductile has one queue for the whole cluster, no partitions: remove it"},
-    {"account", 'A', "Ductile has no accounts: remove it"},
     {"qos", 'q', "Ductile has no QOS: remove it"},
     {"mem", 0, "a job gets whole nodes with all their memory: remove it"},
     {"mem-per-cpu", 0, "a job gets whole nodes with all their memory: remove it"},
@@ -90,7 +92,6 @@ static const struct {
     {"nodelist", 'w', "the scheduler chooses the nodes"},
     {"exclude", 'x', "the scheduler chooses the nodes"},
     {"reservation", 0, "Ductile has no reservations yet"},
-    {"nice", 0, "Ductile has no priorities yet: jobs start in the order they came"},
     {"licenses", 'L', "Ductile has no licenses"},
     {"clusters", 'M', "one Ductile controller serves one cluster"},
 };
@@ -347,6 +348,18 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
         return 0;
     }
     case 'H': s->hold = true; return 0;
+    case 'A':
+        if (!*arg || strlen(arg) > 64 || strparse_has_control(arg))
+            return cmd_fail("%s--account: give an account's name (ductile account list shows "
+                            "them)", where);
+        s->account = arg;
+        return 0;
+    case O_NICE: /* sbatch's --nice alone lowers the priority by 100 */
+        s->nice = 100;
+        if (arg && strparse_long(arg, -10000000, 10000000, &s->nice) < 0)
+            return cmd_fail("%s--nice: '%s' is not a whole number from -10000000 to 10000000 (a "
+                            "negative one, a higher priority, is for operators)", where, arg);
+        return 0;
     case 'b':
         if (parse_begin(arg, &s->begin) < 0)
             return cmd_fail("%s--begin: '%s' is not a time (HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], "
@@ -622,6 +635,10 @@ static void usage(void)
            "      --signal [B:]SIG[@S]  SIG S seconds (60) before the time limit, to the job's\n"
            "                            steps (B: to its script alone)\n"
            "  -H, --hold                submit it held (ductile release lets it start)\n"
+           "  -A, --account NAME        run it under that account (one you are a member of;\n"
+           "                            default: your default account)\n"
+           "      --nice[=N]            lower its priority by N (100 without N); a negative N\n"
+           "                            is for operators\n"
            "  -b, --begin TIME          not before TIME: HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]],\n"
            "                            now+N[minutes|hours|days] (seconds by default), midnight\n"
            "  -d, --dependency DEPS     after other jobs: afterok:ID[:ID...], afternotok:,\n"
@@ -926,6 +943,10 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
         json_object_set_new(req, "begin", json_real(s.begin));
     if (req && s.depend)
         json_object_set_new(req, "dependency", json_string(s.depend));
+    if (req && s.account)
+        json_object_set_new(req, "account", json_string(s.account));
+    if (req && s.nice)
+        json_object_set_new(req, "nice", json_integer(s.nice));
     if (req && s.array) {
         json_object_set_new(req, "array", aidx ? json_incref(aidx) : json_array());
         if (amax)

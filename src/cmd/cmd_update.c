@@ -11,13 +11,15 @@
 
 static void usage(void)
 {
-    printf("usage: ductile update JOB [-t TIME] [-J NAME] [-N N | -N MIN-MAX] [--json]\n"
+    printf("usage: ductile update JOB [-t TIME] [-J NAME] [-N N | -N MIN-MAX] [--nice N] [--json]\n"
            "  -t, --time TIME       a new time limit (as submit takes it). You may lower\n"
            "                        your job's; only an operator raises one (or sets\n"
            "                        UNLIMITED). A running job ends when it passes it.\n"
            "  -J, --job-name NAME   a new name\n"
            "  -N, --nodes N|MIN-MAX a waiting job's size, or the range of a moldable or\n"
-           "                        malleable one\n");
+           "                        malleable one\n"
+           "  --nice N              lowers a waiting job's priority by N (0 or more; only\n"
+           "                        an operator gives a negative one, a higher priority)\n");
 }
 
 int cmd_update(int argc, char **argv)
@@ -25,13 +27,15 @@ int cmd_update(int argc, char **argv)
     static const struct option lopts[] = {{"time", required_argument, 0, 't'},
                                           {"job-name", required_argument, 0, 'J'},
                                           {"nodes", required_argument, 0, 'N'},
+                                          {"nice", required_argument, 0, 'n'},
                                           {"json", no_argument, 0, 'j'},
                                           {"conf", required_argument, 0, 'c'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     const char *conf = NULL, *name = NULL;
     double limit = -1;
-    long nodes = 0, minn = 0, maxn = 0;
+    long nodes = 0, minn = 0, maxn = 0, nice = 0;
+    bool has_nice = false;
     bool json = false;
     int o;
     opterr = 0;
@@ -66,6 +70,12 @@ int cmd_update(int argc, char **argv)
                                 optarg);
             break;
         }
+        case 'n':
+            if (strparse_long(optarg, -10000000, 10000000, &nice) < 0)
+                return cmd_fail("update: --nice: '%s' is not a whole number from -10000000 to "
+                                "10000000", optarg);
+            has_nice = true;
+            break;
         case 'j': json = true; break;
         case 'c': conf = optarg; break;
         case 'h': usage(); return 0;
@@ -77,8 +87,8 @@ int cmd_update(int argc, char **argv)
         return cmd_fail("update: which job? (ductile update JOB [-t TIME] [-J NAME] [-N N])");
     if (optind + 1 < argc)
         return cmd_fail("update: one job at a time ('%s' is extra)", argv[optind + 1]);
-    if (limit < 0 && !name && !nodes && !minn)
-        return cmd_fail("update: nothing to change: give --time, --job-name or --nodes");
+    if (limit < 0 && !name && !nodes && !minn && !has_nice)
+        return cmd_fail("update: nothing to change: give --time, --job-name, --nodes or --nice");
     json_t *ref = cu_job_ref(argv[optind]);
     if (!ref)
         return 1;
@@ -89,6 +99,8 @@ int cmd_update(int argc, char **argv)
         json_object_set_new(req, "name", json_string(name));
     if (nodes)
         json_object_set_new(req, "nodes", json_integer(nodes));
+    if (has_nice)
+        json_object_set_new(req, "nice", json_integer(nice));
     if (minn) {
         json_object_set_new(req, "min_nodes", json_integer(minn));
         json_object_set_new(req, "max_nodes", json_integer(maxn));
@@ -107,9 +119,13 @@ int cmd_update(int argc, char **argv)
         long long el = (long long)json_integer_value(json_object_get(rep, "elements"));
         if (el > 1)
             printf("Array %s updated (%lld elements); its first: ", argv[optind], el);
-        printf("Job %s updated: name %s, %lld node%s, time limit %s\n", argv[optind],
+        long long nv = (long long)json_integer_value(json_object_get(job, "nice"));
+        printf("Job %s updated: name %s, %lld node%s, time limit %s", argv[optind],
                cu_str(job, "name"), (long long)json_integer_value(json_object_get(job, "nodes")),
                json_integer_value(json_object_get(job, "nodes")) == 1 ? "" : "s", tl);
+        if (nv)
+            printf(", nice %lld", nv);
+        printf("\n");
     }
     json_decref(rep);
     return 0;

@@ -38,6 +38,8 @@ static const struct subcmd subcmds[] = {
     {"mpirun", cmd_mpirun, "start a malleable MPI application (one group per node)"},
     {"rsh", cmd_rsh, "run a command on one node of the job (an MPI launcher's rsh agent)"},
     {"history", cmd_history, "list finished jobs"},
+    {"priority", cmd_priority, "the waiting jobs' priorities and their factors (sprio)"},
+    {"account", cmd_account, "accounts and their fair share; add or change them (operators)"},
     {"nodes", cmd_nodes, "list nodes and their states"},
     {"drain", cmd_drain, "stop placing jobs on nodes (operators)"},
     {"resume", cmd_resume, "place jobs on drained nodes again (operators)"},

@@ -91,7 +91,11 @@ static char *v_jobid_raw(const json_t *j, const listing_ctx_t *x)
 }
 static char *v_name(const json_t *j, const listing_ctx_t *x) { return esc(j, "name"); }
 static char *v_user(const json_t *j, const listing_ctx_t *x) { return esc(j, "user"); }
-static char *v_account(const json_t *j, const listing_ctx_t *x) { return cu_sprintf("N/A"); }
+static char *v_account(const json_t *j, const listing_ctx_t *x)
+{
+    (void)x;
+    return *cu_str(j, "account") ? esc(j, "account") : cu_sprintf("N/A");
+}
 static char *v_state(const json_t *j, const listing_ctx_t *x) { return esc(j, "state_name"); }
 static char *v_st(const json_t *j, const listing_ctx_t *x) { return esc(j, "state"); }
 static char *v_type(const json_t *j, const listing_ctx_t *x) { return esc(j, "type"); }

@@ -198,6 +198,16 @@ void cu_fmt_duration(double secs, char *buf, size_t len)
         snprintf(buf, len, "%ld:%02ld", m, x);
 }
 
+void cu_free_rows(char ***rows, int nrows, int ncols)
+{
+    for (int r = 0; rows && r < nrows; r++) {
+        for (int c = 0; c < ncols; c++)
+            free(rows[r][c]);
+        free(rows[r]);
+    }
+    free(rows);
+}
+
 void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols)
 {
     int w[16] = {0};

@@ -38,6 +38,8 @@ int cu_signal_number(const char *s);
 /* Prints rows as aligned columns under hdr (NULL: no header line); every row has ncols
  * strings. */
 void cu_table(const char *const *hdr, char ***rows, int nrows, int ncols);
+/* Frees such rows (each row's strings, the rows, the array). */
+void cu_free_rows(char ***rows, int nrows, int ncols);
 /* A common --conf / --json option scan: returns the index of the first other arg. */
 void cu_print_json(const json_t *v);
 const char *cu_str(const json_t *o, const char *key);

@@ -32,7 +32,9 @@ enum {
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
     K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
     K_RECLAIM_WAIT, K_AGENT_SCALING, K_CKPT_TRANSFER, K_CKPT_REGIONS, K_MAX_REQUEUE,
-    K_CKPT_NODE_MEMORY, K_SCALER_LOWER, K_SCALER_UPPER, K_STEP_OUTPUT_WAIT, K_SLURM_ENV, NKEYS
+    K_CKPT_NODE_MEMORY, K_SCALER_LOWER, K_SCALER_UPPER, K_STEP_OUTPUT_WAIT, K_SLURM_ENV,
+    K_PW_AGE, K_PW_SIZE, K_PW_FAIRSHARE, K_PW_PARTITION, K_PRIO_MAX_AGE, K_PRIO_HALF_LIFE,
+    K_PRIO_CALC, K_ACCOUNTS_REQUIRED, NKEYS
 };
 
 typedef enum ktype {
@@ -82,6 +84,9 @@ static const word_t scaling_words[] = {
 static const word_t slurm_env_words[] = {
     {"yes", 1, "jobs and steps get Slurm's variables (SLURM_JOB_ID...) beside Ductile's"},
     {"no", 0, "they get Ductile's only"}, {NULL, 0, NULL}};
+static const word_t accounts_words[] = {
+    {"no", 0, "a job without an account goes to its user's default one, or none"},
+    {"yes", 1, "every job must run under an account its user belongs to"}, {NULL, 0, NULL}};
 static const word_t transfer_words[] = {
     {"push", 0, "the processes write into the checkpoint agents' memory"},
     {"pull", 1, "the agents read the processes' memory"}, {NULL, 0, NULL}};
@@ -173,6 +178,18 @@ static const cfgkey_t keys[NKEYS] = {
                             true},
     [K_SCALER_LOWER] = {"CheckpointScalerLower", T_INT, F(scaler_lower), 1, 100, NULL, true},
     [K_SCALER_UPPER] = {"CheckpointScalerUpper", T_INT, F(scaler_upper), 1, 100, NULL, true},
+    /* priority and fair share (docs/accounts.md) */
+    [K_PW_AGE] = {"PriorityWeightAge", T_INT, F(prio_w_age), 0, 1000000000, NULL, true},
+    [K_PW_SIZE] = {"PriorityWeightJobSize", T_INT, F(prio_w_size), 0, 1000000000, NULL, true},
+    [K_PW_FAIRSHARE] = {"PriorityWeightFairshare", T_INT, F(prio_w_fairshare), 0, 1000000000,
+                        NULL, true},
+    [K_PW_PARTITION] = {"PriorityWeightPartition", T_INT, F(prio_w_partition), 0, 1000000000,
+                        NULL, true},
+    [K_PRIO_MAX_AGE] = {"PriorityMaxAge", T_SEC, F(prio_max_age), 0, 0, NULL, true},
+    [K_PRIO_HALF_LIFE] = {"PriorityDecayHalfLife", T_SEC0, F(prio_half_life), 0, 0, NULL, true},
+    [K_PRIO_CALC] = {"PriorityCalcPeriod", T_SEC0, F(prio_calc_period), 0, 0, NULL, true},
+    [K_ACCOUNTS_REQUIRED] = {"AccountsRequired", T_ENUM, F(accounts_required), 0, 0,
+                             accounts_words, true},
 };
 #undef F
 
@@ -727,6 +744,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,
         .max_connections_per_host = 128, .auth_timeout = 10, .frame_timeout = 30,
         .idle_timeout = 600, .operator_resize_hold = 3600,
+        .prio_max_age = 7 * 86400, .prio_half_life = 7 * 86400, .prio_calc_period = 300,
         .power_source = CONFIG_POWER_MODEL, .idle_power = 71, .default_job_power = 200,
         .ckpt_dist = CONFIG_CKPT_DIST_ROUNDROBIN, .reclaim_wait = 30,
     };

@@ -135,6 +135,16 @@ typedef struct config {
     int scaler_lower, scaler_upper; /* CheckpointScalerLower/Upper: % of that memory held by
                                      agents above which Algorithm 8 flags a node / asks for
                                      one (with CheckpointLending) */
+    /* Priority and fair share (docs/accounts.md): the weights of the factors; all 0 (the
+     * default) keep the order of submission */
+    int prio_w_age, prio_w_size, prio_w_fairshare, prio_w_partition;
+    double prio_max_age;          /* PriorityMaxAge: seconds waited that give the whole age
+                                     factor */
+    double prio_half_life;        /* PriorityDecayHalfLife: s; past usage counts half; 0 never
+                                     decays */
+    double prio_calc_period;      /* PriorityCalcPeriod: s between recalculations; 0: each pass */
+    int accounts_required;        /* AccountsRequired: 1 every job needs an account its user
+                                     belongs to */
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

@@ -127,5 +127,9 @@ int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
         ckptsvc_check(c); /* a node to lend or give back under the new rules */
     if (c->cfg.max_requeue != max_requeue) /* who node stealing may stop */
         idmap_foreach(c->jobs, update_interruptible, c);
+    if (ch->napplied) { /* the priority weights and periods (accounts.c) */
+        accounts_engine_settings(c);
+        jobs_want_schedule(c);
+    }
     return 0;
 }

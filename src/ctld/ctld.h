@@ -94,6 +94,9 @@ typedef struct job {
     int64_t array_id;        /* an element of a job array: the id of its first element */
     int array_task;          /* its index (SLURM_ARRAY_TASK_ID); -1: not an element */
     int array_max;           /* elements of its array that may run at once; 0: any */
+    char *account;           /* the account it runs under (accounts.c); NULL: none */
+    uint32_t account_id;     /* that account's id for the engine; 0: none */
+    int nice;                /* lowers its priority (--nice; an operator's may be < 0) */
     char *out_path, *err_path;
     double submit, start, end;
     int exit_code;           /* -1 unknown */
@@ -272,6 +275,7 @@ typedef struct ctld {
     bool stopping;
     double t0;                   /* wall clock at start, for now() */
     struct energy *energy;       /* the power corridor and the draw (energy.c) */
+    struct accounts *acct;       /* accounts and fair share (accounts.c) */
     stats_ring_t pass_stats;     /* scheduling passes (stats.c) */
     stats_ring_t commit_stats;   /* batch commits */
 } ctld_t;
@@ -630,6 +634,29 @@ void rpc_reply(ctld_t *c, conn_t *conn, json_t *msg);
 void rpc_fail(ctld_t *c, conn_t *conn, const char *err);
 /* --- history.c --- */
 void history_rpc(ctld_t *c, conn_t *conn, const json_t *m);
+
+/* --- accounts.c: accounts, fair share and priority (docs/accounts.md) --- */
+/* The tables (made if missing) into memory, and with the saved usage into the engine,
+ * with the priority settings of the configuration. At start and after a reload. */
+int accounts_load(ctld_t *c, char *err, size_t errlen);
+void accounts_free(ctld_t *c);
+/* The configuration's priority settings into the engine (start, reconfigure). */
+void accounts_engine_settings(ctld_t *c);
+/* The account a new job runs under: the one asked for (its user must be a member, an
+ * operator need not), else its user's default, else none (unless AccountsRequired). */
+int accounts_resolve(ctld_t *c, job_t *j, const char *asked, bool oper, char *err,
+                     size_t errlen);
+/* An account's id by name; 0: none (a job restored whose account is gone). */
+uint32_t accounts_id(const ctld_t *c, const char *name);
+/* The engine's fair-share usage into the database: every minute (force: now), in the
+ * open batch; not while the disk refuses writes. */
+int accounts_save_usage(ctld_t *c, bool force);
+/* account_add, account_modify (operators), account_list. */
+void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool oper);
+/* priority: the waiting jobs' priorities with their weighted factors (sprio). */
+void accounts_priority_rpc(ctld_t *c, conn_t *conn, json_t *msg);
+/* A uid's user name ("uid1234" when it has none here). */
+void ctld_user_name(uid_t uid, char *buf, size_t len);
 void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg);
 
 #endif

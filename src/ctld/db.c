@@ -86,8 +86,10 @@ static const char *schema =
  * its user, 2 by an operator), until a time (begin), or for other jobs (depend).
  * Version 10: job arrays: an element's array (array_id, the id of its first element;
  * 0: not an element), its index (array_task) and how many of the array may run at once
- * (array_max, 0: any). */
-#define SCHEMA_VERSION 10
+ * (array_max, 0: any).
+ * Version 11: jobs have the account they run under (account, "" none; accounts.c) and
+ * their nice. */
+#define SCHEMA_VERSION 11
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -96,17 +98,17 @@ static const char *const sql[ST__N] = {
                   " out_path, err_path, submit, start, end_, exit_code, signal, restarts, alloc,"
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
                   " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class,"
-                  " args, hold, begin, depend, array_id, array_task, array_max)"
+                  " args, hold, begin, depend, array_id, array_task, array_max, account, nice)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
                   " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
                   " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45,"
-                  " ?46)",
+                  " ?46, ?47, ?48)",
     [ST_SAVE] = "UPDATE jobs SET name = ?1, nodes = ?8, min_nodes = ?9, max_nodes = ?10,"
                 " time_limit = ?12, state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
                 " energy = ?34, ckpt = ?35, io_measured = ?37, wait_class = ?39, hold = ?41,"
-                " begin = ?42, depend = ?43, array_id = ?44 WHERE id = ?29",
+                " begin = ?42, depend = ?43, array_id = ?44, nice = ?48 WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
     [ST_SEQ] = "UPDATE meta SET value = ?1 WHERE key = 'seq'",
@@ -480,6 +482,8 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"array_id", "ALTER TABLE jobs ADD COLUMN array_id INTEGER DEFAULT 0"},
         {"array_task", "ALTER TABLE jobs ADD COLUMN array_task INTEGER DEFAULT -1"},
         {"array_max", "ALTER TABLE jobs ADD COLUMN array_max INTEGER DEFAULT 0"},
+        {"account", "ALTER TABLE jobs ADD COLUMN account TEXT DEFAULT ''"},
+        {"nice", "ALTER TABLE jobs ADD COLUMN nice INTEGER DEFAULT 0"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -493,7 +497,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             HISTORY_INDEXES " PRAGMA user_version = 10; COMMIT", err, errlen);
+                             HISTORY_INDEXES " PRAGMA user_version = 11; COMMIT", err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -808,6 +812,8 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_int64(st, 44, j->array_id);
     sqlite3_bind_int(st, 45, j->array_task);
     sqlite3_bind_int(st, 46, j->array_max);
+    sqlite3_bind_text(st, 47, j->account ? j->account : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 48, j->nice);
     return 0;
 }
 
@@ -909,14 +915,15 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
  * an older version has them in the order they were added, which need not be the order
  * of a new one. Past the first 30 (the table as created); -1: none. */
 enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC_CLASS,
-       XC_ARGS, XC_HOLD, XC_BEGIN, XC_DEPEND, XC_ARRAY, XC_ATASK, XC_AMAX, XC__N };
+       XC_ARGS, XC_HOLD, XC_BEGIN, XC_DEPEND, XC_ARRAY, XC_ATASK, XC_AMAX, XC_ACCOUNT,
+       XC_NICE, XC__N };
 static void added_columns(sqlite3_stmt *st, int *at)
 {
     static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
                                              "energy", "ckpt", "io_intensity", "io_measured",
                                              "io_from", "wait_class", "args", "hold",
                                              "begin", "depend", "array_id", "array_task",
-                                             "array_max"};
+                                             "array_max", "account", "nice"};
     int n = sqlite3_column_count(st);
     for (int x = 0; x < XC__N; x++) {
         at[x] = -1;
@@ -1051,6 +1058,11 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     s = col_text(st, at[XC_DEPEND]);
     if (s && *s && !(j->depend = strdup(s)))
         rc = -ENOMEM;
+    s = col_text(st, at[XC_ACCOUNT]);
+    if (s && *s && !(j->account = strdup(s)))
+        rc = -ENOMEM;
+    j->account_id = accounts_id(c, j->account); /* 0 when it is gone */
+    j->nice = at[XC_NICE] < 0 ? 0 : sqlite3_column_int(st, at[XC_NICE]);
     s = col_text(st, at[XC_ARGS]);
     if (s && *s) {
         j->args = json_loads(s, 0, NULL);

@@ -109,6 +109,7 @@ void job_free(job_t *j)
     free(j->out_path);
     free(j->err_path);
     free(j->depend);
+    free(j->account);
     free(j->alloc);
     free(j->resize_nodes);
     free(j->clean_wait);
@@ -259,6 +260,8 @@ static sched_jobspec_t spec_of(const ctld_t *c, const job_t *j)
         .io_intensity = j->io_intensity,
         .wait_adaptive = true, /* resizes go to the application: not before it attaches */
         .no_interrupt = !may_interrupt(c, j), /* node stealing stops only jobs that may run again */
+        .account = j->account_id,
+        .nice = j->nice,
     };
 }
 
@@ -409,6 +412,7 @@ static void finish(ctld_t *c, job_t *j)
     ckptsvc_job_ended(c, j); /* before the save: the agents' key is not kept */
     db_job_save(c, j);
     db_job_event(c, j->id, now, "end", j->nalloc, 0, j->alloc, j->nalloc, jstate_code(j->state));
+    sched_clock(c->sched, ctld_now()); /* usage is charged to now */
     sched_remove(c->sched, j->id);
     elig_forget(c, j);
     idmap_del(c->jobs, j->id);
@@ -427,6 +431,7 @@ void jobs_requeue(ctld_t *c, job_t *j, const char *why)
      * cleaned. */
     sched_class_t cls = (sched_class_t)j->wait_class;
     j->requeue_at = 0;
+    sched_clock(c->sched, ctld_now()); /* usage is charged to now */
     bool kept = sched_requeue(c->sched, j->id, cls) == 0;
     if (!kept)
         sched_remove(c->sched, j->id);
@@ -581,6 +586,7 @@ static void resize_commit(ctld_t *c, job_t *j)
     int before = j->nalloc;
     const char *event = j->resize_target > before ? "expand" : "shrink";
     j->nalloc = j->resize_target;
+    sched_clock(c->sched, ctld_now()); /* usage is charged to now */
     sched_resize_done(c->sched, j->id, true);
     jobs_oper_committed(c, j);
     job_to(c, j, JS_RUNNING, event);
@@ -690,6 +696,7 @@ static void withdraw(ctld_t *c, job_t *j, const char *why, bool declined)
         for (int i = 0; i < j->nresize; i++)
             nodes_send(c, j->resize_nodes[i], cleanup_msg(j, 0));
     sched_resize_declined(c->sched, j->id, ctld_now()); /* not the same offer at once */
+    sched_clock(c->sched, ctld_now()); /* usage is charged to now */
     sched_resize_done(c->sched, j->id, false);
     job_to(c, j, JS_RUNNING, why);
     db_job_save(c, j);
@@ -1106,6 +1113,7 @@ static bool run_on_without(ctld_t *c, job_t *j, node_t *n)
         owner != j->id)
         return false;
     sched_failure_t what;
+    sched_clock(c->sched, ctld_now()); /* usage is charged to now */
     sched_node_failed(c->sched, n->index, &owner, &what);
     double now = ctld_now();
     account(j, now);
@@ -1293,6 +1301,10 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "expected_start", json_real(expected));
     else if (o && j->state == JS_PENDING && j->begin > now) /* not before its --begin */
         json_object_set_new(o, "expected_start", json_real(j->begin));
+    if (o) {
+        json_object_set_new(o, "account", json_string(j->account ? j->account : ""));
+        json_object_set_new(o, "nice", json_integer(j->nice));
+    }
     if (o && j->array_id) { /* "12_3" */
         json_object_set_new(o, "array_id", json_integer(j->array_id));
         json_object_set_new(o, "array_task", json_integer(j->array_task));

@@ -232,7 +232,9 @@ static int reload(ctld_t *c, char *err, size_t errlen)
     c->sched = NULL;
     if (!c->jobs || !c->placed || engine_create(c, err, errlen) < 0)
         return -ENOMEM;
-    int rc = db_load(c, jobs_restore, err, errlen);
+    int rc = accounts_load(c, err, errlen);
+    if (rc == 0)
+        rc = db_load(c, jobs_restore, err, errlen);
     if (rc < 0)
         return rc;
     jobs_after_restore(c);
@@ -284,6 +286,7 @@ static void on_tick(uv_timer_t *h)
     ctld_t *c = h->data;
     tick_due = true;
     c->elig_due = true; /* begin times come (eligible.c) */
+    accounts_save_usage(c, false);
     jobs_want_schedule(c);
 }
 
@@ -325,6 +328,7 @@ static void stop(ctld_t *c)
         return;
     done = true;
     c->stopping = true;
+    accounts_save_usage(c, true);
     if (c->in_batch && db_commit(c) < 0)
         ctld_fail_deferred(c, db_error(c), is_node_conn);
     ctld_flush_deferred(c);
@@ -476,7 +480,8 @@ int main(int argc, char **argv)
         return 1;
     }
     double t_load = stats_clock();
-    if (db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
+    if (accounts_load(&c, err, sizeof(err)) < 0 ||
+        db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;
     }
@@ -528,6 +533,7 @@ int main(int argc, char **argv)
             c.cfg.control_addr, c.cfg.control_port);
     uv_run(c.loop, UV_RUN_DEFAULT);
     energy_close(&c);
+    accounts_free(&c);
     db_close(&c);
     unlink(c.cfg.control_socket);
     fprintf(stderr, "ductiled: stopped\n");

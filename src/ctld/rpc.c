@@ -17,9 +17,10 @@
 #define MAX_ENV 4096
 #define MAX_ENV_LEN 131072
 #define MAX_PATH 4096
+#define NICE_MAX 10000000
 #define MAX_ARGS 4096 /* a script's arguments: as many as its environment's entries */
 
-static void user_name(uid_t uid, char *buf, size_t len)
+void ctld_user_name(uid_t uid, char *buf, size_t len)
 {
     struct passwd pw, *res = NULL;
     char tmp[4096];
@@ -34,7 +35,7 @@ static bool is_operator(ctld_t *c, conn_t *conn)
     if (conn_uid(conn) == 0)
         return true;
     char name[256];
-    user_name(conn_uid(conn), name, sizeof(name));
+    ctld_user_name(conn_uid(conn), name, sizeof(name));
     return config_is_operator(&c->cfg, name);
 }
 
@@ -142,7 +143,8 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     double tlimit, io;
     bool requeue, ck_want, hold, test_only;
     double begin;
-    const char *depend;
+    const char *depend, *account;
+    int64_t nice;
     const json_t *env, *args;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, "script", &name, err, sizeof(err)) < 0 ||
@@ -162,6 +164,8 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_bool_opt(m, "test_only", false, &test_only, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "begin", 0, 1e11, 0, &begin, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "dependency", 1024, NULL, &depend, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "account", 64, NULL, &account, err, sizeof(err)) < 0 ||
+        proto_int_opt(m, "nice", -NICE_MAX, NICE_MAX, 0, &nice, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "args", MAX_ARGS, MAX_ENV_LEN, &args, err, sizeof(err)) < 0 ||
         check_text("job name", name, err, sizeof(err)) < 0 ||
@@ -173,6 +177,11 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     }
     if (key && !key_ok(key)) {
         rpc_fail(c, conn, "the submission key must be 1 to 64 letters, digits, '.', '_' or '-'");
+        return;
+    }
+    if (nice < 0 && !is_operator(c, conn)) {
+        rpc_fail(c, conn, "permission denied: only operators may give a negative --nice (a"
+                          " higher priority)");
         return;
     }
     if (!(io >= 0 && io <= 1)) {
@@ -244,7 +253,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         return;
     }
     char user[256];
-    user_name(conn_uid(conn), user, sizeof(user));
+    ctld_user_name(conn_uid(conn), user, sizeof(user));
     j->name = strdup(name);
     j->user = strdup(user);
     j->uid = conn_uid(conn);
@@ -264,6 +273,13 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->depend = depend && *depend ? strdup(depend) : NULL;
     j->out_path = dup_or_null(out);
     j->err_path = dup_or_null(errp);
+    j->nice = (int)nice;
+    if (accounts_resolve(c, j, account, is_operator(c, conn), err, sizeof(err)) < 0) {
+        free(idx);
+        job_free(j);
+        rpc_fail(c, conn, err);
+        return;
+    }
     energy_resolve(c, j, declared == 1, pmin, pmax);
     /* declared (even 0) wins; else its last run's measured intensity (iomeas.c) */
     iomeas_resolve(c, j, json_is_number(json_object_get(m, "io_intensity")), io);
@@ -932,7 +948,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         return;
     }
     char me[256];
-    user_name(conn_uid(conn), me, sizeof(me));
+    ctld_user_name(conn_uid(conn), me, sizeof(me));
     if (mine && !f.user) /* scancel --me: the caller's, whoever the caller's $USER says */
         f.user = me;
     bool op = is_operator(c, conn);
@@ -1204,6 +1220,11 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         do_drain(c, conn, msg, false);
     else if (!strcmp(type, "history"))
         history_rpc(c, conn, msg);
+    else if (!strcmp(type, "account_add") || !strcmp(type, "account_modify") ||
+             !strcmp(type, "account_list"))
+        accounts_rpc(c, conn, msg, type, is_operator(c, conn));
+    else if (!strcmp(type, "priority"))
+        accounts_priority_rpc(c, conn, msg);
     else if (!strcmp(type, "run"))
         steps_run(c, conn, msg);
     else if (!strcmp(type, "step_ack"))

@@ -1,5 +1,5 @@
-/* ductile update (scontrol update): a live job's time limit, name and, while it waits,
- * node counts. Its owner lowers its time limit; only an operator raises one (or takes
+/* ductile update (scontrol update): a live job's time limit, name, nice and, while it
+ * waits, node counts. Its owner lowers its time limit; only an operator raises one (or takes
  * it away). A running job's new limit goes to the node that runs its script, which
  * enforces it; when that node cannot be told now, nothing changes. */
 #include <errno.h>
@@ -103,20 +103,23 @@ int jobs_update(ctld_t *c, job_t *j, const json_t *m, bool op, char *err, size_t
 {
     const char *name;
     double t;
-    int64_t nodes, minn, maxn;
+    int64_t nodes, minn, maxn, nice;
+    bool has_nice = json_is_integer(json_object_get(m, "nice"));
     if (proto_str_opt(m, "name", 128, NULL, &name, err, len) < 0 ||
         proto_num_opt(m, "time", 0, STRPARSE_DURATION_MAX, -1, &t, err, len) < 0 ||
         proto_int_opt(m, "nodes", 1, 1 << 24, 0, &nodes, err, len) < 0 ||
         proto_int_opt(m, "min_nodes", 1, 1 << 24, 0, &minn, err, len) < 0 ||
-        proto_int_opt(m, "max_nodes", 1, 1 << 24, 0, &maxn, err, len) < 0)
+        proto_int_opt(m, "max_nodes", 1, 1 << 24, 0, &maxn, err, len) < 0 ||
+        proto_int_opt(m, "nice", -10000000, 10000000, 0, &nice, err, len) < 0)
         return -EINVAL;
     if (name && (!*name || strparse_has_control(name))) {
         snprintf(err, len, "a job name must be 1 to 128 characters, none of them a control "
                            "character");
         return -EINVAL;
     }
-    if (!name && t < 0 && !nodes && !minn && !maxn) {
-        snprintf(err, len, "nothing to change: give a time limit, a name or node counts");
+    if (!name && t < 0 && !nodes && !minn && !maxn && !has_nice) {
+        snprintf(err, len, "nothing to change: give a time limit, a name, node counts or a"
+                           " nice");
         return -EINVAL;
     }
     if (j->state == JS_COMPLETING) {
@@ -131,6 +134,11 @@ int jobs_update(ctld_t *c, job_t *j, const json_t *m, bool op, char *err, size_t
                  "%lld's is %s; you asked for %s); you may lower it", (long long)j->id, a, b);
         return -EPERM;
     }
+    if (has_nice && nice < 0 && !op) {
+        snprintf(err, len, "permission denied: only an operator may give a negative nice (a"
+                 " higher priority); job %lld's nice may be 0 or more", (long long)j->id);
+        return -EPERM;
+    }
     /* node counts (a waiting job's) and a new limit (sent first to a running job's node)
      * can each fail; they never both apply to one job */
     if ((nodes || minn || maxn) && set_sizes(c, j, nodes, minn, maxn, err, len) < 0)
@@ -139,6 +147,14 @@ int jobs_update(ctld_t *c, job_t *j, const json_t *m, bool op, char *err, size_t
         int rc = set_time(c, j, t, err, len);
         if (rc < 0)
             return rc;
+    }
+    if (has_nice && nice != j->nice) {
+        char what[64];
+        snprintf(what, sizeof(what), "nice %d -> %lld", j->nice, (long long)nice);
+        j->nice = (int)nice;
+        if (!j->waiting)
+            sched_set_nice(c->sched, j->id, j->nice);
+        db_job_event(c, j->id, ctld_now(), "update", j->nalloc, j->nalloc, NULL, 0, what);
     }
     if (name && strcmp(name, j->name)) {
         char *n = strdup(name);

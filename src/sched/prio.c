@@ -95,6 +95,8 @@ int sched_set_priority(sched_t *s, const sched_prio_config_t *c, char *err, size
 
 void sched_get_priority(const sched_t *s, sched_prio_config_t *out) { *out = s->prio; }
 
+uint64_t sched_usage_version(const sched_t *s) { return s->prio_charges; }
+
 bool prio_active(const sched_t *s) { return prio_weighted(s); }
 
 void sched_clock(sched_t *s, double now)
@@ -227,6 +229,7 @@ void prio_charge(sched_t *s, sjob_t *j)
     if (j->leaf && j->nalloc > 0 && now > j->charged_at) {
         leaf_decay(s, j->leaf, now);
         j->leaf->usage += decayed_hold(s, j->nalloc, j->charged_at, now);
+        s->prio_charges++;
     }
     if (now > j->charged_at)
         j->charged_at = now;
@@ -375,37 +378,48 @@ static void queue_sort(sched_t *s)
     s->qtail = prev;
 }
 
+/* Usage charged up to now, the tree's figures and every job's priority. */
+static void recalc(sched_t *s)
+{
+    s->prio_last = s->now;
+    for (sjob_t *j = s->rhead; j; j = j->rnext)
+        prio_charge(s, j);
+    s->prio_stamp++;
+    s->prio_root.usage = 0;
+    s->prio_root.child_shares = 0;
+    if (s->prio_accounts) {
+        idmap_foreach(s->prio_accounts, reset_account, NULL);
+        idmap_foreach(s->prio_accounts, add_account_shares, NULL);
+    }
+    if (s->prio_leaves) {
+        idmap_foreach(s->prio_leaves, sum_leaf, s);
+        idmap_foreach(s->prio_leaves, compute_leaf, s);
+    }
+    if (s->prio_accounts) /* accounts without leaves have their figures too */
+        idmap_foreach(s->prio_accounts, compute_leaf, s);
+    for (sjob_t *j = s->qhead; j; j = j->qnext)
+        prio_job_set(s, j);
+    for (sjob_t *j = s->rhead; j; j = j->rnext)
+        prio_job_set(s, j);
+    s->prio_dirty = true;
+}
+
+void sched_prio_update(sched_t *s)
+{
+    recalc(s);
+    if (s->qhead)
+        queue_sort(s);
+    s->prio_dirty = false;
+}
+
 /* At a pass: recompute when the period has passed (or something changed the tree),
  * and put the queue back in order when a priority changed. */
 void prio_pass(sched_t *s)
 {
-    bool due = prio_weighted(s) && s->now - s->prio_last >= s->prio.calc_period;
-    if (due) {
-        s->prio_last = s->now;
-        for (sjob_t *j = s->rhead; j; j = j->rnext)
-            prio_charge(s, j);
-        if (s->prio.w_fairshare > 0 || s->prio_accounts) {
-            s->prio_stamp++;
-            s->prio_root.usage = 0;
-            s->prio_root.child_shares = 0;
-            if (s->prio_accounts) {
-                idmap_foreach(s->prio_accounts, reset_account, NULL);
-                idmap_foreach(s->prio_accounts, add_account_shares, NULL);
-            }
-            if (s->prio_leaves) {
-                idmap_foreach(s->prio_leaves, sum_leaf, s);
-                idmap_foreach(s->prio_leaves, compute_leaf, s);
-            }
-        }
-        for (sjob_t *j = s->qhead; j; j = j->qnext)
-            prio_job_set(s, j);
-        for (sjob_t *j = s->rhead; j; j = j->rnext)
-            prio_job_set(s, j);
-        s->prio_dirty = true;
-    }
-    if (s->prio_dirty && s->qhead) {
+    if (prio_weighted(s) && s->now - s->prio_last >= s->prio.calc_period)
+        recalc(s);
+    if (s->prio_dirty && s->qhead)
         queue_sort(s);
-    }
     s->prio_dirty = false;
 }
 

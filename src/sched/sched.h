@@ -347,6 +347,11 @@ typedef struct sched_assoc {
     double shares, usage;   /* usage: decayed node-seconds at the last recalculation */
     double norm_shares, norm_usage, eff_usage, fairshare;
 } sched_assoc_t;
+/* Changes when usage is charged (not by decay alone): the caller saves it then. */
+uint64_t sched_usage_version(const sched_t *s);
+/* Recalculate the fair-share figures and priorities now (at the engine's time), not
+ * waiting for the period: before they are shown. */
+void sched_prio_update(sched_t *s);
 /* The accounts and associations (the first cap of them in out): their count. */
 size_t sched_associations(const sched_t *s, sched_assoc_t *out, size_t cap);
 typedef struct sched_prio_info {

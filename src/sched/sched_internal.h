@@ -138,6 +138,7 @@ struct sched {
     double prio_last;    /* the last recalculation */
     bool prio_dirty;     /* the queue may be out of priority order */
     unsigned prio_stamp;
+    uint64_t prio_charges;  /* usage charged so far (sched_usage_version) */
     prio_node_t prio_root;          /* the tree's root (account 0) */
     idmap_t *prio_accounts, *prio_leaves; /* accounts by id; leaves by (account, user) */
     /* output of the current pass */

@@ -65,7 +65,10 @@ start_ctld
 stop_ctld
 
 # --- a damaged data page of the job table ---
+# (a backup of the database and of its high-water mark: the run on the damaged copy
+# commits, at least the fair-share usage of the job it still has running at its stop)
 cp "$db" db.good
+cp "$db.hwm" db.hwm.good
 [ ! -s "$db-wal" ] || fail "WAL left after a clean stop"
 size=$(stat -c %s "$db")
 [ "$size" -gt $((20 * 4096)) ] || fail "database too small to damage: $size"
@@ -77,6 +80,7 @@ start_ctld --recover
 grep -q -- '--recover: the database .* is damaged' "$T/ctld2.log" || fail "recover log: $(cat "$T/ctld2.log")"
 stop_ctld
 cp db.good "$db"
+cp db.hwm.good "$db.hwm"
 rm -f "$db-wal" "$db-shm"
 
 # --- a missing or empty database where one existed ---

@@ -69,7 +69,7 @@ printf '#!/bin/sh\n#SBATCH -J "open\ntrue\n' > q.sh
 refused "line 2: a double quote is not closed" d submit q.sh
 printf '#!/bin/sh\n#SBATCH -N 2 extra\ntrue\n' > x.sh
 refused "'extra' is not an option" d submit x.sh
-refused "^ductile: --account: not supported" d submit --account=x --wrap true
+refused "there is no account 'x'" d submit --account=x --wrap true
 [ "$(submit --wrap true)" = $((n0 + 1)) ] || fail "a refused submission made a job"
 
 # --- --wrap, standard input, --parsable

@@ -1,0 +1,266 @@
+/* ductile account add|modify|list (operators manage the account tree, as sacctmgr;
+ * list shows it with its fair share, as sshare) and ductile priority (the waiting
+ * jobs' priorities and their factors, as sprio). docs/accounts.md. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "strparse.h"
+#include "util.h"
+
+static void usage(void)
+{
+    printf("usage: ductile account add NAME [--parent ACCOUNT] [--shares N] [--description TEXT]\n"
+           "                           [--add-user USER[,USER...]] [--default-for USER[,...]]\n"
+           "       ductile account modify NAME [the same] [--remove-user USER[,USER...]]\n"
+           "       ductile account list [--json]\n"
+           "  add, modify (operators): an account under ACCOUNT (root: the top), with N\n"
+           "  shares of its parent's (1 by default); its members submit with --account\n"
+           "  NAME. A member's first account is its default; --default-for makes this one\n"
+           "  the default of those users (and members).\n"
+           "  list: the tree, each account's and user's share, usage (node-seconds, decayed)\n"
+           "  and fair-share factor (1: used nothing; 0.5: used its share; towards 0: more)\n");
+}
+
+/* "a,b,c" as a JSON array of names. */
+static json_t *names(const char *list)
+{
+    json_t *a = json_array();
+    char *dup = strdup(list), *save = NULL;
+    for (char *p = dup ? strtok_r(dup, ",", &save) : NULL; p; p = strtok_r(NULL, ",", &save))
+        if (*p)
+            json_array_append_new(a, json_string(p));
+    free(dup);
+    return a;
+}
+
+static char *node_secs(double ns) { return cu_sprintf("%.0f", ns); }
+
+static int list(const char *conf, bool json)
+{
+    json_t *rep = cu_request(conf, json_pack("{s:s}", "type", "account_list"));
+    if (!rep)
+        return 1;
+    if (json) {
+        cu_print_json(rep);
+        json_decref(rep);
+        return 0;
+    }
+    json_t *accts = json_object_get(rep, "accounts"), *assoc = json_object_get(rep, "associations");
+    size_t na = json_array_size(accts), nu = json_array_size(assoc), k;
+    json_t *x;
+    if (na) {
+        static const char *hdr[] = {"ACCOUNT", "PARENT", "SHARES", "NORM_SHARES", "USAGE_NODE_S",
+                                    "FAIRSHARE", "USERS"};
+        char ***rows = calloc(na, sizeof(char **));
+        json_array_foreach(accts, k, x)
+        {
+            rows[k] = calloc(7, sizeof(char *));
+            rows[k][0] = cu_sprintf("%s", cu_str(x, "name"));
+            rows[k][1] = cu_sprintf("%s", cu_str(x, "parent"));
+            rows[k][2] = cu_sprintf("%g", cu_num(x, "shares"));
+            rows[k][3] = cu_sprintf("%.3f", cu_num(x, "norm_shares"));
+            rows[k][4] = node_secs(cu_num(x, "usage"));
+            rows[k][5] = cu_sprintf("%.3f", cu_num(x, "fairshare"));
+            char users[512] = "";
+            size_t q, pos = 0;
+            json_t *u;
+            json_array_foreach(json_object_get(x, "users"), q, u)
+            {
+                if (pos + 80 < sizeof(users))
+                    pos += (size_t)snprintf(users + pos, sizeof(users) - pos, "%s%s%s",
+                                            q ? "," : "", cu_str(u, "user"),
+                                            json_is_true(json_object_get(u, "default")) ? "*" : "");
+            }
+            rows[k][6] = cu_sprintf("%s", *users ? users : "-");
+        }
+        cu_table(hdr, rows, (int)na, 7);
+        cu_free_rows(rows, (int)na, 7);
+        printf("(* the user's default account)\n");
+    } else {
+        printf("No accounts: jobs run under none, and fair share is between users.\n");
+    }
+    if (nu) {
+        printf("\n");
+        static const char *hdr[] = {"ACCOUNT", "USER", "NORM_SHARES", "USAGE_NODE_S", "EFF_USAGE",
+                                    "FAIRSHARE"};
+        char ***rows = calloc(nu, sizeof(char **));
+        json_array_foreach(assoc, k, x)
+        {
+            rows[k] = calloc(6, sizeof(char *));
+            rows[k][0] = cu_sprintf("%s", *cu_str(x, "account") ? cu_str(x, "account") : "-");
+            rows[k][1] = cu_sprintf("%s", cu_str(x, "user"));
+            rows[k][2] = cu_sprintf("%.3f", cu_num(x, "norm_shares"));
+            rows[k][3] = node_secs(cu_num(x, "usage"));
+            rows[k][4] = cu_sprintf("%.3f", cu_num(x, "eff_usage"));
+            rows[k][5] = cu_sprintf("%.3f", cu_num(x, "fairshare"));
+        }
+        cu_table(hdr, rows, (int)nu, 6);
+        cu_free_rows(rows, (int)nu, 6);
+    }
+    json_decref(rep);
+    return 0;
+}
+
+int cmd_account(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage();
+        return argc < 2;
+    }
+    const char *sub = argv[1];
+    bool add = !strcmp(sub, "add"), modify = !strcmp(sub, "modify"), lst = !strcmp(sub, "list");
+    if (!add && !modify && !lst)
+        return cmd_fail("account: '%s' is not add, modify or list (try --help)", sub);
+    static const struct option lopts[] = {{"parent", required_argument, 0, 'p'},
+                                          {"shares", required_argument, 0, 's'},
+                                          {"description", required_argument, 0, 'd'},
+                                          {"add-user", required_argument, 0, 'u'},
+                                          {"remove-user", required_argument, 0, 'r'},
+                                          {"default-for", required_argument, 0, 'f'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"conf", required_argument, 0, 'c'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    const char *conf = NULL, *parent = NULL, *desc = NULL, *addu = NULL, *rem = NULL,
+               *deff = NULL;
+    long shares = -1;
+    bool json = false;
+    int o;
+    opterr = 0;
+    optind = 2;
+    while ((o = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
+        switch (o) {
+        case 'p': parent = optarg; break;
+        case 's':
+            if (strparse_long(optarg, 0, 1000000000, &shares) < 0)
+                return cmd_fail("account: --shares: '%s' is not a whole number from 0 to "
+                                "1000000000", optarg);
+            break;
+        case 'd': desc = optarg; break;
+        case 'u': addu = optarg; break;
+        case 'r': rem = optarg; break;
+        case 'f': deff = optarg; break;
+        case 'j': json = true; break;
+        case 'c': conf = optarg; break;
+        case 'h': usage(); return 0;
+        case ':': return cmd_fail("account: %s needs a value", argv[optind - 1]);
+        default: return cmd_fail("account: bad option '%s' (try --help)", argv[optind - 1]);
+        }
+    }
+    if (lst) {
+        if (optind < argc)
+            return cmd_fail("account list: unexpected argument '%s'", argv[optind]);
+        return list(conf, json);
+    }
+    if (optind >= argc)
+        return cmd_fail("account %s: which account? (ductile account %s NAME ...)", sub, sub);
+    if (optind + 1 < argc)
+        return cmd_fail("account %s: one account at a time ('%s' is extra)", sub,
+                        argv[optind + 1]);
+    if (rem && add)
+        return cmd_fail("account add: --remove-user is for modify");
+    if (modify && !parent && !desc && shares < 0 && !addu && !rem && !deff)
+        return cmd_fail("account modify: nothing to change: give --parent, --shares, "
+                        "--description, --add-user, --remove-user or --default-for");
+    json_t *req = json_pack("{s:s,s:s}", "type", add ? "account_add" : "account_modify", "name",
+                            argv[optind]);
+    if (parent)
+        json_object_set_new(req, "parent", json_string(parent));
+    if (desc)
+        json_object_set_new(req, "description", json_string(desc));
+    if (shares >= 0)
+        json_object_set_new(req, "shares", json_integer(shares));
+    if (addu)
+        json_object_set_new(req, "add_users", names(addu));
+    if (rem)
+        json_object_set_new(req, "remove_users", names(rem));
+    if (deff)
+        json_object_set_new(req, "default_for", names(deff));
+    json_t *rep = cu_request(conf, req);
+    if (!rep)
+        return 1;
+    printf("Account %s %s\n", argv[optind], add ? "added" : "modified");
+    json_decref(rep);
+    return 0;
+}
+
+int cmd_priority(int argc, char **argv)
+{
+    static const struct option lopts[] = {{"json", no_argument, 0, 'j'},
+                                          {"conf", required_argument, 0, 'c'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    const char *conf = NULL;
+    bool json = false;
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
+        switch (o) {
+        case 'j': json = true; break;
+        case 'c': conf = optarg; break;
+        case 'h':
+            printf("usage: ductile priority [--json]\n"
+                   "  the waiting jobs' priorities, highest first, with each factor as it\n"
+                   "  counts (its weight x its value, 0 to 1): AGE (time waited), FAIRSHARE\n"
+                   "  (its account's and user's past use against their shares), JOBSIZE,\n"
+                   "  PARTITION, less NICE. The weights are PriorityWeight* in ductile.conf.\n");
+            return 0;
+        case ':': return cmd_fail("priority: %s needs a value", argv[optind - 1]);
+        default: return cmd_fail("priority: bad option '%s' (try --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cmd_fail("priority: unexpected argument '%s'", argv[optind]);
+    json_t *rep = cu_request(conf, json_pack("{s:s}", "type", "priority"));
+    if (!rep)
+        return 1;
+    json_t *jobs = json_object_get(rep, "jobs");
+    if (json) {
+        cu_print_json(jobs);
+        json_decref(rep);
+        return 0;
+    }
+    size_t n = json_array_size(jobs), k;
+    json_t **v = calloc(n + 1, sizeof(*v));
+    json_t *x;
+    json_array_foreach(jobs, k, x) v[k] = x;
+    /* highest first; ties by id */
+    for (size_t i = 1; i < n; i++)
+        for (size_t q = i; q > 0; q--) {
+            double a = cu_num(v[q - 1], "priority"), b = cu_num(v[q], "priority");
+            if (a > b || (a == b && cu_num(v[q - 1], "id") < cu_num(v[q], "id")))
+                break;
+            json_t *t = v[q];
+            v[q] = v[q - 1];
+            v[q - 1] = t;
+        }
+    static const char *hdr[] = {"JOBID", "USER", "ACCOUNT", "PRIORITY", "AGE", "FAIRSHARE",
+                                "JOBSIZE", "PARTITION", "NICE"};
+    char ***rows = calloc(n + 1, sizeof(char **));
+    for (size_t i = 0; i < n; i++) {
+        rows[i] = calloc(9, sizeof(char *));
+        rows[i][0] = cu_sprintf("%lld", (long long)cu_num(v[i], "id"));
+        rows[i][1] = cu_sprintf("%s", cu_str(v[i], "user"));
+        rows[i][2] = cu_sprintf("%s", *cu_str(v[i], "account") ? cu_str(v[i], "account") : "-");
+        rows[i][3] = cu_sprintf("%.0f", cu_num(v[i], "priority"));
+        rows[i][4] = cu_sprintf("%.0f", cu_num(v[i], "age"));
+        rows[i][5] = cu_sprintf("%.0f", cu_num(v[i], "fairshare"));
+        rows[i][6] = cu_sprintf("%.0f", cu_num(v[i], "size"));
+        rows[i][7] = cu_sprintf("%.0f", cu_num(v[i], "partition"));
+        rows[i][8] = cu_sprintf("%lld", (long long)cu_num(v[i], "nice"));
+    }
+    cu_table(hdr, rows, (int)n, 9);
+    cu_free_rows(rows, (int)n, 9);
+    free(v);
+    json_t *w = json_object_get(rep, "weights");
+    if (!cu_num(w, "age") && !cu_num(w, "fairshare") && !cu_num(w, "size") &&
+        !cu_num(w, "partition"))
+        printf("(every PriorityWeight* is 0 in ductile.conf: jobs wait in the order they came, "
+               "less their nice)\n");
+    json_decref(rep);
+    return 0;
+}

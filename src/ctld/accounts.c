@@ -1,0 +1,617 @@
+/* Accounts and fair share (docs/accounts.md): the account tree with its shares and
+ * members, which operators manage (`ductile account add/modify/list`), the account a
+ * job runs under, the engine's priority settings and the fair-share usage kept across
+ * restarts, and `ductile priority` (sprio).
+ *
+ * Tables of their own, made on first use: accounts (id, name, parent, shares,
+ * description), account_users (account, user, is_default), fairshare_usage (account,
+ * uid, usage, at). The engine knows accounts by id and users by uid; usage is saved
+ * every minute and at a stop, and decayed for the time it was away at a start. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld.h"
+
+typedef struct acct {
+    uint32_t id;
+    char *name;
+    uint32_t parent; /* 0: top level */
+    double shares;
+    char *desc;
+} acct_t;
+
+typedef struct member {
+    uint32_t account;
+    char *user;
+    bool is_default;
+} member_t;
+
+struct accounts {
+    acct_t *a;
+    int na;
+    member_t *m;
+    int nm;
+    double saved_at; /* monotonic: the last save of the usage */
+    uint64_t saved_version; /* sched_usage_version then */
+};
+
+#define NAME_MAX_LEN 64
+#define SAVE_EVERY 60.0
+
+static int tables(ctld_t *c)
+{
+    return sqlite3_exec(c->db,
+                        "CREATE TABLE IF NOT EXISTS accounts (id INTEGER PRIMARY KEY,"
+                        " name TEXT UNIQUE NOT NULL, parent INTEGER, shares REAL,"
+                        " description TEXT);"
+                        "CREATE TABLE IF NOT EXISTS account_users (account INTEGER NOT NULL,"
+                        " user TEXT NOT NULL, is_default INTEGER, PRIMARY KEY (account, user));"
+                        "CREATE TABLE IF NOT EXISTS fairshare_usage (account INTEGER NOT NULL,"
+                        " uid INTEGER NOT NULL, usage REAL, at REAL,"
+                        " PRIMARY KEY (account, uid))",
+                        NULL, NULL, NULL) == SQLITE_OK
+               ? 0
+               : -EIO;
+}
+
+static void clear(struct accounts *s)
+{
+    for (int i = 0; i < s->na; i++) {
+        free(s->a[i].name);
+        free(s->a[i].desc);
+    }
+    for (int i = 0; i < s->nm; i++)
+        free(s->m[i].user);
+    free(s->a);
+    free(s->m);
+    s->a = NULL;
+    s->m = NULL;
+    s->na = s->nm = 0;
+}
+
+void accounts_free(ctld_t *c)
+{
+    if (!c->acct)
+        return;
+    clear(c->acct);
+    free(c->acct);
+    c->acct = NULL;
+}
+
+static acct_t *by_name(const ctld_t *c, const char *name)
+{
+    for (int i = 0; c->acct && name && i < c->acct->na; i++)
+        if (!strcmp(c->acct->a[i].name, name))
+            return &c->acct->a[i];
+    return NULL;
+}
+
+static acct_t *by_id(const ctld_t *c, uint32_t id)
+{
+    for (int i = 0; c->acct && i < c->acct->na; i++)
+        if (c->acct->a[i].id == id)
+            return &c->acct->a[i];
+    return NULL;
+}
+
+static member_t *membership(const ctld_t *c, uint32_t account, const char *user)
+{
+    for (int i = 0; c->acct && i < c->acct->nm; i++)
+        if (c->acct->m[i].account == account && !strcmp(c->acct->m[i].user, user))
+            return &c->acct->m[i];
+    return NULL;
+}
+
+static const acct_t *default_of(const ctld_t *c, const char *user)
+{
+    for (int i = 0; c->acct && i < c->acct->nm; i++)
+        if (c->acct->m[i].is_default && !strcmp(c->acct->m[i].user, user))
+            return by_id(c, c->acct->m[i].account);
+    return NULL;
+}
+
+void accounts_engine_settings(ctld_t *c)
+{
+    const config_t *f = &c->cfg;
+    sched_prio_config_t p = {
+        .w_age = f->prio_w_age,
+        .w_size = f->prio_w_size,
+        .w_fairshare = f->prio_w_fairshare,
+        .w_tier = f->prio_w_partition,
+        .max_age = f->prio_max_age,
+        .half_life = f->prio_half_life,
+        .calc_period = f->prio_calc_period,
+        .tier_max = 0, /* partitions' tiers: not yet */
+    };
+    char err[256];
+    if (sched_set_priority(c->sched, &p, err, sizeof(err)) < 0)
+        fprintf(stderr, "ductiled: priority settings: %s\n", err);
+}
+
+/* The tables into memory (replacing what it held). */
+static int read_tables(ctld_t *c, char *err, size_t errlen)
+{
+    struct accounts *s = c->acct;
+    clear(s);
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT id, name, parent, shares, description FROM accounts"
+                                  " ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+        rc = -EIO;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        acct_t *na = realloc(s->a, (size_t)(s->na + 1) * sizeof(*na));
+        if (!na) {
+            rc = -ENOMEM;
+            break;
+        }
+        s->a = na;
+        acct_t *a = &s->a[s->na++];
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        const char *desc = (const char *)sqlite3_column_text(st, 4);
+        a->id = (uint32_t)sqlite3_column_int64(st, 0);
+        a->name = strdup(name ? name : "?");
+        a->parent = (uint32_t)sqlite3_column_int64(st, 2);
+        a->shares = sqlite3_column_double(st, 3);
+        a->desc = strdup(desc ? desc : "");
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == 0 && sqlite3_prepare_v2(c->db, "SELECT account, user, is_default FROM account_users"
+                                             " ORDER BY account, user", -1, &st, NULL) != SQLITE_OK)
+        rc = -EIO;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        member_t *nm = realloc(s->m, (size_t)(s->nm + 1) * sizeof(*nm));
+        if (!nm) {
+            rc = -ENOMEM;
+            break;
+        }
+        s->m = nm;
+        member_t *m = &s->m[s->nm++];
+        const char *u = (const char *)sqlite3_column_text(st, 1);
+        m->account = (uint32_t)sqlite3_column_int64(st, 0);
+        m->user = strdup(u ? u : "?");
+        m->is_default = sqlite3_column_int(st, 2) != 0;
+    }
+    sqlite3_finalize(st);
+    if (rc < 0)
+        snprintf(err, errlen, "cannot read the accounts: %s", sqlite3_errmsg(c->db));
+    return rc;
+}
+
+/* The accounts and the saved usage into the engine. */
+static void to_engine(ctld_t *c)
+{
+    char err[256];
+    for (int i = 0; i < c->acct->na; i++) {
+        const acct_t *a = &c->acct->a[i];
+        if (sched_set_account(c->sched, a->id, a->parent, a->shares, err, sizeof(err)) < 0)
+            fprintf(stderr, "ductiled: account %s: %s\n", a->name, err);
+    }
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->db, "SELECT account, uid, usage, at FROM fairshare_usage", -1, &st,
+                           NULL) != SQLITE_OK)
+        return;
+    double now = ctld_now(), hl = c->cfg.prio_half_life;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double u = sqlite3_column_double(st, 2), at = sqlite3_column_double(st, 3);
+        if (hl > 0 && now > at)
+            u *= exp2(-(now - at) / hl);
+        sched_set_usage(c->sched, (uint32_t)sqlite3_column_int64(st, 0),
+                        (uint32_t)sqlite3_column_int64(st, 1), u);
+    }
+    sqlite3_finalize(st);
+}
+
+int accounts_load(ctld_t *c, char *err, size_t errlen)
+{
+    if (!c->acct && !(c->acct = calloc(1, sizeof(*c->acct))))
+        return snprintf(err, errlen, "out of memory"), -ENOMEM;
+    if (tables(c) < 0)
+        return snprintf(err, errlen, "cannot make the accounts' tables: %s",
+                        sqlite3_errmsg(c->db)),
+               -EIO;
+    int rc = read_tables(c, err, errlen);
+    if (rc < 0)
+        return rc;
+    sched_clock(c->sched, ctld_now());
+    accounts_engine_settings(c);
+    to_engine(c);
+    c->acct->saved_at = ctld_mono();
+    c->acct->saved_version = sched_usage_version(c->sched);
+    return 0;
+}
+
+uint32_t accounts_id(const ctld_t *c, const char *name)
+{
+    const acct_t *a = by_name(c, name);
+    return a ? a->id : 0;
+}
+
+int accounts_resolve(ctld_t *c, job_t *j, const char *asked, bool oper, char *err, size_t errlen)
+{
+    const acct_t *a = NULL;
+    if (asked && *asked) {
+        a = by_name(c, asked);
+        if (!a)
+            return snprintf(err, errlen, "there is no account '%.64s' (`ductile account list`"
+                            " shows them)", asked), -EINVAL;
+        if (!oper && !membership(c, a->id, j->user))
+            return snprintf(err, errlen, "user %.64s is not a member of account %s (an operator"
+                            " adds members: ductile account modify %s --add-user %.64s)",
+                            j->user, a->name, a->name, j->user), -EPERM;
+    } else {
+        a = default_of(c, j->user);
+        if (!a && c->cfg.accounts_required)
+            return snprintf(err, errlen, "user %.64s has no default account and this cluster"
+                            " requires one (AccountsRequired): name one with --account, or ask"
+                            " an operator to add you to one", j->user), -EINVAL;
+    }
+    free(j->account);
+    j->account = a ? strdup(a->name) : NULL;
+    j->account_id = a ? a->id : 0;
+    return 0;
+}
+
+/* --- saving the usage --- */
+
+int accounts_save_usage(ctld_t *c, bool force)
+{
+    if (!c->acct || !c->sched || db_degraded(c))
+        return 0;
+    double mono = ctld_mono();
+    if (!force && mono - c->acct->saved_at < SAVE_EVERY)
+        return 0;
+    c->acct->saved_at = mono;
+    sched_clock(c->sched, ctld_now()); /* the running jobs charged up to now */
+    sched_prio_update(c->sched);
+    uint64_t version = sched_usage_version(c->sched);
+    if (version == c->acct->saved_version)
+        return 0; /* decay alone is no change: a start decays what it reads */
+    c->acct->saved_version = version;
+    size_t n = sched_associations(c->sched, NULL, 0);
+    sched_assoc_t *as = n ? malloc(n * sizeof(*as)) : NULL;
+    if (n && !as)
+        return -ENOMEM;
+    n = sched_associations(c->sched, as, n);
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    if (db_write_begin(c) < 0 ||
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO fairshare_usage VALUES (?1, ?2, ?3, ?4)",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = -EIO;
+    double now = ctld_now();
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (as[i].is_account || as[i].usage <= 0)
+            continue;
+        sqlite3_bind_int64(st, 1, as[i].account);
+        sqlite3_bind_int64(st, 2, as[i].user);
+        sqlite3_bind_double(st, 3, as[i].usage);
+        sqlite3_bind_double(st, 4, now);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = -EIO;
+        sqlite3_reset(st);
+    }
+    if (rc < 0)
+        fprintf(stderr, "ductiled: database: cannot save the fair-share usage: %s\n",
+                sqlite3_errmsg(c->db));
+    sqlite3_finalize(st);
+    free(as);
+    return rc;
+}
+
+/* --- requests --- */
+
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > NAME_MAX_LEN)
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-' || *p == '.'))
+            return false;
+    return true;
+}
+
+/* Members to add, remove, or make default: arrays of user names. */
+static int users_arg(const json_t *m, const char *key, const json_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (proto_strarray_opt(m, key, 4096, NAME_MAX_LEN, out, err, errlen) < 0)
+        return -EINVAL;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(*out, i, v)
+    {
+        if (!name_ok(json_string_value(v)))
+            return snprintf(err, errlen, "'%.64s' is not a user name", json_string_value(v)),
+                   -EINVAL;
+    }
+    return 0;
+}
+
+/* Runs one write of the batch, binding its values in order (i: int64, d: double,
+ * s: text). */
+static int exec_bind(ctld_t *c, const char *sql, const char *fmt, ...)
+{
+    sqlite3_stmt *st = NULL;
+    if (db_write_begin(c) < 0 || sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return -EIO;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    for (int k = 0; fmt[k]; k++) {
+        if (fmt[k] == 'i')
+            sqlite3_bind_int64(st, k + 1, va_arg(ap, long long));
+        else if (fmt[k] == 'd')
+            sqlite3_bind_double(st, k + 1, va_arg(ap, double));
+        else
+            sqlite3_bind_text(st, k + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+    }
+    va_end(ap);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+    if (rc < 0)
+        fprintf(stderr, "ductiled: database: accounts: %s\n", sqlite3_errmsg(c->db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int apply_members(ctld_t *c, uint32_t id, const json_t *add, const json_t *remove,
+                         const json_t *defaults)
+{
+    size_t i;
+    const json_t *v;
+    int rc = 0;
+    json_array_foreach(add, i, v)
+    {
+        if (rc == 0)
+            rc = exec_bind(c, "INSERT OR IGNORE INTO account_users VALUES (?1, ?2, 0)", "is",
+                           (long long)id, json_string_value(v));
+    }
+    json_array_foreach(remove, i, v)
+    {
+        if (rc == 0)
+            rc = exec_bind(c, "DELETE FROM account_users WHERE account = ?1 AND user = ?2", "is",
+                           (long long)id, json_string_value(v));
+    }
+    json_array_foreach(defaults, i, v)
+    {
+        const char *u = json_string_value(v);
+        if (rc == 0)
+            rc = exec_bind(c, "INSERT OR IGNORE INTO account_users VALUES (?1, ?2, 0)", "is",
+                           (long long)id, u);
+        if (rc == 0)
+            rc = exec_bind(c, "UPDATE account_users SET is_default = (account = ?1)"
+                              " WHERE user = ?2", "is", (long long)id, u);
+    }
+    /* a member's first account is its default */
+    if (rc == 0)
+        rc = exec_bind(c, "UPDATE account_users SET is_default = 1 WHERE account = ?1 AND"
+                          " is_default = 0 AND NOT EXISTS (SELECT 1 FROM account_users u WHERE"
+                          " u.user = account_users.user AND u.is_default)", "i", (long long)id);
+    return rc;
+}
+
+static bool would_cycle(const ctld_t *c, uint32_t id, uint32_t parent)
+{
+    for (int hops = 0; parent && hops <= c->acct->na; hops++) {
+        if (parent == id)
+            return true;
+        const acct_t *p = by_id(c, parent);
+        parent = p ? p->parent : 0;
+    }
+    return false;
+}
+
+static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
+{
+    char err[512];
+    const char *name, *parent_name, *desc;
+    double shares;
+    const json_t *users, *remove, *defaults;
+    if (proto_str(m, "name", NAME_MAX_LEN, &name, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "parent", NAME_MAX_LEN, NULL, &parent_name, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "description", 256, NULL, &desc, err, sizeof(err)) < 0 ||
+        proto_num_opt(m, "shares", 0, 1e9, -1, &shares, err, sizeof(err)) < 0 ||
+        users_arg(m, "add_users", &users, err, sizeof(err)) < 0 ||
+        users_arg(m, "remove_users", &remove, err, sizeof(err)) < 0 ||
+        users_arg(m, "default_for", &defaults, err, sizeof(err)) < 0) {
+        rpc_fail(c, conn, err);
+        return;
+    }
+    if (!name_ok(name)) {
+        rpc_fail(c, conn, "an account's name is 1 to 64 letters, digits, '.', '_' or '-'");
+        return;
+    }
+    acct_t *a = by_name(c, name);
+    if (add && a) {
+        snprintf(err, sizeof(err), "account %s exists already (change it with ductile account"
+                 " modify)", name);
+        rpc_fail(c, conn, err);
+        return;
+    }
+    if (!add && !a) {
+        snprintf(err, sizeof(err), "there is no account '%s' (`ductile account list` shows them)",
+                 name);
+        rpc_fail(c, conn, err);
+        return;
+    }
+    uint32_t parent = a ? a->parent : 0;
+    if (parent_name && *parent_name && strcmp(parent_name, "root")) {
+        const acct_t *p = by_name(c, parent_name);
+        if (!p) {
+            snprintf(err, sizeof(err), "there is no account '%s' to put %s under", parent_name,
+                     name);
+            rpc_fail(c, conn, err);
+            return;
+        }
+        parent = p->id;
+    } else if (parent_name) {
+        parent = 0;
+    }
+    uint32_t id = a ? a->id : 0;
+    if (!add && would_cycle(c, id, parent)) {
+        snprintf(err, sizeof(err), "account %s cannot go under %s: %s is under %s", name,
+                 parent_name, parent_name, name);
+        rpc_fail(c, conn, err);
+        return;
+    }
+    if (shares < 0)
+        shares = a ? a->shares : 1;
+    int rc;
+    if (add) {
+        uint32_t next = 1;
+        for (int i = 0; i < c->acct->na; i++)
+            if (c->acct->a[i].id >= next)
+                next = c->acct->a[i].id + 1;
+        id = next;
+        rc = exec_bind(c, "INSERT INTO accounts VALUES (?1, ?2, ?3, ?4, ?5)", "isids",
+                       (long long)id, name, (long long)parent, shares, desc ? desc : "");
+    } else {
+        rc = exec_bind(c, "UPDATE accounts SET parent = ?2, shares = ?3, description = ?4"
+                          " WHERE id = ?1", "iids", (long long)id, (long long)parent, shares,
+                       desc ? desc : a->desc);
+    }
+    if (rc == 0)
+        rc = apply_members(c, id, users, remove, defaults);
+    char why[256];
+    if (rc == 0)
+        rc = read_tables(c, why, sizeof(why));
+    if (rc < 0) {
+        rpc_fail(c, conn, "cannot save the account (the controller's log says why)");
+        return;
+    }
+    if (sched_set_account(c->sched, id, parent, shares, why, sizeof(why)) < 0)
+        fprintf(stderr, "ductiled: account %s: %s\n", name, why);
+    jobs_want_schedule(c);
+    rpc_reply(c, conn, json_pack("{s:b,s:s}", "ok", 1, "account", name));
+}
+
+/* The tree with each account's figures, and each association's (user names from the
+ * controller's users database). */
+static json_t *list(ctld_t *c)
+{
+    sched_clock(c->sched, ctld_now());
+    sched_prio_update(c->sched);
+    json_t *out = json_array();
+    size_t n = sched_associations(c->sched, NULL, 0);
+    sched_assoc_t *as = n ? calloc(n, sizeof(*as)) : NULL;
+    n = as ? sched_associations(c->sched, as, n) : 0;
+    for (int i = 0; i < c->acct->na; i++) {
+        const acct_t *a = &c->acct->a[i];
+        const acct_t *p = by_id(c, a->parent);
+        json_t *o = json_pack("{s:s,s:s,s:f,s:s}", "name", a->name, "parent",
+                              p ? p->name : "root", "shares", a->shares, "description", a->desc);
+        json_t *mem = json_array();
+        for (int k = 0; k < c->acct->nm; k++)
+            if (c->acct->m[k].account == a->id)
+                json_array_append_new(mem, json_pack("{s:s,s:b}", "user", c->acct->m[k].user,
+                                                     "default", c->acct->m[k].is_default));
+        json_object_set_new(o, "users", mem);
+        for (size_t k = 0; k < n; k++)
+            if (as[k].is_account && as[k].account == a->id) {
+                json_object_set_new(o, "norm_shares", json_real(as[k].norm_shares));
+                json_object_set_new(o, "usage", json_real(as[k].usage));
+                json_object_set_new(o, "norm_usage", json_real(as[k].norm_usage));
+                json_object_set_new(o, "eff_usage", json_real(as[k].eff_usage));
+                json_object_set_new(o, "fairshare", json_real(as[k].fairshare));
+            }
+        json_array_append_new(out, o);
+    }
+    json_t *assoc = json_array();
+    for (size_t k = 0; k < n; k++) {
+        if (as[k].is_account)
+            continue;
+        const acct_t *a = by_id(c, as[k].account);
+        char user[64];
+        ctld_user_name(as[k].user, user, sizeof(user));
+        json_array_append_new(assoc, json_pack("{s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "account",
+                                               a ? a->name : "", "user", user, "uid",
+                                               (json_int_t)as[k].user, "shares", as[k].shares,
+                                               "norm_shares", as[k].norm_shares, "usage",
+                                               as[k].usage, "norm_usage", as[k].norm_usage,
+                                               "eff_usage", as[k].eff_usage, "fairshare",
+                                               as[k].fairshare));
+    }
+    free(as);
+    json_t *rep = json_pack("{s:b,s:o,s:o}", "ok", 1, "accounts", out, "associations", assoc);
+    return rep;
+}
+
+void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool oper)
+{
+    if (!c->acct) {
+        rpc_fail(c, conn, "the accounts are not loaded");
+        return;
+    }
+    if (!strcmp(type, "account_list")) {
+        rpc_reply(c, conn, list(c));
+        return;
+    }
+    if (!oper) {
+        rpc_fail(c, conn, "permission denied: only operators manage accounts");
+        return;
+    }
+    account_change(c, conn, msg, !strcmp(type, "account_add"));
+}
+
+typedef struct pending {
+    job_t **v;
+    size_t n;
+} pending_t;
+
+static void add_pending(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    job_t *j = val;
+    pending_t *p = arg;
+    if (j->state == JS_PENDING && !j->waiting)
+        p->v[p->n++] = j;
+}
+
+static int by_id_cmp(const void *a, const void *b)
+{
+    const job_t *x = *(job_t *const *)a, *y = *(job_t *const *)b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* ductile priority (sprio): the waiting jobs the engine sees, highest first, with their
+ * factors weighted as they count. */
+void accounts_priority_rpc(ctld_t *c, conn_t *conn, json_t *msg)
+{
+    (void)msg;
+    sched_clock(c->sched, ctld_now());
+    sched_prio_update(c->sched);
+    json_t *rows = json_array();
+    sched_prio_config_t w;
+    sched_get_priority(c->sched, &w);
+    size_t n = idmap_count(c->jobs);
+    pending_t pv = {n ? malloc(n * sizeof(job_t *)) : NULL, 0};
+    if (pv.v)
+        idmap_foreach(c->jobs, add_pending, &pv);
+    job_t **v = pv.v;
+    size_t k = pv.n;
+    qsort(v, k, sizeof(*v), by_id_cmp);
+    for (size_t i = 0; i < k; i++) {
+        sched_prio_info_t p;
+        if (sched_job_priority(c->sched, v[i]->id, &p) < 0)
+            continue;
+        json_array_append_new(
+            rows, json_pack("{s:I,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:i}", "id", (json_int_t)v[i]->id,
+                            "user", v[i]->user ? v[i]->user : "", "account",
+                            v[i]->account ? v[i]->account : "", "priority", p.priority, "age",
+                            p.age * w.w_age, "size", p.size * w.w_size, "fairshare",
+                            p.fairshare * w.w_fairshare, "partition", p.tier * w.w_tier, "nice",
+                            p.nice));
+    }
+    free(v);
+    rpc_reply(c, conn,
+              json_pack("{s:b,s:o,s:{s:f,s:f,s:f,s:f}}", "ok", 1, "jobs", rows, "weights", "age",
+                        w.w_age, "size", w.w_size, "fairshare", w.w_fairshare, "partition",
+                        w.w_tier));
+}

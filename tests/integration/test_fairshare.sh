@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Fair share (issue 15): two users in two accounts; once root's account has used the
+# cluster, nobody's job, submitted after root's, starts first; `ductile priority` shows
+# why; the usage survives a controller restart; the accounts' rules refuse what they
+# should (a member of another account, an unknown one, a negative nice from a user).
+. "$(dirname "$0")/lib.sh"
+up 2 --set PriorityWeightFairshare=1000 --set PriorityCalcPeriod=0 \
+  --set PriorityDecayHalfLife=3600
+mkdir -m 777 "$T/pub"
+cd "$T/pub"
+printf '#!/bin/sh\nwhile [ ! -e "stop.$DUCTILE_JOB_ID" ]; do sleep 0.1; done\n' > wait.sh
+chmod 755 wait.sh
+sub_root() { on login "$BIN" submit --parsable "$@"; }
+sub_nobody() { (cd "$T/pub" && as_nobody "$BIN" submit --parsable "$@"); }
+
+d account add physics --add-user root > /dev/null || fail "account add physics"
+d account add chem --add-user nobody --shares 1 > /dev/null || fail "account add chem"
+refused "exists already" d account add chem
+refused "only operators" as_nobody "$BIN" account add mine
+refused "is under" d account modify physics --parent physics
+refused "not a member of account physics" sub_nobody -A physics --wrap true
+refused "no account 'nope'" sub_root -A nope --wrap true
+refused "only operators" sub_nobody --nice=-5 --wrap true
+
+# root's account uses the whole cluster for a while
+u=$(sub_root -N 2 --wrap "sleep 2")
+expect_state "$u" CD 60
+[ "$(field "$u" Account)" = physics ] || fail "the default account: $(d show "$u")"
+
+# a blocker, then root's job, then nobody's: nobody's goes first
+b=$(sub_root -N 2 wait.sh)
+expect_state "$b" R 60
+a=$(sub_root -N 2 wait.sh)
+n=$(sub_nobody -N 2 wait.sh)
+[ -n "$a" ] && [ -n "$n" ] || fail "submissions"
+first=$(d priority | awk 'NR == 2 {print $1}')
+[ "$first" = "$n" ] || fail "nobody's job is not first by priority: $(d priority)"
+d priority | awk -v n="$n" '$1 == n && $3 == "chem" && $6 > 0 {ok = 1} END {exit !ok}' ||
+  fail "priority's factors: $(d priority)"
+touch "stop.$b"
+expect_state "$n" R 60
+is_state "$a" PD || fail "root's job started before nobody's: $(d queue)"
+touch "stop.$n"
+expect_state "$a" R 60
+touch "stop.$a"
+expect_state "$a" CD 60
+
+# the usage: physics used more than chem, and its factor is lower
+usage_of() { d account list --json | python3 -c "
+import json, sys
+for a in json.load(sys.stdin)['accounts']:
+    if a['name'] == sys.argv[1]: print(a['usage'], a['fairshare'])" "$1"; }
+read -r pu pf <<< "$(usage_of physics)"
+read -r cu cf <<< "$(usage_of chem)"
+python3 -c "import sys; p, c, pf, cf = map(float, sys.argv[1:]); sys.exit(not (p > c > 0 and pf < cf))" \
+  "$pu" "$cu" "$pf" "$cf" || fail "account list: physics $pu $pf, chem $cu $cf"
+
+# kept across a restart (saved at a stop)
+pid=$(cat "$T/c/ctld.pid")
+kill -TERM "$pid"
+wait_for 20 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not stop"
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+read -r pu2 pf2 <<< "$(usage_of physics)"
+python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (b > 0.9 * a))" "$pu" "$pu2" ||
+  fail "usage after a restart: $pu2 (was $pu)"
+
+# nice: the owner raises it; the job's priority falls by as much
+h2=$(sub_nobody -N 2 wait.sh)
+expect_state "$h2" R 60
+w=$(sub_nobody -N 2 --wrap true)
+(cd "$T/pub" && as_nobody "$BIN" update "$w" --nice 300) > /dev/null || fail "update --nice"
+refused "only an operator" as_nobody "$BIN" update "$w" --nice=-1
+d priority | awk -v w="$w" '$1 == w && $9 == 300 {ok = 1} END {exit !ok}' ||
+  fail "nice not shown: $(d priority)"
+touch "stop.$h2"
+echo "PASS"
