@@ -34,9 +34,9 @@ asan: deps
 # The optimised build, installed under $(DESTDIR)$(PREFIX) (cmake --install --prefix: the
 # build directory keeps its configuration; ductile.pc is written for PREFIX).
 # SLURM_WRAPPERS=1 also installs Slurm's command names (sbatch, squeue, scancel, scontrol,
-# sinfo, sacct, srun, salloc) as links to ductile, which answers to them
+# sinfo, sacct, srun, salloc, sprio, sshare) as links to ductile, which answers to them
 # (docs/slurm-users.md, "Slurm's commands").
-SLURM_COMMANDS = sbatch squeue scancel scontrol sinfo sacct srun salloc
+SLURM_COMMANDS = sbatch squeue scancel scontrol sinfo sacct srun salloc sprio sshare
 install: build
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(abspath $(PREFIX))"
 	@if [ "$(SLURM_WRAPPERS)" = 1 ]; then \

@@ -128,7 +128,7 @@ static int scontrol_update(int argc, char **argv)
 {
     static const struct { const char *key, *opt; } keys[] = {
         {"timelimit", "--time"}, {"jobname", "--job-name"}, {"name", "--job-name"},
-        {"numnodes", "--nodes"}, {"reqnodes", "--nodes"},
+        {"numnodes", "--nodes"}, {"reqnodes", "--nodes"}, {"nice", "--nice"},
     };
     argv_b a = {0};
     const char *job = NULL;
@@ -150,7 +150,7 @@ static int scontrol_update(int argc, char **argv)
             i++;
         if (i == sizeof(keys) / sizeof(keys[0]))
             return cmd_fail("scontrol update: %.*s is not supported (JobId, TimeLimit, JobName, "
-                            "NumNodes: docs/slurm-users.md)", (int)n, argv[k]);
+                            "NumNodes, Nice: docs/slurm-users.md)", (int)n, argv[k]);
         if (eq[1] == '+' || (eq[1] == '-' && i == 0))
             return cmd_fail("scontrol update: TimeLimit=%s: give the new limit itself, not a "
                             "change to it", eq + 1);
@@ -313,6 +313,25 @@ static int sbatch(int argc, char **argv)
     return cmd_submit(argc, argv);
 }
 
+/* sprio: ductile priority; sshare: ductile account list (their options are not taken) */
+static int sprio(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--help"))
+        return cmd_fail("sprio: %s is not supported (Ductile's sprio lists every waiting job: "
+                        "docs/accounts.md)", argv[1]);
+    argv[0] = "priority";
+    return cmd_priority(argc, argv);
+}
+
+static int sshare(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--help"))
+        return cmd_fail("sshare: %s is not supported (Ductile's sshare lists every account and "
+                        "user: docs/accounts.md)", argv[1]);
+    char *a[] = {"account", argc > 1 ? "--help" : "list", NULL};
+    return cmd_account(2, a);
+}
+
 static int salloc(int argc, char **argv)
 {
     argv[0] = "alloc"; /* sbatch's options, then the command */
@@ -326,7 +345,7 @@ int slurm_compat(const char *prog, int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"sbatch", sbatch}, {"squeue", squeue}, {"scancel", scancel},
                 {"scontrol", scontrol}, {"sinfo", sinfo}, {"sacct", sacct},
-                {"srun", srun}, {"salloc", salloc}};
+                {"srun", srun}, {"salloc", salloc}, {"sprio", sprio}, {"sshare", sshare}};
     for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
         if (!strcmp(prog, cmds[k].name))
             return cmds[k].fn(argc, argv);

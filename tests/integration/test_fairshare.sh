@@ -37,6 +37,15 @@ first=$(d priority | awk 'NR == 2 {print $1}')
 [ "$first" = "$n" ] || fail "nobody's job is not first by priority: $(d priority)"
 d priority | awk -v n="$n" '$1 == n && $3 == "chem" && $6 > 0 {ok = 1} END {exit !ok}' ||
   fail "priority's factors: $(d priority)"
+# Slurm's names for them
+ln -s "$REAL_BIN" sprio
+ln -s "$REAL_BIN" sshare
+ln -s "$REAL_BIN" scontrol
+on login ./sprio | awk -v n="$n" 'NR == 2 && $1 == n {ok = 1} END {exit !ok}' ||
+  fail "sprio: $(on login ./sprio)"
+on login ./sshare | grep -q "^chem " || fail "sshare: $(on login ./sshare)"
+on login ./scontrol update JobId="$a" Nice=7 > /dev/null || fail "scontrol update Nice"
+[ "$(field "$a" Nice)" = 7 ] || fail "Nice=7: $(d show "$a")"
 touch "stop.$b"
 expect_state "$n" R 60
 is_state "$a" PD || fail "root's job started before nobody's: $(d queue)"
