@@ -96,6 +96,17 @@ static char *v_account(const json_t *j, const listing_ctx_t *x)
     (void)x;
     return *cu_str(j, "account") ? esc(j, "account") : cu_sprintf("N/A");
 }
+static char *v_priority(const json_t *j, const listing_ctx_t *x)
+{
+    (void)x;
+    const json_t *p = json_object_get(j, "priority");
+    return p ? cu_sprintf("%.0f", json_number_value(p)) : cu_sprintf("N/A");
+}
+static char *v_nice(const json_t *j, const listing_ctx_t *x)
+{
+    (void)x;
+    return cu_sprintf("%lld", inum(j, "nice"));
+}
 static char *v_state(const json_t *j, const listing_ctx_t *x) { return esc(j, "state_name"); }
 static char *v_st(const json_t *j, const listing_ctx_t *x) { return esc(j, "state"); }
 static char *v_type(const json_t *j, const listing_ctx_t *x) { return esc(j, "type"); }
@@ -235,13 +246,17 @@ static double n_task(const json_t *j)
 }
 static double n_nodesecs(const json_t *j) { return num(j, "node_seconds"); }
 static double n_energy(const json_t *j) { return num(j, "energy"); }
+static double n_priority(const json_t *j) { return num(j, "priority"); }
+static double n_nice(const json_t *j) { return num(j, "nice"); }
 
 static const field_t fields[] = {
     {"JobID", "JobID", NULL, 'i', "JOBID", v_jobid, n_id},
     {"JobIDRaw", "JobIDRaw", NULL, 'A', "JOBID", v_jobid_raw, n_id},
     {"Name", "JobName", "JobName", 'j', "NAME", v_name, NULL},
     {"User", "User", "UserName", 'u', "USER", v_user, NULL},
-    {"Account", NULL, NULL, 'a', "ACCOUNT", v_account, NULL},
+    {"Account", "Account", NULL, 'a', "ACCOUNT", v_account, NULL},
+    {"Priority", NULL, NULL, 'Q', "PRIORITY", v_priority, n_priority},
+    {"Nice", NULL, NULL, 'y', "NICE", v_nice, n_nice},
     {"State", "State", NULL, 'T', "STATE", v_state, NULL},
     {"StateCompact", "StateCompact", "ST", 't', "ST", v_st, NULL},
     {"TimeUsed", "Elapsed", "Elapsed", 'M', "TIME", v_elapsed, n_elapsed},

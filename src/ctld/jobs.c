@@ -1279,12 +1279,16 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
     const char *reason = j->reason;
     char buf[64];
     double expected = -1; /* the engine's planned start (its reservation), if it has one */
+    double prio = NAN;    /* a waiting job's priority in the engine */
     if (j->state == JS_PENDING && c->sched) {
         sched_jobinfo_t info;
         if (sched_job_info(c->sched, j->id, &info) == 0) {
             snprintf(buf, sizeof(buf), "%s", sched_reason_name(info.reason));
             reason = buf;
             expected = info.reserved_start;
+            sched_prio_info_t p;
+            if (sched_job_priority(c->sched, j->id, &p) == 0)
+                prio = p.priority;
         }
     }
     json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:i,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:f}",
@@ -1304,6 +1308,8 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
     if (o) {
         json_object_set_new(o, "account", json_string(j->account ? j->account : ""));
         json_object_set_new(o, "nice", json_integer(j->nice));
+        if (!isnan(prio))
+            json_object_set_new(o, "priority", json_real(prio));
     }
     if (o && j->array_id) { /* "12_3" */
         json_object_set_new(o, "array_id", json_integer(j->array_id));
