@@ -74,6 +74,10 @@ int core_fit_now(sched_t *s, const sjob_t *j, int avail, bool flexible, sched_re
 {
     *why = SCHED_R_RESOURCES;
     int size = core_fit(j, avail, flexible);
+    if (!size && j->lim_on && core_fit_nodes(j, avail, flexible)) {
+        *why = lim_reason(j, core_min_start(j, flexible)); /* the nodes are there */
+        return 0;
+    }
     if (!s->power_admit || !size)
         return size;
     double pl, ph;

@@ -49,7 +49,9 @@ void prio_init(sched_t *s)
 static void free_node(int64_t key, void *val, void *arg)
 {
     (void)key, (void)arg;
-    free(val);
+    prio_node_t *n = val;
+    free(n->lim);
+    free(n);
 }
 
 void prio_destroy(sched_t *s)
@@ -106,6 +108,9 @@ void sched_clock(sched_t *s, double now)
 }
 
 /* --- the tree --- */
+
+static prio_node_t *account_get(sched_t *s, uint32_t id, bool create);
+prio_node_t *prio_account(sched_t *s, uint32_t id) { return account_get(s, id, true); }
 
 static prio_node_t *account_get(sched_t *s, uint32_t id, bool create)
 {
@@ -220,6 +225,7 @@ static double decayed_hold(const sched_t *s, int n, double t0, double t1)
 void prio_attach(sched_t *s, sjob_t *j)
 {
     j->leaf = leaf_get(s, j->spec.account, j->spec.user, true);
+    j->ulim = s->lim_users ? idmap_get(s->lim_users, j->spec.user) : NULL;
     j->charged_at = s->now;
 }
 

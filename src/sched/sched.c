@@ -107,6 +107,7 @@ void sched_destroy(sched_t *s)
         idmap_destroy(s->jobs);
     }
     prio_destroy(s);
+    lim_free(s);
     nodeset_destroy(s->avail);
     nodeset_destroy(s->freeset);
     free(s->byend);
@@ -237,7 +238,7 @@ bool core_before(const sjob_t *a, const sjob_t *b)
     return a->spec.id < b->spec.id;
 }
 
-static void queue_insert(sched_t *s, sjob_t *j)
+void core_queue_insert(sched_t *s, sjob_t *j)
 {
     /* Arrivals come almost always in order, so search from the tail. */
     sjob_t *p = s->qtail;
@@ -269,7 +270,7 @@ static void queue_append(sched_t *s, sjob_t *j)
     s->prio_dirty = true;
 }
 
-static void queue_unlink(sched_t *s, sjob_t *j)
+void core_queue_unlink(sched_t *s, sjob_t *j)
 {
     if (j->qprev)
         j->qprev->qnext = j->qnext;
@@ -303,7 +304,7 @@ int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errl
         queue_append(s, j);
     } else {
         prio_job_set(s, j);
-        queue_insert(s, j);
+        core_queue_insert(s, j);
     }
     return 0;
 }
@@ -375,7 +376,7 @@ void core_running_add(sched_t *s, sjob_t *j)
         s->rhead = j;
     s->rtail = j;
     s->nrunning++;
-    queue_unlink(s, j);
+    core_queue_unlink(s, j);
     core_byend_update(s, j);
 }
 
@@ -407,7 +408,7 @@ int sched_remove(sched_t *s, int64_t id)
     if (!j)
         return -ENOENT;
     if (j->state == SCHED_PENDING) {
-        queue_unlink(s, j);
+        core_queue_unlink(s, j);
     } else {
         prio_charge(s, j);
         release_nodes(s, j->nodes, j->nalloc);
@@ -467,7 +468,7 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     j->steal_due = cls == SCHED_CLASS_FAILED;
     j->leaf = leaf;
     j->prio = prio;
-    queue_insert(s, j);
+    core_queue_insert(s, j);
 }
 
 int sched_set_class(sched_t *s, int64_t id, sched_class_t cls)
@@ -477,9 +478,9 @@ int sched_set_class(sched_t *s, int64_t id, sched_class_t cls)
         return -ENOENT;
     if (j->state != SCHED_PENDING || cls < SCHED_CLASS_NORMAL || cls > SCHED_CLASS_FAILED)
         return -EINVAL;
-    queue_unlink(s, j);
+    core_queue_unlink(s, j);
     j->cls = cls;
-    queue_insert(s, j);
+    core_queue_insert(s, j);
     return 0;
 }
 
@@ -818,6 +819,7 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     s->nacts = 0;
     s->nactnodes = 0;
     prio_pass(s);
+    lim_pass_begin(s);
     if (s->power_admit || s->policy->uses_power)
         sched_power_estimate(s, &s->pw_lo, &s->pw_hi);
     if (sched_hold_due(s, now))
@@ -830,6 +832,7 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     for (sjob_t *j = s->qhead; j && j->cls == SCHED_CLASS_FAILED; j = j->qnext)
         j->restart_small = j->spec.type == SCHED_MALLEABLE && j->spec.nodes > s->navail;
     s->policy->pass(s);
+    lim_pass_end(s);
     /* Node lists were appended to one growing buffer: fix the pointers now. */
     for (size_t i = 0; i < s->nacts; i++)
         s->acts[i].nodes = s->actnodes + s->actoff[i];
@@ -929,6 +932,9 @@ static const char *const reason_names[SCHED_R__COUNT] = {
     [SCHED_R_POWER_CORRIDOR] = "PowerCorridor",
     [SCHED_R_STOLEN] = "NodeStolen",
     [SCHED_R_IO_BALANCE] = "IOBalance",
+    [SCHED_R_LIMIT_JOBS] = "JobsLimit",
+    [SCHED_R_LIMIT_NODES] = "NodesLimit",
+    [SCHED_R_LIMIT_NODE_HOURS] = "NodeHoursLimit",
 };
 
 const char *sched_reason_name(sched_reason_t r)

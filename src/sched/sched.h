@@ -97,6 +97,11 @@ typedef enum sched_reason {
     /* I/O intensity (seed 003 §4.2; docs/policies.md, "io-aware") */
     SCHED_R_IO_BALANCE,        /* started ahead of its turn, or resized, to bring the
                                   running jobs' I/O intensity towards the workload's */
+    /* limits (limits.c; docs/accounts.md): waiting, its user or account is at one */
+    SCHED_R_LIMIT_JOBS,        /* as many jobs running as it may have */
+    SCHED_R_LIMIT_NODES,       /* as many nodes as it may hold */
+    SCHED_R_LIMIT_NODE_HOURS,  /* its node-hours (used, and allowed to its running jobs
+                                  by their time limits) would pass its budget */
     SCHED_R__COUNT
 } sched_reason_t;
 
@@ -362,6 +367,25 @@ typedef struct sched_prio_info {
 int sched_job_priority(const sched_t *s, int64_t id, sched_prio_info_t *out);
 /* A job's nice changed (an operator's, or the owner's raise). */
 int sched_set_nice(sched_t *s, int64_t id, int nice);
+
+/* --- Limits per user and per account (limits.c; docs/accounts.md) ---
+ * 0 in a field: no limit. A job waits (reasons SCHED_R_LIMIT_*) while starting it would
+ * take its user or one of its accounts (its own or one above) past a limit; policies
+ * do not see it meanwhile, and expansions stop at the limits too. Node-hours count the
+ * usage (decayed, as fair share counts it) and what the running jobs' time limits
+ * still allow them: a job without a time limit cannot start under such a limit. */
+typedef struct sched_limits {
+    int max_running;
+    int max_nodes;
+    double max_node_seconds;
+} sched_limits_t;
+/* A user's limits, over all their jobs (every field 0: none). 0, -EINVAL or -ENOMEM. */
+int sched_set_user_limits(sched_t *s, uint32_t user, const sched_limits_t *l);
+/* An account's, over its jobs and its sub-accounts'. */
+int sched_set_account_limits(sched_t *s, uint32_t account, const sched_limits_t *l);
+/* A waiting job held by a limit: true, with *account the account whose limit (0: its
+ * user's). */
+bool sched_limited(const sched_t *s, int64_t id, uint32_t *account);
 
 /* Decide what to do at time now. The actions stay valid until the next call that
  * changes the engine. */

@@ -61,12 +61,17 @@ int core_max_start(const sjob_t *j, bool flexible)
     return j->spec.nodes;
 }
 
-int core_fit(const sjob_t *j, int avail, bool flexible)
+int core_fit_nodes(const sjob_t *j, int avail, bool flexible)
 {
     int lo = core_min_start(j, flexible), hi = core_max_start(j, flexible);
     if (lo == hi)
         return lo <= avail ? lo : 0;
     return cons_largest_leq(avail, j->spec.constraint, lo, hi);
+}
+
+int core_fit(const sjob_t *j, int avail, bool flexible)
+{
+    return lim_fit(j, core_fit_nodes(j, avail, flexible), core_min_start(j, flexible));
 }
 
 bool core_unrunnable(const sched_t *s, const sjob_t *j, bool flexible)
@@ -140,6 +145,9 @@ static void draw_add(sched_t *s, const sjob_t *j, int k)
 
 void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
 {
+    if (!lim_start_ok(j, size))
+        return; /* a limit reached earlier in this pass */
+    lim_started(j, size);
     draw_add(s, j, size);
     take_free(s, j, size);
     j->ncommit = size;
@@ -160,6 +168,15 @@ void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why)
     int k = newsize - j->ncommit;
     if (k <= 0 || k > s->nfree || j->state != SCHED_RUNNING)
         return;
+    int room = lim_grow_room(s, j, k);
+    if (room < k) {
+        newsize = cons_largest_leq(j->ncommit + room, j->spec.constraint, j->ncommit + 1,
+                                   j->spec.max_nodes);
+        k = newsize - j->ncommit;
+        if (k <= 0)
+            return;
+    }
+    lim_grown(s, j, k);
     draw_add(s, j, k);
     take_free(s, j, k);
     j->state = SCHED_RESIZING;
@@ -219,6 +236,8 @@ sjob_t *core_pass_fcfs(sched_t *s, bool flexible)
         if (!size) {
             j->reason = why;
             j->reason_job = -1;
+            if (lim_reason_is(why))
+                continue; /* a limit reached in this pass: out of the order, as if parked */
             return j;
         }
         core_start(s, j, size, SCHED_R_ORDER);

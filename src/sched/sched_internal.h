@@ -12,6 +12,7 @@
 
 typedef struct sjob sjob_t;
 typedef struct prio_node prio_node_t;
+typedef struct lim_state lim_state_t;
 
 struct sjob {
     /* pending queue, priority order: first, beside the spec's sizes, so that a pass
@@ -21,6 +22,9 @@ struct sjob {
     double prio;           /* its priority (prio.c): the queue's order after its class */
     prio_node_t *leaf;     /* its fair-share association */
     double charged_at;     /* running: its nodes are charged to the leaf up to here */
+    lim_state_t *ulim;     /* its user's limits (limits.c); NULL: none */
+    bool lim_on;           /* some limit counts it (set at each pass) */
+    uint32_t limit_account; /* held by a limit: the account's (0: its user's) */
     sched_state_t state;
     double start;
     double end_est;        /* INFINITY when unknown */
@@ -76,6 +80,7 @@ struct prio_node {
     double child_shares;  /* the shares of its children */
     double norm_shares, norm_usage, eff_usage, fairshare;
     unsigned stamp;       /* the recalculation that computed the fields above */
+    lim_state_t *lim;     /* an account's limits and counters (limits.c); NULL: none */
 };
 
 typedef struct sched_param_def {
@@ -141,6 +146,10 @@ struct sched {
     uint64_t prio_charges;  /* usage charged so far (sched_usage_version) */
     prio_node_t prio_root;          /* the tree's root (account 0) */
     idmap_t *prio_accounts, *prio_leaves; /* accounts by id; leaves by (account, user) */
+    /* limits (limits.c) */
+    idmap_t *lim_users;  /* uid -> lim_state_t */
+    int nlimits;         /* users and accounts with limits */
+    sjob_t *lim_parked;  /* during a pass: waiting jobs a limit keeps out of it */
     /* output of the current pass */
     sched_action_t *acts;
     size_t nacts, capacts, capactoff;
@@ -168,8 +177,11 @@ int policy_parse(const char *spec, const sched_policy_t **pol, double *params, d
  * malleable jobs anywhere in [min, nodes] (flexible) or at exactly nodes. */
 int core_min_start(const sjob_t *j, bool flexible);
 int core_max_start(const sjob_t *j, bool flexible);
-/* Size to start j with when avail nodes are free, 0 if it does not fit. */
+/* Size to start j with when avail nodes are free, 0 if it does not fit (the nodes,
+ * or a limit of its user or account: limits.c). */
 int core_fit(const sjob_t *j, int avail, bool flexible);
+/* The same, by the nodes alone. */
+int core_fit_nodes(const sjob_t *j, int avail, bool flexible);
 /* core_fit, and then (power admission on) the largest size, down to the job's minimum,
  * whose draw keeps the predicted draw within the corridor's upper bound. 0 when it
  * does not fit; *why says whether nodes (Resources) or power (Power) stopped it. */
@@ -307,7 +319,32 @@ void prio_job_set(sched_t *s, sjob_t *j);
 /* At each pass: recalculate when due; put the queue back in order. */
 void prio_pass(sched_t *s);
 
+/* An account of the fair-share tree, made (top-level, 1 share) if new. */
+prio_node_t *prio_account(sched_t *s, uint32_t id);
+
+/* limits (limits.c) */
+void lim_free(sched_t *s);
+/* At a pass's start: count, and park the waiting jobs a limit stops; at its end, put
+ * them back in the queue. */
+void lim_pass_begin(sched_t *s);
+void lim_pass_end(sched_t *s);
+/* The largest start size from lo up to size that the limits allow (0: none). */
+int lim_fit(const sjob_t *j, int size, int lo);
+/* The limit that keeps j from starting on size nodes (SCHED_R_NONE: none); is a reason
+ * a limit's? */
+sched_reason_t lim_reason(const sjob_t *j, int size);
+bool lim_reason_is(sched_reason_t r);
+/* May j start on size nodes (else it gets the limit as its reason)? And it started. */
+bool lim_start_ok(sjob_t *j, int size);
+void lim_started(sjob_t *j, int size);
+/* How many of k more nodes the limits let a running job take; and it took k. */
+int lim_grow_room(const sched_t *s, const sjob_t *j, int k);
+void lim_grown(const sched_t *s, sjob_t *j, int k);
+
 /* list maintenance (sched.c) */
+/* The pending queue: take a job out, put it back in its place. */
+void core_queue_unlink(sched_t *s, sjob_t *j);
+void core_queue_insert(sched_t *s, sjob_t *j);
 void core_byend_update(sched_t *s, sjob_t *j);
 /* Move a pending job to the running list (start order). */
 void core_running_add(sched_t *s, sjob_t *j);

@@ -5,7 +5,8 @@
  *   - nothing starts before it is submitted, and every job finishes;
  *   - policies with a strict start order never start a job ahead of an earlier one;
  *   - easy never delays its reserved job, conservative no job, beyond its first
- *     reservation (exact estimates). */
+ *     reservation (exact estimates);
+ *   - limits per user and per account are never exceeded. */
 #include "testutil.h"
 
 #include <math.h>
@@ -290,6 +291,100 @@ static void conservative_keeps_every_reservation(void **state)
     reservations_hold("conservative", true);
 }
 
+/* Limits are never exceeded (src/sched/limits.c), whatever the policy: users and
+ * accounts (one under another) with limits on running jobs and nodes, random rigid,
+ * moldable, malleable and evolving jobs; after every pass, each user's and account's
+ * running jobs and held nodes are within their limits. */
+static void limits_hold(const char *policy)
+{
+    for (int w = 0; w < 12; w++) {
+        int nodes = 8 + (w * 5) % 24;
+        workload_t wl;
+        gen(&wl, 9000 + (uint64_t)w, nodes, false);
+        size_t n = wl.njobs;
+        sched_t *s = tu_engine(nodes, policy);
+        char err[SCHED_ERRLEN] = "";
+        assert_int_equal(sched_set_account(s, 1, 0, 1, err, sizeof(err)), 0);
+        assert_int_equal(sched_set_account(s, 2, 1, 1, err, sizeof(err)), 0);
+        assert_int_equal(sched_set_account(s, 3, 0, 1, err, sizeof(err)), 0);
+        const sched_limits_t ul[3] = {{.max_running = 2}, {.max_nodes = nodes / 2}, {0}};
+        const sched_limits_t al[4] = {{0}, {.max_nodes = nodes * 2 / 3}, {.max_running = 2},
+                                      {.max_running = 3, .max_nodes = nodes - 1}};
+        for (uint32_t u = 0; u < 3; u++)
+            assert_int_equal(sched_set_user_limits(s, u, &ul[u]), 0);
+        for (uint32_t a = 1; a < 4; a++)
+            assert_int_equal(sched_set_account_limits(s, a, &al[a]), 0);
+        double *end = malloc(n * sizeof(double));
+        for (size_t k = 0; k < n; k++)
+            end[k] = -1;
+        size_t next = 0;
+        for (int steps = 0; steps < 10000; steps++) {
+            double t = next < n ? wl.jobs[next].submit : INFINITY;
+            for (size_t k = 0; k < n; k++)
+                if (end[k] > 0 && end[k] < t)
+                    t = end[k];
+            if (isinf(t))
+                break; /* the rest wait on limits they can never meet */
+            for (size_t k = 0; k < n; k++)
+                if (end[k] == t) {
+                    sched_clock(s, t);
+                    sched_remove(s, wl.jobs[k].id);
+                    end[k] = -2;
+                }
+            while (next < n && wl.jobs[next].submit == t) {
+                const wl_job_t *j = &wl.jobs[next];
+                sched_jobspec_t sp = {.id = j->id, .submit = t, .user = (uint32_t)(next % 3),
+                                      .account = (uint32_t)(next % 4), .type = j->type,
+                                      .nodes = j->nodes, .min_nodes = j->min_nodes,
+                                      .max_nodes = j->max_nodes, .constraint = j->constraint,
+                                      .walltime = j->walltime};
+                assert_int_equal(sched_submit(s, &sp, err, sizeof(err)), 0);
+                next++;
+            }
+            const sched_action_t *a;
+            size_t na = tu_pass(s, t, &a);
+            for (size_t i = 0; i < na; i++)
+                if (a[i].op == SCHED_OP_START)
+                    end[a[i].job - 1] = t + wl.jobs[a[i].job - 1].runtime;
+            /* the counts, with the resizes of the pass under way (their nodes held) */
+            int urun[3] = {0}, unodes[3] = {0}, arun[4] = {0}, anodes[4] = {0};
+            for (size_t k = 0; k < n; k++) {
+                sched_jobinfo_t info;
+                if (end[k] < 0 || sched_job_info(s, wl.jobs[k].id, &info) < 0 ||
+                    info.state == SCHED_PENDING)
+                    continue;
+                urun[k % 3]++;
+                unodes[k % 3] += info.nalloc;
+                for (int acct = (int)(k % 4); acct > 0; acct = acct == 2 ? 1 : 0) {
+                    arun[acct]++;
+                    anodes[acct] += info.nalloc;
+                }
+            }
+            for (int u = 0; u < 3; u++)
+                if ((ul[u].max_running && urun[u] > ul[u].max_running) ||
+                    (ul[u].max_nodes && unodes[u] > ul[u].max_nodes))
+                    fail_msg("%s, workload %d, t=%g: user %d runs %d jobs on %d nodes", policy, w,
+                             t, u, urun[u], unodes[u]);
+            for (int acct = 1; acct < 4; acct++)
+                if ((al[acct].max_running && arun[acct] > al[acct].max_running) ||
+                    (al[acct].max_nodes && anodes[acct] > al[acct].max_nodes))
+                    fail_msg("%s, workload %d, t=%g: account %d runs %d jobs on %d nodes", policy,
+                             w, t, acct, arun[acct], anodes[acct]);
+            tu_complete(s, a, na);
+        }
+        free(end);
+        sched_destroy(s);
+        wl_free(&wl);
+    }
+}
+
+static void limits_never_exceeded(void **state)
+{
+    (void)state;
+    for (size_t p = 0; p < NPOL; p++)
+        limits_hold(policies[p]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +392,7 @@ int main(void)
         cmocka_unit_test(easy_never_delays_reservation),
         cmocka_unit_test(conservative_keeps_every_reservation),
         cmocka_unit_test(elastic_never_delays_reservation),
+        cmocka_unit_test(limits_never_exceeded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
