@@ -14,8 +14,14 @@ static void usage(void)
 {
     printf("usage: ductile account add NAME [--parent ACCOUNT] [--shares N] [--description TEXT]\n"
            "                           [--add-user USER[,USER...]] [--default-for USER[,...]]\n"
+           "                           [LIMITS]\n"
            "       ductile account modify NAME [the same] [--remove-user USER[,USER...]]\n"
+           "       ductile account user USER LIMITS\n"
            "       ductile account list [--json]\n"
+           "  LIMITS (0: none): --max-running N (jobs running at once), --max-nodes N (nodes\n"
+           "  held at once), --max-node-hours H (used, decayed as fair share counts it, plus\n"
+           "  what the running jobs' time limits allow them), --max-submit N (jobs queued or\n"
+           "  running). An account's count its sub-accounts' jobs; a user's all their jobs.\n"
            "  add, modify (operators): an account under ACCOUNT (root: the top), with N\n"
            "  shares of its parent's (1 by default); its members submit with --account\n"
            "  NAME. A member's first account is its default; --default-for makes this one\n"
@@ -38,6 +44,22 @@ static json_t *names(const char *list)
 
 static char *node_secs(double ns) { return cu_sprintf("%.0f", ns); }
 
+/* "running=2,nodes=8,node-hours=100,submit=50", or "-" without any */
+static char *limits_text(const json_t *l)
+{
+    char buf[160] = "";
+    size_t pos = 0;
+    static const char *const key[] = {"max_running", "max_nodes", "max_node_hours", "max_submit"};
+    static const char *const word[] = {"running", "nodes", "node-hours", "submit"};
+    for (int k = 0; k < 4; k++) {
+        double v = cu_num(l, key[k]);
+        if (v > 0)
+            pos += (size_t)snprintf(buf + pos, sizeof(buf) - pos, "%s%s=%g", pos ? "," : "",
+                                    word[k], v);
+    }
+    return cu_sprintf("%s", pos ? buf : "-");
+}
+
 static int list(const char *conf, bool json)
 {
     json_t *rep = cu_request(conf, json_pack("{s:s}", "type", "account_list"));
@@ -53,11 +75,11 @@ static int list(const char *conf, bool json)
     json_t *x;
     if (na) {
         static const char *hdr[] = {"ACCOUNT", "PARENT", "SHARES", "NORM_SHARES", "USAGE_NODE_S",
-                                    "FAIRSHARE", "USERS"};
+                                    "FAIRSHARE", "USERS", "LIMITS"};
         char ***rows = calloc(na, sizeof(char **));
         json_array_foreach(accts, k, x)
         {
-            rows[k] = calloc(7, sizeof(char *));
+            rows[k] = calloc(8, sizeof(char *));
             rows[k][0] = cu_sprintf("%s", cu_str(x, "name"));
             rows[k][1] = cu_sprintf("%s", cu_str(x, "parent"));
             rows[k][2] = cu_sprintf("%g", cu_num(x, "shares"));
@@ -75,9 +97,10 @@ static int list(const char *conf, bool json)
                                             json_is_true(json_object_get(u, "default")) ? "*" : "");
             }
             rows[k][6] = cu_sprintf("%s", *users ? users : "-");
+            rows[k][7] = limits_text(json_object_get(x, "limits"));
         }
-        cu_table(hdr, rows, (int)na, 7);
-        cu_free_rows(rows, (int)na, 7);
+        cu_table(hdr, rows, (int)na, 8);
+        cu_free_rows(rows, (int)na, 8);
         printf("(* the user's default account)\n");
     } else {
         printf("No accounts: jobs run under none, and fair share is between users.\n");
@@ -100,6 +123,37 @@ static int list(const char *conf, bool json)
         cu_table(hdr, rows, (int)nu, 6);
         cu_free_rows(rows, (int)nu, 6);
     }
+    json_t *ul = json_object_get(rep, "user_limits");
+    size_t nl = json_array_size(ul);
+    if (nl) {
+        printf("\n");
+        static const char *hdr[] = {"USER", "LIMITS"};
+        char ***rows = calloc(nl, sizeof(char **));
+        json_array_foreach(ul, k, x)
+        {
+            rows[k] = calloc(2, sizeof(char *));
+            rows[k][0] = cu_sprintf("%s", cu_str(x, "user"));
+            rows[k][1] = limits_text(json_object_get(x, "limits"));
+        }
+        cu_table(hdr, rows, (int)nl, 2);
+        cu_free_rows(rows, (int)nl, 2);
+    }
+    json_decref(rep);
+    return 0;
+}
+
+/* The request with the limits given (lim[k] >= 0); says done in the words of fmt. */
+static int send(const char *conf, json_t *req, const long *lim, const char *fmt, const char *name)
+{
+    static const char *const limname[4] = {"max_running", "max_nodes", "max_node_hours",
+                                           "max_submit"};
+    for (int k = 0; k < 4; k++)
+        if (lim[k] >= 0)
+            json_object_set_new(req, limname[k], json_integer(lim[k]));
+    json_t *rep = cu_request(conf, req);
+    if (!rep)
+        return 1;
+    printf(fmt, name);
     json_decref(rep);
     return 0;
 }
@@ -111,22 +165,27 @@ int cmd_account(int argc, char **argv)
         return argc < 2;
     }
     const char *sub = argv[1];
-    bool add = !strcmp(sub, "add"), modify = !strcmp(sub, "modify"), lst = !strcmp(sub, "list");
-    if (!add && !modify && !lst)
-        return cmd_fail("account: '%s' is not add, modify or list (try --help)", sub);
+    bool add = !strcmp(sub, "add"), modify = !strcmp(sub, "modify"), lst = !strcmp(sub, "list"),
+         user = !strcmp(sub, "user");
+    if (!add && !modify && !lst && !user)
+        return cmd_fail("account: '%s' is not add, modify, user or list (try --help)", sub);
     static const struct option lopts[] = {{"parent", required_argument, 0, 'p'},
                                           {"shares", required_argument, 0, 's'},
                                           {"description", required_argument, 0, 'd'},
                                           {"add-user", required_argument, 0, 'u'},
                                           {"remove-user", required_argument, 0, 'r'},
                                           {"default-for", required_argument, 0, 'f'},
+                                          {"max-running", required_argument, 0, 'R'},
+                                          {"max-nodes", required_argument, 0, 'N'},
+                                          {"max-node-hours", required_argument, 0, 'H'},
+                                          {"max-submit", required_argument, 0, 'S'},
                                           {"json", no_argument, 0, 'j'},
                                           {"conf", required_argument, 0, 'c'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     const char *conf = NULL, *parent = NULL, *desc = NULL, *addu = NULL, *rem = NULL,
                *deff = NULL;
-    long shares = -1;
+    long shares = -1, lim[4] = {-1, -1, -1, -1}; /* running, nodes, node-hours, submit */
     bool json = false;
     int o;
     opterr = 0;
@@ -139,6 +198,16 @@ int cmd_account(int argc, char **argv)
                 return cmd_fail("account: --shares: '%s' is not a whole number from 0 to "
                                 "1000000000", optarg);
             break;
+        case 'R':
+        case 'N':
+        case 'H':
+        case 'S': {
+            int k = o == 'R' ? 0 : o == 'N' ? 1 : o == 'H' ? 2 : 3;
+            if (strparse_long(optarg, 0, 1000000000, &lim[k]) < 0)
+                return cmd_fail("account: %s: '%s' is not a whole number from 0 (no limit) to "
+                                "1000000000", argv[optind - 1], optarg);
+            break;
+        }
         case 'd': desc = optarg; break;
         case 'u': addu = optarg; break;
         case 'r': rem = optarg; break;
@@ -155,16 +224,28 @@ int cmd_account(int argc, char **argv)
             return cmd_fail("account list: unexpected argument '%s'", argv[optind]);
         return list(conf, json);
     }
+    bool any_lim = lim[0] >= 0 || lim[1] >= 0 || lim[2] >= 0 || lim[3] >= 0;
     if (optind >= argc)
-        return cmd_fail("account %s: which account? (ductile account %s NAME ...)", sub, sub);
+        return cmd_fail("account %s: which %s? (ductile account %s %s ...)", sub,
+                        user ? "user" : "account", sub, user ? "USER" : "NAME");
     if (optind + 1 < argc)
-        return cmd_fail("account %s: one account at a time ('%s' is extra)", sub,
-                        argv[optind + 1]);
+        return cmd_fail("account %s: one %s at a time ('%s' is extra)", sub,
+                        user ? "user" : "account", argv[optind + 1]);
+    if (user) {
+        if (parent || desc || shares >= 0 || addu || rem || deff)
+            return cmd_fail("account user: only limits (--max-running, --max-nodes, "
+                            "--max-node-hours, --max-submit)");
+        if (!any_lim)
+            return cmd_fail("account user: give a limit (--max-running, --max-nodes, "
+                            "--max-node-hours, --max-submit; 0: none)");
+        json_t *req = json_pack("{s:s,s:s}", "type", "account_user", "user", argv[optind]);
+        return send(conf, req, lim, "Limits of user %s set\n", argv[optind]);
+    }
     if (rem && add)
         return cmd_fail("account add: --remove-user is for modify");
-    if (modify && !parent && !desc && shares < 0 && !addu && !rem && !deff)
+    if (modify && !parent && !desc && shares < 0 && !addu && !rem && !deff && !any_lim)
         return cmd_fail("account modify: nothing to change: give --parent, --shares, "
-                        "--description, --add-user, --remove-user or --default-for");
+                        "--description, --add-user, --remove-user, --default-for or a limit");
     json_t *req = json_pack("{s:s,s:s}", "type", add ? "account_add" : "account_modify", "name",
                             argv[optind]);
     if (parent)
@@ -179,12 +260,8 @@ int cmd_account(int argc, char **argv)
         json_object_set_new(req, "remove_users", names(rem));
     if (deff)
         json_object_set_new(req, "default_for", names(deff));
-    json_t *rep = cu_request(conf, req);
-    if (!rep)
-        return 1;
-    printf("Account %s %s\n", argv[optind], add ? "added" : "modified");
-    json_decref(rep);
-    return 0;
+    return send(conf, req, lim, add ? "Account %s added\n" : "Account %s modified\n",
+                argv[optind]);
 }
 
 int cmd_priority(int argc, char **argv)

@@ -417,6 +417,8 @@ int cmd_show(int argc, char **argv)
     print_text("User", j, "user");
     if (*cu_str(j, "account"))
         print_text("Account", j, "account");
+    if (*cu_str(j, "limit"))
+        print_text("Limit", j, "limit");
     if (json_integer_value(json_object_get(j, "nice")))
         printf("%-14s %lld\n", "Nice", (long long)json_integer_value(json_object_get(j, "nice")));
     printf("%-14s %s (%s)\n", "State", cu_str(j, "state_name"), cu_str(j, "state"));

@@ -9,6 +9,7 @@
  * every minute and at a stop, and decayed for the time it was away at a start. */
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +17,26 @@
 
 #include "ctld.h"
 
+/* Limits of an account (its sub-accounts' jobs included) or a user (all their jobs);
+ * 0: none. The engine holds the first three (limits.c), the controller max_submit. */
+typedef struct limits {
+    int max_running, max_nodes, max_submit;
+    double max_node_hours;
+} limits_t;
+
 typedef struct acct {
     uint32_t id;
     char *name;
     uint32_t parent; /* 0: top level */
     double shares;
     char *desc;
+    limits_t lim;
 } acct_t;
+
+typedef struct ulimit {
+    char *user;
+    limits_t lim;
+} ulimit_t;
 
 typedef struct member {
     uint32_t account;
@@ -35,6 +49,8 @@ struct accounts {
     int na;
     member_t *m;
     int nm;
+    ulimit_t *u;
+    int nu;
     double saved_at; /* monotonic: the last save of the usage */
     uint64_t saved_version; /* sched_usage_version then */
 };
@@ -47,7 +63,12 @@ static int tables(ctld_t *c)
     return sqlite3_exec(c->db,
                         "CREATE TABLE IF NOT EXISTS accounts (id INTEGER PRIMARY KEY,"
                         " name TEXT UNIQUE NOT NULL, parent INTEGER, shares REAL,"
-                        " description TEXT);"
+                        " description TEXT, max_running INTEGER DEFAULT 0, max_nodes INTEGER"
+                        " DEFAULT 0, max_node_hours REAL DEFAULT 0, max_submit INTEGER"
+                        " DEFAULT 0);"
+                        "CREATE TABLE IF NOT EXISTS user_limits (user TEXT PRIMARY KEY,"
+                        " max_running INTEGER, max_nodes INTEGER, max_node_hours REAL,"
+                        " max_submit INTEGER);"
                         "CREATE TABLE IF NOT EXISTS account_users (account INTEGER NOT NULL,"
                         " user TEXT NOT NULL, is_default INTEGER, PRIMARY KEY (account, user));"
                         "CREATE TABLE IF NOT EXISTS fairshare_usage (account INTEGER NOT NULL,"
@@ -66,11 +87,15 @@ static void clear(struct accounts *s)
     }
     for (int i = 0; i < s->nm; i++)
         free(s->m[i].user);
+    for (int i = 0; i < s->nu; i++)
+        free(s->u[i].user);
     free(s->a);
     free(s->m);
+    free(s->u);
     s->a = NULL;
     s->m = NULL;
-    s->na = s->nm = 0;
+    s->u = NULL;
+    s->na = s->nm = s->nu = 0;
 }
 
 void accounts_free(ctld_t *c)
@@ -132,6 +157,29 @@ void accounts_engine_settings(ctld_t *c)
         fprintf(stderr, "ductiled: priority settings: %s\n", err);
 }
 
+/* Four columns from i: max_running, max_nodes, max_node_hours, max_submit. */
+static void col_limits(sqlite3_stmt *st, int i, limits_t *l)
+{
+    l->max_running = sqlite3_column_int(st, i);
+    l->max_nodes = sqlite3_column_int(st, i + 1);
+    l->max_node_hours = sqlite3_column_double(st, i + 2);
+    l->max_submit = sqlite3_column_int(st, i + 3);
+}
+
+static sched_limits_t engine_limits(const limits_t *l)
+{
+    return (sched_limits_t){.max_running = l->max_running, .max_nodes = l->max_nodes,
+                            .max_node_seconds = l->max_node_hours * 3600};
+}
+
+static const ulimit_t *user_limits(const ctld_t *c, const char *user)
+{
+    for (int i = 0; c->acct && user && i < c->acct->nu; i++)
+        if (!strcmp(c->acct->u[i].user, user))
+            return &c->acct->u[i];
+    return NULL;
+}
+
 /* The tables into memory (replacing what it held). */
 static int read_tables(ctld_t *c, char *err, size_t errlen)
 {
@@ -139,7 +187,8 @@ static int read_tables(ctld_t *c, char *err, size_t errlen)
     clear(s);
     sqlite3_stmt *st = NULL;
     int rc = 0;
-    if (sqlite3_prepare_v2(c->db, "SELECT id, name, parent, shares, description FROM accounts"
+    if (sqlite3_prepare_v2(c->db, "SELECT id, name, parent, shares, description, max_running,"
+                                  " max_nodes, max_node_hours, max_submit FROM accounts"
                                   " ORDER BY id", -1, &st, NULL) != SQLITE_OK)
         rc = -EIO;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
@@ -157,6 +206,7 @@ static int read_tables(ctld_t *c, char *err, size_t errlen)
         a->parent = (uint32_t)sqlite3_column_int64(st, 2);
         a->shares = sqlite3_column_double(st, 3);
         a->desc = strdup(desc ? desc : "");
+        col_limits(st, 5, &a->lim);
     }
     sqlite3_finalize(st);
     st = NULL;
@@ -177,9 +227,38 @@ static int read_tables(ctld_t *c, char *err, size_t errlen)
         m->is_default = sqlite3_column_int(st, 2) != 0;
     }
     sqlite3_finalize(st);
+    st = NULL;
+    if (rc == 0 && sqlite3_prepare_v2(c->db, "SELECT user, max_running, max_nodes,"
+                                             " max_node_hours, max_submit FROM user_limits"
+                                             " ORDER BY user", -1, &st, NULL) != SQLITE_OK)
+        rc = -EIO;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        ulimit_t *nu = realloc(s->u, (size_t)(s->nu + 1) * sizeof(*nu));
+        if (!nu) {
+            rc = -ENOMEM;
+            break;
+        }
+        s->u = nu;
+        ulimit_t *u = &s->u[s->nu++];
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        u->user = strdup(name ? name : "?");
+        col_limits(st, 1, &u->lim);
+    }
+    sqlite3_finalize(st);
     if (rc < 0)
         snprintf(err, errlen, "cannot read the accounts: %s", sqlite3_errmsg(c->db));
     return rc;
+}
+
+/* A user's limits into the engine, by the uid the controller's host gives the name. */
+static void user_to_engine(ctld_t *c, const ulimit_t *u)
+{
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+    if (getpwnam_r(u->user, &pw, buf, sizeof(buf), &res) != 0 || !res)
+        return; /* no such user here: jobs_limits_of sets it from a job's uid */
+    sched_limits_t l = engine_limits(&u->lim);
+    sched_set_user_limits(c->sched, (uint32_t)pw.pw_uid, &l);
 }
 
 /* The accounts and the saved usage into the engine. */
@@ -190,7 +269,11 @@ static void to_engine(ctld_t *c)
         const acct_t *a = &c->acct->a[i];
         if (sched_set_account(c->sched, a->id, a->parent, a->shares, err, sizeof(err)) < 0)
             fprintf(stderr, "ductiled: account %s: %s\n", a->name, err);
+        sched_limits_t l = engine_limits(&a->lim);
+        sched_set_account_limits(c->sched, a->id, &l);
     }
+    for (int i = 0; i < c->acct->nu; i++)
+        user_to_engine(c, &c->acct->u[i]);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(c->db, "SELECT account, uid, usage, at FROM fairshare_usage", -1, &st,
                            NULL) != SQLITE_OK)
@@ -231,7 +314,79 @@ uint32_t accounts_id(const ctld_t *c, const char *name)
     return a ? a->id : 0;
 }
 
-int accounts_resolve(ctld_t *c, job_t *j, const char *asked, bool oper, char *err, size_t errlen)
+/* Is account id `a` the account `anc` or under it? */
+static bool under(const ctld_t *c, uint32_t a, uint32_t anc)
+{
+    for (int hops = 0; a && hops <= c->acct->na; hops++) {
+        if (a == anc)
+            return true;
+        const acct_t *x = by_id(c, a);
+        a = x ? x->parent : 0;
+    }
+    return false;
+}
+
+typedef struct count_arg {
+    const ctld_t *c;
+    const char *user;  /* count this user's jobs, or */
+    uint32_t account;  /* those under this account */
+    int n;
+} count_arg_t;
+
+static void count_live(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    const job_t *j = val;
+    count_arg_t *a = arg;
+    if (jstate_final(j->state))
+        return;
+    if (a->user ? (j->user && !strcmp(j->user, a->user)) : under(a->c, j->account_id, a->account))
+        a->n++;
+}
+
+/* Would a limit always refuse this job (count: does its submission pass max_submit)?
+ * who: "user alice" or "account physics". */
+static int check_limits(ctld_t *c, const job_t *j, const limits_t *l, const char *who,
+                        const char *user, uint32_t account, int njobs, bool count, char *err,
+                        size_t errlen)
+{
+    if (count) {
+        if (l->max_submit <= 0)
+            return 0;
+        count_arg_t a = {c, user, account, 0};
+        idmap_foreach(c->jobs, count_live, &a);
+        if (a.n + njobs > l->max_submit)
+            return snprintf(err, errlen, "%s has %d jobs queued or running and may have at most"
+                            " %d (its limit): wait for some to end%s", who, a.n, l->max_submit,
+                            njobs > 1 ? " or submit fewer" : ""), -EDQUOT;
+        return 0;
+    }
+    int least = j->type != SCHED_RIGID && j->min_nodes > 0 ? j->min_nodes : j->nodes;
+    if (l->max_nodes > 0 && least > l->max_nodes)
+        return snprintf(err, errlen, "the job needs at least %d nodes but %s may hold at most"
+                        " %d at once (its limit)", least, who, l->max_nodes), -EINVAL;
+    if (l->max_node_hours > 0) {
+        if (!(j->time_limit > 0))
+            return snprintf(err, errlen, "%s has a node-hours limit (%g): give the job a time"
+                            " limit (--time)", who, l->max_node_hours), -EINVAL;
+        double nh = least * j->time_limit / 3600;
+        if (nh > l->max_node_hours)
+            return snprintf(err, errlen, "the job may use %.1f node-hours (%d nodes x its time"
+                            " limit) but %s may use %g in all (its limit)", nh, least, who,
+                            l->max_node_hours), -EINVAL;
+    }
+    return 0;
+}
+
+void accounts_job_limits(ctld_t *c, const job_t *j)
+{
+    const ulimit_t *u = user_limits(c, j->user);
+    sched_limits_t l = engine_limits(u ? &u->lim : &(limits_t){0});
+    sched_set_user_limits(c->sched, (uint32_t)j->uid, &l); /* none: dropped if it had */
+}
+
+int accounts_resolve(ctld_t *c, job_t *j, const char *asked, bool oper, int njobs, char *err,
+                     size_t errlen)
 {
     const acct_t *a = NULL;
     if (asked && *asked) {
@@ -250,10 +405,62 @@ int accounts_resolve(ctld_t *c, job_t *j, const char *asked, bool oper, char *er
                             " requires one (AccountsRequired): name one with --account, or ask"
                             " an operator to add you to one", j->user), -EINVAL;
     }
+    /* first what no wait would mend, then the count of jobs */
+    const ulimit_t *u = user_limits(c, j->user);
+    char who[160];
+    for (int count = 0; count < 2; count++) {
+        if (u) {
+            snprintf(who, sizeof(who), "user %.64s", j->user);
+            int rc = check_limits(c, j, &u->lim, who, j->user, 0, njobs, count, err, errlen);
+            if (rc < 0)
+                return rc;
+        }
+        for (const acct_t *x = a; x; x = x->parent ? by_id(c, x->parent) : NULL) {
+            snprintf(who, sizeof(who), "account %s", x->name);
+            int rc = check_limits(c, j, &x->lim, who, NULL, x->id, njobs, count, err, errlen);
+            if (rc < 0)
+                return rc;
+        }
+    }
     free(j->account);
     j->account = a ? strdup(a->name) : NULL;
     j->account_id = a ? a->id : 0;
+    accounts_job_limits(c, j);
     return 0;
+}
+
+const char *accounts_limit_text(const ctld_t *c, const job_t *j, char *buf, size_t len)
+{
+    uint32_t who;
+    sched_jobinfo_t info;
+    if (!c->acct || !c->sched || !sched_limited(c->sched, j->id, &who) ||
+        sched_job_info(c->sched, j->id, &info) < 0)
+        return NULL;
+    const limits_t *l = NULL;
+    char name[96];
+    if (who) {
+        const acct_t *a = by_id(c, who);
+        if (!a)
+            return NULL;
+        l = &a->lim;
+        snprintf(name, sizeof(name), "account %s", a->name);
+    } else {
+        const ulimit_t *u = user_limits(c, j->user);
+        if (!u)
+            return NULL;
+        l = &u->lim;
+        snprintf(name, sizeof(name), "user %.64s", j->user);
+    }
+    if (info.reason == SCHED_R_LIMIT_JOBS)
+        snprintf(buf, len, "%s may run %d job%s at once", name, l->max_running,
+                 l->max_running == 1 ? "" : "s");
+    else if (info.reason == SCHED_R_LIMIT_NODES)
+        snprintf(buf, len, "%s may hold %d node%s at once", name, l->max_nodes,
+                 l->max_nodes == 1 ? "" : "s");
+    else
+        snprintf(buf, len, "%s may use %g node-hours (used and allowed to its running jobs)",
+                 name, l->max_node_hours);
+    return buf;
 }
 
 /* --- saving the usage --- */
@@ -408,6 +615,78 @@ static bool would_cycle(const ctld_t *c, uint32_t id, uint32_t parent)
     return false;
 }
 
+/* The limits a request changes (absent: kept from *l; 0: none). */
+static int limits_arg(const json_t *m, limits_t *l, char *err, size_t errlen)
+{
+    int64_t run, nodes, submit;
+    double nh;
+    if (proto_int_opt(m, "max_running", 0, 1000000000, l->max_running, &run, err, errlen) < 0 ||
+        proto_int_opt(m, "max_nodes", 0, 1 << 24, l->max_nodes, &nodes, err, errlen) < 0 ||
+        proto_num_opt(m, "max_node_hours", 0, 1e12, l->max_node_hours, &nh, err, errlen) < 0 ||
+        proto_int_opt(m, "max_submit", 0, 1000000000, l->max_submit, &submit, err, errlen) < 0)
+        return -EINVAL;
+    *l = (limits_t){(int)run, (int)nodes, (int)submit, nh};
+    return 0;
+}
+
+static json_t *limits_json(const limits_t *l)
+{
+    return json_pack("{s:i,s:i,s:f,s:i}", "max_running", l->max_running, "max_nodes",
+                     l->max_nodes, "max_node_hours", l->max_node_hours, "max_submit",
+                     l->max_submit);
+}
+
+static void push_user_limits(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    const job_t *j = val;
+    const char *user = ((void **)arg)[1];
+    if (j->user && !strcmp(j->user, user))
+        accounts_job_limits(((void **)arg)[0], j);
+}
+
+/* account_user: a user's limits (operators). */
+static void user_change(ctld_t *c, conn_t *conn, json_t *m)
+{
+    char err[512];
+    const char *user;
+    if (proto_str(m, "user", NAME_MAX_LEN, &user, err, sizeof(err)) < 0) {
+        rpc_fail(c, conn, err);
+        return;
+    }
+    if (!name_ok(user)) {
+        rpc_fail(c, conn, "a user name is 1 to 64 letters, digits, '.', '_' or '-'");
+        return;
+    }
+    const ulimit_t *u = user_limits(c, user);
+    limits_t l = u ? u->lim : (limits_t){0};
+    if (limits_arg(m, &l, err, sizeof(err)) < 0) {
+        rpc_fail(c, conn, err);
+        return;
+    }
+    int rc = exec_bind(c, "INSERT OR REPLACE INTO user_limits VALUES (?1, ?2, ?3, ?4, ?5)",
+                       "siidi", user, (long long)l.max_running, (long long)l.max_nodes,
+                       l.max_node_hours, (long long)l.max_submit);
+    if (rc == 0 && !l.max_running && !l.max_nodes && !l.max_submit && !(l.max_node_hours > 0))
+        rc = exec_bind(c, "DELETE FROM user_limits WHERE user = ?1", "s", user);
+    char why[256];
+    if (rc == 0)
+        rc = read_tables(c, why, sizeof(why));
+    if (rc < 0) {
+        rpc_fail(c, conn, "cannot save the limits (the controller's log says why)");
+        return;
+    }
+    /* into the engine by the uid of each of the user's jobs, and by name here */
+    const ulimit_t *now = user_limits(c, user);
+    ulimit_t gone = {(char *)user, {0}};
+    user_to_engine(c, now ? now : &gone);
+    void *arg[2] = {c, (void *)user};
+    idmap_foreach(c->jobs, push_user_limits, arg);
+    jobs_want_schedule(c);
+    rpc_reply(c, conn, json_pack("{s:b,s:s,s:o}", "ok", 1, "user", user, "limits",
+                                 limits_json(&l)));
+}
+
 static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
 {
     char err[512];
@@ -454,6 +733,11 @@ static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
     } else if (parent_name) {
         parent = 0;
     }
+    limits_t lim = a ? a->lim : (limits_t){0};
+    if (limits_arg(m, &lim, err, sizeof(err)) < 0) {
+        rpc_fail(c, conn, err);
+        return;
+    }
     uint32_t id = a ? a->id : 0;
     if (!add && would_cycle(c, id, parent)) {
         snprintf(err, sizeof(err), "account %s cannot go under %s: %s is under %s", name,
@@ -470,12 +754,17 @@ static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
             if (c->acct->a[i].id >= next)
                 next = c->acct->a[i].id + 1;
         id = next;
-        rc = exec_bind(c, "INSERT INTO accounts VALUES (?1, ?2, ?3, ?4, ?5)", "isids",
-                       (long long)id, name, (long long)parent, shares, desc ? desc : "");
+        rc = exec_bind(c, "INSERT INTO accounts VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                       "isidsiidi", (long long)id, name, (long long)parent, shares,
+                       desc ? desc : "", (long long)lim.max_running, (long long)lim.max_nodes,
+                       lim.max_node_hours, (long long)lim.max_submit);
     } else {
-        rc = exec_bind(c, "UPDATE accounts SET parent = ?2, shares = ?3, description = ?4"
-                          " WHERE id = ?1", "iids", (long long)id, (long long)parent, shares,
-                       desc ? desc : a->desc);
+        rc = exec_bind(c, "UPDATE accounts SET parent = ?2, shares = ?3, description = ?4,"
+                          " max_running = ?5, max_nodes = ?6, max_node_hours = ?7,"
+                          " max_submit = ?8 WHERE id = ?1", "iidsiidi", (long long)id,
+                       (long long)parent, shares, desc ? desc : a->desc,
+                       (long long)lim.max_running, (long long)lim.max_nodes,
+                       lim.max_node_hours, (long long)lim.max_submit);
     }
     if (rc == 0)
         rc = apply_members(c, id, users, remove, defaults);
@@ -488,6 +777,8 @@ static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
     }
     if (sched_set_account(c->sched, id, parent, shares, why, sizeof(why)) < 0)
         fprintf(stderr, "ductiled: account %s: %s\n", name, why);
+    sched_limits_t el = engine_limits(&lim);
+    sched_set_account_limits(c->sched, id, &el);
     jobs_want_schedule(c);
     rpc_reply(c, conn, json_pack("{s:b,s:s}", "ok", 1, "account", name));
 }
@@ -513,6 +804,7 @@ static json_t *list(ctld_t *c)
                 json_array_append_new(mem, json_pack("{s:s,s:b}", "user", c->acct->m[k].user,
                                                      "default", c->acct->m[k].is_default));
         json_object_set_new(o, "users", mem);
+        json_object_set_new(o, "limits", limits_json(&a->lim));
         for (size_t k = 0; k < n; k++)
             if (as[k].is_account && as[k].account == a->id) {
                 json_object_set_new(o, "norm_shares", json_real(as[k].norm_shares));
@@ -539,7 +831,12 @@ static json_t *list(ctld_t *c)
                                                as[k].fairshare));
     }
     free(as);
-    json_t *rep = json_pack("{s:b,s:o,s:o}", "ok", 1, "accounts", out, "associations", assoc);
+    json_t *ul = json_array();
+    for (int i = 0; i < c->acct->nu; i++)
+        json_array_append_new(ul, json_pack("{s:s,s:o}", "user", c->acct->u[i].user, "limits",
+                                            limits_json(&c->acct->u[i].lim)));
+    json_t *rep = json_pack("{s:b,s:o,s:o,s:o}", "ok", 1, "accounts", out, "associations", assoc,
+                            "user_limits", ul);
     return rep;
 }
 
@@ -557,7 +854,10 @@ void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool o
         rpc_fail(c, conn, "permission denied: only operators manage accounts");
         return;
     }
-    account_change(c, conn, msg, !strcmp(type, "account_add"));
+    if (!strcmp(type, "account_user"))
+        user_change(c, conn, msg);
+    else
+        account_change(c, conn, msg, !strcmp(type, "account_add"));
 }
 
 typedef struct pending {

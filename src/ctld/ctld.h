@@ -644,8 +644,15 @@ void accounts_free(ctld_t *c);
 void accounts_engine_settings(ctld_t *c);
 /* The account a new job runs under: the one asked for (its user must be a member, an
  * operator need not), else its user's default, else none (unless AccountsRequired). */
-int accounts_resolve(ctld_t *c, job_t *j, const char *asked, bool oper, char *err,
+/* It also checks the limits of the user and accounts against njobs new jobs (an
+ * array's elements): a job no limit would ever let start, or past max_submit. */
+int accounts_resolve(ctld_t *c, job_t *j, const char *asked, bool oper, int njobs, char *err,
                      size_t errlen);
+/* The job's user's limits into the engine, by its uid (a submission, a restore). */
+void accounts_job_limits(ctld_t *c, const job_t *j);
+/* What holds a waiting job the engine keeps back for a limit, in words ("account
+ * physics: at most 8 nodes at once"); NULL when no limit holds it. */
+const char *accounts_limit_text(const ctld_t *c, const job_t *j, char *buf, size_t len);
 /* An account's id by name; 0: none (a job restored whose account is gone). */
 uint32_t accounts_id(const ctld_t *c, const char *name);
 /* The engine's fair-share usage into the database: every minute (force: now), in the

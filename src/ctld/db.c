@@ -1062,6 +1062,7 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     if (s && *s && !(j->account = strdup(s)))
         rc = -ENOMEM;
     j->account_id = accounts_id(c, j->account); /* 0 when it is gone */
+    accounts_job_limits(c, j);
     j->nice = at[XC_NICE] < 0 ? 0 : sqlite3_column_int(st, at[XC_NICE]);
     s = col_text(st, at[XC_ARGS]);
     if (s && *s) {

@@ -1310,6 +1310,9 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
         json_object_set_new(o, "nice", json_integer(j->nice));
         if (!isnan(prio))
             json_object_set_new(o, "priority", json_real(prio));
+        char lt[256];
+        if (j->state == JS_PENDING && accounts_limit_text(c, j, lt, sizeof(lt)))
+            json_object_set_new(o, "limit", json_string(lt));
     }
     if (o && j->array_id) { /* "12_3" */
         json_object_set_new(o, "array_id", json_integer(j->array_id));

@@ -274,7 +274,8 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->out_path = dup_or_null(out);
     j->err_path = dup_or_null(errp);
     j->nice = (int)nice;
-    if (accounts_resolve(c, j, account, is_operator(c, conn), err, sizeof(err)) < 0) {
+    if (accounts_resolve(c, j, account, is_operator(c, conn), idx ? nidx : 1, err,
+                         sizeof(err)) < 0) {
         free(idx);
         job_free(j);
         rpc_fail(c, conn, err);
@@ -1221,7 +1222,7 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
     else if (!strcmp(type, "history"))
         history_rpc(c, conn, msg);
     else if (!strcmp(type, "account_add") || !strcmp(type, "account_modify") ||
-             !strcmp(type, "account_list"))
+             !strcmp(type, "account_list") || !strcmp(type, "account_user"))
         accounts_rpc(c, conn, msg, type, is_operator(c, conn));
     else if (!strcmp(type, "priority"))
         accounts_priority_rpc(c, conn, msg);

@@ -146,6 +146,18 @@ as_nobody() {
   on login setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$c" "$@"
 }
 
+# pub_setup: $T/pub, where root and nobody both submit (the working directory), with
+# wait.sh, a job that waits for $T/pub/stop.<its id>; sub_root and sub_nobody submit
+# from there (--parsable: they print the id)
+pub_setup() {
+  mkdir -m 777 "$T/pub"
+  cd "$T/pub"
+  printf '#!/bin/sh\nwhile [ ! -e "stop.$DUCTILE_JOB_ID" ]; do sleep 0.1; done\n' > wait.sh
+  chmod 755 wait.sh
+}
+sub_root() { (cd "$T/pub" && on login "$BIN" submit --parsable "$@"); }
+sub_nobody() { (cd "$T/pub" && as_nobody "$BIN" submit --parsable "$@"); }
+
 # wait_for SECONDS CMD...: poll until CMD succeeds
 wait_for() {
   local limit=$1; shift

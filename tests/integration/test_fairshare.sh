@@ -6,12 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 up 2 --set PriorityWeightFairshare=1000 --set PriorityCalcPeriod=0 \
   --set PriorityDecayHalfLife=3600
-mkdir -m 777 "$T/pub"
-cd "$T/pub"
-printf '#!/bin/sh\nwhile [ ! -e "stop.$DUCTILE_JOB_ID" ]; do sleep 0.1; done\n' > wait.sh
-chmod 755 wait.sh
-sub_root() { on login "$BIN" submit --parsable "$@"; }
-sub_nobody() { (cd "$T/pub" && as_nobody "$BIN" submit --parsable "$@"); }
+pub_setup
 
 d account add physics --add-user root > /dev/null || fail "account add physics"
 d account add chem --add-user nobody --shares 1 > /dev/null || fail "account add chem"
