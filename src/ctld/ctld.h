@@ -616,6 +616,8 @@ char *nsel_to_text(const job_sel_t *sel);
 int nsel_from_text(const char *text, job_sel_t *sel);
 /* Add what it asked for to a job's `show` object. */
 void nsel_show(const job_sel_t *sel, json_t *o);
+/* Copy what a job asked for (an array's next element): 0 or -ENOMEM. */
+int nsel_copy_request(const job_sel_t *from, job_sel_t *to);
 void nsel_free(job_sel_t *sel);
 
 /* --- nodes.c --- */

@@ -246,6 +246,16 @@ void nsel_show(const job_sel_t *s, json_t *o)
         json_object_set_new(o, "exc_nodelist", json_string(s->exclude));
 }
 
+int nsel_copy_request(const job_sel_t *from, job_sel_t *to)
+{
+    to->gpus = from->gpus;
+    to->mem = from->mem;
+    return dup_opt(from->features, &to->features) || dup_opt(from->nodelist, &to->nodelist) ||
+                   dup_opt(from->exclude, &to->exclude)
+               ? -ENOMEM
+               : 0;
+}
+
 void nsel_free(job_sel_t *s)
 {
     forget_sets(s);

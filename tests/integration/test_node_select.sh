@@ -73,6 +73,14 @@ expect_state "$jg" CD 30
 grep -qx "on n4" sb.out || fail "#SBATCH job: $(cat sb.out)"
 [ "$(field "$jg" MinMemoryNode)" = 4096M ] || fail "show MinMemoryNode: $(field "$jg" MinMemoryNode)"
 
+# every element of an array keeps to the GPU nodes
+d submit --parsable -C gpu --array=1-3 -o arr-%a.out --wrap 'echo "on $DUCTILE_JOB_NODELIST"' \
+  > /dev/null || fail "array not submitted"
+wait_for 30 sh -c "cat arr-1.out arr-2.out arr-3.out 2>/dev/null | wc -l | grep -qx 3" ||
+  fail "array elements did not all run"
+[ "$(grep -cE '^on n[34]$' arr-1.out arr-2.out arr-3.out | awk -F: '{s += $2} END {print s}')" = 3 ] ||
+  fail "array elements ran off the GPU nodes: $(cat arr-*.out)"
+
 # what no node could ever satisfy is refused, saying why
 refused "no node has the feature h100" d submit -C "a100&h100" "$s"
 refused "no node has features gpu&ib" d submit -C "gpu&ib" "$s"
