@@ -442,6 +442,19 @@ int cmd_show(int argc, char **argv)
                (long long)json_integer_value(json_object_get(j, "nodes")),
                (long long)json_integer_value(json_object_get(j, "requested_nodes")));
     print_text("NodeList", j, "nodelist");
+    /* the nodes it may use (--constraint, --gpus-per-node, --mem, --nodelist, --exclude) */
+    if (json_object_get(j, "features"))
+        print_text("Features", j, "features");
+    if (json_object_get(j, "gpus_per_node"))
+        printf("%-14s %lld\n", "GpusPerNode",
+               (long long)json_integer_value(json_object_get(j, "gpus_per_node")));
+    if (json_object_get(j, "mem"))
+        printf("%-14s %lldM\n", "MinMemoryNode",
+               (long long)json_integer_value(json_object_get(j, "mem")));
+    if (json_object_get(j, "req_nodelist"))
+        print_text("ReqNodeList", j, "req_nodelist");
+    if (json_object_get(j, "exc_nodelist"))
+        print_text("ExcNodeList", j, "exc_nodelist");
     print_resize(j, id);
     if (json_object_get(j, "mtct"))
         printf("%-14s %.3f (MPI time / wall time, reported by the job)\n", "MTCT", cu_num(j, "mtct"));
@@ -856,7 +869,8 @@ int cmd_nodes(int argc, char **argv)
         json_decref(rep);
         return 0;
     }
-    static const char *hdr[] = {"NODE", "STATE", "CPUS", "MEMORY", "POWER", "REASON"};
+    static const char *hdr[] = {"NODE", "STATE", "CPUS", "MEMORY", "GPUS", "FEATURES", "POWER",
+                                "REASON"};
     int n = (int)json_array_size(nodes);
     char ***rows = calloc((size_t)n + 1, sizeof(char **));
     const char *states[] = {"idle", "alloc", "draining", "drained", "down", "unknown", "checkpoint",
@@ -866,22 +880,27 @@ int cmd_nodes(int argc, char **argv)
     json_t *x;
     json_array_foreach(nodes, k, x)
     {
-        rows[k] = calloc(6, sizeof(char *));
+        rows[k] = calloc(8, sizeof(char *));
         rows[k][0] = esc(x, "name");
         rows[k][1] = cu_sprintf("%s", cu_str(x, "state"));
         rows[k][2] = cu_sprintf("%lld", (long long)json_integer_value(json_object_get(x, "cpus")));
-        rows[k][3] = cu_sprintf("%lldM", (long long)json_integer_value(json_object_get(x, "memory_mb")));
+        /* what --mem compares with (NodeMemory), else what the node reported */
+        json_t *mem = json_object_get(x, "sched_memory_mb");
+        rows[k][3] = cu_sprintf("%lldM", (long long)json_integer_value(
+                                             mem ? mem : json_object_get(x, "memory_mb")));
+        rows[k][4] = cu_sprintf("%lld", (long long)json_integer_value(json_object_get(x, "gpus")));
+        rows[k][5] = json_object_get(x, "features") ? esc(x, "features") : cu_sprintf("-");
         /* the watts and where they come from: rapl (measured) or model */
-        rows[k][4] = json_is_number(json_object_get(x, "power"))
+        rows[k][6] = json_is_number(json_object_get(x, "power"))
                          ? cu_sprintf("%.0fW(%s)", cu_num(x, "power"), cu_str(x, "power_source"))
                          : cu_sprintf("-");
-        rows[k][5] = esc(x, "reason");
+        rows[k][7] = esc(x, "reason");
         for (int s = 0; s < 8; s++)
             if (!strncmp(cu_str(x, "state"), states[s], strlen(states[s])))
                 count[s]++;
     }
-    cu_table(hdr, rows, n, 6);
-    cu_free_rows(rows, n, 6);
+    cu_table(hdr, rows, n, 8);
+    cu_free_rows(rows, n, 8);
     printf("%d nodes: %d idle, %d allocated, %d draining, %d drained, %d down, %d unknown", n,
            count[0], count[1], count[2], count[3], count[4], count[5]);
     if (count[6]) /* holding checkpoint agents (CheckpointNodes), not counted above */

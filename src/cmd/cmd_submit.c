@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* asprintf */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,9 @@
 
 #include "cmd.h"
 #include "directives.h"
+#include "featexpr.h"
+#include "hostlist.h"
+#include "nodeattr.h"
 #include "sched.h"
 #include "strparse.h"
 #include "util.h"
@@ -27,6 +31,10 @@ typedef struct sub {
     const char *name, *out, *err, *cons, *type, *chdir, *wrap, *export_;
     long nodes, minn, maxn;
     long ntasks, tpn, cpt; /* --ntasks, --ntasks-per-node, --cpus-per-task; 0: not given */
+    /* the nodes it may use: --constraint, --gpus-per-node (or --gres=gpu:N), --mem (MiB),
+     * --nodelist, --exclude; NULL, 0: not given */
+    const char *features, *nodelist, *exclude;
+    long gpus, mem;
     double time;
     double begin;       /* --begin, seconds since the epoch; 0: not given */
     const char *depend; /* --dependency */
@@ -45,8 +53,8 @@ typedef struct sub {
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
        O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ,
-       O_SIGNAL, O_TEST, O_NICE };
-static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:A:";
+       O_SIGNAL, O_TEST, O_NICE, O_GPN, O_GRES, O_MEM, O_REFUSE };
+static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:A:C:w:x:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -67,6 +75,12 @@ static const struct option lopts[] = {
     {"array", required_argument, 0, 'a'},     {"signal", required_argument, 0, O_SIGNAL},
     {"test-only", no_argument, 0, O_TEST},    {"help", no_argument, 0, O_HELP},
     {"account", required_argument, 0, 'A'},   {"nice", optional_argument, 0, O_NICE},
+    {"constraint", required_argument, 0, 'C'}, {"gpus-per-node", required_argument, 0, O_GPN},
+    {"gres", required_argument, 0, O_GRES},   {"mem", required_argument, 0, O_MEM},
+    {"nodelist", required_argument, 0, 'w'},  {"exclude", required_argument, 0, 'x'},
+    /* Slurm's --gpus (in all) would pass for an abbreviation of --gpus-per-node: refused
+     * by its own name (an exact match wins over a prefix) */
+    {"gpus", optional_argument, 0, O_REFUSE},
     {0, 0, 0, 0},
 };
 
@@ -79,18 +93,13 @@ static const struct {
 } slurm_only[] = {
     {"partition", 'p', "Ductile has one queue for the whole cluster, no partitions: remove it"},
     {"qos", 'q', "Ductile has no QOS: remove it"},
-    {"mem", 0, "a job gets whole nodes with all their memory: remove it"},
-    {"mem-per-cpu", 0, "a job gets whole nodes with all their memory: remove it"},
-    {"mem-per-gpu", 0, "a job gets whole nodes with all their memory: remove it"},
-    {"gres", 0, "Ductile has no generic resources (GPUs) yet"},
-    {"gpus", 'G', "Ductile has no GPUs as a resource yet"},
-    {"gpus-per-node", 0, "Ductile has no GPUs as a resource yet"},
-    {"gpus-per-task", 0, "Ductile has no GPUs as a resource yet"},
-    {"constraint", 'C', "Ductile's nodes have no features yet"},
+    {"mem-per-cpu", 0, "a job gets whole nodes: ask for the memory of a node with --mem"},
+    {"mem-per-gpu", 0, "a job gets whole nodes: ask for the memory of a node with --mem"},
+    {"gpus", 'G', "a job gets whole nodes: ask for the GPUs of a node with --gpus-per-node"},
+    {"gpus-per-task", 0, "a job gets whole nodes: ask for the GPUs of a node with "
+     "--gpus-per-node"},
     {"mail-type", 0, "Ductile sends no mail: remove it"},
     {"mail-user", 0, "Ductile sends no mail: remove it"},
-    {"nodelist", 'w', "the scheduler chooses the nodes"},
-    {"exclude", 'x', "the scheduler chooses the nodes"},
     {"reservation", 0, "Ductile has no reservations yet"},
     {"licenses", 'L', "Ductile has no licenses"},
     {"clusters", 'M', "one Ductile controller serves one cluster"},
@@ -296,6 +305,47 @@ static int array_parse(const char *v, json_t **out, long *max, const char *where
     return 0;
 }
 
+/* The options that restrict the job to some nodes (the controller checks them against
+ * the nodes; here, their form). */
+static int parse_selection(sub_t *s, int o, const char *arg, const char *where)
+{
+    char why[256];
+    char **names = NULL;
+    int n = 0, gpus;
+    switch (o) {
+    case 'C':
+        if (featexpr_check(arg, why, sizeof(why)) < 0)
+            return cmd_fail("%s--constraint %s: %s", where, arg, why);
+        s->features = arg;
+        return 0;
+    case O_GPN:
+        if (strparse_long(arg, 1, NODEATTR_GPUS_MAX, &s->gpus) < 0)
+            return cmd_fail("%s--gpus-per-node: '%s' is not a count of GPUs (1 to %d)", where,
+                            arg, NODEATTR_GPUS_MAX);
+        return 0;
+    case O_GRES:
+        if (nodeattr_parse_gres(arg, &gpus) < 0)
+            return cmd_fail("%s--gres: '%s' is not gpu:COUNT (GPUs are the only generic "
+                            "resource)", where, arg);
+        s->gpus = gpus;
+        return 0;
+    case O_MEM:
+        if (strparse_memory(arg, INT_MAX, &s->mem) < 0)
+            return cmd_fail("%s--mem: '%s' is not an amount of memory per node (MiB, or with K, "
+                            "M, G or T: 4000, 64G)", where, arg);
+        return 0;
+    default: /* -w, -x: host lists, checked for their form */
+        if (hostlist_expand(arg, &names, &n, why, sizeof(why)) < 0)
+            return cmd_fail("%s--%s: %s", where, o == 'w' ? "nodelist" : "exclude", why);
+        hostlist_free(names, n);
+        if (o == 'w')
+            s->nodelist = arg;
+        else
+            s->exclude = arg;
+        return 0;
+    }
+}
+
 /* Applies one option; `where` names its origin for messages. */
 static int apply(sub_t *s, int o, const char *arg, const char *where, const char **conf)
 {
@@ -381,6 +431,12 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
                             "1024 characters)", where);
         s->depend = arg;
         return 0;
+    case 'C':
+    case O_GPN:
+    case O_GRES:
+    case O_MEM:
+    case 'w':
+    case 'x': return parse_selection(s, o, arg, where);
     case 'n': return parse_tasks(where, "--ntasks", arg, &s->ntasks);
     case O_TPN: return parse_tasks(where, "--ntasks-per-node", arg, &s->tpn);
     case 'c': return parse_tasks(where, "--cpus-per-task", arg, &s->cpt);
@@ -446,9 +502,10 @@ static int apply_all(sub_t *s, int argc, char **argv, const char *where, const c
         const char *why;
         if (o == ':')
             return cmd_fail("%soption '%s' needs a value", where, argv[optind - 1]), -1;
-        if (o == '?' || (directive && (o == O_HELP || o == 'h' || o == O_CONF || o == O_WRAP))) {
+        if (o == '?' || o == O_REFUSE ||
+            (directive && (o == O_HELP || o == 'h' || o == O_CONF || o == O_WRAP))) {
             refused_name(argv, optind, o == '?' ? optopt : 0, name, sizeof(name), &why);
-            if (o != '?')
+            if (o != '?' && o != O_REFUSE)
                 return cmd_fail("%s%s is for the command line, not the script", where, name), -1;
             if (why)
                 return cmd_fail("%s%s: not supported by Ductile (%s)", where, name, why), -1;
@@ -656,6 +713,12 @@ static void usage(void)
            "                            power corridor; default: its past runs, or DefaultJobPower)\n"
            "      --io-intensity F      the share of its run time the job spends in I/O,\n"
            "                            0 to 1 (the io-aware policy; default: none known)\n"
+           "Choosing nodes (docs/user-guide.md):\n"
+           "  -C, --constraint EXPR     node features: gpu, gpu&a100, a100|h100 (& before |)\n"
+           "      --gpus-per-node N     nodes with N GPUs or more (also --gres=gpu:N)\n"
+           "      --mem SIZE            nodes with SIZE memory or more (MiB; K, M, G, T)\n"
+           "  -w, --nodelist HOSTS      these nodes must be in the job's allocation\n"
+           "  -x, --exclude HOSTS       never these nodes\n"
            "Options may also be given in '#SBATCH' and '#DUCTILE' lines at the top of the\n"
            "script (docs/slurm-users.md); the command line wins over #DUCTILE, which wins over\n"
            "#SBATCH.\n");
@@ -976,6 +1039,16 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
                                                      s.pmax >= 0 ? s.pmax : s.pmin));
     if (s.io >= 0)
         json_object_set_new(req, "io_intensity", json_real(s.io));
+    if (s.features)
+        json_object_set_new(req, "features", json_string(s.features));
+    if (s.gpus)
+        json_object_set_new(req, "gpus_per_node", json_integer(s.gpus));
+    if (s.mem)
+        json_object_set_new(req, "mem", json_integer(s.mem));
+    if (s.nodelist)
+        json_object_set_new(req, "req_nodelist", json_string(s.nodelist));
+    if (s.exclude)
+        json_object_set_new(req, "exc_nodelist", json_string(s.exclude));
     if (s.out || fixed) /* an allocation's script prints nothing */
         json_object_set_new(req, "stdout", json_string(s.out ? s.out : "/dev/null"));
     if (s.err)

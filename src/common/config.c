@@ -1,4 +1,5 @@
 #include "config.h"
+#include "nodeattr.h"
 #include "strparse.h"
 
 #include <ctype.h>
@@ -34,7 +35,7 @@ enum {
     K_RECLAIM_WAIT, K_AGENT_SCALING, K_CKPT_TRANSFER, K_CKPT_REGIONS, K_MAX_REQUEUE,
     K_CKPT_NODE_MEMORY, K_SCALER_LOWER, K_SCALER_UPPER, K_STEP_OUTPUT_WAIT, K_SLURM_ENV,
     K_PW_AGE, K_PW_SIZE, K_PW_FAIRSHARE, K_PW_PARTITION, K_PRIO_MAX_AGE, K_PRIO_HALF_LIFE,
-    K_PRIO_CALC, K_ACCOUNTS_REQUIRED, NKEYS
+    K_PRIO_CALC, K_ACCOUNTS_REQUIRED, K_NODE_FEATURES, K_NODE_GRES, K_NODE_MEMORY, NKEYS
 };
 
 typedef enum ktype {
@@ -52,6 +53,7 @@ typedef enum ktype {
     T_NODE_ADDR, /* name=host,...: checked once Nodes is known */
     T_CKPT_NODES, /* a host list of some of Nodes: checked once Nodes is known */
     T_WATTS,     /* watts, >= 0 */
+    T_NODE_ATTR, /* HOSTS=VALUE ...: checked once Nodes is known (nodeattr.h) */
 } ktype_t;
 
 /* A word a T_ENUM key takes, the value it stores and, for the message that lists
@@ -143,6 +145,9 @@ static const cfgkey_t keys[NKEYS] = {
     [K_MAX_JOBS] = {"MaxJobs", T_INT, F(max_jobs), 1, INT_MAX, NULL, true},
     [K_MAX_SCRIPT] = {"MaxScriptSize", T_INT, F(max_script_size), 1024, 16777216},
     [K_NODE_ADDR] = {"NodeAddr", T_NODE_ADDR, F(node_addr), 0, 0},
+    [K_NODE_FEATURES] = {"NodeFeatures", T_NODE_ATTR, F(node_features), NODEATTR_FEATURES, 0},
+    [K_NODE_GRES] = {"NodeGres", T_NODE_ATTR, F(node_gpus), NODEATTR_GRES, 0},
+    [K_NODE_MEMORY] = {"NodeMemory", T_NODE_ATTR, F(node_memory), NODEATTR_MEMORY, 0},
     [K_MAX_CONNS] = {"MaxConnections", T_INT, F(max_connections), 16, 1000000},
     [K_RESERVED_CONNS] = {"ReservedConnections", T_INT, F(reserved_connections), 0, 1000000},
     [K_CONNS_PER_USER] = {"MaxConnectionsPerUser", T_INT, F(max_connections_per_user), 0, 1000000},
@@ -200,6 +205,7 @@ typedef struct parse {
     int line[NKEYS]; /* where each key was set; 0: not set */
     char *node_addr_text;
     char *ckpt_nodes_text;
+    char *attr_text[NKEYS]; /* T_NODE_ATTR keys' values, parsed once Nodes is known */
     char *err;
     size_t errlen;
 } parse_t;
@@ -444,6 +450,8 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
     case T_CKPT_NODES:
         free(ps->ckpt_nodes_text);
         return (ps->ckpt_nodes_text = strdup(v)) ? 0 : -ENOMEM;
+    case T_NODE_ATTR:
+        return (ps->attr_text[kid] = strdup(v)) ? 0 : -ENOMEM;
     case T_WATTS:
         return set_watts(ps, k, line, v, field);
     }
@@ -726,6 +734,18 @@ static int finish(parse_t *ps)
         return -ENOMEM;
     if (ps->ckpt_nodes_text && (rc = ckpt_nodes(ps, ps->ckpt_nodes_text)) < 0)
         return rc;
+    if ((rc = nodeattr_init(cfg)) < 0)
+        return rc;
+    for (int k = 0; k < NKEYS; k++) {
+        char why[512];
+        if (keys[k].type != T_NODE_ATTR || !ps->attr_text[k])
+            continue;
+        rc = nodeattr_parse(cfg, (nodeattr_kind_t)keys[k].lo, ps->attr_text[k], why, sizeof(why));
+        if (rc == -EINVAL)
+            return fail(ps, ps->line[k], "%s", why);
+        if (rc < 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -759,6 +779,8 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         rc = finish(&ps);
     free(ps.node_addr_text);
     free(ps.ckpt_nodes_text);
+    for (int k = 0; k < NKEYS; k++)
+        free(ps.attr_text[k]);
     if (rc == -ENOMEM && err && errlen)
         snprintf(err, errlen, "%s: out of memory", ps.origin);
     if (rc < 0)
@@ -902,6 +924,7 @@ void config_free(config_t *cfg)
             free(cfg->node_addr[i]);
     free(cfg->node_addr);
     free(cfg->ckpt_node);
+    nodeattr_free(cfg);
     hostlist_free(cfg->nodes, cfg->nnodes);
     hostlist_free(cfg->operators, cfg->noperators);
     hostlist_index_destroy(cfg->node_index);
@@ -948,6 +971,22 @@ static bool same_by_node(const config_t *a, const config_t *b, ktype_t type)
     return true;
 }
 
+/* A node attribute is the same on every node a and b share, by name. */
+static bool same_attr(const config_t *a, const config_t *b, long long kind)
+{
+    for (int i = 0; i < a->nnodes; i++) {
+        int j = config_node_index(b, a->nodes[i]);
+        if (j < 0)
+            continue;
+        bool same = kind == NODEATTR_FEATURES ? same_str(a->node_features[i], b->node_features[j])
+                    : kind == NODEATTR_GRES   ? a->node_gpus[i] == b->node_gpus[j]
+                                              : a->node_memory[i] == b->node_memory[j];
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
 static bool same_value(const config_t *a, const config_t *b, const cfgkey_t *k)
 {
     const void *fa = (const char *)a + k->off, *fb = (const char *)b + k->off;
@@ -966,6 +1005,8 @@ static bool same_value(const config_t *a, const config_t *b, const cfgkey_t *k)
     case T_NODE_ADDR:
     case T_CKPT_NODES:
         return same_by_node(a, b, k->type) && same_by_node(b, a, k->type);
+    case T_NODE_ATTR:
+        return same_attr(a, b, k->lo) && same_attr(b, a, k->lo);
     default:
         return same_str(*(char *const *)fa, *(char *const *)fb);
     }

@@ -67,6 +67,10 @@ typedef struct config {
     char **node_addr;     /* NodeAddr: nnodes entries, node i's daemon address or NULL */
     int cores_per_node;   /* CoresPerNode */
     int memory_per_node;  /* MemoryPerNode, MiB */
+    /* per node, nnodes entries each (nodeattr.h): */
+    char **node_features; /* NodeFeatures: "gpu,a100", or NULL for none */
+    int *node_gpus;       /* NodeGres: GPUs (gpu:N), 0 for none */
+    int *node_memory;     /* NodeMemory: MiB, MemoryPerNode where not given */
     char *state_dir;      /* StateDir */
     char *log_dir;        /* LogDir */
     char *policy;         /* Policy: a scheduling policy name, checked by the engine */

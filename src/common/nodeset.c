@@ -117,6 +117,43 @@ int nodeset_take_lowest(nodeset_t *ns, int k, int *out)
     return got;
 }
 
+/* Word w of ns restricted to mask and not in avoid. */
+static uint64_t word_in(const nodeset_t *ns, const nodeset_t *mask, const nodeset_t *avoid, int w)
+{
+    uint64_t word = ns->w[w];
+    if (mask)
+        word &= w < mask->nwords ? mask->w[w] : 0;
+    if (avoid && w < avoid->nwords)
+        word &= ~avoid->w[w];
+    return word;
+}
+
+int nodeset_count_in(const nodeset_t *ns, const nodeset_t *mask, const nodeset_t *avoid)
+{
+    int c = 0;
+    for (int w = ns->lo; w < ns->nwords; w++)
+        c += __builtin_popcountll(word_in(ns, mask, avoid, w));
+    return c;
+}
+
+int nodeset_take_lowest_in(nodeset_t *ns, const nodeset_t *mask, const nodeset_t *avoid, int k,
+                           int *out)
+{
+    int got = 0;
+    for (int w = ns->lo; w < ns->nwords && got < k; w++) {
+        uint64_t word = word_in(ns, mask, avoid, w);
+        while (word && got < k) {
+            uint64_t bit = word & -word;
+            out[got++] = (w << 6) + __builtin_ctzll(word);
+            ns->w[w] &= ~bit;
+            word &= word - 1;
+        }
+    }
+    while (ns->lo < ns->nwords && !ns->w[ns->lo])
+        ns->lo++;
+    return got;
+}
+
 int nodeset_set_ids(nodeset_t *ns, const nodeset_t *mask, const int *ids, int n)
 {
     int set = 0;

@@ -24,6 +24,13 @@ int nodeset_count(const nodeset_t *ns);
 /* Clears the k lowest set indices and writes them, ascending, to out. Returns how
  * many were taken (fewer than k if the set ran out). */
 int nodeset_take_lowest(nodeset_t *ns, int k, int *out);
+/* Indices set in ns that are also in mask and not in avoid (either may be NULL: no
+ * restriction). */
+int nodeset_count_in(const nodeset_t *ns, const nodeset_t *mask, const nodeset_t *avoid);
+/* nodeset_take_lowest over the indices that are also in mask and not in avoid (either
+ * may be NULL: no restriction). */
+int nodeset_take_lowest_in(nodeset_t *ns, const nodeset_t *mask, const nodeset_t *avoid, int k,
+                           int *out);
 /* Sets every index of ids[0..n) that is also in mask (mask may be NULL: all);
  * returns how many were set. */
 int nodeset_set_ids(nodeset_t *ns, const nodeset_t *mask, const int *ids, int n);

@@ -1,6 +1,7 @@
 #define _XOPEN_SOURCE 700 /* strptime */
 #include "strparse.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <time.h>
@@ -40,6 +41,26 @@ int strparse_long(const char *s, long min, long max, long *out)
     if (v < min || v > max)
         return -ERANGE;
     *out = (long)v;
+    return 0;
+}
+
+int strparse_memory(const char *s, long max, long *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    size_t n = strspn(s, "0123456789");
+    char unit = (char)toupper((unsigned char)s[n]);
+    if (n == 0 || (s[n] && (s[n + 1] || !strchr("KMGT", unit))))
+        return -EINVAL;
+    long long v;
+    if (digits(s, n, &v) < 0)
+        return -ERANGE;
+    int shift = unit == 'G' ? 10 : unit == 'T' ? 20 : 0;
+    if (unit == 'K')
+        v = (v + 1023) / 1024;
+    if (v > (long long)max >> shift)
+        return -ERANGE;
+    *out = (long)(v << shift);
     return 0;
 }
 

@@ -31,6 +31,12 @@ int strparse_duration(const char *s, double *out);
  * 0, -EINVAL or -ERANGE. */
 int strparse_decimal(const char *s, double max, double *out);
 
+/* An amount of memory in MiB, as sbatch --mem takes it: a whole number with an
+ * optional unit K, M (the default), G or T (powers of 1024, either case; "512G" is
+ * 524288). A size in K is rounded up to whole MiB. At most max MiB: 0, -EINVAL or
+ * -ERANGE. */
+int strparse_memory(const char *s, long max, long *out);
+
 /* A point in time as users give one: "now", "+DURATION" from now (strparse_duration:
  * +30s, +10m, +2h), a Unix time, or a local date and time YYYY-MM-DDTHH:MM[:SS].
  * 0, -EINVAL or -ERANGE. */

@@ -69,6 +69,18 @@ const char *jstate_name(jstate_t s);
 int jstate_parse(const char *code, jstate_t *out);
 bool jstate_final(jstate_t s);
 
+/* The nodes a job may use (nodesel.c; docs/user-guide.md, "Choosing nodes"): what it
+ * asked for, and the node sets the engine gets from it (sched_jobspec_t). */
+typedef struct job_sel {
+    char *features;          /* --constraint expression ("gpu&a100"); NULL: none */
+    int gpus;                /* --gpus-per-node; 0: none */
+    int mem;                 /* --mem: MiB per node at least; 0: none */
+    char *nodelist;          /* --nodelist host list, as given; NULL: none */
+    char *exclude;           /* --exclude host list; NULL: none */
+    int *allowed, nallowed;  /* computed: the nodes it may use; NULL: every node */
+    int *required, nrequired; /* computed: the nodes its allocation must hold */
+} job_sel_t;
+
 typedef struct job {
     int64_t id;
     char *name;
@@ -98,6 +110,7 @@ typedef struct job {
     uint32_t account_id;     /* that account's id for the engine; 0: none */
     int nice;                /* lowers its priority (--nice; an operator's may be < 0) */
     char *out_path, *err_path;
+    job_sel_t sel;           /* node selection (nodesel.c) */
     double submit, start, end;
     int exit_code;           /* -1 unknown */
     int signal;              /* 0 none */
@@ -593,6 +606,23 @@ int elig_release(ctld_t *c, job_t *j, bool op, char *err, size_t errlen);
 void jobs_after_restore(ctld_t *c);
 json_t *job_to_json(const ctld_t *c, const job_t *j, bool full);
 char *nodes_format(const ctld_t *c, const int *idx, int n);
+
+/* --- nodesel.c: jobs restricted to some nodes (features, GPUs, memory, lists) --- */
+/* The selection a submission asks for (its "features", "gpus_per_node", "mem" (MiB),
+ * "req_nodelist", "exc_nodelist" fields, as `show` has them): 0, or -EINVAL with why. */
+int nsel_from_request(const json_t *m, job_sel_t *sel, char *err, size_t errlen);
+/* Compute the job's allowed and required nodes from its selection and the nodes'
+ * attributes: 0, or -EINVAL with a message a user reads ("no node has features
+ * gpu&a100"). A node list longer than the job raises its size to it, as in Slurm. */
+int nsel_resolve(const ctld_t *c, job_t *j, char *err, size_t errlen);
+/* The selection as stored (a JSON object; "" when there is none) and back. */
+char *nsel_to_text(const job_sel_t *sel);
+int nsel_from_text(const char *text, job_sel_t *sel);
+/* Add what it asked for to a job's `show` object. */
+void nsel_show(const job_sel_t *sel, json_t *o);
+/* Copy what a job asked for (an array's next element): 0 or -ENOMEM. */
+int nsel_copy_request(const job_sel_t *from, job_sel_t *to);
+void nsel_free(job_sel_t *sel);
 
 /* --- nodes.c --- */
 void nodes_init(ctld_t *c);

@@ -110,6 +110,7 @@ void job_free(job_t *j)
     free(j->err_path);
     free(j->depend);
     free(j->account);
+    nsel_free(&j->sel);
     free(j->alloc);
     free(j->resize_nodes);
     free(j->clean_wait);
@@ -262,6 +263,10 @@ static sched_jobspec_t spec_of(const ctld_t *c, const job_t *j)
         .no_interrupt = !may_interrupt(c, j), /* node stealing stops only jobs that may run again */
         .account = j->account_id,
         .nice = j->nice,
+        .allowed = j->sel.allowed, /* nodesel.c */
+        .nallowed = j->sel.nallowed,
+        .required = j->sel.required,
+        .nrequired = j->sel.nrequired,
     };
 }
 
@@ -323,7 +328,8 @@ int jobs_check_shape(ctld_t *c, const job_t *j, sched_jobspec_t *spec, char *err
 static int check_new(ctld_t *c, job_t *j, sched_jobspec_t *spec, char *err, size_t errlen)
 {
     j->submit = ctld_now();
-    return jobs_check_shape(c, j, spec, err, errlen);
+    int rc = nsel_resolve(c, j, err, errlen);
+    return rc < 0 ? rc : jobs_check_shape(c, j, spec, err, errlen);
 }
 
 int jobs_will_run(ctld_t *c, job_t *j, double *start, int *size, char *err, size_t errlen)
@@ -1191,6 +1197,13 @@ void jobs_node_failed(ctld_t *c, node_t *n)
 void jobs_restore(ctld_t *c, job_t *j)
 {
     char err[SCHED_ERRLEN];
+    /* its nodes from the configuration as it is now; a running job keeps its own */
+    if (nsel_resolve(c, j, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ductiled: job %lld: %s\n", (long long)j->id, err);
+        /* no node rather than any node: the engine refuses it (NotRestorable) */
+        if (j->state == JS_PENDING && (j->sel.allowed = calloc(1, sizeof(int))))
+            j->sel.nallowed = 0;
+    }
     sched_jobspec_t spec = spec_of(c, j);
     int rc;
     if (j->state == JS_PENDING) {
@@ -1211,6 +1224,15 @@ void jobs_restore(ctld_t *c, job_t *j)
             j->resize_lost = true; /* recorded by jobs_after_restore */
         }
         rc = sched_restore_running(c->sched, &spec, j->start, j->alloc, j->nalloc, err, sizeof(err));
+        if (rc < 0 && (spec.allowed || spec.required)) {
+            /* its nodes no longer match what it asked (the configuration changed): it
+             * runs on where it is, and grows anywhere */
+            fprintf(stderr, "ductiled: job %lld: %s: its node selection is dropped\n",
+                    (long long)j->id, err);
+            spec.allowed = spec.required = NULL;
+            rc = sched_restore_running(c->sched, &spec, j->start, j->alloc, j->nalloc, err,
+                                       sizeof(err));
+        }
     }
     if (rc < 0) {
         fprintf(stderr, "ductiled: job %lld cannot be restored (%s): marked failed\n",
@@ -1336,6 +1358,7 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                 json_object_set_new(o, "survives_node_loss", json_true());
         }
         json_object_set_new(o, "constraint", json_string(sched_constraint_name(j->constraint)));
+        nsel_show(&j->sel, o);
         json_object_set_new(o, "power", json_pack("{s:f,s:f,s:s,s:f}", "min", j->power_min, "max",
                                                   j->power_max, "from", j->power_from, "draw",
                                                   j->power_w));

@@ -252,6 +252,12 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         rpc_fail(c, conn, "unknown job type or node constraint");
         return;
     }
+    if (nsel_from_request(m, &j->sel, err, sizeof(err)) < 0) {
+        free(script);
+        job_free(j);
+        rpc_fail(c, conn, err);
+        return;
+    }
     char user[256];
     ctld_user_name(conn_uid(conn), user, sizeof(user));
     j->name = strdup(name);
@@ -1097,15 +1103,21 @@ static void do_nodes(ctld_t *c, conn_t *conn)
                                              n->cpus ? n->cpus : c->cfg.cores_per_node,
                                              "memory_mb", (json_int_t)(n->memory_mb ? n->memory_mb
                                                                        : c->cfg.memory_per_node)));
+        /* what jobs may ask of it (NodeFeatures, NodeGres, NodeMemory: nodesel.c) */
+        json_t *o = json_array_get(arr, json_array_size(arr) - 1);
+        if (c->cfg.node_features[i])
+            json_object_set_new(o, "features", json_string(c->cfg.node_features[i]));
+        if (c->cfg.node_gpus[i])
+            json_object_set_new(o, "gpus", json_integer(c->cfg.node_gpus[i]));
+        json_object_set_new(o, "sched_memory_mb", json_integer(c->cfg.node_memory[i]));
         /* its last power reading while it is fresh (a silent node's is not its draw) */
         if (n->power_at > 0 && ctld_mono() - n->power_at <= c->cfg.node_timeout) {
-            json_t *o = json_array_get(arr, json_array_size(arr) - 1);
             json_object_set_new(o, "power", json_real(n->power_w));
             json_object_set_new(o, "power_source", json_string(n->power_src));
         }
         /* its checkpoint agents' measurements, while fresh (ckptmeas.c) */
         if (ckptmeas_fresh(c, n))
-            json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "checkpoints",
+            json_object_set_new(o, "checkpoints",
                                 json_pack("{s:f,s:f,s:f,s:f}",
                                           "held", n->ck_held,
                                           "traffic", n->ck_traffic,

@@ -73,6 +73,10 @@ void sched_power_estimate(const sched_t *s, double *lo, double *hi)
 int core_fit_now(sched_t *s, const sjob_t *j, int avail, bool flexible, sched_reason_t *why)
 {
     *why = SCHED_R_RESOURCES;
+    if (core_masked(j)) {
+        int mine = core_can_start(s, j, 0) ? core_free_for(s, j) : 0;
+        avail = mine < avail ? mine : avail;
+    }
     int size = core_fit(j, avail, flexible);
     if (!size && j->lim_on && core_fit_nodes(j, avail, flexible)) {
         *why = lim_reason(j, core_min_start(j, flexible)); /* the nodes are there */

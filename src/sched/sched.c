@@ -84,6 +84,7 @@ static void job_release(sched_t *s, sjob_t *j)
         return;
     free(j->nodes);
     free(j->io);
+    nodesel_release(j);
     if (!JOB_POOL) {
         free(j);
         return;
@@ -179,7 +180,7 @@ static int check_spec(const sched_t *s, const sched_jobspec_t *in, sched_jobspec
     if (in->type != SCHED_MOLDABLE && !cons_valid(in->nodes, in->constraint))
         return ERR("job %lld: %d nodes violates constraint %s", (long long)in->id, in->nodes,
                    sched_constraint_name(in->constraint));
-    return 0;
+    return nodesel_check(s, out, err, errlen);
 }
 
 int sched_check(const sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen)
@@ -212,8 +213,13 @@ int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, dou
     sjob_t probe;
     memset(&probe, 0, sizeof(probe));
     job_init(&probe, &v);
+    if (nodesel_attach(s, &probe) < 0) {
+        nodesel_release(&probe);
+        return snprintf(err, errlen, "out of memory"), -ENOMEM;
+    }
     int avail = 0;
     rc = core_will_run(s, &probe, ahead, start, &avail);
+    nodesel_release(&probe);
     int fit = rc == 1 ? core_fit(&probe, avail, false) : 0; /* a moldable job: up to max */
     *size = fit > 0 ? fit : core_min_start(&probe, false);
     return rc;
@@ -293,7 +299,7 @@ int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errl
     if (idmap_get(s->jobs, v.id))
         return snprintf(err, errlen, "job %lld exists already", (long long)v.id), -EEXIST;
     sjob_t *j = new_job(s, &v);
-    if (!j || idmap_put(s->jobs, v.id, j) < 0) {
+    if (!j || nodesel_attach(s, j) < 0 || idmap_put(s->jobs, v.id, j) < 0) {
         job_release(s, j);
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     }
@@ -526,7 +532,8 @@ static sjob_t *failure_of(const sched_t *s, int node, int *at, sched_failure_t *
                 *at = i;
                 bool runs_on = j->spec.type == SCHED_MALLEABLE && j->state == SCHED_RUNNING &&
                                i > 0 && j->ncommit > j->spec.min_nodes &&
-                               cons_valid(j->ncommit - 1, j->spec.constraint);
+                               cons_valid(j->ncommit - 1, j->spec.constraint) &&
+                               !(j->required && nodeset_test(j->required, node));
                 *what = runs_on ? SCHED_FAIL_SHRUNK : SCHED_FAIL_REQUEUED;
                 return j;
             }

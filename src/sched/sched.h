@@ -130,6 +130,14 @@ typedef struct sched_jobspec {
     uint32_t account;
     int tier;
     int nice;
+    /* node selection (docs/policies.md, "Node selection"): the job runs and grows only
+     * on the allowed nodes (NULL: every node) and its allocation holds every required
+     * one (--nodelist). The engine copies both at submit: they need not outlive the
+     * call. The caller computes them from features, GPUs, memory, --exclude. */
+    const int *allowed;
+    int nallowed;
+    const int *required;
+    int nrequired;
 } sched_jobspec_t;
 
 typedef struct sched_action {

@@ -76,7 +76,8 @@ int core_fit(const sjob_t *j, int avail, bool flexible)
 
 bool core_unrunnable(const sched_t *s, const sjob_t *j, bool flexible)
 {
-    return core_min_start(j, flexible) > s->navail;
+    int need = core_min_start(j, flexible);
+    return need > s->navail || (core_masked(j) && nodesel_unrunnable(s, j, need));
 }
 
 double core_walltime_at(const sjob_t *j, int size)
@@ -115,8 +116,9 @@ bool core_request_blocked(const sjob_t *j)
 
 /* --- allocation changes --- */
 
-/* Appends k of the lowest-numbered free nodes to j's node list. */
-static void take_free(sched_t *s, sjob_t *j, int k)
+/* Appends k free nodes to j's node list: the lowest-numbered it may use, not in avoid
+ * (nodesel_take). */
+static void take_free(sched_t *s, sjob_t *j, int k, const nodeset_t *avoid)
 {
     prio_charge(s, j);
     if (j->nalloc + k > j->cap) {
@@ -129,7 +131,10 @@ static void take_free(sched_t *s, sjob_t *j, int k)
         j->nodes = nn;
         j->cap = ncap;
     }
-    nodeset_take_lowest(s->freeset, k, j->nodes + j->nalloc);
+    if (core_masked(j) || avoid)
+        k = nodesel_take(s, j, k, avoid);
+    else
+        nodeset_take_lowest(s->freeset, k, j->nodes + j->nalloc);
     j->nalloc += k;
     s->nfree -= k;
 }
@@ -143,13 +148,16 @@ static void draw_add(sched_t *s, const sjob_t *j, int k)
     s->pw_hi += k * (ph - s->pw_idle);
 }
 
-void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
+void core_start_avoiding(sched_t *s, sjob_t *j, int size, sched_reason_t why,
+                         const nodeset_t *avoid)
 {
     if (!lim_start_ok(j, size))
         return; /* a limit reached earlier in this pass */
+    if (!core_can_start(s, j, size))
+        return; /* a policy that did not look at the job's nodes: it waits */
     lim_started(j, size);
     draw_add(s, j, size);
-    take_free(s, j, size);
+    take_free(s, j, size, avoid);
     j->ncommit = size;
     j->state = SCHED_RUNNING;
     j->start = s->now;
@@ -163,10 +171,15 @@ void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
     emit(s, SCHED_OP_START, j, 0, size, j->nodes, size, why, -1);
 }
 
+void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why)
+{
+    core_start_avoiding(s, j, size, why, NULL);
+}
+
 void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why)
 {
     int k = newsize - j->ncommit;
-    if (k <= 0 || k > s->nfree || j->state != SCHED_RUNNING)
+    if (k <= 0 || k > core_grow_room(s, j) || j->state != SCHED_RUNNING)
         return;
     int room = lim_grow_room(s, j, k);
     if (room < k) {
@@ -178,7 +191,7 @@ void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why)
     }
     lim_grown(s, j, k);
     draw_add(s, j, k);
-    take_free(s, j, k);
+    take_free(s, j, k, nodesel_aside(s, j));
     j->state = SCHED_RESIZING;
     j->target = newsize;
     j->reason = why;
@@ -253,6 +266,10 @@ static double end_or_now(const sched_t *s, const sjob_t *r)
 
 void core_easy_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan)
 {
+    if (core_masked(head)) {
+        nodesel_shadow(s, head, flexible, plan);
+        return;
+    }
     int need = core_min_start(head, flexible);
     int avail = s->nfree;
     plan->head = head;
@@ -294,6 +311,8 @@ void core_pass_easy(sched_t *s, bool flexible, easy_plan_t *plan)
             j->reason = SCHED_R_NODES_UNAVAILABLE;
             continue;
         }
+        if (nodesel_backfill_beside(s, j, plan->head, flexible))
+            continue;
         sched_reason_t why;
         int size = core_fit_now(s, j, s->nfree, flexible, &why);
         if (!size) {
@@ -371,11 +390,11 @@ static void prof_take(profile_t *p, double from, double dur, int k)
         p->f[i] -= k;
 }
 
-/* Earliest segment i with at least need free nodes for dur seconds from t[i]; -1 if none.
- * *minfree receives the fewest free nodes over that window. */
-static int prof_find(const profile_t *p, int need, double dur, int *minfree)
+/* Earliest segment i >= from with at least need free nodes for dur seconds from t[i];
+ * -1 if none. *minfree receives the fewest free nodes over that window. */
+static int prof_find_from(const profile_t *p, int from, int need, double dur, int *minfree)
 {
-    int i = 0;
+    int i = from;
     while (i < p->n) {
         if (p->f[i] < need) {
             i++;
@@ -395,6 +414,11 @@ static int prof_find(const profile_t *p, int need, double dur, int *minfree)
         i = k + 1;
     }
     return -1;
+}
+
+static int prof_find(const profile_t *p, int need, double dur, int *minfree)
+{
+    return prof_find_from(p, 0, need, dur, minfree);
 }
 
 /* Whether need nodes are free for dur seconds from now (the window prof_find would find
@@ -465,7 +489,7 @@ int core_will_run(const sched_t *s, const sjob_t *probe, int ahead, double *star
 {
     int need = core_min_start(probe, false);
     *start = -1;
-    if (need > s->navail)
+    if (core_unrunnable(s, probe, false))
         return 0;
     profile_t p = {0};
     prof_ends(s, &p);
@@ -520,10 +544,15 @@ void core_pass_conservative(sched_t *s, int depth)
                 prof_take(&p, s->now, core_walltime_at(j, size), size);
                 continue;
             }
-            /* held for power: no reservation (when power allows it is not known) */
-            j->reason = why;
-            first_waiting = false;
-            continue;
+            if (why != SCHED_R_RESOURCES) {
+                /* held for power: no reservation (when power allows it is not known) */
+                j->reason = why;
+                first_waiting = false;
+                continue;
+            }
+            /* masked, its own nodes not free: the next slot the counts give (nodesel.c;
+             * an approximation, docs/policies.md) */
+            i = deep ? -1 : prof_find_from(&p, 1, need, dur, &minfree);
         }
         j->reason = deep ? SCHED_R_PRIORITY : first_waiting ? SCHED_R_RESOURCES : SCHED_R_RESERVED;
         j->reason_job = -1;
@@ -553,7 +582,7 @@ void core_grant_requests(sched_t *s)
             continue;
         sched_reason_t why = j->request_op ? SCHED_R_OPERATOR : SCHED_R_REQUESTED;
         int want = j->request;
-        if (want > j->ncommit && (hold_grow || want - j->ncommit > s->nfree))
+        if (want > j->ncommit && (hold_grow || want - j->ncommit > core_grow_room(s, j)))
             continue; /* not enough free nodes yet: keep asking */
         if (core_request_blocked(j))
             continue;
@@ -606,9 +635,9 @@ void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason
         sjob_t *j = s->tmp[i];
         if (j->newsize <= j->ncommit || j->state != SCHED_RUNNING)
             continue;
-        int target = j->newsize;
-        if (target - j->ncommit > s->nfree)
-            target = cons_largest_leq(j->ncommit + s->nfree, j->spec.constraint, j->ncommit + 1,
+        int target = j->newsize, room = core_grow_room(s, j);
+        if (target - j->ncommit > room)
+            target = cons_largest_leq(j->ncommit + room, j->spec.constraint, j->ncommit + 1,
                                       j->spec.max_nodes);
         if (target > j->ncommit && !core_resize_held(s, j, target))
             core_expand(s, j, target, j->newwhy ? j->newwhy : grow_why);
@@ -655,8 +684,13 @@ int core_begin_resizes(sched_t *s)
     return core_collect_resizable(s, false);
 }
 
-void core_make_room(sched_t *s, int n, sjob_t *waiting)
+bool core_make_room(sched_t *s, int n, sjob_t *waiting, bool flexible)
 {
+    if (core_masked(waiting) && !nodesel_room_enough(s, n, waiting, flexible)) {
+        core_reset_targets(s, n);
+        return false;
+    }
     core_apply_targets(s, n, SCHED_R_IDLE_NODES, SCHED_R_MAKE_ROOM, waiting->spec.id);
     waiting->reason = SCHED_R_RESIZE_PENDING;
+    return true;
 }

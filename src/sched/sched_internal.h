@@ -58,6 +58,9 @@ struct sjob {
     bool steal_wait;       /* waits for shrinks that give it nodes (sfsj:malleable=1) */
     bool restart_small;    /* a malleable job requeued by a failure that the nodes up
                               cannot hold: it starts anywhere down to its minimum */
+    /* node selection (nodesel.c): NULL, every node; spec.allowed/required are NULL */
+    nodeset_t *allowed;    /* the nodes it may run and grow on */
+    nodeset_t *required;   /* the nodes its allocation must hold (--nodelist) */
     double *io;            /* I/O intensity on io_lo + k nodes (sched_set_io_intensity) */
     int io_lo, io_n;
     sjob_t *rprev, *rnext; /* running list, start order */
@@ -198,6 +201,9 @@ void core_job_power(const sched_t *s, const sjob_t *j, double *lo, double *hi);
 bool core_unrunnable(const sched_t *s, const sjob_t *j, bool flexible);
 
 void core_start(sched_t *s, sjob_t *j, int size, sched_reason_t why);
+/* core_start on nodes not in avoid (the caller counted enough of them free). */
+void core_start_avoiding(sched_t *s, sjob_t *j, int size, sched_reason_t why,
+                         const nodeset_t *avoid);
 void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why);
 void core_shrink(sched_t *s, sjob_t *j, int newsize, sched_reason_t why, int64_t for_job);
 
@@ -297,13 +303,53 @@ int core_collect_resizable(sched_t *s, bool latest_first);
  * collected in start order in s->tmp. */
 int core_begin_resizes(sched_t *s);
 /* Carry out the shrinks planned in s->tmp to start `waiting`, which then waits for
- * them (reason ResizePending). */
-void core_make_room(sched_t *s, int n, sjob_t *waiting);
+ * them (reason ResizePending). flexible as core_min_start. A masked job: only if the nodes they free give it its
+ * start (else nothing, the targets reset, false). */
+bool core_make_room(sched_t *s, int n, sjob_t *waiting, bool flexible);
 
 /* Apply per-job targets (j->newsize) to the n jobs in s->tmp: every shrink first,
  * then every expand, as the seeds require. Expands beyond the free nodes are cut. */
 void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason_t shrink_why,
                         int64_t for_job);
+
+/* --- node selection (nodesel.c; docs/policies.md, "Node selection") ---
+ * A job with an allowed or a required set is "masked". Every helper below is the plain
+ * count for a job without one, so an unmasked job behaves as if masks did not exist. */
+/* Validate the spec's node sets (min/max/pref already resolved; max and pref are
+ * narrowed to the allowed nodes). */
+int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen);
+/* Copy the spec's node sets into j (and clear the spec's pointers): 0 or -ENOMEM. */
+int nodesel_attach(const sched_t *s, sjob_t *j);
+void nodesel_release(sjob_t *j);
+/* Can j never start on need nodes with the nodes that are up (its masks)? */
+bool nodesel_unrunnable(const sched_t *s, const sjob_t *j, int need);
+static inline bool core_masked(const sjob_t *j) { return j->allowed || j->required; }
+/* Free nodes j may start on (its allowed ones). */
+int core_free_for(const sched_t *s, const sjob_t *j);
+/* Can j start on size nodes now: enough of its allowed nodes free, every required one? */
+bool core_can_start(const sched_t *s, const sjob_t *j, int size);
+/* Free nodes the running j may grow onto now: its allowed ones, less those set aside for
+ * the first waiting job when that job is masked (its free allowed nodes are all it can
+ * use, so growth there would keep it waiting). */
+int core_grow_room(const sched_t *s, const sjob_t *j);
+/* The nodes set aside for the first waiting job that can ever run, when it is masked
+ * and not j (its free allowed nodes are all it can use); NULL when none. */
+const nodeset_t *nodesel_aside(const sched_t *s, const sjob_t *j);
+/* Take k free nodes for j (a start: its required nodes first), none in avoid, into
+ * j->nodes + j->nalloc: how many were taken. */
+int nodesel_take(sched_t *s, sjob_t *j, int k, const nodeset_t *avoid);
+/* EASY with a masked head: start j (any length) on free nodes outside the head's, which
+ * cannot delay it. True when it started. */
+bool nodesel_backfill_beside(sched_t *s, sjob_t *j, const sjob_t *head, bool flexible);
+/* Nodes that shrinking j to newsize frees that waiting can use. */
+int core_room_gain(const sjob_t *waiting, const sjob_t *j, int newsize);
+/* The nodes waiting still lacks to start at its smallest size (flexible as
+ * core_min_start); <= 0: none. */
+int core_room_need(const sched_t *s, const sjob_t *waiting, bool flexible);
+/* Do the shrinks planned in s->tmp[0..n) free enough of waiting's nodes to start it? */
+bool nodesel_room_enough(const sched_t *s, int n, const sjob_t *waiting, bool flexible);
+/* core_easy_shadow for a masked head: only the ends that free its nodes count. */
+void nodesel_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan);
 
 /* priority (prio.c) */
 void prio_init(sched_t *s);

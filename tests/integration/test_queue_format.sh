@@ -94,7 +94,7 @@ refused "queue: --sort: 'x' is not a sort key (.*squeue's letters: i, " d queue 
 refused "the width after ':' must be a number" d queue --format JobID:wide
 refused "squeue: -o: '%Z' is not a field letter (%i %A" sq -o "%i %Z"
 refused "squeue: -O: 'Bogus' is not a field" sq -O Bogus
-refused "squeue: -S: 'Q' is not a sort key" sq -S Q
+refused "squeue: -S: 'Z' is not a sort key" sq -S Z
 refused "no --format or --parsable with it" d queue --json --format JobID
 d cancel "$j1" "$j2" "$j3" "$j4" "$a" > /dev/null
 echo ok

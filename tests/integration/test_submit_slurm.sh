@@ -61,8 +61,10 @@ refused "a rigid job has one size" d submit -N 2-3 --rigid --wrap true
 n0=$(submit --wrap true) # the job ids before and after: nothing between them
 printf '#!/bin/sh\n#SBATCH -p compute\ntrue\n' > p.sh
 refused "p.sh:2: #SBATCH -p: not supported by Ductile (.*partitions" d submit p.sh
-printf '#!/bin/sh\n#SBATCH --mem=4G\n#SBATCH --account=abc\ntrue\n' > m.sh
-refused "m.sh:2: #SBATCH --mem: not supported" d submit m.sh
+printf '#!/bin/sh\n#SBATCH --mem-per-cpu=4G\n#SBATCH --account=abc\ntrue\n' > m.sh
+refused "m.sh:2: #SBATCH --mem-per-cpu: not supported by Ductile (.*with --mem)" d submit m.sh
+refused "^ductile: --gpus: not supported by Ductile (.*--gpus-per-node)" d submit --gpus=2 --wrap true
+refused "^ductile: --gpus: not supported" d submit --gpus 2 --wrap true
 printf '#!/bin/sh\n#SBATCH --frobnicate=1\ntrue\n' > f.sh
 refused "f.sh:2: #SBATCH --frobnicate: not an option" d submit f.sh
 printf '#!/bin/sh\n#SBATCH -J "open\ntrue\n' > q.sh

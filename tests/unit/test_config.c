@@ -643,6 +643,50 @@ static void apply_changes(void **state)
     config_free(&cur);
 }
 
+/* NodeFeatures, NodeGres, NodeMemory: HOSTS=VALUE entries; defaults for the others. */
+static void node_attributes(void **state)
+{
+    (void)state;
+    config_t c = parse_ok("Nodes = n[1-2], gpu[1-3]\nMemoryPerNode = 1000\n"
+                          "NodeFeatures = gpu[1-3]=gpu,a100 n1=ib; n2=ib,big\n"
+                          "NodeGres = gpu[1-2]=gpu:4 gpu3=gpu:2\n"
+                          "NodeMemory = gpu[1-3]=512G\n");
+    int g1 = config_node_index(&c, "gpu1"), g3 = config_node_index(&c, "gpu3");
+    int n1 = config_node_index(&c, "n1"), n2 = config_node_index(&c, "n2");
+    assert_string_equal(c.node_features[g1], "gpu,a100");
+    assert_string_equal(c.node_features[n2], "ib,big");
+    assert_int_equal(c.node_gpus[g1], 4);
+    assert_int_equal(c.node_gpus[g3], 2);
+    assert_int_equal(c.node_gpus[n1], 0);
+    assert_int_equal(c.node_memory[g3], 524288);
+    assert_int_equal(c.node_memory[n1], 1000); /* MemoryPerNode */
+    config_free(&c);
+    c = parse_ok("Nodes = n[1-2]\n"); /* none given: no features, no GPUs */
+    assert_null(c.node_features[0]);
+    assert_int_equal(c.node_gpus[1], 0);
+    assert_int_equal(c.node_memory[1], 1024);
+    config_free(&c);
+    parse_err("Nodes = n[1-2]\nNodeFeatures = n3=gpu\n", "t.conf:2:", "NodeFeatures",
+              "n3 is not one of Nodes");
+    parse_err("Nodes = n[1-2]\nNodeFeatures = n[1-2]=gpu n1=ib\n", "n1 is given twice", NULL,
+              NULL);
+    parse_err("Nodes = n[1-2]\nNodeFeatures = n1=gpu&a100\n", "NodeFeatures", "not a list",
+              NULL);
+    parse_err("Nodes = n[1-2]\nNodeFeatures = n1=gpu, a100\n", "'gpu,' is not a list",
+              NULL, NULL);
+    parse_err("Nodes = n[1-2]\nNodeGres = n1=mps:100\n", "NodeGres", "gpu:COUNT", NULL);
+    parse_err("Nodes = n[1-2]\nNodeMemory = n1=lots\n", "NodeMemory", "amount of memory",
+              NULL);
+    /* a change is for a restart */
+    config_t cur = parse_ok("Nodes = n[1-2]\nNodeGres = n1=gpu:2\n");
+    config_t fresh = parse_ok("Nodes = n[1-2]\nNodeGres = n1=gpu:4\n");
+    config_changes_t ch;
+    config_apply_changes(&cur, &fresh, &ch);
+    assert_string_equal(ch.restart, "NodeGres");
+    config_free(&cur);
+    config_free(&fresh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -661,6 +705,7 @@ int main(void)
         cmocka_unit_test(checkpoint_transfer),
         cmocka_unit_test(doc_example),
         cmocka_unit_test(apply_changes),
+        cmocka_unit_test(node_attributes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

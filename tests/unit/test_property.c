@@ -6,7 +6,9 @@
  *   - policies with a strict start order never start a job ahead of an earlier one;
  *   - easy never delays its reserved job, conservative no job, beyond its first
  *     reservation (exact estimates);
- *   - limits per user and per account are never exceeded. */
+ *   - limits per user and per account are never exceeded;
+ *   - with random node masks, every allocation stays inside the job's allowed nodes and
+ *     holds its required ones after every action, and every job finishes. */
 #include "testutil.h"
 
 #include <math.h>
@@ -378,6 +380,185 @@ static void limits_hold(const char *policy)
     }
 }
 
+/* --- node selection: random masks, the engine driven directly --- */
+
+typedef struct mask {
+    int *allowed, nallowed; /* nallowed 0: no mask */
+    int *required, nrequired;
+} mask_t;
+
+/* About half the jobs get an allowed set that holds their start size, a third of those
+ * a required set within their minimum. */
+static void gen_masks(const workload_t *wl, int nodes, uint64_t seed, mask_t *m)
+{
+    rng_t r;
+    rng_seed(&r, seed);
+    int *perm = malloc((size_t)nodes * sizeof(int));
+    for (size_t k = 0; k < wl->njobs; k++) {
+        const wl_job_t *j = &wl->jobs[k];
+        memset(&m[k], 0, sizeof(m[k]));
+        if (rng_below(&r, 2))
+            continue;
+        int lo = j->min_nodes ? j->min_nodes : j->nodes;
+        int need = j->type == SCHED_MOLDABLE ? lo : j->nodes;
+        if (j->type == SCHED_RIGID || j->type == SCHED_EVOLVING)
+            lo = j->nodes;
+        for (int i = 0; i < nodes; i++)
+            perm[i] = i;
+        for (int i = nodes - 1; i > 0; i--) {
+            int x = (int)rng_below(&r, (uint64_t)i + 1), t = perm[i];
+            perm[i] = perm[x];
+            perm[x] = t;
+        }
+        m[k].nallowed = need + (int)rng_below(&r, (uint64_t)(nodes - need + 1));
+        m[k].allowed = malloc((size_t)m[k].nallowed * sizeof(int));
+        memcpy(m[k].allowed, perm, (size_t)m[k].nallowed * sizeof(int));
+        if (rng_below(&r, 3) == 0) {
+            m[k].nrequired = 1 + (int)rng_below(&r, (uint64_t)(lo < 3 ? lo : 3));
+            m[k].required = malloc((size_t)m[k].nrequired * sizeof(int));
+            memcpy(m[k].required, perm, (size_t)m[k].nrequired * sizeof(int));
+        }
+    }
+    free(perm);
+}
+
+static bool in_list(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+typedef struct mrun {
+    const workload_t *wl;
+    const mask_t *m;
+    int64_t *owner;
+    int **held, *nheld;
+    const char *policy;
+} mrun_t;
+
+/* Apply one action to the model and check it against the job's masks. */
+static void mask_apply(mrun_t *c, const sched_action_t *a)
+{
+    size_t k = (size_t)(a->job - 1);
+    const mask_t *m = &c->m[k];
+    if (a->op == SCHED_OP_SHRINK || a->op == SCHED_OP_INTERRUPT) {
+        int keep = 0;
+        for (int i = 0; i < c->nheld[k]; i++) {
+            int node = c->held[k][i];
+            if (a->op == SCHED_OP_SHRINK && !in_list(a->nodes, a->nnodes, node))
+                c->held[k][keep++] = node;
+            else
+                c->owner[node] = -1;
+        }
+        c->nheld[k] = keep;
+    } else {
+        c->held[k] = realloc(c->held[k], (size_t)(c->nheld[k] + a->nnodes) * sizeof(int));
+        for (int i = 0; i < a->nnodes; i++) {
+            int node = a->nodes[i];
+            if (c->owner[node] != -1)
+                fail_msg("%s: node %d given to job %lld while job %lld holds it", c->policy,
+                         node, (long long)a->job, (long long)c->owner[node]);
+            if (m->nallowed && !in_list(m->allowed, m->nallowed, node))
+                fail_msg("%s: job %lld got node %d outside its allowed nodes", c->policy,
+                         (long long)a->job, node);
+            c->owner[node] = a->job;
+            c->held[k][c->nheld[k]++] = node;
+        }
+    }
+    for (int i = 0; i < m->nrequired && c->nheld[k] > 0; i++)
+        if (!in_list(c->held[k], c->nheld[k], m->required[i]))
+            fail_msg("%s: job %lld runs without its required node %d (%s)", c->policy,
+                     (long long)a->job, m->required[i], sched_op_name(a->op));
+}
+
+/* Jobs run for their run time from their start whatever their size; resizes are done
+ * at once. Every job must finish: a mask the nodes can hold never starves a job. */
+static void run_masked(const workload_t *wl, const mask_t *m, int nodes, const char *policy)
+{
+    size_t n = wl->njobs, next = 0, done = 0;
+    mrun_t c = {.wl = wl, .m = m, .policy = policy};
+    c.owner = malloc((size_t)nodes * sizeof(int64_t));
+    for (int i = 0; i < nodes; i++)
+        c.owner[i] = -1;
+    c.held = calloc(n, sizeof(int *));
+    c.nheld = calloc(n, sizeof(int));
+    double *end = malloc(n * sizeof(double));
+    for (size_t k = 0; k < n; k++)
+        end[k] = -1;
+    sched_t *s = tu_engine(nodes, policy);
+    while (done < n) {
+        double t = next < n ? wl->jobs[next].submit : INFINITY;
+        for (size_t k = 0; k < n; k++)
+            if (end[k] >= 0 && end[k] < t)
+                t = end[k];
+        if (isinf(t))
+            fail_msg("%s: %zu of %zu jobs never finished", policy, n - done, n);
+        for (size_t k = 0; k < n; k++)
+            if (end[k] == t) {
+                sched_remove(s, wl->jobs[k].id);
+                for (int i = 0; i < c.nheld[k]; i++)
+                    c.owner[c.held[k][i]] = -1;
+                c.nheld[k] = 0;
+                end[k] = INFINITY; /* finished */
+                done++;
+            }
+        for (; next < n && wl->jobs[next].submit == t; next++) {
+            const wl_job_t *j = &wl->jobs[next];
+            tu_submit(s, (tu_job_t){.id = j->id, .submit = t, .type = j->type,
+                                    .nodes = j->nodes, .min = j->min_nodes,
+                                    .max = j->max_nodes, .cons = j->constraint,
+                                    .walltime = j->walltime, .allowed = m[next].allowed,
+                                    .nallowed = m[next].nallowed, .required = m[next].required,
+                                    .nrequired = m[next].nrequired});
+        }
+        const sched_action_t *a;
+        size_t na;
+        for (int rep = 0; rep < 50 && (na = tu_pass(s, t, &a)) > 0; rep++) {
+            for (size_t i = 0; i < na; i++) {
+                mask_apply(&c, &a[i]);
+                size_t k = (size_t)(a[i].job - 1);
+                if (a[i].op == SCHED_OP_START)
+                    end[k] = t + wl->jobs[k].runtime;
+                else if (a[i].op == SCHED_OP_INTERRUPT)
+                    end[k] = -1;
+            }
+            tu_complete(s, a, na);
+        }
+    }
+    sched_destroy(s);
+    for (size_t k = 0; k < n; k++)
+        free(c.held[k]);
+    free(c.held);
+    free(c.nheld);
+    free(c.owner);
+    free(end);
+}
+
+static void every_policy_keeps_masks(void **state)
+{
+    (void)state;
+    for (int w = 0; w < NWORKLOADS / 3; w++) {
+        int nodes = w % 4 == 3 ? 65 + (w * 37) % 100 : 4 + (w * 7) % 45;
+        workload_t wl;
+        gen(&wl, 9000 + (uint64_t)w, nodes, false);
+        mask_t *m = calloc(wl.njobs, sizeof(*m));
+        gen_masks(&wl, nodes, 77 + (uint64_t)w, m);
+        for (size_t p = 0; p < NPOL; p++) {
+            if (getenv("PROP_TRACE"))
+                fprintf(stderr, "masks w=%d nodes=%d %s\n", w, nodes, policies[p]);
+            run_masked(&wl, m, nodes, policies[p]);
+        }
+        for (size_t k = 0; k < wl.njobs; k++) {
+            free(m[k].allowed);
+            free(m[k].required);
+        }
+        free(m);
+        wl_free(&wl);
+    }
+}
+
 static void limits_never_exceeded(void **state)
 {
     (void)state;
@@ -393,6 +574,7 @@ int main(void)
         cmocka_unit_test(conservative_keeps_every_reservation),
         cmocka_unit_test(elastic_never_delays_reservation),
         cmocka_unit_test(limits_never_exceeded),
+        cmocka_unit_test(every_policy_keeps_masks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,9 +3,11 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/featexpr.h"
 #include "common/strparse.h"
 
 static void long_strict(void **state)
@@ -115,6 +117,65 @@ static void control_and_escape(void **state)
     free(s);
 }
 
+/* --mem and NodeMemory: MiB, or with a unit as sbatch takes it. */
+static void memory_sizes(void **state)
+{
+    (void)state;
+    long v;
+    assert_int_equal(strparse_memory("4000", INT_MAX, &v), 0);
+    assert_int_equal(v, 4000);
+    assert_int_equal(strparse_memory("512G", INT_MAX, &v), 0);
+    assert_int_equal(v, 524288);
+    assert_int_equal(strparse_memory("2t", INT_MAX, &v), 0);
+    assert_int_equal(v, 2097152);
+    assert_int_equal(strparse_memory("1025K", INT_MAX, &v), 0);
+    assert_int_equal(v, 2); /* rounded up to whole MiB */
+    assert_int_equal(strparse_memory("64M", INT_MAX, &v), 0);
+    assert_int_equal(v, 64);
+    const char *bad[] = {"", "G", "1.5G", "-4", "4GB", "4 G", "0x10", "4X"};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(*bad); k++)
+        assert_int_equal(strparse_memory(bad[k], INT_MAX, &v), -EINVAL);
+    assert_int_equal(strparse_memory("4096T", INT_MAX, &v), -ERANGE);
+    assert_int_equal(strparse_memory("9999999999999999999", INT_MAX, &v), -ERANGE);
+}
+
+static void expect_refused(const char *expr, const char *words)
+{
+    char err[256] = "";
+    assert_int_equal(featexpr_check(expr, err, sizeof(err)), -EINVAL);
+    if (!strstr(err, words))
+        fail_msg("'%s': '%s' does not say '%s'", expr, err, words);
+}
+
+/* --constraint: & before |, parentheses; Slurm's forms Ductile lacks, refused by name. */
+static void feature_expressions(void **state)
+{
+    (void)state;
+    const char *gpu = "gpu,a100,ib";
+    assert_int_equal(featexpr_check("gpu & (a100|h100)", NULL, 0), 0);
+    assert_true(featexpr_match("gpu", gpu));
+    assert_true(featexpr_match("gpu&a100", gpu));
+    assert_false(featexpr_match("gpu&h100", gpu));
+    assert_true(featexpr_match("h100|a100", gpu));
+    assert_true(featexpr_match("h100&ib|a100", gpu)); /* (h100&ib)|a100 */
+    assert_false(featexpr_match("h100&(ib|a100)", gpu));
+    assert_false(featexpr_match("gpu", NULL));
+    assert_false(featexpr_match("gp", gpu)); /* whole names only */
+    expect_refused("", "empty");
+    expect_refused("gpu&", "ends where a feature name should be");
+    expect_refused("(gpu|a100", "not closed");
+    expect_refused("gpu)", "closes nothing");
+    expect_refused("gpu,a100", "write & (and) or | (or)");
+    expect_refused("[a100|h100]", "matching OR");
+    expect_refused("gpu*2", "counts");
+    expect_refused("gpu a100", "operator (& or |) is missing");
+    expect_refused("gpu&!a100", "'!' at position 5");
+    assert_int_equal(featexpr_check_list("gpu,a100", NULL, 0), 0);
+    char err[256];
+    assert_int_equal(featexpr_check_list("gpu,,a100", err, sizeof(err)), -EINVAL);
+    assert_int_equal(featexpr_check_list("gpu&a100", err, sizeof(err)), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -122,6 +183,8 @@ int main(void)
         cmocka_unit_test(host_and_port),
         cmocka_unit_test(duration_forms),
         cmocka_unit_test(control_and_escape),
+        cmocka_unit_test(memory_sizes),
+        cmocka_unit_test(feature_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,10 @@ void tu_submit(sched_t *s, tu_job_t j)
         .constraint = j.cons,
         .walltime = j.walltime,
         .no_interrupt = j.no_interrupt,
+        .allowed = j.allowed,
+        .nallowed = j.nallowed,
+        .required = j.required,
+        .nrequired = j.nrequired,
     };
     char err[SCHED_ERRLEN] = "";
     if (sched_submit(s, &spec, err, sizeof(err)) != 0)

@@ -19,6 +19,10 @@ typedef struct tu_job {
     sched_constraint_t cons;
     double walltime;
     bool no_interrupt;
+    const int *allowed; /* node selection, as in sched_jobspec_t */
+    int nallowed;
+    const int *required;
+    int nrequired;
 } tu_job_t;
 
 /* An engine with the given policy; fails the test on error. */

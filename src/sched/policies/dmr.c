@@ -17,19 +17,17 @@ static void pass(sched_t *s)
         return;
     int usable = s->nfree;
     if (plan.head) {
-        int need = core_min_start(plan.head, false) - s->nfree;
+        int need = core_room_need(s, plan.head, false);
         if (need > 0) {
             for (int i = n - 1; i >= 0 && need > 0; i--) {
                 sjob_t *j = s->tmp[i];
                 if (j->ncommit <= j->spec.pref_nodes)
                     continue;
                 j->newsize = fpsma_shrink_one(j, need, j->spec.pref_nodes);
-                need -= j->ncommit - j->newsize;
+                need -= core_room_gain(plan.head, j, j->newsize);
             }
-            if (need <= 0) {
-                core_make_room(s, n, plan.head);
+            if (need <= 0 && core_make_room(s, n, plan.head, false))
                 return;
-            }
             core_reset_targets(s, n);
         }
         if (plan.extra < usable)

@@ -71,7 +71,7 @@ static bool take_back(sched_t *s, int n, const easy_plan_t *plan)
     }
     if (!want)
         return false;
-    int missing = core_min_start(want, false) - s->nfree;
+    int missing = core_room_need(s, want, false);
     core_reset_targets(s, n);
     core_sort_tmp(s, n, core_lowest_priority_first);
     for (int i = 0; i < n && missing > 0; i++) {
@@ -83,14 +83,13 @@ static bool take_back(sched_t *s, int n, const easy_plan_t *plan)
         if (v >= j->ncommit)
             continue;
         j->newsize = v;
-        missing -= j->ncommit - v;
+        missing -= core_room_gain(want, j, v);
     }
     if (missing > 0) { /* the constraints keep too much: nothing */
         core_reset_targets(s, n);
         return false;
     }
-    core_make_room(s, n, want);
-    return true;
+    return core_make_room(s, n, want, false);
 }
 
 static void lend(sched_t *s, int n, const easy_plan_t *plan)

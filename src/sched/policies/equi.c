@@ -32,7 +32,9 @@ static void pass(sched_t *s)
     if (k == 0)
         return;
     int64_t for_job = -1;
-    if (head) {
+    /* a masked job's nodes are not any nodes: it waits for its own (nodes set aside
+     * from growth, nodesel.c) rather than for shares taken from anyone */
+    if (head && !core_masked(head)) {
         int need = core_min_start(head, false);
         if (pool - need >= summin) {
             pool -= need;

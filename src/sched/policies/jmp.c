@@ -17,11 +17,9 @@ void jmp_pass(sched_t *s, const mm_ops_t *mm, bool pwma)
     double guard = s->params[0];
     int max_expand = (int)s->params[1];
     if (pwma && head) {
-        int need = core_min_start(head, false) - s->nfree;
-        if (need > 0 && mm->shrink(s, n, need, guard) <= 0) {
-            core_make_room(s, n, head);
+        int need = core_room_need(s, head, false);
+        if (need > 0 && mm->shrink(s, n, need, guard) <= 0 && core_make_room(s, n, head, false))
             return;
-        }
     }
     if (s->nfree == 0)
         return;

@@ -39,7 +39,7 @@ static void pass(sched_t *s)
     sjob_t *head = plan.head;
     int usable = s->nfree;
     if (head) {
-        int need = core_min_start(head, true) - s->nfree;
+        int need = core_room_need(s, head, true);
         if (need > 0) {
             core_sort_tmp(s, n, core_lowest_priority_first);
             for (int i = 0; i < n && need > 0; i++) {
@@ -54,12 +54,10 @@ static void pass(sched_t *s)
                 if (!v || !shrink_feasible(s, j, j->ncommit - v))
                     continue;
                 j->newsize = v;
-                need -= j->ncommit - v;
+                need -= core_room_gain(head, j, v);
             }
-            if (need <= 0) {
-                core_make_room(s, n, head);
+            if (need <= 0 && core_make_room(s, n, head, true))
                 return;
-            }
             core_reset_targets(s, n);
         }
         if (plan.extra < usable)

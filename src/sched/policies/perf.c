@@ -39,19 +39,17 @@ static void pass(sched_t *s)
     if (n == 0)
         return;
     if (head) {
-        int need = core_min_start(head, false) - s->nfree;
+        int need = core_room_need(s, head, false);
         core_sort_tmp(s, n, by_mtct_desc);
         for (int i = 0; i < n && need > 0; i++) {
             sjob_t *j = s->tmp[i];
             if (j->mtct < 0 || core_remaining(s, j) <= guard)
                 continue;
             j->newsize = fpsma_shrink_one(j, need, j->spec.min_nodes);
-            need -= j->ncommit - j->newsize;
+            need -= core_room_gain(head, j, j->newsize);
         }
-        if (need <= 0) {
-            core_make_room(s, n, head);
+        if (need <= 0 && core_make_room(s, n, head, false))
             return;
-        }
         core_reset_targets(s, n);
         bool any = false;
         for (int i = 0; i < n; i++) {

@@ -1,0 +1,248 @@
+/* Node selection: jobs restricted to a subset of the nodes (docs/policies.md, "Node
+ * selection"). The caller reduces features, GPUs, memory, --exclude and --nodelist to
+ * two sets per job: allowed (the nodes it may ever use) and required (the nodes its
+ * allocation must hold). Here: their validation, where a masked job's nodes come from,
+ * and the counts the passes and policies compare sizes with. Correctness does not rest
+ * on the policies: core_start and core_expand refuse a size the mask cannot hold. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sched_internal.h"
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+/* Check a list of node ids and count the distinct ones. */
+static int check_ids(const sched_t *s, int64_t id, const char *what, const int *ids, int n,
+                     int *distinct, char *err, size_t errlen)
+{
+    if (n < 0 || (n > 0 && !ids))
+        return ERR("job %lld: malformed %s node list", (long long)id, what);
+    nodeset_t *seen = nodeset_create(s->nnodes);
+    if (!seen)
+        return snprintf(err, errlen, "out of memory"), -ENOMEM;
+    for (int i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= s->nnodes) {
+            nodeset_destroy(seen);
+            return ERR("job %lld: %s node %d is not a node of the cluster (0..%d)", (long long)id,
+                       what, ids[i], s->nnodes - 1);
+        }
+        nodeset_set(seen, ids[i]);
+    }
+    *distinct = nodeset_count(seen);
+    nodeset_destroy(seen);
+    return 0;
+}
+
+int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen)
+{
+    int nallowed = s->nnodes, nreq = 0, rc;
+    if (v->allowed &&
+        (rc = check_ids(s, v->id, "allowed", v->allowed, v->nallowed, &nallowed, err, errlen)) < 0)
+        return rc;
+    if (v->required &&
+        (rc = check_ids(s, v->id, "required", v->required, v->nrequired, &nreq, err, errlen)) < 0)
+        return rc;
+    if (v->allowed)
+        for (int i = 0; i < v->nrequired; i++) {
+            bool in = false;
+            for (int k = 0; k < v->nallowed && !in; k++)
+                in = v->allowed[k] == v->required[i];
+            if (!in)
+                return ERR("job %lld: required node %d is not one the job may use",
+                           (long long)v->id, v->required[i]);
+        }
+    /* it starts on its requested size unless moldable (or a flexible policy's choice) */
+    int start = v->type == SCHED_MOLDABLE ? v->min_nodes : v->nodes;
+    if (nallowed < start)
+        return ERR("job %lld: needs at least %d nodes but only %d match its node selection",
+                   (long long)v->id, start, nallowed);
+    if (v->max_nodes > nallowed)
+        v->max_nodes = nallowed;
+    if (v->pref_nodes > nallowed)
+        v->pref_nodes = nallowed;
+    /* the required nodes hold the lowest ranks, which shrinks never release */
+    if (nreq > v->min_nodes)
+        return ERR("job %lld: its node list names %d nodes, more than its %d-node minimum",
+                   (long long)v->id, nreq, v->min_nodes);
+    return 0;
+}
+
+static nodeset_t *set_of(const sched_t *s, const int *ids, int n)
+{
+    nodeset_t *ns = nodeset_create(s->nnodes);
+    if (ns)
+        for (int i = 0; i < n; i++)
+            nodeset_set(ns, ids[i]);
+    return ns;
+}
+
+int nodesel_attach(const sched_t *s, sjob_t *j)
+{
+    sched_jobspec_t *v = &j->spec;
+    if (v->allowed && !(j->allowed = set_of(s, v->allowed, v->nallowed)))
+        return -ENOMEM;
+    if (v->required && v->nrequired > 0 && !(j->required = set_of(s, v->required, v->nrequired)))
+        return -ENOMEM;
+    /* the caller's arrays need not outlive the call */
+    v->allowed = v->required = NULL;
+    return 0;
+}
+
+void nodesel_release(sjob_t *j)
+{
+    nodeset_destroy(j->allowed);
+    nodeset_destroy(j->required);
+    j->allowed = j->required = NULL;
+}
+
+int core_free_for(const sched_t *s, const sjob_t *j)
+{
+    return j->allowed ? nodeset_count_in(s->freeset, j->allowed, NULL) : s->nfree;
+}
+
+static bool required_free(const sched_t *s, const sjob_t *j)
+{
+    return !j->required ||
+           nodeset_count_in(j->required, s->freeset, NULL) == nodeset_count(j->required);
+}
+
+bool core_can_start(const sched_t *s, const sjob_t *j, int size)
+{
+    if (!core_masked(j))
+        return size <= s->nfree;
+    return required_free(s, j) && size <= core_free_for(s, j);
+}
+
+bool nodesel_unrunnable(const sched_t *s, const sjob_t *j, int need)
+{
+    if (j->required && nodeset_count_in(j->required, s->avail, NULL) < nodeset_count(j->required))
+        return true;
+    return j->allowed && nodeset_count_in(s->avail, j->allowed, NULL) < need;
+}
+
+const nodeset_t *nodesel_aside(const sched_t *s, const sjob_t *j)
+{
+    for (const sjob_t *w = s->qhead; w; w = w->qnext) {
+        if (core_unrunnable(s, w, true))
+            continue;
+        if (w == j || !core_masked(w))
+            return NULL;
+        return w->allowed ? w->allowed : w->required;
+    }
+    return NULL;
+}
+
+int core_grow_room(const sched_t *s, const sjob_t *j)
+{
+    const nodeset_t *away = nodesel_aside(s, j);
+    if (!j->allowed && !away)
+        return s->nfree;
+    return nodeset_count_in(s->freeset, j->allowed, away);
+}
+
+int nodesel_take(sched_t *s, sjob_t *j, int k, const nodeset_t *avoid)
+{
+    int *out = j->nodes + j->nalloc, got = 0;
+    if (j->nalloc == 0 && j->required)
+        for (int n = nodeset_next(j->required, 0); n >= 0 && got < k;
+             n = nodeset_next(j->required, n + 1))
+            if (nodeset_test(s->freeset, n)) {
+                nodeset_clear(s->freeset, n);
+                out[got++] = n;
+            }
+    return got + nodeset_take_lowest_in(s->freeset, j->allowed, avoid, k - got, out + got);
+}
+
+int core_room_gain(const sjob_t *waiting, const sjob_t *j, int newsize)
+{
+    if (!waiting->allowed)
+        return j->ncommit - newsize;
+    int g = 0;
+    for (int i = newsize; i < j->ncommit; i++)
+        g += nodeset_test(waiting->allowed, j->nodes[i]);
+    return g;
+}
+
+int core_room_need(const sched_t *s, const sjob_t *waiting, bool flexible)
+{
+    return core_min_start(waiting, flexible) - core_free_for(s, waiting);
+}
+
+/* Nodes of r that count for head: in its allowed set; *req: its required ones. */
+static int overlap(const sjob_t *head, const sjob_t *r, int *req)
+{
+    int g = 0;
+    for (int i = 0; i < r->nalloc; i++) {
+        g += !head->allowed || nodeset_test(head->allowed, r->nodes[i]);
+        *req += head->required && nodeset_test(head->required, r->nodes[i]);
+    }
+    return g;
+}
+
+static double end_or_now(const sched_t *s, const sjob_t *r)
+{
+    return r->end_est > s->now ? r->end_est : s->now;
+}
+
+void nodesel_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan)
+{
+    int need = core_min_start(head, flexible), avail = core_free_for(s, head);
+    int nreq = head->required ? nodeset_count(head->required) : 0;
+    int reqfree = head->required ? nodeset_count_in(head->required, s->freeset, NULL) : 0;
+    int missing = nreq - reqfree;
+    plan->head = head;
+    plan->shadow = INFINITY;
+    plan->extra = 0;
+    int k = 0, got = 0;
+    if (avail < need || missing > 0) {
+        while (k < s->nbyend && (avail < need || got < missing))
+            avail += overlap(head, s->byend[k++], &got);
+        if (avail < need || got < missing) {
+            head->reserved_start = -1;
+            return;
+        }
+        plan->shadow = end_or_now(s, s->byend[k - 1]);
+        while (k < s->nbyend && end_or_now(s, s->byend[k]) == plan->shadow)
+            avail += overlap(head, s->byend[k++], &got);
+    } else {
+        plan->shadow = s->now;
+    }
+    /* a job backfilled past the shadow takes at most its size of the head's nodes; it
+     * could take a required node that is free now, so none may then */
+    plan->extra = reqfree > 0 ? 0 : avail - need;
+    head->reserved_start = isinf(plan->shadow) ? -1 : plan->shadow;
+}
+
+bool nodesel_room_enough(const sched_t *s, int n, const sjob_t *waiting, bool flexible)
+{
+    int got = core_free_for(s, waiting), req = 0, nreq = 0;
+    if (waiting->required) {
+        nreq = nodeset_count(waiting->required);
+        req = nodeset_count_in(waiting->required, s->freeset, NULL);
+    }
+    for (int i = 0; i < n; i++) {
+        const sjob_t *j = s->tmp[i];
+        if (j->newsize >= j->ncommit || core_resize_held(s, j, j->newsize))
+            continue;
+        got += core_room_gain(waiting, j, j->newsize);
+        for (int k = j->newsize; k < j->ncommit && waiting->required; k++)
+            req += nodeset_test(waiting->required, j->nodes[k]);
+    }
+    return got >= core_min_start(waiting, flexible) && req >= nreq;
+}
+
+bool nodesel_backfill_beside(sched_t *s, sjob_t *j, const sjob_t *head, bool flexible)
+{
+    if (!core_masked(head) || j->required)
+        return false;
+    const nodeset_t *theirs = head->allowed ? head->allowed : head->required;
+    int beside = nodeset_count_in(s->freeset, j->allowed, theirs);
+    sched_reason_t why;
+    int size = beside > 0 ? core_fit_now(s, j, beside, flexible, &why) : 0;
+    if (!size)
+        return false;
+    core_start_avoiding(s, j, size, SCHED_R_BACKFILL, theirs);
+    return j->state == SCHED_RUNNING;
+}
