@@ -37,6 +37,7 @@ int cmd_power(int argc, char **argv);
 int cmd_checkpoints(int argc, char **argv);
 int cmd_account(int argc, char **argv);
 int cmd_priority(int argc, char **argv);
+int cmd_partitions(int argc, char **argv);
 
 /* $DUCTILE_JOB_ID, 0 outside a job. */
 long long cmd_job_from_env(void);

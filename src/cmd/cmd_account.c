@@ -264,37 +264,50 @@ int cmd_account(int argc, char **argv)
                 argv[optind]);
 }
 
-int cmd_priority(int argc, char **argv)
+/* `ductile NAME [--json]`: the request of that type; its reply (NULL once an error is
+ * printed, or after --help: *done set), and whether --json was asked for. */
+static json_t *list_request(int argc, char **argv, const char *name, const char *help,
+                            bool *json, bool *done)
 {
     static const struct option lopts[] = {{"json", no_argument, 0, 'j'},
                                           {"conf", required_argument, 0, 'c'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     const char *conf = NULL;
-    bool json = false;
     int o;
+    *json = *done = false;
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
         switch (o) {
-        case 'j': json = true; break;
+        case 'j': *json = true; break;
         case 'c': conf = optarg; break;
         case 'h':
-            printf("usage: ductile priority [--json]\n"
-                   "  the waiting jobs' priorities, highest first, with each factor as it\n"
-                   "  counts (its weight x its value, 0 to 1): AGE (time waited), FAIRSHARE\n"
-                   "  (its account's and user's past use against their shares), JOBSIZE,\n"
-                   "  PARTITION, less NICE. The weights are PriorityWeight* in ductile.conf.\n");
-            return 0;
-        case ':': return cmd_fail("priority: %s needs a value", argv[optind - 1]);
-        default: return cmd_fail("priority: bad option '%s' (try --help)", argv[optind - 1]);
+            printf("usage: ductile %s [--json]\n%s", name, help);
+            *done = true;
+            return NULL;
+        case ':': cmd_fail("%s: %s needs a value", name, argv[optind - 1]); return NULL;
+        default: cmd_fail("%s: bad option '%s' (try --help)", name, argv[optind - 1]); return NULL;
         }
     }
-    if (optind < argc)
-        return cmd_fail("priority: unexpected argument '%s'", argv[optind]);
-    json_t *rep = cu_request(conf, json_pack("{s:s}", "type", "priority"));
+    if (optind < argc) {
+        cmd_fail("%s: unexpected argument '%s'", name, argv[optind]);
+        return NULL;
+    }
+    return cu_request(conf, json_pack("{s:s}", "type", name));
+}
+
+int cmd_priority(int argc, char **argv)
+{
+    bool json, done;
+    json_t *rep = list_request(argc, argv, "priority",
+                               "  the waiting jobs' priorities, highest first, with each factor as it\n"
+                               "  counts (its weight x its value, 0 to 1): AGE (time waited), FAIRSHARE\n"
+                               "  (its account's and user's past use against their shares), JOBSIZE,\n"
+                               "  PARTITION, less NICE. The weights are PriorityWeight* in ductile.conf.\n",
+                               &json, &done);
     if (!rep)
-        return 1;
+        return !done;
     json_t *jobs = json_object_get(rep, "jobs");
     if (json) {
         cu_print_json(jobs);
@@ -338,6 +351,67 @@ int cmd_priority(int argc, char **argv)
         !cu_num(w, "partition"))
         printf("(every PriorityWeight* is 0 in ductile.conf: jobs wait in the order they came, "
                "less their nice)\n");
+    json_decref(rep);
+    return 0;
+}
+
+/* ductile partitions (sinfo's partition view): each partition's state, nodes and rules. */
+int cmd_partitions(int argc, char **argv)
+{
+    bool json, done;
+    json_t *rep = list_request(argc, argv, "partitions",
+                               "  the partitions (Partition lines of ductile.conf; docs/partitions.md): state,\n"
+                               "  nodes, default and maximum time limits, most nodes a job, tier, accounts\n",
+                               &json, &done);
+    if (!rep)
+        return !done;
+    json_t *parts = json_object_get(rep, "partitions");
+    if (json) {
+        cu_print_json(parts);
+        json_decref(rep);
+        return 0;
+    }
+    size_t n = json_array_size(parts), k;
+    if (!n) {
+        printf("No partitions: every node is in one queue, %s (Partition lines in ductile.conf "
+               "make some).\n", cu_str(rep, "cluster"));
+        json_decref(rep);
+        return 0;
+    }
+    static const char *hdr[] = {"PARTITION", "STATE", "NODES", "NODELIST", "DEFAULT_TIME",
+                                "MAX_TIME", "MAX_NODES", "TIER", "ACCOUNTS"};
+    char ***rows = calloc(n, sizeof(char **));
+    json_t *x;
+    json_array_foreach(parts, k, x)
+    {
+        rows[k] = calloc(9, sizeof(char *));
+        char dt[32], mt[32];
+        strparse_fmt_limit(cu_num(x, "default_time"), dt, sizeof(dt));
+        strparse_fmt_limit(cu_num(x, "max_time"), mt, sizeof(mt));
+        rows[k][0] = cu_sprintf("%s%s", cu_str(x, "name"),
+                                json_is_true(json_object_get(x, "default")) ? "*" : "");
+        rows[k][1] = cu_sprintf("%s", cu_str(x, "state"));
+        rows[k][2] = cu_sprintf("%lld", (long long)cu_num(x, "nodes"));
+        rows[k][3] = cu_sprintf("%s", cu_str(x, "nodelist"));
+        rows[k][4] = cu_sprintf("%s", cu_num(x, "default_time") > 0 ? dt : "-");
+        rows[k][5] = cu_sprintf("%s", mt);
+        rows[k][6] = cu_num(x, "max_nodes") > 0 ? cu_sprintf("%lld", (long long)cu_num(x, "max_nodes"))
+                                                : cu_sprintf("UNLIMITED");
+        rows[k][7] = cu_sprintf("%lld", (long long)cu_num(x, "tier"));
+        char acc[256] = "";
+        size_t q, pos = 0;
+        json_t *a;
+        json_array_foreach(json_object_get(x, "accounts"), q, a)
+        {
+            if (pos + 70 < sizeof(acc))
+                pos += (size_t)snprintf(acc + pos, sizeof(acc) - pos, "%s%s", q ? "," : "",
+                                        json_string_value(a));
+        }
+        rows[k][8] = cu_sprintf("%s", pos ? acc : "ALL");
+    }
+    cu_table(hdr, rows, (int)n, 9);
+    cu_free_rows(rows, (int)n, 9);
+    printf("(* the default partition)\n");
     json_decref(rep);
     return 0;
 }

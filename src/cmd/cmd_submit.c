@@ -39,6 +39,7 @@ typedef struct sub {
     double begin;       /* --begin, seconds since the epoch; 0: not given */
     const char *depend; /* --dependency */
     const char *account; /* --account */
+    const char *partition; /* --partition "a,b" */
     long nice;          /* --nice */
     bool hold;          /* --hold */
     const char *array;  /* --array, as given */
@@ -54,7 +55,7 @@ typedef struct sub {
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
        O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ,
        O_SIGNAL, O_TEST, O_NICE, O_GPN, O_GRES, O_MEM, O_REFUSE };
-static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:A:C:w:x:";
+static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:A:C:w:x:p:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
     {"job-name", required_argument, 0, 'J'},   {"output", required_argument, 0, 'o'},
@@ -75,6 +76,7 @@ static const struct option lopts[] = {
     {"array", required_argument, 0, 'a'},     {"signal", required_argument, 0, O_SIGNAL},
     {"test-only", no_argument, 0, O_TEST},    {"help", no_argument, 0, O_HELP},
     {"account", required_argument, 0, 'A'},   {"nice", optional_argument, 0, O_NICE},
+    {"partition", required_argument, 0, 'p'},
     {"constraint", required_argument, 0, 'C'}, {"gpus-per-node", required_argument, 0, O_GPN},
     {"gres", required_argument, 0, O_GRES},   {"mem", required_argument, 0, O_MEM},
     {"nodelist", required_argument, 0, 'w'},  {"exclude", required_argument, 0, 'x'},
@@ -91,7 +93,6 @@ static const struct {
     char letter;
     const char *why;
 } slurm_only[] = {
-    {"partition", 'p', "Ductile has one queue for the whole cluster, no partitions: remove it"},
     {"qos", 'q', "Ductile has no QOS: remove it"},
     {"mem-per-cpu", 0, "a job gets whole nodes: ask for the memory of a node with --mem"},
     {"mem-per-gpu", 0, "a job gets whole nodes: ask for the memory of a node with --mem"},
@@ -398,6 +399,12 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
         return 0;
     }
     case 'H': s->hold = true; return 0;
+    case 'p':
+        if (!*arg || strlen(arg) > 256 || strparse_has_control(arg))
+            return cmd_fail("%s--partition: give a partition's name, or several joined by "
+                            "',' (ductile partitions lists them)", where);
+        s->partition = arg;
+        return 0;
     case 'A':
         if (!*arg || strlen(arg) > 64 || strparse_has_control(arg))
             return cmd_fail("%s--account: give an account's name (ductile account list shows "
@@ -692,6 +699,8 @@ static void usage(void)
            "      --signal [B:]SIG[@S]  SIG S seconds (60) before the time limit, to the job's\n"
            "                            steps (B: to its script alone)\n"
            "  -H, --hold                submit it held (ductile release lets it start)\n"
+           "  -p, --partition P[,P...]  run it in one of these partitions (default: the\n"
+           "                            cluster's default one; ductile partitions lists them)\n"
            "  -A, --account NAME        run it under that account (one you are a member of;\n"
            "                            default: your default account)\n"
            "      --nice[=N]            lower its priority by N (100 without N); a negative N\n"
@@ -1008,6 +1017,8 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
         json_object_set_new(req, "dependency", json_string(s.depend));
     if (req && s.account)
         json_object_set_new(req, "account", json_string(s.account));
+    if (req && s.partition)
+        json_object_set_new(req, "partition", json_string(s.partition));
     if (req && s.nice)
         json_object_set_new(req, "nice", json_integer(s.nice));
     if (req && s.array) {

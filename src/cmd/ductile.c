@@ -39,6 +39,7 @@ static const struct subcmd subcmds[] = {
     {"rsh", cmd_rsh, "run a command on one node of the job (an MPI launcher's rsh agent)"},
     {"history", cmd_history, "list finished jobs"},
     {"priority", cmd_priority, "the waiting jobs' priorities and their factors (sprio)"},
+    {"partitions", cmd_partitions, "the partitions: their nodes, states and rules"},
     {"account", cmd_account, "accounts and their fair share; add or change them (operators)"},
     {"nodes", cmd_nodes, "list nodes and their states"},
     {"drain", cmd_drain, "stop placing jobs on nodes (operators)"},

@@ -178,6 +178,8 @@ static char *v_array_task(const json_t *j, const listing_ctx_t *x)
 }
 static char *v_partition(const json_t *j, const listing_ctx_t *x)
 {
+    if (*cu_str(j, "partition")) /* the one it runs in, or those it may */
+        return esc(j, "partition");
     return strparse_escape(x->cluster && *x->cluster ? x->cluster : "ductile");
 }
 static char *v_cpus(const json_t *j, const listing_ctx_t *x)

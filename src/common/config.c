@@ -204,6 +204,11 @@ typedef struct parse {
     config_t *cfg;
     int line[NKEYS]; /* where each key was set; 0: not set */
     char *node_addr_text;
+    struct part_line {
+        int line;
+        char *text;
+    } *parts;            /* Partition lines, parsed once Nodes is known */
+    int nparts;
     char *ckpt_nodes_text;
     char *attr_text[NKEYS]; /* T_NODE_ATTR keys' values, parsed once Nodes is known */
     char *err;
@@ -559,6 +564,18 @@ static int parse_line(parse_t *ps, int line, const char *p, const char *end)
         ke--;
     if (ke == p)
         return fail(ps, line, "no key before '='");
+    if ((size_t)(ke - p) == 9 && !strncasecmp(p, "Partition", 9)) { /* one line each */
+        struct part_line *np = realloc(ps->parts, (size_t)(ps->nparts + 1) * sizeof(*np));
+        if (!np)
+            return -ENOMEM;
+        ps->parts = np;
+        char *v = NULL;
+        int rc = read_value(ps, line, "Partition", eq + 1, end, &v);
+        if (rc < 0)
+            return rc;
+        ps->parts[ps->nparts++] = (struct part_line){line, v};
+        return 0;
+    }
     int kid = -1;
     for (int i = 0; i < NKEYS && kid < 0; i++)
         if (strlen(keys[i].name) == (size_t)(ke - p) &&
@@ -746,6 +763,17 @@ static int finish(parse_t *ps)
         if (rc < 0)
             return rc;
     }
+    for (int k = 0; k < ps->nparts; k++) {
+        char why[512];
+        rc = partition_parse(cfg, ps->parts[k].text, why, sizeof(why));
+        if (rc == -EINVAL)
+            return fail(ps, ps->parts[k].line, "%s", why);
+        if (rc < 0)
+            return rc;
+    }
+    char why[512];
+    if (partition_finish(cfg, why, sizeof(why)) < 0)
+        return fail(ps, ps->nparts ? ps->parts[ps->nparts - 1].line : 0, "%s", why);
     return 0;
 }
 
@@ -779,6 +807,9 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         rc = finish(&ps);
     free(ps.node_addr_text);
     free(ps.ckpt_nodes_text);
+    for (int k = 0; k < ps.nparts; k++)
+        free(ps.parts[k].text);
+    free(ps.parts);
     for (int k = 0; k < NKEYS; k++)
         free(ps.attr_text[k]);
     if (rc == -ENOMEM && err && errlen)
@@ -925,6 +956,7 @@ void config_free(config_t *cfg)
     free(cfg->node_addr);
     free(cfg->ckpt_node);
     nodeattr_free(cfg);
+    partitions_free(cfg);
     hostlist_free(cfg->nodes, cfg->nnodes);
     hostlist_free(cfg->operators, cfg->noperators);
     hostlist_index_destroy(cfg->node_index);
@@ -1024,9 +1056,30 @@ static void note(char *list, size_t len, int *count, const char *name)
     (*count)++;
 }
 
+/* The same Partition lines (every setting; node sets of the same Nodes). */
+static bool same_partitions(const config_t *a, const config_t *b)
+{
+    if (a->npartitions != b->npartitions || a->nnodes != b->nnodes)
+        return false;
+    for (int i = 0; i < a->npartitions; i++) {
+        const config_partition_t *p = &a->partitions[i], *q = &b->partitions[i];
+        if (strcmp(p->name, q->name) || p->is_default != q->is_default ||
+            p->default_time != q->default_time || p->max_time != q->max_time ||
+            p->max_nodes != q->max_nodes || p->tier != q->tier || p->state != q->state ||
+            p->preempt != q->preempt ||
+            memcmp(p->nodes, q->nodes, (size_t)a->nnodes * sizeof(bool)) ||
+            !same_strs(p->accounts, p->naccounts, q->accounts, q->naccounts) ||
+            !same_strs(p->groups, p->ngroups, q->groups, q->ngroups))
+            return false;
+    }
+    return true;
+}
+
 void config_apply_changes(config_t *cur, config_t *fresh, config_changes_t *ch)
 {
     *ch = (config_changes_t){0};
+    if (!same_partitions(cur, fresh)) /* partitions.c reads them at a start */
+        note(ch->restart, sizeof(ch->restart), &ch->nrestart, "Partition");
     for (int i = 0; i < NKEYS; i++) {
         const cfgkey_t *k = &keys[i];
         if (same_value(cur, fresh, k))

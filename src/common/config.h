@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "hostlist.h"
+#include "partition.h"
 
 /* Longest path a Unix socket address can hold (sun_path less the NUL). */
 #define CONFIG_SOCKET_PATH_MAX 107
@@ -149,6 +150,8 @@ typedef struct config {
     double prio_calc_period;      /* PriorityCalcPeriod: s between recalculations; 0: each pass */
     int accounts_required;        /* AccountsRequired: 1 every job needs an account its user
                                      belongs to */
+    config_partition_t *partitions; /* Partition lines (partition.h); none: one of every node */
+    int npartitions;
     hostlist_index_t *node_index; /* private: behind config_node_index */
 } config_t;
 

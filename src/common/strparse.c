@@ -292,3 +292,16 @@ char *strparse_escape(const char *s)
     *o = '\0';
     return out;
 }
+
+void strparse_fmt_limit(double t, char *buf, size_t len)
+{
+    if (!(t > 0)) {
+        snprintf(buf, len, "UNLIMITED");
+        return;
+    }
+    long long x = (long long)(t + 0.5), d = x / 86400;
+    if (d)
+        snprintf(buf, len, "%lld-%02lld:%02lld:%02lld", d, x % 86400 / 3600, x % 3600 / 60, x % 60);
+    else
+        snprintf(buf, len, "%lld:%02lld:%02lld", x / 3600, x % 3600 / 60, x % 60);
+}

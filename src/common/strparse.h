@@ -45,6 +45,8 @@ int strparse_time(const char *s, double now, double *out);
 /* True when s has a control character (below 0x20, or 0x7f): a newline or escape
  * sequence in a job name would be printed into other users' terminals. */
 bool strparse_has_control(const char *s);
+/* A time limit as the commands and messages print it: [D-]H:MM:SS, UNLIMITED for 0. */
+void strparse_fmt_limit(double t, char *buf, size_t len);
 
 /* s with control characters, backslashes and bytes that are not valid UTF-8 written
  * as C escapes ("\n", "\t", "\\", "\x1b"), so that any stored text prints as one

@@ -150,7 +150,7 @@ void accounts_engine_settings(ctld_t *c)
         .max_age = f->prio_max_age,
         .half_life = f->prio_half_life,
         .calc_period = f->prio_calc_period,
-        .tier_max = 0, /* partitions' tiers: not yet */
+        .tier_max = parts_tier_max(c),
     };
     char err[256];
     if (sched_set_priority(c->sched, &p, err, sizeof(err)) < 0)

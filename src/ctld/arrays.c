@@ -45,8 +45,13 @@ static job_t *clone(const job_t *t)
     j->io_intensity = t->io_intensity;
     memcpy(j->io_from, t->io_from, sizeof(j->io_from));
     j->array_max = t->array_max;
+    j->account = dup_opt(t->account); /* accounts.c, partitions.c */
+    j->account_id = t->account_id;
+    j->nice = t->nice;
+    j->partition = dup_opt(t->partition);
+    j->tier = t->tier;
     if (nsel_copy_request(&t->sel, &j->sel) < 0 || !j->name || !j->user || !j->script ||
-        !j->cwd || !j->env ||
+        !j->cwd || !j->env || (t->account && !j->account) || (t->partition && !j->partition) ||
         (t->out_path && !j->out_path) || (t->err_path && !j->err_path) ||
         (t->depend && !j->depend) || (t->args && !j->args)) {
         job_free(j);

@@ -109,6 +109,9 @@ typedef struct job {
     char *account;           /* the account it runs under (accounts.c); NULL: none */
     uint32_t account_id;     /* that account's id for the engine; 0: none */
     int nice;                /* lowers its priority (--nice; an operator's may be < 0) */
+    char *partition;         /* the partitions it may run in, "a,b" (partitions.c); NULL:
+                              * none configured */
+    int tier;                /* the highest PriorityTier of them */
     char *out_path, *err_path;
     job_sel_t sel;           /* node selection (nodesel.c) */
     double submit, start, end;
@@ -692,6 +695,21 @@ int accounts_save_usage(ctld_t *c, bool force);
 void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool oper);
 /* priority: the waiting jobs' priorities with their weighted factors (sprio). */
 void accounts_priority_rpc(ctld_t *c, conn_t *conn, json_t *msg);
+/* --- partitions.c: partitions (docs/partitions.md) --- */
+/* The partitions a new job runs in (asked: "a,b"; NULL: the default one), checked
+ * against their rules; sets its time limit from theirs when it gave none, its tier.
+ * 0 or -EINVAL with the reason in words. */
+int parts_submit(ctld_t *c, job_t *j, const char *asked, bool oper, char *err, size_t errlen);
+/* The nodes of its partitions (nnodes flags, the caller frees; NULL: every node) and
+ * their highest tier. */
+bool *parts_nodes(const ctld_t *c, const job_t *j, int *tier);
+/* Every partition of the job is DOWN or INACTIVE: it waits. */
+bool parts_down(const ctld_t *c, const job_t *j);
+int parts_tier_max(const ctld_t *c);
+/* The partition a running job runs in (the first of its own that holds all its nodes). */
+const char *parts_running_in(const ctld_t *c, const job_t *j);
+void parts_rpc(ctld_t *c, conn_t *conn);
+
 /* A uid's user name ("uid1234" when it has none here). */
 void ctld_user_name(uid_t uid, char *buf, size_t len);
 void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg);

@@ -192,6 +192,8 @@ static const char *holds_it(ctld_t *c, const job_t *j, double now)
         if (d != DEP_MET)
             return d == DEP_WAIT ? "Dependency" : "DependencyNeverSatisfied";
     }
+    if (parts_down(c, j))
+        return "PartitionDown";
     return arrays_throttled(c, j) ? "JobArrayTaskLimit" : NULL;
 }
 

@@ -110,6 +110,7 @@ void job_free(job_t *j)
     free(j->err_path);
     free(j->depend);
     free(j->account);
+    free(j->partition);
     nsel_free(&j->sel);
     free(j->alloc);
     free(j->resize_nodes);
@@ -263,6 +264,7 @@ static sched_jobspec_t spec_of(const ctld_t *c, const job_t *j)
         .no_interrupt = !may_interrupt(c, j), /* node stealing stops only jobs that may run again */
         .account = j->account_id,
         .nice = j->nice,
+        .tier = j->tier,
         .allowed = j->sel.allowed, /* nodesel.c */
         .nallowed = j->sel.nallowed,
         .required = j->sel.required,
@@ -1330,6 +1332,11 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
     if (o) {
         json_object_set_new(o, "account", json_string(j->account ? j->account : ""));
         json_object_set_new(o, "nice", json_integer(j->nice));
+        if (j->partition)
+            json_object_set_new(o, "partition",
+                                json_string(j->state == JS_PENDING || jstate_final(j->state)
+                                                ? j->partition
+                                                : parts_running_in(c, j)));
         if (!isnan(prio))
             json_object_set_new(o, "priority", json_real(prio));
         char lt[256];

@@ -124,14 +124,16 @@ static int none_allowed(const ctld_t *c, const job_sel_t *s, char *err, size_t e
     return BAD("no node meets %s together (checkpoint nodes run no jobs)", what + 2);
 }
 
-static bool node_allowed(const ctld_t *c, const job_sel_t *s, int i, const bool *excluded)
+static bool node_allowed(const ctld_t *c, const job_sel_t *s, int i, const bool *excluded,
+                         const bool *parts)
 {
-    return !c->cfg.ckpt_node[i] && !excluded[i] &&
+    return !c->cfg.ckpt_node[i] && !excluded[i] && (!parts || parts[i]) &&
            (!s->features || featexpr_match(s->features, c->cfg.node_features[i])) &&
            c->cfg.node_gpus[i] >= s->gpus && c->cfg.node_memory[i] >= s->mem;
 }
 
-static int compute_allowed(const ctld_t *c, job_sel_t *s, char *err, size_t errlen)
+static int compute_allowed(const ctld_t *c, job_sel_t *s, const bool *parts, char *err,
+                           size_t errlen)
 {
     int n = c->cfg.nnodes, *ex = NULL, nex = 0, rc;
     if (s->features) {
@@ -156,9 +158,12 @@ static int compute_allowed(const ctld_t *c, job_sel_t *s, char *err, size_t errl
     free(ex);
     s->nallowed = 0;
     for (int i = 0; i < n; i++)
-        if (node_allowed(c, s, i, excluded))
+        if (node_allowed(c, s, i, excluded, parts))
             s->allowed[s->nallowed++] = i;
     free(excluded);
+    if (!s->nallowed && parts)
+        return BAD("no node of its partitions meets its --constraint, --gpus-per-node, --mem "
+                   "and --exclude");
     return s->nallowed ? 0 : none_allowed(c, s, err, errlen);
 }
 
@@ -201,8 +206,10 @@ int nsel_resolve(const ctld_t *c, job_t *j, char *err, size_t errlen)
     job_sel_t *s = &j->sel;
     forget_sets(s);
     int rc = 0;
-    if (s->features || s->gpus || s->mem || s->exclude)
-        rc = compute_allowed(c, s, err, errlen);
+    bool *parts = parts_nodes(c, j, &j->tier); /* partitions.c; NULL: every node */
+    if (s->features || s->gpus || s->mem || s->exclude || parts)
+        rc = compute_allowed(c, s, parts, err, errlen);
+    free(parts);
     if (rc == 0 && s->nodelist)
         rc = compute_required(c, j, err, errlen);
     if (rc < 0)

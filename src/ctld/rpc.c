@@ -143,7 +143,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     double tlimit, io;
     bool requeue, ck_want, hold, test_only;
     double begin;
-    const char *depend, *account;
+    const char *depend, *account, *partition;
     int64_t nice;
     const json_t *env, *args;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
@@ -165,6 +165,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_num_opt(m, "begin", 0, 1e11, 0, &begin, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "dependency", 1024, NULL, &depend, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "account", 64, NULL, &account, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "partition", 256, NULL, &partition, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "nice", -NICE_MAX, NICE_MAX, 0, &nice, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "args", MAX_ARGS, MAX_ENV_LEN, &args, err, sizeof(err)) < 0 ||
@@ -281,7 +282,8 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->err_path = dup_or_null(errp);
     j->nice = (int)nice;
     if (accounts_resolve(c, j, account, is_operator(c, conn), idx ? nidx : 1, err,
-                         sizeof(err)) < 0) {
+                         sizeof(err)) < 0 ||
+        parts_submit(c, j, partition, is_operator(c, conn), err, sizeof(err)) < 0) {
         free(idx);
         job_free(j);
         rpc_fail(c, conn, err);
@@ -1238,6 +1240,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         accounts_rpc(c, conn, msg, type, is_operator(c, conn));
     else if (!strcmp(type, "priority"))
         accounts_priority_rpc(c, conn, msg);
+    else if (!strcmp(type, "partitions"))
+        parts_rpc(c, conn);
     else if (!strcmp(type, "run"))
         steps_run(c, conn, msg);
     else if (!strcmp(type, "step_ack"))

@@ -10,20 +10,6 @@
 #include "ctld.h"
 #include "strparse.h"
 
-/* As the commands print a time limit: [D-]H:MM:SS, or UNLIMITED */
-static void fmt_limit(double t, char *buf, size_t len)
-{
-    if (!(t > 0)) {
-        snprintf(buf, len, "UNLIMITED");
-        return;
-    }
-    long long x = (long long)(t + 0.5), d = x / 86400;
-    if (d)
-        snprintf(buf, len, "%lld-%02lld:%02lld:%02lld", d, x % 86400 / 3600, x % 3600 / 60, x % 60);
-    else
-        snprintf(buf, len, "%lld:%02lld:%02lld", x / 3600, x % 3600 / 60, x % 60);
-}
-
 /* Raising a limit: a larger one, or none at all. */
 static bool raises(double old, double new_)
 {
@@ -33,8 +19,8 @@ static bool raises(double old, double new_)
 static int set_time(ctld_t *c, job_t *j, double t, char *err, size_t len)
 {
     char a[32], b[32];
-    fmt_limit(j->time_limit, a, sizeof(a));
-    fmt_limit(t, b, sizeof(b));
+    strparse_fmt_limit(j->time_limit, a, sizeof(a));
+    strparse_fmt_limit(t, b, sizeof(b));
     if (j->state == JS_RUNNING || j->state == JS_RESIZING) {
         /* the batch node enforces it: told first, or nothing changes */
         json_t *m = j->nalloc ? json_pack("{s:s,s:I,s:i,s:f}", "type", "job_limit", "job",
@@ -128,8 +114,8 @@ int jobs_update(ctld_t *c, job_t *j, const json_t *m, bool op, char *err, size_t
     }
     if (t >= 0 && raises(j->time_limit, t) && !op) {
         char a[32], b[32];
-        fmt_limit(j->time_limit, a, sizeof(a));
-        fmt_limit(t, b, sizeof(b));
+        strparse_fmt_limit(j->time_limit, a, sizeof(a));
+        strparse_fmt_limit(t, b, sizeof(b));
         snprintf(err, len, "permission denied: only an operator may raise a time limit (job "
                  "%lld's is %s; you asked for %s); you may lower it", (long long)j->id, a, b);
         return -EPERM;

@@ -60,7 +60,7 @@ refused "a rigid job has one size" d submit -N 2-3 --rigid --wrap true
 # --- refused by name, with what to do; nothing submitted
 n0=$(submit --wrap true) # the job ids before and after: nothing between them
 printf '#!/bin/sh\n#SBATCH -p compute\ntrue\n' > p.sh
-refused "p.sh:2: #SBATCH -p: not supported by Ductile (.*partitions" d submit p.sh
+refused "this cluster has no partitions (Partition in ductile.conf): remove --partition" d submit p.sh
 printf '#!/bin/sh\n#SBATCH --mem-per-cpu=4G\n#SBATCH --account=abc\ntrue\n' > m.sh
 refused "m.sh:2: #SBATCH --mem-per-cpu: not supported by Ductile (.*with --mem)" d submit m.sh
 refused "^ductile: --gpus: not supported by Ductile (.*--gpus-per-node)" d submit --gpus=2 --wrap true

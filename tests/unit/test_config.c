@@ -361,6 +361,48 @@ static void checkpoint_transfer(void **state)
 }
 
 /* CheckpointNodes: some of Nodes, in any order of the lines; never all of them */
+/* Partition lines (src/common/partition.c): one per partition, Slurm's words. */
+static void partitions(void **state)
+{
+    (void)state;
+    config_t c = parse_ok("Nodes = n[1-4]\n"
+                          "Partition = debug Nodes=n[1-2] DefaultTime=10 MaxTime=1:00:00 "
+                          "MaxNodes=2\n"
+                          "partition = batch Nodes=ALL AllowAccounts=physics,chem PriorityTier=3 "
+                          "State=drain PreemptMode=REQUEUE Default=YES\n");
+    assert_int_equal(c.npartitions, 2);
+    const config_partition_t *d = partition_find(&c, "debug"), *b = partition_find(&c, "batch");
+    assert_non_null(d);
+    assert_non_null(b);
+    assert_int_equal(d->nnodes, 2);
+    assert_true(d->nodes[0] && d->nodes[1] && !d->nodes[2]);
+    assert_true(d->default_time == 600 && d->max_time == 3600 && d->max_nodes == 2);
+    assert_false(d->is_default);
+    assert_true(b->is_default && b->nnodes == 4 && b->tier == 3 && b->preempt);
+    assert_int_equal(b->state, PART_DRAIN);
+    assert_int_equal(b->naccounts, 2);
+    assert_string_equal(b->accounts[1], "chem");
+    config_free(&c);
+    /* without Default=YES the first is the default */
+    c = parse_ok("Nodes = n[1-2]\nPartition = a Nodes=n1\nPartition = b\n");
+    assert_true(partition_find(&c, "a")->is_default);
+    assert_int_equal(partition_find(&c, "b")->nnodes, 2);
+    config_free(&c);
+    parse_err("Nodes = n[1-2]\nPartition = a Nodes=n9\n", "t.conf:2", "n9 is not one of Nodes",
+              NULL);
+    parse_err("Nodes = n[1-2]\nPartition = a Colour=red\n", "'Colour' is not a partition setting",
+              NULL, NULL);
+    parse_err("Nodes = n[1-2]\nPartition = a MaxTime=soon\n", "MaxTime: 'soon' is not a time",
+              NULL, NULL);
+    parse_err("Nodes = n[1-2]\nPartition = a\nPartition = a\n", "t.conf:3",
+              "Partition a is given twice", NULL);
+    parse_err("Nodes = n[1-2]\nPartition = a Default=YES\nPartition = b Default=YES\n",
+              "but a is the default already", NULL, NULL);
+    parse_err("Nodes = n[1-2]\nPartition = a State=open\n", "State: UP, DOWN, DRAIN or INACTIVE",
+              NULL, NULL);
+    parse_err("Nodes = n[1-2]\nPartition = Nodes=n1\n", "first its name", NULL, NULL);
+}
+
 static void checkpoint_nodes(void **state)
 {
     (void)state;
@@ -702,6 +744,7 @@ int main(void)
         cmocka_unit_test(load_errors),
         cmocka_unit_test(node_lookup),
         cmocka_unit_test(checkpoint_nodes),
+        cmocka_unit_test(partitions),
         cmocka_unit_test(checkpoint_transfer),
         cmocka_unit_test(doc_example),
         cmocka_unit_test(apply_changes),

@@ -1,0 +1,230 @@
+/* Partitions in the controller (docs/partitions.md): the partitions a job may run in,
+ * checked at its submission against their rules, with the time limit they give it;
+ * the nodes they let it use (nodesel.c intersects them with the rest of its node
+ * selection) and its tier; whether it waits because they are down. The partitions
+ * themselves are lines of ductile.conf (src/common/partition.c). */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld.h"
+#include "strparse.h"
+
+#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+/* The job's partitions, in the order it gave them (NULL names: none configured). */
+static int listed(const ctld_t *c, const char *list, const config_partition_t **out, int max)
+{
+    if (!list || !*list)
+        return 0;
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", list);
+    int n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w && n < max; w = strtok_r(NULL, ",", &save)) {
+        const config_partition_t *p = partition_find(&c->cfg, w);
+        if (p)
+            out[n++] = p;
+    }
+    return n;
+}
+
+static const config_partition_t *default_partition(const ctld_t *c)
+{
+    for (int i = 0; i < c->cfg.npartitions; i++)
+        if (c->cfg.partitions[i].is_default)
+            return &c->cfg.partitions[i];
+    return NULL;
+}
+
+static bool in_names(char **names, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(names[i], name))
+            return true;
+    return false;
+}
+
+static bool group_allowed(const config_partition_t *p, gid_t gid)
+{
+    if (!p->groups)
+        return true;
+    struct group gr, *res = NULL;
+    char buf[8192];
+    if (getgrgid_r(gid, &gr, buf, sizeof(buf), &res) != 0 || !res)
+        return false;
+    return in_names(p->groups, p->ngroups, gr.gr_name);
+}
+
+/* Why the job may not run in p ("" if it may); its time limit with p's default. */
+static void why_not(const config_partition_t *p, const job_t *j, bool oper, double *limit,
+                    char *why, size_t len)
+{
+    *why = '\0';
+    int least = j->type != SCHED_RIGID && j->min_nodes > 0 ? j->min_nodes : j->nodes;
+    *limit = j->time_limit > 0 ? j->time_limit : p->default_time > 0 ? p->default_time
+                                                                     : p->max_time;
+    if (p->state == PART_DRAIN || p->state == PART_INACTIVE)
+        snprintf(why, len, "partition %s is %s: it takes no new jobs", p->name,
+                 p->state == PART_DRAIN ? "draining" : "inactive");
+    else if (!oper && p->accounts && !in_names(p->accounts, p->naccounts, j->account))
+        snprintf(why, len, "partition %s is for the accounts %s%s%s", p->name, p->accounts[0],
+                 p->naccounts > 1 ? ", " : "", p->naccounts > 1 ? p->accounts[1] : "");
+    else if (!oper && !group_allowed(p, j->gid))
+        snprintf(why, len, "partition %s is for the groups %s%s", p->name, p->groups[0],
+                 p->ngroups > 1 ? ", ..." : "");
+    else if (p->max_nodes > 0 && least > p->max_nodes)
+        snprintf(why, len, "partition %s takes jobs of %d nodes at most (MaxNodes); this one "
+                 "needs %d", p->name, p->max_nodes, least);
+    else if (least > p->nnodes)
+        snprintf(why, len, "partition %s has %d nodes; the job needs %d", p->name, p->nnodes,
+                 least);
+    else if (p->max_time > 0 && *limit > p->max_time) {
+        char a[32], b[32];
+        strparse_fmt_limit(*limit, a, sizeof(a));
+        strparse_fmt_limit(p->max_time, b, sizeof(b));
+        snprintf(why, len, "partition %s takes time limits up to %s (MaxTime); this job asks "
+                 "for %s", p->name, b, a);
+    }
+}
+
+int parts_submit(ctld_t *c, job_t *j, const char *asked, bool oper, char *err, size_t errlen)
+{
+    free(j->partition);
+    j->partition = NULL;
+    if (!c->cfg.npartitions) {
+        if (asked && *asked)
+            return BAD("this cluster has no partitions (Partition in ductile.conf): remove "
+                       "--partition");
+        return 0;
+    }
+    const config_partition_t *cand[64];
+    int n = 0;
+    if (asked && *asked) {
+        char buf[512], *save = NULL;
+        snprintf(buf, sizeof(buf), "%s", asked);
+        for (char *w = strtok_r(buf, ",", &save); w && n < 64; w = strtok_r(NULL, ",", &save)) {
+            const config_partition_t *p = partition_find(&c->cfg, w);
+            if (!p)
+                return BAD("there is no partition '%.64s' (ductile partitions lists them)", w);
+            cand[n++] = p;
+        }
+    } else {
+        cand[n++] = default_partition(c);
+    }
+    /* the ones it may run in, in the order given; the first's time limit */
+    char ok[512] = "", why[256] = "";
+    size_t pos = 0;
+    double limit = 0;
+    int tier = 0, nok = 0;
+    for (int i = 0; i < n; i++) {
+        double l;
+        char w[256];
+        why_not(cand[i], j, oper, &l, w, sizeof(w));
+        if (*w) {
+            if (!*why)
+                snprintf(why, sizeof(why), "%s", w);
+            continue;
+        }
+        if (!nok++)
+            limit = l;
+        if (cand[i]->tier > tier)
+            tier = cand[i]->tier;
+        if (pos + strlen(cand[i]->name) + 2 < sizeof(ok))
+            pos += (size_t)snprintf(ok + pos, sizeof(ok) - pos, "%s%s", pos ? "," : "",
+                                    cand[i]->name);
+    }
+    if (!nok)
+        return BAD("%s", why);
+    if (!(j->partition = strdup(ok)))
+        return BAD("out of memory");
+    j->time_limit = limit;
+    j->tier = tier;
+    /* a malleable job grows within the smallest MaxNodes of them */
+    for (int i = 0; i < n; i++)
+        if (cand[i]->max_nodes > 0 && j->max_nodes > cand[i]->max_nodes &&
+            strstr(ok, cand[i]->name))
+            j->max_nodes = cand[i]->max_nodes;
+    return 0;
+}
+
+bool *parts_nodes(const ctld_t *c, const job_t *j, int *tier)
+{
+    const config_partition_t *p[64];
+    int n = listed(c, j->partition, p, 64);
+    *tier = 0;
+    if (!n)
+        return NULL;
+    bool *in = calloc((size_t)c->cfg.nnodes, sizeof(bool));
+    if (!in)
+        return NULL;
+    for (int k = 0; k < n; k++) {
+        if (p[k]->tier > *tier)
+            *tier = p[k]->tier;
+        for (int i = 0; i < c->cfg.nnodes; i++)
+            in[i] |= p[k]->nodes[i];
+    }
+    return in;
+}
+
+bool parts_down(const ctld_t *c, const job_t *j)
+{
+    const config_partition_t *p[64];
+    int n = listed(c, j->partition, p, 64);
+    for (int k = 0; k < n; k++)
+        if (p[k]->state == PART_UP || p[k]->state == PART_DRAIN)
+            return false;
+    return n > 0;
+}
+
+int parts_tier_max(const ctld_t *c)
+{
+    int m = 0;
+    for (int i = 0; i < c->cfg.npartitions; i++)
+        if (c->cfg.partitions[i].tier > m)
+            m = c->cfg.partitions[i].tier;
+    return m;
+}
+
+const char *parts_running_in(const ctld_t *c, const job_t *j)
+{
+    const config_partition_t *p[64];
+    int n = listed(c, j->partition, p, 64);
+    for (int k = 0; k < n; k++) {
+        bool all = j->nalloc > 0;
+        for (int i = 0; all && i < j->nalloc; i++)
+            all = p[k]->nodes[j->alloc[i]];
+        if (all)
+            return p[k]->name;
+    }
+    return j->partition;
+}
+
+void parts_rpc(ctld_t *c, conn_t *conn)
+{
+    json_t *out = json_array();
+    for (int i = 0; i < c->cfg.npartitions; i++) {
+        const config_partition_t *p = &c->cfg.partitions[i];
+        char **names = malloc((size_t)p->nnodes * sizeof(char *)), list[4096] = "";
+        int k = 0;
+        for (int n = 0; names && n < c->cfg.nnodes; n++)
+            if (p->nodes[n])
+                names[k++] = c->cfg.nodes[n];
+        if (names)
+            hostlist_compress(names, k, list, sizeof(list));
+        free(names);
+        json_t *acc = json_array();
+        for (int a = 0; a < p->naccounts; a++)
+            json_array_append_new(acc, json_string(p->accounts[a]));
+        json_array_append_new(
+            out, json_pack("{s:s,s:s,s:s,s:i,s:b,s:f,s:f,s:i,s:i,s:o,s:b}", "name", p->name,
+                           "state", partition_state_name(p->state), "nodelist", list, "nodes",
+                           p->nnodes, "default", p->is_default, "default_time", p->default_time,
+                           "max_time", p->max_time, "max_nodes", p->max_nodes, "tier", p->tier,
+                           "accounts", acc, "preempt", p->preempt));
+    }
+    rpc_reply(c, conn, json_pack("{s:b,s:o,s:s}", "ok", 1, "partitions", out, "cluster",
+                                 c->cfg.cluster_name));
+}
