@@ -1059,7 +1059,9 @@ static void note(char *list, size_t len, int *count, const char *name)
 /* The same Partition lines (every setting; node sets of the same Nodes). */
 static bool same_partitions(const config_t *a, const config_t *b)
 {
-    if (a->npartitions != b->npartitions || a->nnodes != b->nnodes)
+    if (a->npartitions != b->npartitions)
+        return false;
+    if (a->npartitions && a->nnodes != b->nnodes) /* their node sets are of other Nodes */
         return false;
     for (int i = 0; i < a->npartitions; i++) {
         const config_partition_t *p = &a->partitions[i], *q = &b->partitions[i];

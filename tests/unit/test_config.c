@@ -369,7 +369,7 @@ static void partitions(void **state)
                           "Partition = debug Nodes=n[1-2] DefaultTime=10 MaxTime=1:00:00 "
                           "MaxNodes=2\n"
                           "partition = batch Nodes=ALL AllowAccounts=physics,chem PriorityTier=3 "
-                          "State=drain PreemptMode=REQUEUE Default=YES\n");
+                          "State=drain PreemptMode=OFF Default=YES\n");
     assert_int_equal(c.npartitions, 2);
     const config_partition_t *d = partition_find(&c, "debug"), *b = partition_find(&c, "batch");
     assert_non_null(d);
@@ -378,7 +378,7 @@ static void partitions(void **state)
     assert_true(d->nodes[0] && d->nodes[1] && !d->nodes[2]);
     assert_true(d->default_time == 600 && d->max_time == 3600 && d->max_nodes == 2);
     assert_false(d->is_default);
-    assert_true(b->is_default && b->nnodes == 4 && b->tier == 3 && b->preempt);
+    assert_true(b->is_default && b->nnodes == 4 && b->tier == 3 && !b->preempt);
     assert_int_equal(b->state, PART_DRAIN);
     assert_int_equal(b->naccounts, 2);
     assert_string_equal(b->accounts[1], "chem");
@@ -401,6 +401,8 @@ static void partitions(void **state)
     parse_err("Nodes = n[1-2]\nPartition = a State=open\n", "State: UP, DOWN, DRAIN or INACTIVE",
               NULL, NULL);
     parse_err("Nodes = n[1-2]\nPartition = Nodes=n1\n", "first its name", NULL, NULL);
+    parse_err("Nodes = n[1-2]\nPartition = a PreemptMode=REQUEUE\n", "preemption is not built",
+              NULL, NULL);
 }
 
 static void checkpoint_nodes(void **state)
@@ -671,6 +673,14 @@ static void apply_changes(void **state)
     assert_int_equal(ch.napplied, 5);
     assert_string_equal(ch.restart, "Nodes, Policy"); /* the node c1 is as it was */
     assert_int_equal(ch.nrestart, 2);
+    config_t withp = parse_ok("Nodes = n[1-3],c1\nCheckpointNodes = c1\nOperators = alice\n"
+                              "ResizeTimeout = 60\nPolicy = easy\nPartition = a Nodes=n1\n");
+    config_changes_t pch;
+    config_t base2 = parse_ok(base);
+    config_apply_changes(&base2, &withp, &pch);
+    assert_string_equal(pch.restart, "Partition"); /* a new partition waits for a restart */
+    config_free(&withp);
+    config_free(&base2);
     /* applied: the new values; the rest as they were */
     assert_true(cur.resize_timeout == 5);
     assert_true(config_is_operator(&cur, "bob") && config_is_operator(&cur, "carol"));
