@@ -16,23 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../src/common/rng.h"
+#include "../power/bench_util.h"
 #include "sched.h"
-
-static double ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct bench {
     sched_t *s;
@@ -70,16 +57,16 @@ static int measure(bench_t *b, int passes, bool update_only, double *t)
         if (queued_job(b) < 0)
             return -1;
         b->now += 1;
-        double t0 = ms();
+        double t0 = now();
         if (update_only) {
             sched_clock(b->s, b->now);
             sched_prio_update(b->s);
         } else {
             sched_schedule(b->s, b->now, &acts, &n);
         }
-        t[i] = ms() - t0;
+        t[i] = (now() - t0) * 1e3;
     }
-    qsort(t, (size_t)passes, sizeof(double), cmp_d);
+    qsort(t, (size_t)passes, sizeof(double), cmp);
     return 0;
 }
 
