@@ -208,9 +208,12 @@ static int parse_priority(const char *arg, sched_prio_config_t *pc)
             *eq = '\0';
         while (k < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[k].key, t))
             k++;
-        if (!eq || k == sizeof(keys) / sizeof(keys[0]))
+        if (!eq || k == sizeof(keys) / sizeof(keys[0])) {
+            if (eq)
+                *eq = '='; /* the whole item in the message */
             return -cmd_fail("--priority: '%s' is not KEY=VALUE with a key among fairshare, "
                              "age, size, maxage, halflife, calc", t);
+        }
         const char *v = eq + 1;
         double *dst = (double *)((char *)pc + keys[k].off), x;
         size_t len = strlen(v);

@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
 # 'ductile sim --priority' and '--per-user' end to end: settings, accounts, errors.
 set -euo pipefail
-bin=${DUCTILE_BIN:?}
-src=${DUCTILE_SOURCE_DIR:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 trace="$src/tests/data/fairshare.swf"
 
 # The settings, units converted, in the report's priority line.
@@ -47,14 +43,10 @@ JSON
   > "$tmp/w.txt"
 grep -qE '^ +3 +2 +1 +100\.0 ' "$tmp/w.txt" || fail "job 3 (account 2) before job 2: $(cat "$tmp/w.txt")"
 sed 's/"account": 2/"account": -1/' "$tmp/w.json" > "$tmp/bad.json"
-if "$bin" sim --no-progress --workload "$tmp/bad.json" 2> "$tmp/err"; then fail "account -1 taken"; fi
-grep -q "'account' must be an integer >= 0" "$tmp/err" || fail "account error: $(cat "$tmp/err")"
+expect_err "'account' must be an integer >= 0" sim --no-progress --workload "$tmp/bad.json"
 
 # Errors name the option and what it takes.
 for bad in 'fairshare' 'weight=3' 'fairshare=-1' 'age=1e3' 'halflife=7x' 'calc=inf'; do
-  if "$bin" sim --workload "$trace" --priority "$bad" > /dev/null 2> "$tmp/err"; then
-    fail "--priority $bad taken"
-  fi
-  grep -q -- '--priority' "$tmp/err" || fail "--priority $bad: $(cat "$tmp/err")"
+  expect_err "--priority: .*$bad" sim --workload "$trace" --priority "$bad"
 done
 echo ok
