@@ -222,7 +222,7 @@ static int parse_priority(const char *arg, sched_prio_config_t *pc)
                  : unit        ? strparse_duration(v, &x)
                                : strparse_decimal(v, STRPARSE_DURATION_MAX, &x);
         if (rc < 0)
-            return -cmd_fail("--priority: %s='%s' is not %s", t, v,
+            return -cmd_fail("--priority: '%s=%s' is not %s", t, v,
                              keys[k].time ? "a time (seconds, or 90s, 30m, 2h, 7d)"
                                           : "a weight from 0 to 1e9");
         *dst = x;
