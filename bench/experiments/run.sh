@@ -73,3 +73,10 @@ for p in fpsma-prma io-aware:alpha=0 io-aware:alpha=0.2 io-aware:alpha=0.3 io-aw
 done | awk '{k=$1; c[k]++; for (f=2; f<=7; f++) v[k,f]+=$f; if (!(k in o)) o[k]=++no; key[o[k]]=k}
   END{for (x=1; x<=no; x++) {k=key[x]; printf "%-24s %.0f %.0f %.2f %.2f %.3f %.4f\n", k,
       v[k,2]/c[k], v[k,3]/c[k], v[k,4]/c[k], v[k,5]/c[k], v[k,6]/c[k], v[k,7]/c[k]}}'
+
+echo; echo "## fair share (issue 15): tests/data/fairshare.swf, 7 users, user 1 floods the queue"
+t="$d/../../tests/data/fairshare.swf"
+for prio in "" "--priority fairshare=1000"; do
+  echo "### ${prio:-no priority (submission order)}"
+  sim --workload "$t" --policy fcfs,easy --per-user $prio | grep -E "^priority|wait mean|wait max|^wait per user|^ +(user|[0-9])"
+done

@@ -1,6 +1,8 @@
 /* bench_sim: simulator speed (jobs simulated per second) and peak memory.
  *
  *   bench_sim esp                      the ESP mix (230 jobs, 34 nodes, 50 % malleable)
+ *   bench_sim prio POLICY NODES QUEUED USERS [PASSES]
+ *                                      the priority's cost in a pass (bench_prio.c)
  *   bench_sim synth JOBS NODES LOAD MALLEABLE POLICY [MTBF]
  *                                      a generated workload (see gen_synth); with
  *                                      MTBF, node failures drawn at that mean time
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "../../src/common/rng.h"
+#include "bench_prio.h"
 #include "sim.h"
 #include "workload.h"
 
@@ -119,9 +122,12 @@ static int run_case(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_sim esp POLICY | synth JOBS NODES LOAD MALLEABLE POLICY [MTBF]\n");
+        fprintf(stderr, "usage: bench_sim esp POLICY | synth JOBS NODES LOAD MALLEABLE POLICY [MTBF]"
+                        " | prio POLICY NODES QUEUED USERS [PASSES]\n");
         return 2;
     }
+    if (!strcmp(argv[1], "prio")) /* times passes, not a run: no child needed */
+        return bench_prio(argc, argv);
     int fd[2];
     if (pipe(fd) < 0)
         return 1;

@@ -13,3 +13,5 @@ echo "# (d) the rigid jobs with node failures (MTBF 10 years per node, down 1 h)
 for p in conservative sfsj easy; do "$b" synth 100000 10000 0.9 0 "$p" 315360000; done
 echo "# (e) the malleable jobs with the same failures"
 for p in sfsj:malleable=1; do "$b" synth 100000 10000 0.9 1 "$p" 315360000; done
+echo "# (f) the priority's cost in a pass: 100,000 queued jobs of 1,000 users (bench_prio.c)"
+for n in 1000 10000; do for p in fcfs easy; do "$b" prio "$p" "$n" 100000 1000; done; done

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,9 @@ typedef struct opts {
     double mtbf, downtime, ckpt_every, ckpt_cost;
     /* the file system of jobs with I/O phases (docs/simulator.md) */
     sim_pfs_t pfs;
+    /* multifactor priority and fair share (docs/simulator.md, "Fair share") */
+    sched_prio_config_t prio;
+    bool priority, per_user;
 } opts_t;
 
 static void help(FILE *f)
@@ -103,6 +107,11 @@ static void help(FILE *f)
         "  --pfs LINK,TOTAL     the file system jobs with I/O phases write to: GB/s of one\n"
         "                       node's link, GB/s of all nodes together, shared equally\n"
         "                       among the nodes writing (default 12.5,48, seed 003 §4.2.5)\n"
+        "  --priority K=V[,K=V]...  multifactor priority and fair share (accounts: SWF\n"
+        "                       group + 1, JSON 'account'): weights fairshare, age, size\n"
+        "                       (default 0); maxage, halflife, calc in seconds or with a\n"
+        "                       unit s/m/h/d (default 7d, 7d, 300): fairshare=1000,age=100\n"
+        "  --per-user           wait time per user (and account) below the table\n"
         "\n"
         "With several policies the CSV and SVG names get the policy inserted before the\n"
         "extension (jobs.csv -> jobs.easy.csv).\n\npolicies:\n");
@@ -170,6 +179,57 @@ static int parse_corridor(const char *arg, opts_t *o)
     return 0;
 }
 
+/* --priority K=V,...: the keys name the controller's settings (PriorityWeightFairshare,
+ * PriorityWeightAge, PriorityWeightJobSize, PriorityMaxAge, PriorityDecayHalfLife,
+ * PriorityCalcPeriod); times are seconds, as there, unless a unit follows. */
+static int parse_priority(const char *arg, sched_prio_config_t *pc)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        bool time;
+    } keys[] = {
+        {"fairshare", offsetof(sched_prio_config_t, w_fairshare), false},
+        {"age", offsetof(sched_prio_config_t, w_age), false},
+        {"size", offsetof(sched_prio_config_t, w_size), false},
+        {"maxage", offsetof(sched_prio_config_t, max_age), true},
+        {"halflife", offsetof(sched_prio_config_t, half_life), true},
+        {"calc", offsetof(sched_prio_config_t, calc_period), true},
+    };
+    char buf[512];
+    if (strlen(arg) >= sizeof(buf))
+        return -cmd_fail("--priority: too long");
+    strcpy(buf, arg);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        size_t k = 0;
+        if (eq)
+            *eq = '\0';
+        while (k < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[k].key, t))
+            k++;
+        if (!eq || k == sizeof(keys) / sizeof(keys[0])) {
+            if (eq)
+                *eq = '='; /* the whole item in the message */
+            return -cmd_fail("--priority: '%s' is not KEY=VALUE with a key among fairshare, "
+                             "age, size, maxage, halflife, calc", t);
+        }
+        const char *v = eq + 1;
+        double *dst = (double *)((char *)pc + keys[k].off), x;
+        size_t len = strlen(v);
+        bool unit = len && strchr("smhd", v[len - 1]);
+        int rc = !keys[k].time ? strparse_decimal(v, 1e9, &x)
+                 : unit        ? strparse_duration(v, &x)
+                               : strparse_decimal(v, STRPARSE_DURATION_MAX, &x);
+        if (rc < 0)
+            return -cmd_fail("--priority: '%s=%s' is not %s", t, v,
+                             keys[k].time ? "a time (seconds, or 90s, 30m, 2h, 7d)"
+                                          : "a weight from 0 to 1e9");
+        *dst = x;
+    }
+    return 0;
+}
+
 /* The checkpoint options, in the order of their O_CK* codes. */
 static int parse_ckpt_opt(int which, const char *arg, opts_t *o)
 {
@@ -203,7 +263,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
            O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV,
            O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV, O_FAILS, O_MTBF, O_DOWN, O_CKEVERY, O_CKCOST,
-           O_PFS };
+           O_PFS, O_PRIO, O_PERUSER };
     static const struct option lopts[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'N'},
@@ -238,6 +298,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         {"checkpoint-every", required_argument, 0, O_CKEVERY},
         {"checkpoint-cost", required_argument, 0, O_CKCOST},
         {"pfs", required_argument, 0, O_PFS},
+        {"priority", required_argument, 0, O_PRIO},
+        {"per-user", no_argument, 0, O_PERUSER},
         {0, 0, 0, 0},
     };
     static char polbuf[1024];
@@ -398,6 +460,14 @@ static int parse_args(int argc, char **argv, opts_t *o)
             }
             break;
         }
+        case O_PRIO:
+            if (parse_priority(optarg, &o->prio) < 0)
+                return 1;
+            o->priority = true;
+            break;
+        case O_PERUSER:
+            o->per_user = true;
+            break;
         case ':':
             return cmd_fail("sim: option '%s' needs a value (try 'ductile sim --help')",
                             argv[optind - 1]);
@@ -590,7 +660,8 @@ int cmd_sim(int argc, char **argv)
                 .progress = true, .reconf = sim_reconf_default,
                 .speedup = {.model = SPEEDUP_AMDAHL, .a = 0.01}, .idle_w = 71,
                 .default_w = 200,
-                .ckpt = {.node_mem_mb = 65536, .mb_per_node = 1024}, .pfs = sim_pfs_default};
+                .ckpt = {.node_mem_mb = 65536, .mb_per_node = 1024}, .pfs = sim_pfs_default,
+                .prio = {.max_age = 7 * 86400, .half_life = 7 * 86400, .calc_period = 300}};
     o.policies[0] = "fcfs";
     o.npolicies = 1;
     int rc = parse_args(argc, argv, &o);
@@ -614,7 +685,11 @@ int cmd_sim(int argc, char **argv)
     fails.trace = trace;
     bool failures = o.failures || o.mtbf > 0;
     report_run_t runs[MAXPOL];
-    char specs[MAXPOL][256];
+    sim_user_stat_t *users[MAXPOL] = {0};
+    char specs[MAXPOL][256], prio[256];
+    snprintf(prio, sizeof(prio), "fairshare=%g,age=%g,size=%g,maxage=%g,halflife=%g,calc=%g",
+             o.prio.w_fairshare, o.prio.w_age, o.prio.w_size, o.prio.max_age, o.prio.half_life,
+             o.prio.calc_period);
     bool several = o.npolicies > 1;
     bool show_progress = o.progress && isatty(STDERR_FILENO);
     int status = 0;
@@ -686,6 +761,7 @@ int cmd_sim(int argc, char **argv)
             .ckpt = o.ckpt.nodes ? &ckpt : NULL,
             .failures = failures ? &fails : NULL,
             .pfs = &o.pfs,
+            .priority = o.priority ? &o.prio : NULL,
         };
         sim_result_t res;
         if (sim_run(&wl, &cfg, &res, err, sizeof(err)) < 0) {
@@ -694,8 +770,10 @@ int cmd_sim(int argc, char **argv)
             snprintf(specs[p], sizeof(specs[p]), "%s", res.policy);
             runs[p] = (report_run_t){.name = o.policies[p], .spec = specs[p],
                                      .rejected = res.rejected, .unfinished = res.unfinished};
-            if (sim_metrics_compute(&res, o.nodes, &runs[p].m) < 0)
+            if (sim_metrics_compute(&res, o.nodes, &runs[p].m) < 0 ||
+                (o.per_user && sim_metrics_users(&res, &users[p], &runs[p].nusers) < 0))
                 status = cmd_fail("out of memory");
+            runs[p].users = users[p];
             if (!status && o.jobs_csv) {
                 per_policy_path(o.jobs_csv, o.policies[p], several, path, sizeof(path));
                 if (report_jobs_csv(path, &res, err, sizeof(err)) < 0)
@@ -727,7 +805,8 @@ int cmd_sim(int argc, char **argv)
                               .skipped = wl.skipped, .malformed = wl.malformed,
                               .malleable = o.malleable, .seed = o.seed, .power = o.power,
                               .ckpt = o.ckpt.nodes > 0, .failures = failures,
-                              .requests = false};
+                              .requests = false, .priority = o.priority ? prio : NULL,
+                              .per_user = o.per_user};
         for (size_t i = 0; i < wl.njobs; i++) {
             info.requests |= wl.jobs[i].nreq > 0;
             info.io |= wl.jobs[i].iters > 0;
@@ -737,6 +816,8 @@ int cmd_sim(int argc, char **argv)
         else
             report_table(stdout, &info, runs, o.npolicies);
     }
+    for (int p = 0; p < o.npolicies; p++)
+        free(users[p]);
     free(trace);
     wl_free(&wl);
     return status;

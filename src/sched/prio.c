@@ -320,7 +320,7 @@ void prio_job_set(sched_t *s, sjob_t *j)
 }
 
 /* The pending queue sorted again by core_before: a natural merge sort of the list,
- * linear when the order holds already (the usual case between two passes). */
+ * linear when the order holds already. queue_sort's fallback (no memory for keys). */
 static sjob_t *merge(sjob_t *a, sjob_t *b)
 {
     sjob_t head = {0}, *t = &head;
@@ -338,7 +338,7 @@ static sjob_t *merge(sjob_t *a, sjob_t *b)
     return head.qnext;
 }
 
-static void queue_sort(sched_t *s)
+static void list_sort(sched_t *s)
 {
     sjob_t *list = s->qhead;
     for (;;) {
@@ -384,6 +384,96 @@ static void queue_sort(sched_t *s)
     s->qtail = prev;
 }
 
+/* What core_before reads of a queued job, copied into an array: the sort then reads
+ * memory in sequence instead of chasing the list's links, which cost a cache miss a
+ * step once the order is far from the jobs' order in memory (bench_sim prio). */
+typedef struct prio_key {
+    double prio, submit;
+    int64_t id;
+    sjob_t *j;
+    int cls;
+} prio_key_t;
+
+/* core_before on the copies (the relinking checks that the two agree) */
+static bool key_before(const prio_key_t *a, const prio_key_t *b)
+{
+    if (a->cls != b->cls)
+        return a->cls > b->cls;
+    if (a->prio != b->prio)
+        return a->prio > b->prio;
+    if (a->submit != b->submit)
+        return a->submit < b->submit;
+    return a->id < b->id;
+}
+
+static size_t run_end(const prio_key_t *k, size_t i, size_t n)
+{
+    while (i + 1 < n && !key_before(&k[i + 1], &k[i]))
+        i++;
+    return i + 1;
+}
+
+/* A natural merge sort of n keys, from k with tmp beside it; returns the sorted copy. */
+static prio_key_t *keys_sort(prio_key_t *k, prio_key_t *tmp, size_t n)
+{
+    for (;;) {
+        size_t runs = 0;
+        for (size_t i = 0; i < n; runs++) {
+            size_t m = run_end(k, i, n), e = m < n ? run_end(k, m, n) : n, a = i, b = m;
+            while (a < m && b < e)
+                tmp[i++] = key_before(&k[b], &k[a]) ? k[b++] : k[a++];
+            while (a < m)
+                tmp[i++] = k[a++];
+            while (b < e)
+                tmp[i++] = k[b++];
+        }
+        prio_key_t *t = k;
+        k = tmp;
+        tmp = t;
+        if (runs <= 1)
+            return k;
+    }
+}
+
+/* The pending queue in core_before's order again, each job's priority first
+ * recomputed when `recompute`. Linear when the order holds already (the usual case
+ * between two recalculations). */
+static void queue_sort(sched_t *s, bool recompute)
+{
+    size_t n = (size_t)s->npending, i = 0;
+    prio_key_t *k = n > 1 ? malloc(2 * n * sizeof(*k)) : NULL;
+    bool sorted = true;
+    for (sjob_t *j = s->qhead; j; j = j->qnext, i++) {
+        if (recompute)
+            prio_job_set(s, j);
+        if (!k || i >= n)
+            continue;
+        k[i] = (prio_key_t){j->prio, j->spec.submit, j->spec.id, j, (int)j->cls};
+        sorted = sorted && !(i && key_before(&k[i], &k[i - 1]));
+    }
+    if (!k || i != n) { /* no memory, or a count that disagrees: sort the list itself */
+        free(k);
+        list_sort(s);
+        return;
+    }
+    if (!sorted) {
+        /* both links from the array: a walk of the new list would wait on a cache miss
+         * at every step */
+        prio_key_t *out = keys_sort(k, k + n, n);
+        bool agree = true;
+        for (i = 0; i < n; i++) {
+            out[i].j->qprev = i ? out[i - 1].j : NULL;
+            out[i].j->qnext = i + 1 < n ? out[i + 1].j : NULL;
+            agree = agree && !(i && core_before(out[i].j, out[i - 1].j));
+        }
+        s->qhead = out[0].j;
+        s->qtail = out[n - 1].j;
+        if (!agree)
+            list_sort(s);
+    }
+    free(k);
+}
+
 /* Usage charged up to now, the tree's figures and every job's priority. */
 static void recalc(sched_t *s)
 {
@@ -403,8 +493,7 @@ static void recalc(sched_t *s)
     }
     if (s->prio_accounts) /* accounts without leaves have their figures too */
         idmap_foreach(s->prio_accounts, compute_leaf, s);
-    for (sjob_t *j = s->qhead; j; j = j->qnext)
-        prio_job_set(s, j);
+    /* the queued jobs' priorities: queue_sort computes them as it reads the queue */
     for (sjob_t *j = s->rhead; j; j = j->rnext)
         prio_job_set(s, j);
     s->prio_dirty = true;
@@ -413,8 +502,7 @@ static void recalc(sched_t *s)
 void sched_prio_update(sched_t *s)
 {
     recalc(s);
-    if (s->qhead)
-        queue_sort(s);
+    queue_sort(s, true);
     s->prio_dirty = false;
 }
 
@@ -422,10 +510,11 @@ void sched_prio_update(sched_t *s)
  * and put the queue back in order when a priority changed. */
 void prio_pass(sched_t *s)
 {
-    if (prio_weighted(s) && s->now - s->prio_last >= s->prio.calc_period)
+    bool due = prio_weighted(s) && s->now - s->prio_last >= s->prio.calc_period;
+    if (due)
         recalc(s);
-    if (s->prio_dirty && s->qhead)
-        queue_sort(s);
+    if (due || s->prio_dirty)
+        queue_sort(s, due);
     s->prio_dirty = false;
 }
 

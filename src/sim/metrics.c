@@ -120,3 +120,57 @@ int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m)
         free(v[q]);
     return 0;
 }
+
+typedef struct uwait {
+    uint32_t user, account;
+    double wait;
+} uwait_t;
+
+static int cmp_uwait(const void *a, const void *b)
+{
+    const uwait_t *x = a, *y = b;
+    if (x->user != y->user)
+        return x->user < y->user ? -1 : 1;
+    if (x->account != y->account)
+        return x->account < y->account ? -1 : 1;
+    return cmp_double(&x->wait, &y->wait);
+}
+
+int sim_metrics_users(const sim_result_t *res, sim_user_stat_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t done = 0;
+    for (size_t i = 0; i < res->njobs; i++)
+        done += res->jobs[i].end >= 0;
+    if (!done)
+        return 0;
+    uwait_t *w = malloc(done * sizeof(*w));
+    sim_user_stat_t *u = malloc(done * sizeof(*u));
+    double *v = malloc(done * sizeof(*v));
+    if (!w || !u || !v) {
+        free(w), free(u), free(v);
+        return -ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < res->njobs; i++) {
+        const sim_jobres_t *j = &res->jobs[i];
+        if (j->end >= 0)
+            w[k++] = (uwait_t){j->user, j->account, j->start - j->submit};
+    }
+    qsort(w, done, sizeof(*w), cmp_uwait);
+    size_t nu = 0;
+    for (size_t a = 0, b; a < done; a = b) {
+        for (b = a; b < done && w[b].user == w[a].user && w[b].account == w[a].account; b++)
+            v[b - a] = w[b].wait;
+        stat4_t st = summarize(v, b - a);
+        u[nu++] = (sim_user_stat_t){.user = w[a].user, .account = w[a].account, .jobs = b - a,
+                                    .wait_mean = st.mean, .wait_p50 = st.p50,
+                                    .wait_max = st.max};
+    }
+    free(w);
+    free(v);
+    *out = u;
+    *n = nu;
+    return 0;
+}

@@ -3,6 +3,7 @@
 #define DUCTILE_SIM_METRICS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sim.h"
 
@@ -42,8 +43,19 @@ typedef struct sim_metrics {
     double ckpt_nodes_mean; /* its node-seconds / makespan */
 } sim_metrics_t;
 
+/* The wait of one user's completed jobs in one account (a fair-share association; one
+ * row per user when every user has one account). */
+typedef struct sim_user_stat {
+    uint32_t user, account;
+    size_t jobs;            /* completed */
+    double wait_mean, wait_p50, wait_max;
+} sim_user_stat_t;
+
 /* Percentiles use the nearest-rank method (p-th percentile = the ceil(p n)-th
  * smallest value), so they are always values that occurred. */
 int sim_metrics_compute(const sim_result_t *res, int nodes, sim_metrics_t *m);
+/* Per (user, account), in ascending user then account: *out is malloc'ed (NULL when no
+ * job completed). 0 or -ENOMEM. */
+int sim_metrics_users(const sim_result_t *res, sim_user_stat_t **out, size_t *n);
 
 #endif

@@ -167,6 +167,54 @@ static void cell(char *buf, const row_t *r, const sim_metrics_t *m, const sim_me
         snprintf(buf + k, (size_t)(CELL - k), " (-)");
 }
 
+static int cmp_user(const void *a, const void *b)
+{
+    const sim_user_stat_t *x = a, *y = b;
+    if (x->user != y->user)
+        return x->user < y->user ? -1 : 1;
+    return (x->account > y->account) - (x->account < y->account);
+}
+
+/* One row per (user, account) that completed a job in some run; per run its jobs and
+ * their mean and longest wait. */
+static void users_table(FILE *f, const report_run_t *runs, int n)
+{
+    size_t total = 0, nk = 0;
+    for (int c = 0; c < n; c++)
+        total += runs[c].nusers;
+    sim_user_stat_t *keys = malloc((total ? total : 1) * sizeof(*keys));
+    if (!keys)
+        return;
+    for (int c = 0; c < n; c++)
+        for (size_t u = 0; u < runs[c].nusers; u++)
+            keys[nk++] = runs[c].users[u];
+    qsort(keys, nk, sizeof(*keys), cmp_user);
+    fprintf(f, "\nwait per user [s]");
+    for (int c = 0; c < n; c++)
+        fprintf(f, "  %32.32s", runs[c].name);
+    fprintf(f, "\n%10s %10s", "user", "account");
+    for (int c = 0; c < n; c++)
+        fprintf(f, "  %8s %11s %11s", "jobs", "mean", "max");
+    fprintf(f, "\n");
+    for (size_t k = 0; k < nk; k++) {
+        if (k && !cmp_user(&keys[k], &keys[k - 1]))
+            continue;
+        fprintf(f, "%10u %10u", keys[k].user, keys[k].account);
+        for (int c = 0; c < n; c++) {
+            const sim_user_stat_t *u =
+                runs[c].nusers ? bsearch(&keys[k], runs[c].users, runs[c].nusers,
+                                         sizeof(*u), cmp_user)
+                               : NULL;
+            if (u)
+                fprintf(f, "  %8zu %11.1f %11.1f", u->jobs, u->wait_mean, u->wait_max);
+            else
+                fprintf(f, "  %8d %11s %11s", 0, "-", "-");
+        }
+        fprintf(f, "\n");
+    }
+    free(keys);
+}
+
 void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, int n)
 {
     if (n > MAXCOL)
@@ -180,6 +228,8 @@ void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, 
     if (info->malformed)
         fprintf(f, ", %zu malformed lines skipped", info->malformed);
     fprintf(f, "\n");
+    if (info->priority)
+        fprintf(f, "priority %s\n", info->priority);
     for (int c = 0; c < n; c++) {
         fprintf(f, "policy %s", runs[c].spec);
         if (runs[c].rejected)
@@ -219,6 +269,8 @@ void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, 
         }
         fprintf(f, "\n");
     }
+    if (info->per_user)
+        users_table(f, runs, n);
 }
 
 /* --- JSON --- */
@@ -246,6 +298,20 @@ static json_t *ckpt_json(const sim_ckpt_res_t *k, double mean)
     json_object_set_new(o, "used_peak_mb", json_real(k->used_peak_mb));
     json_object_set_new(o, "overflow_mb", json_real(k->overflow_mb));
     return o;
+}
+
+static json_t *users_json(const report_run_t *r)
+{
+    json_t *a = json_array();
+    for (size_t k = 0; k < r->nusers; k++) {
+        const sim_user_stat_t *u = &r->users[k];
+        json_array_append_new(a, json_pack("{s:I,s:I,s:I,s:f,s:f,s:f}", "user",
+                                           (json_int_t)u->user, "account",
+                                           (json_int_t)u->account, "jobs", (json_int_t)u->jobs,
+                                           "wait_mean", u->wait_mean, "wait_p50", u->wait_p50,
+                                           "wait_max", u->wait_max));
+    }
+    return a;
 }
 
 int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, int n)
@@ -291,6 +357,8 @@ int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, in
                           (json_int_t)m->failure_shrinks, "interrupts",
                           (json_int_t)m->interrupts, "restarts", (json_int_t)m->restarts,
                           "lost_node_seconds", m->lost_node_seconds));
+        if (info->per_user)
+            json_object_set_new(o, "users", users_json(&runs[c]));
         json_array_append_new(arr, o);
     }
     json_t *root = json_pack("{s:s,s:I,s:i,s:I,s:I,s:I,s:o}", "workload", info->workload, "jobs",
@@ -299,6 +367,8 @@ int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, in
                              "seed", (json_int_t)info->seed, "runs", arr);
     if (info->malleable >= 0)
         json_object_set_new(root, "malleable", json_real(info->malleable));
+    if (info->priority)
+        json_object_set_new(root, "priority", json_string(info->priority));
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
     fputc('\n', f);
     json_decref(root);

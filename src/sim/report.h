@@ -22,6 +22,8 @@ typedef struct report_info {
     bool failures;          /* runs had node failures: show their rows */
     bool requests;          /* the workload has evolving jobs' requests: show their rows */
     bool io;                /* the workload has jobs with I/O phases: show their rows */
+    const char *priority;   /* the runs' priority settings; NULL: none (submission order) */
+    bool per_user;          /* show the runs' users (report_run_t.users) */
 } report_info_t;
 
 typedef struct report_run {
@@ -29,6 +31,8 @@ typedef struct report_run {
     const char *spec;       /* canonical spec, every parameter spelled out */
     sim_metrics_t m;
     size_t rejected, unfinished;
+    const sim_user_stat_t *users; /* info->per_user: the wait per user */
+    size_t nusers;
 } report_run_t;
 
 /* One column per run; every run after the first also shows its ratio to the first. */

@@ -344,6 +344,7 @@ static void submit(simctx_t *c, size_t i)
         .id = j->id,
         .submit = j->submit,
         .user = j->user,
+        .account = j->account,
         .type = j->type,
         .nodes = j->nodes,
         .min_nodes = j->min_nodes,
@@ -394,6 +395,8 @@ static void init_job(simctx_t *c, size_t i)
     r->state = RJ_WAITING;
     r->req_t = -1;
     jr->id = j->id;
+    jr->user = j->user;
+    jr->account = j->account;
     jr->submit = j->submit;
     jr->start = jr->end = -1;
     jr->runtime = j->runtime;
@@ -585,6 +588,10 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
     if (rc < 0)
         return rc;
     snprintf(res->policy, sizeof(res->policy), "%s", sched_policy_spec(c.s));
+    if (cfg->priority && (rc = sched_set_priority(c.s, cfg->priority, err, errlen)) < 0) {
+        sched_destroy(c.s);
+        return rc;
+    }
     size_t nj = wl->njobs;
     res->jobs = calloc(nj ? nj : 1, sizeof(*res->jobs));
     c.rj = calloc(nj ? nj : 1, sizeof(*c.rj));
@@ -667,6 +674,8 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
         double t = ta < th ? ta : th;
         if (isinf(t))
             break;
+        /* fair-share usage is charged up to the time of the ends and resizes that follow */
+        sched_clock(c.s, t);
         bool changed = false;
         while (c.q.n && evq_top(&c.q)->t == t && evq_top(&c.q)->cls == CLS_CHANGE) {
             evq_item_t it = *evq_top(&c.q);

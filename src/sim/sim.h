@@ -136,10 +136,14 @@ typedef struct sim_config {
     const sim_ckpt_t *ckpt;     /* NULL: no checkpoint service */
     const sim_failures_t *failures; /* NULL: no failures */
     const sim_pfs_t *pfs;       /* NULL: sim_pfs_default (used by jobs with I/O phases) */
+    /* multifactor priority and fair share (docs/simulator.md, "Fair share"); NULL: the
+     * engine's default, every weight 0 (submission order) */
+    const sched_prio_config_t *priority;
 } sim_config_t;
 
 typedef struct sim_jobres {
     int64_t id;
+    uint32_t user, account;     /* as in the workload */
     double submit, start, end;  /* start/end < 0: never ran */
     double runtime;             /* the workload's run time at the requested size */
     int nodes_start, min_nodes, max_nodes, nodes_final;

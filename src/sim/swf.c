@@ -28,6 +28,7 @@ enum {
     F_REQ_PROCS = 8,
     F_REQ_TIME = 9,
     F_USER = 12,
+    F_GROUP = 13,
 };
 
 static const char *const field_names[SWF_FIELDS + 1] = {
@@ -148,6 +149,10 @@ static int parse_job(swf_reader_t *r, char *p)
     if (!int_field(f[F_USER], -1, UINT32_MAX))
         return malformed(r, "field %d (user id) must be -1 or an integer >= 0, not %g", F_USER,
                          f[F_USER]);
+    /* account g + 1 for group g: account 0 is the root, where jobs of no group go */
+    if (!int_field(f[F_GROUP], -1, (double)UINT32_MAX - 2))
+        return malformed(r, "field %d (group id) must be -1 or an integer >= 0, not %g",
+                         F_GROUP, f[F_GROUP]);
 
     int64_t id = (int64_t)f[F_JOB];
     uintptr_t first = (uintptr_t)idmap_get(r->seen, id);
@@ -172,6 +177,7 @@ static int parse_job(swf_reader_t *r, char *p)
         .runtime = runtime,
         .walltime = f[F_REQ_TIME] > 0 ? f[F_REQ_TIME] : runtime,
         .user = f[F_USER] < 0 ? 0 : (uint32_t)f[F_USER],
+        .account = f[F_GROUP] < 0 ? 0 : (uint32_t)f[F_GROUP] + 1,
         .type = SCHED_RIGID,
         .nodes = (int)((size + cpn - 1) / cpn),
         .constraint = SCHED_CONS_NONE,

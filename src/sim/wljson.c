@@ -215,6 +215,10 @@ static int parse_key(const jctx_t *c, const char *key, const json_t *v, wl_job_t
         if (!get_int(v, 0, UINT32_MAX, &x))
             return jfail(c, "'user' must be an integer >= 0");
         j->user = (uint32_t)x;
+    } else if (!strcmp(key, "account")) {
+        if (!get_int(v, 0, (int64_t)UINT32_MAX - 1, &x))
+            return jfail(c, "'account' must be an integer >= 0 (a fair-share account; 0: none)");
+        j->account = (uint32_t)x;
     } else if (!strcmp(key, "power")) {
         return parse_power(c, v, j);
     } else if (!strcmp(key, "ckpt_mb")) {

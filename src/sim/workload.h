@@ -29,6 +29,8 @@ typedef struct wl_job {
     double runtime;         /* seconds on `nodes` nodes (rigid: the run time) */
     double walltime;        /* the user's estimate, >= runtime */
     uint32_t user;
+    uint32_t account;       /* fair-share account (sched_jobspec_t.account): 0 none, the
+                               root; SWF group g gives g + 1 (docs/simulator.md) */
     sched_jobtype_t type;
     int nodes;              /* requested nodes: the start size */
     int min_nodes, max_nodes, pref_nodes; /* as in sched_jobspec_t (0 = nodes) */

@@ -53,21 +53,6 @@ static void put(char *path, size_t len, const char *name, const char *text)
     fclose(f);
 }
 
-/* A fixture under tests/data: ctest says where the sources are; a direct run falls
- * back on this file's own location. */
-static void data_path(char *path, size_t len, const char *name)
-{
-    const char *src = getenv("DUCTILE_SOURCE_DIR");
-    if (src && *src) {
-        snprintf(path, len, "%s/tests/data/%s", src, name);
-        return;
-    }
-    snprintf(path, len, "%s", __FILE__);
-    char *cut = strstr(path, "tests/unit/");
-    assert_non_null(cut);
-    snprintf(cut, len - (size_t)(cut - path), "tests/data/%s", name);
-}
-
 static const wl_job_t *find(const workload_t *wl, int64_t id)
 {
     for (size_t i = 0; i < wl->njobs; i++)
@@ -163,7 +148,7 @@ static wl_swf_opts_t swf_opts(int nodes, int cpn, bool lenient)
 static void load_small(workload_t *wl, int nodes, int cpn)
 {
     char path[4096], err[512] = "";
-    data_path(path, sizeof(path), "small.swf");
+    tu_data_path(path, sizeof(path), "small.swf");
     wl_swf_opts_t o = swf_opts(nodes, cpn, false);
     if (wl_load_swf(path, &o, wl, err, sizeof(err)) != 0)
         fail_msg("%s", err);
@@ -437,7 +422,7 @@ static void test_swf_bad_options(void **state)
     assert_contains(err, "no-such.swf");
     assert_int_equal(wl.njobs, 0);
 
-    data_path(path, sizeof(path), "small.swf");
+    tu_data_path(path, sizeof(path), "small.swf");
     o = swf_opts(0, 0, false);
     assert_int_equal(wl_load_swf(path, &o, &wl, err, sizeof(err)), -EINVAL);
     assert_contains(err, "cores per node");
@@ -490,7 +475,7 @@ static void test_json_fixture(void **state)
 {
     (void)state;
     char path[4096], err[512] = "";
-    data_path(path, sizeof(path), "small.json");
+    tu_data_path(path, sizeof(path), "small.json");
     workload_t wl;
     if (wl_load_json(path, &wl, err, sizeof(err)) != 0)
         fail_msg("%s", err);

@@ -177,3 +177,18 @@ void tu_sql(const char *path, const char *sql)
         fail_msg("%s: %s", sql, msg);
     sqlite3_close(db);
 }
+
+/* A fixture under tests/data: ctest says where the sources are; a direct run falls
+ * back on this file's own location. */
+void tu_data_path(char *path, size_t len, const char *name)
+{
+    const char *src = getenv("DUCTILE_SOURCE_DIR");
+    if (src && *src) {
+        snprintf(path, len, "%s/tests/data/%s", src, name);
+        return;
+    }
+    snprintf(path, len, "%s", __FILE__);
+    char *cut = strstr(path, "tests/unit/");
+    assert_non_null(cut);
+    snprintf(cut, len - (size_t)(cut - path), "tests/data/%s", name);
+}

@@ -51,5 +51,8 @@ void tu_put(const char *dir, const char *rel, const char *text);
 void tu_sql(const char *path, const char *sql);
 /* Reads a whole file (caller frees); NULL if it cannot. */
 char *tu_slurp(const char *path, size_t *len);
+/* The path of tests/data/name: under DUCTILE_SOURCE_DIR (ctest sets it), else found
+ * from this file's location (a test run by hand). */
+void tu_data_path(char *path, size_t len, const char *name);
 
 #endif
