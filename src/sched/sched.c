@@ -109,6 +109,7 @@ void sched_destroy(sched_t *s)
     }
     prio_destroy(s);
     lim_free(s);
+    resv_free(s);
     nodeset_destroy(s->avail);
     nodeset_destroy(s->freeset);
     free(s->byend);
@@ -827,6 +828,7 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     s->nactnodes = 0;
     prio_pass(s);
     lim_pass_begin(s);
+    resv_pass_begin(s);
     if (s->power_admit || s->policy->uses_power)
         sched_power_estimate(s, &s->pw_lo, &s->pw_hi);
     if (sched_hold_due(s, now))
@@ -839,6 +841,7 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     for (sjob_t *j = s->qhead; j && j->cls == SCHED_CLASS_FAILED; j = j->qnext)
         j->restart_small = j->spec.type == SCHED_MALLEABLE && j->spec.nodes > s->navail;
     s->policy->pass(s);
+    resv_pass_end(s);
     lim_pass_end(s);
     /* Node lists were appended to one growing buffer: fix the pointers now. */
     for (size_t i = 0; i < s->nacts; i++)
@@ -942,6 +945,8 @@ static const char *const reason_names[SCHED_R__COUNT] = {
     [SCHED_R_LIMIT_JOBS] = "JobsLimit",
     [SCHED_R_LIMIT_NODES] = "NodesLimit",
     [SCHED_R_LIMIT_NODE_HOURS] = "NodeHoursLimit",
+    [SCHED_R_RESV_WAIT] = "Reservation",
+    [SCHED_R_RESERVATION] = "ReservationBegins",
 };
 
 const char *sched_reason_name(sched_reason_t r)

@@ -102,6 +102,9 @@ typedef enum sched_reason {
     SCHED_R_LIMIT_NODES,       /* as many nodes as it may hold */
     SCHED_R_LIMIT_NODE_HOURS,  /* its node-hours (used, and allowed to its running jobs
                                   by their time limits) would pass its budget */
+    /* reservations (resv.c) */
+    SCHED_R_RESV_WAIT,         /* waiting: its reservation has not begun */
+    SCHED_R_RESERVATION,       /* shrunk: a reservation that began holds some of its nodes */
     SCHED_R__COUNT
 } sched_reason_t;
 
@@ -130,6 +133,7 @@ typedef struct sched_jobspec {
     uint32_t account;
     int tier;
     int nice;
+    int64_t reservation;  /* runs in this reservation (sched_add_reservation); 0: none */
     /* node selection (docs/policies.md, "Node selection"): the job runs and grows only
      * on the allowed nodes (NULL: every node) and its allocation holds every required
      * one (--nodelist). The engine copies both at submit: they need not outlive the
@@ -394,6 +398,21 @@ int sched_set_account_limits(sched_t *s, uint32_t account, const sched_limits_t 
 /* A waiting job held by a limit: true, with *account the account whose limit (0: its
  * user's). */
 bool sched_limited(const sched_t *s, int64_t id, uint32_t *account);
+
+/* --- Reservations (resv.c; docs/reservations.md) ---
+ * Nodes set apart from start to end: a job of no reservation starts (or grows) on them
+ * only if its estimate ends it before start (a job without a time limit: never); a job
+ * of the reservation (spec.reservation) runs on its nodes only, once it has begun. When
+ * it begins, a malleable job of another holding its nodes is shrunk to give them back
+ * where its minimum and constraint allow. Two reservations never share a node at the
+ * same time. Ended reservations are dropped at a pass. */
+int sched_add_reservation(sched_t *s, int64_t id, double start, double end, const int *nodes,
+                          int n, bool maintenance, char *err, size_t errlen);
+int sched_remove_reservation(sched_t *s, int64_t id);
+/* Up to n nodes for a reservation from start to end (none of another one then): free
+ * ones first, then those whose jobs should have ended by start, highest numbers first.
+ * Their count. */
+int sched_pick_reservation_nodes(const sched_t *s, double start, double end, int n, int *out);
 
 /* Decide what to do at time now. The actions stay valid until the next call that
  * changes the engine. */

@@ -23,6 +23,8 @@ struct sjob {
     prio_node_t *leaf;     /* its fair-share association */
     double charged_at;     /* running: its nodes are charged to the leaf up to here */
     lim_state_t *ulim;     /* its user's limits (limits.c); NULL: none */
+    nodeset_t *resv_saved; /* during a pass: its own allowed set (resv.c), and */
+    bool resv_on, resv_own; /* whether it has a reservations' view, its own */
     bool lim_on;           /* some limit counts it (set at each pass) */
     uint32_t limit_account; /* held by a limit: the account's (0: its user's) */
     sched_state_t state;
@@ -153,6 +155,11 @@ struct sched {
     idmap_t *lim_users;  /* uid -> lim_state_t */
     int nlimits;         /* users and accounts with limits */
     sjob_t *lim_parked;  /* during a pass: waiting jobs a limit keeps out of it */
+    /* reservations (resv.c) */
+    struct resv *resv;
+    int nresv;
+    struct resv_view *resv_views; /* during a pass: the views unmasked jobs share */
+    int nresv_views;
     /* output of the current pass */
     sched_action_t *acts;
     size_t nacts, capacts, capactoff;
@@ -367,6 +374,11 @@ void prio_pass(sched_t *s);
 
 /* An account of the fair-share tree, made (top-level, 1 share) if new. */
 prio_node_t *prio_account(sched_t *s, uint32_t id);
+
+/* reservations (resv.c): each job's view of the nodes for the pass, and back */
+void resv_free(sched_t *s);
+void resv_pass_begin(sched_t *s);
+void resv_pass_end(sched_t *s);
 
 /* limits (limits.c) */
 void lim_free(sched_t *s);
