@@ -38,6 +38,10 @@ int cmd_checkpoints(int argc, char **argv);
 int cmd_account(int argc, char **argv);
 int cmd_priority(int argc, char **argv);
 int cmd_partitions(int argc, char **argv);
+int cmd_reservation(int argc, char **argv);
+/* A time as --begin takes it (HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], now+N[unit], midnight,
+ * noon, tomorrow): 0 and *out seconds since the epoch, or -1. */
+int cmd_parse_begin(const char *v, double *out);
 
 /* $DUCTILE_JOB_ID, 0 outside a job. */
 long long cmd_job_from_env(void);

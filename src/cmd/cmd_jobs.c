@@ -421,6 +421,8 @@ int cmd_show(int argc, char **argv)
         print_text("Limit", j, "limit");
     if (*cu_str(j, "partition"))
         print_text("Partition", j, "partition");
+    if (*cu_str(j, "reservation"))
+        print_text("Reservation", j, "reservation");
     if (json_integer_value(json_object_get(j, "nice")))
         printf("%-14s %lld\n", "Nice", (long long)json_integer_value(json_object_get(j, "nice")));
     printf("%-14s %s (%s)\n", "State", cu_str(j, "state_name"), cu_str(j, "state"));

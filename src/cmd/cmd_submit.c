@@ -40,6 +40,7 @@ typedef struct sub {
     const char *depend; /* --dependency */
     const char *account; /* --account */
     const char *partition; /* --partition "a,b" */
+    const char *reservation; /* --reservation */
     long nice;          /* --nice */
     bool hold;          /* --hold */
     const char *array;  /* --array, as given */
@@ -54,7 +55,7 @@ typedef struct sub {
 
 enum { O_MIN = 256, O_MAX, O_CONS, O_MALL, O_MOLD, O_RIGID, O_EVOL, O_REQ, O_CONF, O_HELP,
        O_PMIN, O_PMAX, O_CKAG, O_IO, O_WRAP, O_PARSABLE, O_EXPORT, O_TPN, O_EXCL, O_NOREQ,
-       O_SIGNAL, O_TEST, O_NICE, O_GPN, O_GRES, O_MEM, O_REFUSE };
+       O_SIGNAL, O_TEST, O_NICE, O_GPN, O_GRES, O_MEM, O_REFUSE, O_RESV };
 static const char shortopts[] = "+:hN:t:J:o:e:D:n:c:Hb:d:a:A:C:w:x:p:";
 static const struct option lopts[] = {
     {"nodes", required_argument, 0, 'N'},      {"time", required_argument, 0, 't'},
@@ -76,7 +77,7 @@ static const struct option lopts[] = {
     {"array", required_argument, 0, 'a'},     {"signal", required_argument, 0, O_SIGNAL},
     {"test-only", no_argument, 0, O_TEST},    {"help", no_argument, 0, O_HELP},
     {"account", required_argument, 0, 'A'},   {"nice", optional_argument, 0, O_NICE},
-    {"partition", required_argument, 0, 'p'},
+    {"partition", required_argument, 0, 'p'},  {"reservation", required_argument, 0, O_RESV},
     {"constraint", required_argument, 0, 'C'}, {"gpus-per-node", required_argument, 0, O_GPN},
     {"gres", required_argument, 0, O_GRES},   {"mem", required_argument, 0, O_MEM},
     {"nodelist", required_argument, 0, 'w'},  {"exclude", required_argument, 0, 'x'},
@@ -101,7 +102,6 @@ static const struct {
      "--gpus-per-node"},
     {"mail-type", 0, "Ductile sends no mail: remove it"},
     {"mail-user", 0, "Ductile sends no mail: remove it"},
-    {"reservation", 0, "Ductile has no reservations yet"},
     {"licenses", 'L', "Ductile has no licenses"},
     {"clusters", 'M', "one Ductile controller serves one cluster"},
 };
@@ -173,7 +173,7 @@ static int parse_tasks(const char *where, const char *opt, const char *v, long *
 /* --begin as sbatch takes it: now+N[seconds|minutes|hours|days|weeks] (seconds by
  * default), HH:MM[:SS] (today, or tomorrow once past), midnight, noon, today, tomorrow,
  * YYYY-MM-DD[THH:MM[:SS]], or Ductile's +DURATION and seconds since the epoch. */
-static int parse_begin(const char *v, double *out)
+int cmd_parse_begin(const char *v, double *out)
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -405,6 +405,12 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
                             "',' (ductile partitions lists them)", where);
         s->partition = arg;
         return 0;
+    case O_RESV:
+        if (!*arg || strlen(arg) > 64 || strparse_has_control(arg))
+            return cmd_fail("%s--reservation: give a reservation's name (ductile reservation "
+                            "list shows them)", where);
+        s->reservation = arg;
+        return 0;
     case 'A':
         if (!*arg || strlen(arg) > 64 || strparse_has_control(arg))
             return cmd_fail("%s--account: give an account's name (ductile account list shows "
@@ -418,7 +424,7 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
                             "negative one, a higher priority, is for operators)", where, arg);
         return 0;
     case 'b':
-        if (parse_begin(arg, &s->begin) < 0)
+        if (cmd_parse_begin(arg, &s->begin) < 0)
             return cmd_fail("%s--begin: '%s' is not a time (HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], "
                             "now+N[seconds|minutes|hours|days|weeks], midnight, noon, "
                             "tomorrow)", where, arg);
@@ -701,6 +707,7 @@ static void usage(void)
            "  -H, --hold                submit it held (ductile release lets it start)\n"
            "  -p, --partition P[,P...]  run it in one of these partitions (default: the\n"
            "                            cluster's default one; ductile partitions lists them)\n"
+           "      --reservation NAME    run it in that reservation, on its nodes, once it begins\n"
            "  -A, --account NAME        run it under that account (one you are a member of;\n"
            "                            default: your default account)\n"
            "      --nice[=N]            lower its priority by N (100 without N); a negative N\n"
@@ -1019,6 +1026,8 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
         json_object_set_new(req, "account", json_string(s.account));
     if (req && s.partition)
         json_object_set_new(req, "partition", json_string(s.partition));
+    if (req && s.reservation)
+        json_object_set_new(req, "reservation", json_string(s.reservation));
     if (req && s.nice)
         json_object_set_new(req, "nice", json_integer(s.nice));
     if (req && s.array) {

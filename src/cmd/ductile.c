@@ -40,6 +40,7 @@ static const struct subcmd subcmds[] = {
     {"history", cmd_history, "list finished jobs"},
     {"priority", cmd_priority, "the waiting jobs' priorities and their factors (sprio)"},
     {"partitions", cmd_partitions, "the partitions: their nodes, states and rules"},
+    {"reservation", cmd_reservation, "nodes set apart for a time: create, list, delete (operators)"},
     {"account", cmd_account, "accounts and their fair share; add or change them (operators)"},
     {"nodes", cmd_nodes, "list nodes and their states"},
     {"drain", cmd_drain, "stop placing jobs on nodes (operators)"},

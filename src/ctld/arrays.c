@@ -50,8 +50,11 @@ static job_t *clone(const job_t *t)
     j->nice = t->nice;
     j->partition = dup_opt(t->partition);
     j->tier = t->tier;
+    j->reservation = dup_opt(t->reservation);
+    j->resv_id = t->resv_id;
     if (nsel_copy_request(&t->sel, &j->sel) < 0 || !j->name || !j->user || !j->script ||
         !j->cwd || !j->env || (t->account && !j->account) || (t->partition && !j->partition) ||
+        (t->reservation && !j->reservation) ||
         (t->out_path && !j->out_path) || (t->err_path && !j->err_path) ||
         (t->depend && !j->depend) || (t->args && !j->args)) {
         job_free(j);

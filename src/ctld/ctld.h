@@ -112,6 +112,8 @@ typedef struct job {
     char *partition;         /* the partitions it may run in, "a,b" (partitions.c); NULL:
                               * none configured */
     int tier;                /* the highest PriorityTier of them */
+    char *reservation;       /* the reservation it runs in (reservations.c); NULL: none */
+    int64_t resv_id;         /* its id for the engine; 0: none, or gone */
     char *out_path, *err_path;
     job_sel_t sel;           /* node selection (nodesel.c) */
     double submit, start, end;
@@ -695,6 +697,19 @@ int accounts_save_usage(ctld_t *c, bool force);
 void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool oper);
 /* priority: the waiting jobs' priorities with their weighted factors (sprio). */
 void accounts_priority_rpc(ctld_t *c, conn_t *conn, json_t *msg);
+/* --- reservations.c: reservations (docs/reservations.md) --- */
+/* The table (made if missing) into the engine: at a start and after a reload. */
+int resv_load(ctld_t *c, char *err, size_t errlen);
+/* The reservation a new job runs in (name: --reservation; NULL: none): its user must be
+ * one of its users (an operator need not); none for maintenance. */
+int resv_submit(ctld_t *c, job_t *j, const char *name, bool oper, char *err, size_t errlen);
+/* A reservation's id by name; 0: none (a restored job whose reservation ended). */
+int64_t resv_id_of(ctld_t *c, const char *name);
+/* At the tick: ended reservations leave the table. */
+void resv_tick(ctld_t *c);
+/* reservation_create, reservation_delete (operators), reservation_list. */
+void resv_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool oper, const char *by);
+
 /* --- partitions.c: partitions (docs/partitions.md) --- */
 /* The partitions a new job runs in (asked: "a,b"; NULL: the default one), checked
  * against their rules; sets its time limit from theirs when it gave none, its tier.

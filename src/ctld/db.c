@@ -88,7 +88,8 @@ static const char *schema =
  * 0: not an element), its index (array_task) and how many of the array may run at once
  * (array_max, 0: any).
  * Version 11: jobs have the account they run under (account, "" none; accounts.c),
- * their nice, the partitions they may run in (partition, "" none; partitions.c), and the nodes they asked for (nodesel: JSON of --constraint,
+ * their nice, the partitions they may run in (partition, "" none; partitions.c), the
+ * reservation they run in (reservation, "" none; reservations.c), and the nodes they asked for (nodesel: JSON of --constraint,
  * --gpus-per-node, --mem, --nodelist, --exclude; "" without), resolved at each start. */
 #define SCHEMA_VERSION 11
 
@@ -100,11 +101,11 @@ static const char *const sql[ST__N] = {
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
                   " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class,"
                   " args, hold, begin, depend, array_id, array_task, array_max, account, nice,"
-                  " nodesel, partition)"
+                  " nodesel, partition, reservation)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
                   " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
                   " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45,"
-                  " ?46, ?47, ?48, ?49, ?50)",
+                  " ?46, ?47, ?48, ?49, ?50, ?51)",
     [ST_SAVE] = "UPDATE jobs SET name = ?1, nodes = ?8, min_nodes = ?9, max_nodes = ?10,"
                 " time_limit = ?12, state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
@@ -488,6 +489,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"nice", "ALTER TABLE jobs ADD COLUMN nice INTEGER DEFAULT 0"},
         {"nodesel", "ALTER TABLE jobs ADD COLUMN nodesel TEXT DEFAULT ''"},
         {"partition", "ALTER TABLE jobs ADD COLUMN partition TEXT DEFAULT ''"},
+        {"reservation", "ALTER TABLE jobs ADD COLUMN reservation TEXT DEFAULT ''"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -847,6 +849,8 @@ int db_job_insert(ctld_t *c, job_t *j)
     sqlite3_bind_text(s->st[ST_INSERT], 49, sel ? sel : "", -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s->st[ST_INSERT], 50, j->partition ? j->partition : "", -1,
                       SQLITE_TRANSIENT);
+    sqlite3_bind_text(s->st[ST_INSERT], 51, j->reservation ? j->reservation : "", -1,
+                      SQLITE_TRANSIENT);
     free(sel);
     if (rc == 0)
         rc = run(s->st[ST_INSERT], c, "saving a new job");
@@ -925,7 +929,7 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
  * of a new one. Past the first 30 (the table as created); -1: none. */
 enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC_CLASS,
        XC_ARGS, XC_HOLD, XC_BEGIN, XC_DEPEND, XC_ARRAY, XC_ATASK, XC_AMAX, XC_ACCOUNT,
-       XC_NICE, XC_NODESEL, XC_PARTITION, XC__N };
+       XC_NICE, XC_NODESEL, XC_PARTITION, XC_RESV, XC__N };
 static void added_columns(sqlite3_stmt *st, int *at)
 {
     static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
@@ -933,7 +937,7 @@ static void added_columns(sqlite3_stmt *st, int *at)
                                              "io_from", "wait_class", "args", "hold",
                                              "begin", "depend", "array_id", "array_task",
                                              "array_max", "account", "nice", "nodesel",
-                                             "partition"};
+                                             "partition", "reservation"};
     int n = sqlite3_column_count(st);
     for (int x = 0; x < XC__N; x++) {
         at[x] = -1;
@@ -1077,6 +1081,11 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     s = col_text(st, at[XC_PARTITION]);
     if (s && *s && !(j->partition = strdup(s)))
         rc = -ENOMEM;
+    s = col_text(st, at[XC_RESV]);
+    if (s && *s && !(j->reservation = strdup(s)))
+        rc = -ENOMEM;
+    if (j->reservation && !jstate_final(j->state))
+        j->resv_id = resv_id_of(c, j->reservation); /* 0: it ended */
     if (nsel_from_text(col_text(st, at[XC_NODESEL]), &j->sel) < 0)
         bad = "node selection";
     s = col_text(st, at[XC_ARGS]);

@@ -111,6 +111,7 @@ void job_free(job_t *j)
     free(j->depend);
     free(j->account);
     free(j->partition);
+    free(j->reservation);
     nsel_free(&j->sel);
     free(j->alloc);
     free(j->resize_nodes);
@@ -265,6 +266,7 @@ static sched_jobspec_t spec_of(const ctld_t *c, const job_t *j)
         .account = j->account_id,
         .nice = j->nice,
         .tier = j->tier,
+        .reservation = j->resv_id,
         .allowed = j->sel.allowed, /* nodesel.c */
         .nallowed = j->sel.nallowed,
         .required = j->sel.required,
@@ -1339,6 +1341,8 @@ json_t *job_to_json(const ctld_t *c, const job_t *j, bool full)
                                                 : parts_running_in(c, j)));
         if (!isnan(prio))
             json_object_set_new(o, "priority", json_real(prio));
+        if (j->reservation)
+            json_object_set_new(o, "reservation", json_string(j->reservation));
         char lt[256];
         if (j->state == JS_PENDING && accounts_limit_text(c, j, lt, sizeof(lt)))
             json_object_set_new(o, "limit", json_string(lt));

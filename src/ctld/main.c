@@ -234,6 +234,8 @@ static int reload(ctld_t *c, char *err, size_t errlen)
         return -ENOMEM;
     int rc = accounts_load(c, err, errlen);
     if (rc == 0)
+        rc = resv_load(c, err, errlen);
+    if (rc == 0)
         rc = db_load(c, jobs_restore, err, errlen);
     if (rc < 0)
         return rc;
@@ -287,6 +289,7 @@ static void on_tick(uv_timer_t *h)
     tick_due = true;
     c->elig_due = true; /* begin times come (eligible.c) */
     accounts_save_usage(c, false);
+    resv_tick(c);
     jobs_want_schedule(c);
 }
 
@@ -480,7 +483,7 @@ int main(int argc, char **argv)
         return 1;
     }
     double t_load = stats_clock();
-    if (accounts_load(&c, err, sizeof(err)) < 0 ||
+    if (accounts_load(&c, err, sizeof(err)) < 0 || resv_load(&c, err, sizeof(err)) < 0 ||
         db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;

@@ -143,7 +143,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     double tlimit, io;
     bool requeue, ck_want, hold, test_only;
     double begin;
-    const char *depend, *account, *partition;
+    const char *depend, *account, *partition, *reservation;
     int64_t nice;
     const json_t *env, *args;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
@@ -166,6 +166,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_str_opt(m, "dependency", 1024, NULL, &depend, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "account", 64, NULL, &account, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "partition", 256, NULL, &partition, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "reservation", 64, NULL, &reservation, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "nice", -NICE_MAX, NICE_MAX, 0, &nice, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "args", MAX_ARGS, MAX_ENV_LEN, &args, err, sizeof(err)) < 0 ||
@@ -283,7 +284,8 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->nice = (int)nice;
     if (accounts_resolve(c, j, account, is_operator(c, conn), idx ? nidx : 1, err,
                          sizeof(err)) < 0 ||
-        parts_submit(c, j, partition, is_operator(c, conn), err, sizeof(err)) < 0) {
+        parts_submit(c, j, partition, is_operator(c, conn), err, sizeof(err)) < 0 ||
+        resv_submit(c, j, reservation, is_operator(c, conn), err, sizeof(err)) < 0) {
         free(idx);
         job_free(j);
         rpc_fail(c, conn, err);
@@ -1242,6 +1244,12 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         accounts_priority_rpc(c, conn, msg);
     else if (!strcmp(type, "partitions"))
         parts_rpc(c, conn);
+    else if (!strcmp(type, "reservation_create") || !strcmp(type, "reservation_delete") ||
+             !strcmp(type, "reservation_list")) {
+        char by[256];
+        ctld_user_name(conn_uid(conn), by, sizeof(by));
+        resv_rpc(c, conn, msg, type, is_operator(c, conn), by);
+    }
     else if (!strcmp(type, "run"))
         steps_run(c, conn, msg);
     else if (!strcmp(type, "step_ack"))

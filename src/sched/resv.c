@@ -284,6 +284,8 @@ void resv_pass_end(sched_t *s)
         if (mine && s->now < mine->start) { /* what it waits for */
             j->reason = SCHED_R_RESV_WAIT;
             j->reason_job = -1;
+        } else if (!mine && j->resv_on && j->reason == SCHED_R_NODES_UNAVAILABLE) {
+            j->reason = SCHED_R_RESV_NODES; /* up, but set apart while it would run */
         }
         restore(j);
     }

@@ -946,6 +946,7 @@ static const char *const reason_names[SCHED_R__COUNT] = {
     [SCHED_R_LIMIT_NODES] = "NodesLimit",
     [SCHED_R_LIMIT_NODE_HOURS] = "NodeHoursLimit",
     [SCHED_R_RESV_WAIT] = "Reservation",
+    [SCHED_R_RESV_NODES] = "ReservedNodes",
     [SCHED_R_RESERVATION] = "ReservationBegins",
 };
 

@@ -104,6 +104,8 @@ typedef enum sched_reason {
                                   by their time limits) would pass its budget */
     /* reservations (resv.c) */
     SCHED_R_RESV_WAIT,         /* waiting: its reservation has not begun */
+    SCHED_R_RESV_NODES,        /* waiting: the nodes it could use are reserved for part of
+                                  the time its estimate reaches */
     SCHED_R_RESERVATION,       /* shrunk: a reservation that began holds some of its nodes */
     SCHED_R__COUNT
 } sched_reason_t;
