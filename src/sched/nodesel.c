@@ -110,7 +110,7 @@ static bool required_free(const sched_t *s, const sjob_t *j)
 
 bool core_can_start(const sched_t *s, const sjob_t *j, int size)
 {
-    if (!core_masked(j))
+    if (!core_masked(s, j))
         return size <= s->nfree;
     return required_free(s, j) && size <= core_free_for(s, j);
 }
@@ -124,10 +124,10 @@ bool nodesel_unrunnable(const sched_t *s, const sjob_t *j, int need)
 
 const nodeset_t *nodesel_aside(const sched_t *s, const sjob_t *j)
 {
-    for (const sjob_t *w = s->qhead; w; w = w->qnext) {
+    for (const sjob_t *w = s->nmasked ? s->qhead : NULL; w; w = w->qnext) {
         if (core_unrunnable(s, w, true))
             continue;
-        if (w == j || !core_masked(w))
+        if (w == j || !core_masked(s, w))
             return NULL;
         return w->allowed ? w->allowed : w->required;
     }
@@ -235,7 +235,7 @@ bool nodesel_room_enough(const sched_t *s, int n, const sjob_t *waiting, bool fl
 
 bool nodesel_backfill_beside(sched_t *s, sjob_t *j, const sjob_t *head, bool flexible)
 {
-    if (!core_masked(head) || j->required)
+    if (!core_masked(s, head) || j->required)
         return false;
     const nodeset_t *theirs = head->allowed ? head->allowed : head->required;
     int beside = nodeset_count_in(s->freeset, j->allowed, theirs);

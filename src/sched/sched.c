@@ -84,6 +84,7 @@ static void job_release(sched_t *s, sjob_t *j)
         return;
     free(j->nodes);
     free(j->io);
+    s->nmasked -= j->allowed || j->required;
     nodesel_release(j);
     if (!JOB_POOL) {
         free(j);
@@ -217,7 +218,14 @@ int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, dou
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     }
     int avail = 0;
-    rc = core_will_run(s, &probe, ahead, start, &avail);
+    /* (not counted in nmasked: core_will_run sees its sizes, not its nodes) */
+    if ((probe.allowed || probe.required) &&
+        nodesel_unrunnable(s, &probe, core_min_start(&probe, false))) {
+        *start = -1;
+        rc = 0;
+    } else {
+        rc = core_will_run(s, &probe, ahead, start, &avail);
+    }
     nodesel_release(&probe);
     int fit = rc == 1 ? core_fit(&probe, avail, false) : 0; /* a moldable job: up to max */
     *size = fit > 0 ? fit : core_min_start(&probe, false);
@@ -298,7 +306,10 @@ int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errl
     if (idmap_get(s->jobs, v.id))
         return snprintf(err, errlen, "job %lld exists already", (long long)v.id), -EEXIST;
     sjob_t *j = new_job(s, &v);
-    if (!j || nodesel_attach(s, j) < 0 || idmap_put(s->jobs, v.id, j) < 0) {
+    int arc = j ? nodesel_attach(s, j) : -ENOMEM;
+    if (j)
+        s->nmasked += j->allowed || j->required; /* job_release counts it out */
+    if (!j || arc < 0 || idmap_put(s->jobs, v.id, j) < 0) {
         job_release(s, j);
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     }

@@ -118,6 +118,7 @@ struct sched {
     sjob_t **byend;      /* running jobs by end_est (then id) when the policy needs it */
     int nbyend, capbyend;
     int nresizing;
+    int nmasked;         /* jobs with an allowed or required node set (nodesel.c) */
     int nstopping;       /* jobs in SCHED_STOPPING */
     int nrequests;
     int nholds;          /* jobs with oper_hold_until > 0 */
@@ -310,7 +311,11 @@ int nodesel_attach(const sched_t *s, sjob_t *j);
 void nodesel_release(sjob_t *j);
 /* Can j never start on need nodes with the nodes that are up (its masks)? */
 bool nodesel_unrunnable(const sched_t *s, const sjob_t *j, int need);
-static inline bool core_masked(const sjob_t *j) { return j->allowed || j->required; }
+static inline bool core_masked(const sched_t *s, const sjob_t *j)
+{
+    /* the count first: a pass over a long queue without masks reads no more of each job */
+    return s->nmasked && (j->allowed || j->required);
+}
 /* Free nodes j may start on (its allowed ones). */
 int core_free_for(const sched_t *s, const sjob_t *j);
 /* Can j start on size nodes now: enough of its allowed nodes free, every required one? */
