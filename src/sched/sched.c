@@ -886,13 +886,14 @@ int sched_job_info(const sched_t *s, int64_t id, sched_jobinfo_t *out)
     out->app_pref = j->spec.pref_nodes;
     out->app_interval = j->interval;
     if (j->request) {
+        int room = core_grow_room(s, j); /* the free nodes it may grow onto */
         if (j->state == SCHED_RESIZING)
             out->request_wait = SCHED_W_RESIZING;
-        else if (j->request > j->ncommit && j->request - j->ncommit > s->nfree)
+        else if (j->request > j->ncommit && j->request - j->ncommit > room)
             out->request_wait = SCHED_W_NODES;
         else if (core_request_blocked(j))
             out->request_wait = SCHED_W_NOT_ADAPTIVE;
-        out->request_free = s->nfree;
+        out->request_free = room;
     }
     return 0;
 }

@@ -261,6 +261,34 @@ static void growth_and_shrinks_around_masked_head(void **state)
     sched_destroy(s);
 }
 
+/* An operator's resize of a masked job waits for its own nodes, and says how many are
+ * free for it. */
+static void operator_request_counts_own_nodes(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "fcfs");
+    const int half[] = {4, 5, 6, 7};
+    tu_submit(s, (tu_job_t){.id = 1, .type = SCHED_MALLEABLE, .nodes = 1, .min = 1, .max = 4,
+                            .allowed = half, .nallowed = 4});
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 0, &a), 1);
+    restore(s, 2, gpu, 2, 100);
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_request_resize(s, 1, 4, true, err, sizeof(err)), 0);
+    size_t n = tu_pass(s, 1, &a);
+    assert_null(tu_find(a, n, 1, SCHED_OP_EXPAND));
+    sched_jobinfo_t info;
+    assert_int_equal(sched_job_info(s, 1, &info), 0);
+    assert_int_equal(info.request_wait, SCHED_W_NODES);
+    assert_int_equal(info.request_free, 1); /* node 5; 0-3 are free but not its own */
+    assert_int_equal(sched_remove(s, 2), 0);
+    n = tu_pass(s, 2, &a);
+    const sched_action_t *ex = tu_find(a, n, 1, SCHED_OP_EXPAND);
+    assert_non_null(ex);
+    assert_int_equal(ex->nodes_after, 4);
+    sched_destroy(s);
+}
+
 /* A job that loses a required node does not run on without it. */
 static void required_node_failure_requeues(void **state)
 {
@@ -291,6 +319,7 @@ int main(void)
         cmocka_unit_test(malleable_grows_inside_mask),
         cmocka_unit_test(growth_and_shrinks_around_masked_head),
         cmocka_unit_test(required_node_failure_requeues),
+        cmocka_unit_test(operator_request_counts_own_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
