@@ -471,8 +471,11 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     double *io = j->io, prio = j->prio;
     prio_node_t *leaf = j->leaf;
     int io_lo = j->io_lo, io_n = j->io_n;
+    nodeset_t *allowed = j->allowed, *required = j->required;
     memset(j, 0, sizeof(*j));
     job_init(j, &spec);
+    j->allowed = allowed; /* the nodes it asked for, as its sizes (nodesel.c) */
+    j->required = required;
     j->io = io; /* a property of the application, as its sizes are */
     j->io_lo = io_lo;
     j->io_n = io_n;

@@ -289,6 +289,41 @@ static void operator_request_counts_own_nodes(void **state)
     sched_destroy(s);
 }
 
+/* Node stealing (sfsj) for a masked job that lost a node stops only a job on its nodes:
+ * job 3, the first victim by the counts, holds none of them. */
+static void stealing_takes_own_nodes(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "sfsj");
+    const int seven[] = {7}, zero[] = {0}, mask[] = {4, 5, 7};
+    restore(s, 2, seven, 1, 1000);
+    sched_jobspec_t a = {.id = 3, .submit = 5, .type = SCHED_RIGID, .nodes = 1, .walltime = 1000};
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_restore_running(s, &a, 5, zero, 1, err, sizeof(err)), 0);
+    tu_submit(s, (tu_job_t){.id = 1, .submit = 6, .type = SCHED_RIGID, .nodes = 2,
+                            .walltime = 100, .allowed = mask, .nallowed = 3});
+    const sched_action_t *acts;
+    size_t n = tu_pass(s, 6, &acts);
+    const sched_action_t *st = tu_find(acts, n, 1, SCHED_OP_START);
+    assert_non_null(st);
+    assert_true(has(st, 4) && has(st, 5));
+    int64_t job;
+    sched_failure_t what;
+    assert_int_equal(sched_node_failed(s, 5, &job, &what), 0);
+    assert_int_equal(what, SCHED_FAIL_REQUEUED);
+    n = tu_pass(s, 10, &acts);
+    const sched_action_t *in = tu_find(acts, n, 2, SCHED_OP_INTERRUPT);
+    assert_non_null(in);
+    assert_int_equal(in->for_job, 1);
+    assert_null(tu_find(acts, n, 3, SCHED_OP_INTERRUPT));
+    tu_complete(s, acts, n);
+    n = tu_pass(s, 11, &acts);
+    st = tu_find(acts, n, 1, SCHED_OP_START);
+    assert_non_null(st);
+    assert_true(has(st, 4) && has(st, 7));
+    sched_destroy(s);
+}
+
 /* A job that loses a required node does not run on without it. */
 static void required_node_failure_requeues(void **state)
 {
@@ -320,6 +355,7 @@ int main(void)
         cmocka_unit_test(growth_and_shrinks_around_masked_head),
         cmocka_unit_test(required_node_failure_requeues),
         cmocka_unit_test(operator_request_counts_own_nodes),
+        cmocka_unit_test(stealing_takes_own_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
