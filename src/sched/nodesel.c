@@ -186,32 +186,43 @@ static double end_or_now(const sched_t *s, const sjob_t *r)
     return r->end_est > s->now ? r->end_est : s->now;
 }
 
+/* When need of j's own nodes, and every required one, are first free by the running
+ * jobs' estimates: now when they are, INFINITY when no estimate frees them. *avail: its
+ * nodes free then; *reqfree: its required nodes free now. */
+static double own_nodes_free_at(const sched_t *s, const sjob_t *j, int need, int *avail,
+                                int *reqfree)
+{
+    int nreq = j->required ? nodeset_count(j->required) : 0;
+    *reqfree = j->required ? nodeset_count_in(j->required, s->freeset, NULL) : 0;
+    *avail = core_free_for(s, j);
+    int missing = nreq - *reqfree, k = 0, got = 0;
+    if (*avail >= need && missing <= 0)
+        return s->now;
+    while (k < s->nbyend && (*avail < need || got < missing))
+        *avail += overlap(j, s->byend[k++], &got);
+    if (*avail < need || got < missing)
+        return INFINITY;
+    /* every job ending then frees its nodes then (the order among equal ends is ids') */
+    double at = end_or_now(s, s->byend[k - 1]);
+    while (k < s->nbyend && end_or_now(s, s->byend[k]) == at)
+        *avail += overlap(j, s->byend[k++], &got);
+    return at;
+}
+
+double nodesel_earliest(const sched_t *s, const sjob_t *j, int need)
+{
+    int avail, reqfree;
+    return own_nodes_free_at(s, j, need, &avail, &reqfree);
+}
+
 void nodesel_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan)
 {
-    int need = core_min_start(head, flexible), avail = core_free_for(s, head);
-    int nreq = head->required ? nodeset_count(head->required) : 0;
-    int reqfree = head->required ? nodeset_count_in(head->required, s->freeset, NULL) : 0;
-    int missing = nreq - reqfree;
+    int need = core_min_start(head, flexible), avail, reqfree;
     plan->head = head;
-    plan->shadow = INFINITY;
-    plan->extra = 0;
-    int k = 0, got = 0;
-    if (avail < need || missing > 0) {
-        while (k < s->nbyend && (avail < need || got < missing))
-            avail += overlap(head, s->byend[k++], &got);
-        if (avail < need || got < missing) {
-            head->reserved_start = -1;
-            return;
-        }
-        plan->shadow = end_or_now(s, s->byend[k - 1]);
-        while (k < s->nbyend && end_or_now(s, s->byend[k]) == plan->shadow)
-            avail += overlap(head, s->byend[k++], &got);
-    } else {
-        plan->shadow = s->now;
-    }
+    plan->shadow = own_nodes_free_at(s, head, need, &avail, &reqfree);
     /* a job backfilled past the shadow takes at most its size of the head's nodes; it
      * could take a required node that is free now, so none may then */
-    plan->extra = reqfree > 0 ? 0 : avail - need;
+    plan->extra = isinf(plan->shadow) || reqfree > 0 ? 0 : avail - need;
     head->reserved_start = isinf(plan->shadow) ? -1 : plan->shadow;
 }
 

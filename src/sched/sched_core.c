@@ -518,6 +518,13 @@ void core_pass_conservative(sched_t *s, int depth)
          * reservation made a pass over 100,000 waiting jobs take 16 s (bench_pass) */
         int i = deep ? (s->nfree >= need && prof_fits_now(&p, need, dur, &minfree) ? 0 : -1)
                      : prof_find(&p, need, dur, &minfree);
+        if (i >= 0 && !deep && core_masked(s, j)) {
+            /* not before its own nodes are free (the counts do not know which nodes) */
+            double at = nodesel_earliest(s, j, need);
+            i = isinf(at)        ? -1
+                : p.t[i] >= at ? i
+                               : prof_find_from(&p, prof_split(&p, at), need, dur, &minfree);
+        }
         if (i == 0 && s->nfree >= need) {
             sched_reason_t why;
             int size = core_fit_now(s, j, minfree < s->nfree ? minfree : s->nfree, false, &why);

@@ -340,6 +340,9 @@ int core_room_gain(const sjob_t *waiting, const sjob_t *j, int newsize);
 int core_room_need(const sched_t *s, const sjob_t *waiting, bool flexible);
 /* Do the shrinks planned in s->tmp[0..n) free enough of waiting's nodes to start it? */
 bool nodesel_room_enough(const sched_t *s, int n, const sjob_t *waiting, bool flexible);
+/* When need of j's own nodes (and its required ones) are first free by the running
+ * jobs' estimates: now, a job's end, or INFINITY. */
+double nodesel_earliest(const sched_t *s, const sjob_t *j, int need);
 /* core_easy_shadow for a masked head: only the ends that free its nodes count. */
 void nodesel_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan);
 

@@ -180,6 +180,18 @@ static void conservative_masked(void **state)
     assert_non_null(st);
     assert_true(has(st, 6) && has(st, 7));
     sched_destroy(s);
+
+    /* its nodes come free at 100 and 200: its reservation is at 200, though the counts
+     * had two nodes free at once */
+    s = tu_engine(8, "conservative");
+    restore(s, 1, &gpu[0], 1, 100);
+    restore(s, 3, &gpu[1], 1, 200);
+    tu_submit(s, on_gpus(2, 2, 50));
+    n = tu_pass(s, 0, &a);
+    assert_int_equal(n, 0);
+    assert_int_equal(sched_job_info(s, 2, &info), 0);
+    assert_true(fabs(info.reserved_start - 200) < 1e-9);
+    sched_destroy(s);
 }
 
 /* A malleable job allowed on half the nodes grows onto those only, under equal shares
