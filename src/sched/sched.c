@@ -225,6 +225,13 @@ int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, dou
         rc = 0;
     } else {
         rc = core_will_run(s, &probe, ahead, start, &avail);
+        if (rc == 1 && (probe.allowed || probe.required)) { /* not before its own nodes */
+            double at = nodesel_earliest(s, &probe, core_min_start(&probe, false));
+            if (isinf(at))
+                *start = -1, rc = 0;
+            else if (*start < at)
+                *start = at;
+        }
     }
     nodesel_release(&probe);
     int fit = rc == 1 ? core_fit(&probe, avail, false) : 0; /* a moldable job: up to max */

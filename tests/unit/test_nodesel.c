@@ -191,6 +191,14 @@ static void conservative_masked(void **state)
     assert_int_equal(n, 0);
     assert_int_equal(sched_job_info(s, 2, &info), 0);
     assert_true(fabs(info.reserved_start - 200) < 1e-9);
+    /* --test-only says as much for a job of the same shape */
+    sched_jobspec_t probe = {.id = 9, .type = SCHED_RIGID, .nodes = 2, .walltime = 50,
+                             .allowed = gpu, .nallowed = 2};
+    double start;
+    int size;
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_will_run(s, &probe, 0, &start, &size, err, sizeof(err)), 1);
+    assert_true(fabs(start - 200) < 1e-9);
     sched_destroy(s);
 }
 
