@@ -169,7 +169,10 @@ static int compute_required(const ctld_t *c, job_t *j, char *err, size_t errlen)
     if (rc < 0)
         return rc;
     for (int k = 0; k < s->nrequired; k++)
-        if (s->allowed && !nodeset_test(s->allowed, s->required[k]))
+        if (c->cfg.ckpt_node[s->required[k]])
+            return BAD("--nodelist: %s holds checkpoints and runs no jobs (CheckpointNodes)",
+                       c->cfg.nodes[s->required[k]]);
+        else if (s->allowed && !nodeset_test(s->allowed, s->required[k]))
             return BAD("--nodelist: %s does not meet the job's --constraint, --gpus-per-node, "
                        "--mem or --exclude (or is a checkpoint node)",
                        c->cfg.nodes[s->required[k]]);
