@@ -13,46 +13,32 @@
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 
-/* Check a list of node ids and count the distinct ones. */
+/* Check a list of node ids: their set in *out (the caller destroys it). */
 static int check_ids(const sched_t *s, int64_t id, const char *what, const int *ids, int n,
-                     int *distinct, char *err, size_t errlen)
+                     nodeset_t **out, char *err, size_t errlen)
 {
     if (n < 0 || (n > 0 && !ids))
         return ERR("job %lld: malformed %s node list", (long long)id, what);
-    nodeset_t *seen = nodeset_create(s->nnodes);
-    if (!seen)
+    if (!(*out = nodeset_create(s->nnodes)))
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     for (int i = 0; i < n; i++) {
-        if (ids[i] < 0 || ids[i] >= s->nnodes) {
-            nodeset_destroy(seen);
+        if (ids[i] < 0 || ids[i] >= s->nnodes)
             return ERR("job %lld: %s node %d is not a node of the cluster (0..%d)", (long long)id,
                        what, ids[i], s->nnodes - 1);
-        }
-        nodeset_set(seen, ids[i]);
+        nodeset_set(*out, ids[i]);
     }
-    *distinct = nodeset_count(seen);
-    nodeset_destroy(seen);
     return 0;
 }
 
-int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen)
+static int check_sets(const sched_t *s, sched_jobspec_t *v, const nodeset_t *allowed,
+                      const nodeset_t *required, char *err, size_t errlen)
 {
-    int nallowed = s->nnodes, nreq = 0, rc;
-    if (v->allowed &&
-        (rc = check_ids(s, v->id, "allowed", v->allowed, v->nallowed, &nallowed, err, errlen)) < 0)
-        return rc;
-    if (v->required &&
-        (rc = check_ids(s, v->id, "required", v->required, v->nrequired, &nreq, err, errlen)) < 0)
-        return rc;
-    if (v->allowed)
-        for (int i = 0; i < v->nrequired; i++) {
-            bool in = false;
-            for (int k = 0; k < v->nallowed && !in; k++)
-                in = v->allowed[k] == v->required[i];
-            if (!in)
-                return ERR("job %lld: required node %d is not one the job may use",
-                           (long long)v->id, v->required[i]);
-        }
+    int nallowed = allowed ? nodeset_count(allowed) : s->nnodes;
+    int nreq = required ? nodeset_count(required) : 0;
+    for (int i = 0; allowed && i < v->nrequired; i++)
+        if (!nodeset_test(allowed, v->required[i]))
+            return ERR("job %lld: required node %d is not one the job may use",
+                       (long long)v->id, v->required[i]);
     /* it starts on its requested size unless moldable (or a flexible policy's choice) */
     int start = v->type == SCHED_MOLDABLE ? v->min_nodes : v->nodes;
     if (nallowed < start)
@@ -67,6 +53,21 @@ int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen
         return ERR("job %lld: its node list names %d nodes, more than its %d-node minimum",
                    (long long)v->id, nreq, v->min_nodes);
     return 0;
+}
+
+int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen)
+{
+    nodeset_t *allowed = NULL, *required = NULL;
+    int rc = 0;
+    if (v->allowed)
+        rc = check_ids(s, v->id, "allowed", v->allowed, v->nallowed, &allowed, err, errlen);
+    if (rc == 0 && v->required)
+        rc = check_ids(s, v->id, "required", v->required, v->nrequired, &required, err, errlen);
+    if (rc == 0)
+        rc = check_sets(s, v, allowed, required, err, errlen);
+    nodeset_destroy(allowed);
+    nodeset_destroy(required);
+    return rc;
 }
 
 static nodeset_t *set_of(const sched_t *s, const int *ids, int n)
