@@ -79,23 +79,105 @@ static nodeset_t *set_of(const sched_t *s, const int *ids, int n)
     return ns;
 }
 
-int nodesel_attach(const sched_t *s, sjob_t *j)
+/* One copy of each distinct set, shared by the jobs that name it: 100,000 jobs waiting
+ * for the GPU nodes of a 10,000-node cluster hold one set, not 125 MB of them. */
+typedef struct mask {
+    nodeset_t *set;
+    int refs;
+    struct mask *next; /* another set of the same hash */
+} mask_t;
+
+/* The shared copy of ns (which it takes), or NULL out of memory. */
+static nodeset_t *intern(sched_t *s, nodeset_t *ns)
+{
+    if (!ns || (!s->masks && !(s->masks = idmap_create()))) {
+        nodeset_destroy(ns);
+        return NULL;
+    }
+    int64_t key = (int64_t)nodeset_hash(ns);
+    mask_t *head = idmap_get(s->masks, key), *last = NULL;
+    for (mask_t *m = head; m; last = m, m = m->next)
+        if (nodeset_equal(m->set, ns)) {
+            m->refs++;
+            nodeset_destroy(ns);
+            return m->set;
+        }
+    mask_t *m = malloc(sizeof(*m));
+    if (!m || (!last && idmap_put(s->masks, key, m) < 0)) {
+        free(m);
+        nodeset_destroy(ns);
+        return NULL;
+    }
+    *m = (mask_t){.set = ns, .refs = 1};
+    if (last)
+        last->next = m;
+    return ns;
+}
+
+static void unintern(sched_t *s, nodeset_t *ns)
+{
+    if (!ns)
+        return;
+    int64_t key = (int64_t)nodeset_hash(ns);
+    mask_t *head = idmap_get(s->masks, key), *prev = NULL;
+    for (mask_t *m = head; m; prev = m, m = m->next) {
+        if (m->set != ns)
+            continue;
+        if (--m->refs > 0)
+            return;
+        if (prev)
+            prev->next = m->next;
+        else if (idmap_del(s->masks, key) && m->next)
+            idmap_put(s->masks, key, m->next); /* a slot was just freed: no memory needed */
+        nodeset_destroy(ns);
+        free(m);
+        return;
+    }
+}
+
+static int attach(const sched_t *s, sjob_t *j, sched_t *shared)
 {
     sched_jobspec_t *v = &j->spec;
-    if (v->allowed && !(j->allowed = set_of(s, v->allowed, v->nallowed)))
-        return -ENOMEM;
-    if (v->required && v->nrequired > 0 && !(j->required = set_of(s, v->required, v->nrequired)))
-        return -ENOMEM;
+    if (v->allowed) {
+        j->allowed = set_of(s, v->allowed, v->nallowed);
+        if (shared)
+            j->allowed = intern(shared, j->allowed);
+        if (!j->allowed)
+            return -ENOMEM;
+    }
+    if (v->required && v->nrequired > 0) {
+        j->required = set_of(s, v->required, v->nrequired);
+        if (shared)
+            j->required = intern(shared, j->required);
+        if (!j->required)
+            return -ENOMEM;
+    }
     /* the caller's arrays need not outlive the call */
     v->allowed = v->required = NULL;
     return 0;
 }
 
-void nodesel_release(sjob_t *j)
+int nodesel_attach(sched_t *s, sjob_t *j) { return attach(s, j, s); }
+int nodesel_attach_own(const sched_t *s, sjob_t *j) { return attach(s, j, NULL); }
+
+void nodesel_release(sched_t *s, sjob_t *j)
+{
+    unintern(s, j->allowed);
+    unintern(s, j->required);
+    j->allowed = j->required = NULL;
+}
+
+void nodesel_release_own(sjob_t *j)
 {
     nodeset_destroy(j->allowed);
     nodeset_destroy(j->required);
     j->allowed = j->required = NULL;
+}
+
+void nodesel_destroy(sched_t *s)
+{
+    idmap_destroy(s->masks); /* empty: every job gave its sets back */
+    s->masks = NULL;
 }
 
 int core_free_for(const sched_t *s, const sjob_t *j)

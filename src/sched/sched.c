@@ -85,7 +85,7 @@ static void job_release(sched_t *s, sjob_t *j)
     free(j->nodes);
     free(j->io);
     s->nmasked -= j->allowed || j->required;
-    nodesel_release(j);
+    nodesel_release(s, j);
     if (!JOB_POOL) {
         free(j);
         return;
@@ -109,6 +109,7 @@ void sched_destroy(sched_t *s)
         idmap_destroy(s->jobs);
     }
     prio_destroy(s);
+    nodesel_destroy(s);
     nodeset_destroy(s->avail);
     nodeset_destroy(s->freeset);
     free(s->byend);
@@ -213,8 +214,8 @@ int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, dou
     sjob_t probe;
     memset(&probe, 0, sizeof(probe));
     job_init(&probe, &v);
-    if (nodesel_attach(s, &probe) < 0) {
-        nodesel_release(&probe);
+    if (nodesel_attach_own(s, &probe) < 0) {
+        nodesel_release_own(&probe);
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     }
     int avail = 0;
@@ -233,7 +234,7 @@ int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, dou
                 *start = at;
         }
     }
-    nodesel_release(&probe);
+    nodesel_release_own(&probe);
     int fit = rc == 1 ? core_fit(&probe, avail, false) : 0; /* a moldable job: up to max */
     *size = fit > 0 ? fit : core_min_start(&probe, false);
     return rc;

@@ -119,6 +119,7 @@ struct sched {
     int nbyend, capbyend;
     int nresizing;
     int nmasked;         /* jobs with an allowed or required node set (nodesel.c) */
+    idmap_t *masks;      /* those sets by hash, one copy each (nodesel.c) */
     int nstopping;       /* jobs in SCHED_STOPPING */
     int nrequests;
     int nholds;          /* jobs with oper_hold_until > 0 */
@@ -306,9 +307,15 @@ void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason
 /* Validate the spec's node sets (min/max/pref already resolved; max and pref are
  * narrowed to the allowed nodes). */
 int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen);
-/* Copy the spec's node sets into j (and clear the spec's pointers): 0 or -ENOMEM. */
-int nodesel_attach(const sched_t *s, sjob_t *j);
-void nodesel_release(sjob_t *j);
+/* Copy the spec's node sets into j (and clear the spec's pointers), shared with the
+ * jobs that name the same sets: 0 or -ENOMEM. nodesel_release gives them back. */
+int nodesel_attach(sched_t *s, sjob_t *j);
+void nodesel_release(sched_t *s, sjob_t *j);
+/* The same for a job that is not in the engine (sched_will_run's probe): its own sets. */
+int nodesel_attach_own(const sched_t *s, sjob_t *j);
+void nodesel_release_own(sjob_t *j);
+/* The shared sets' table (nodesel.c): empty once every job is released. */
+void nodesel_destroy(sched_t *s);
 /* Can j never start on need nodes with the nodes that are up (its masks)? */
 bool nodesel_unrunnable(const sched_t *s, const sjob_t *j, int need);
 static inline bool core_masked(const sched_t *s, const sjob_t *j)

@@ -344,6 +344,33 @@ static void stealing_takes_own_nodes(void **state)
     sched_destroy(s);
 }
 
+/* Jobs that name the same nodes share one copy of the set in the engine: it lives as
+ * long as one of them (ASan sees a use after free), in whatever order they were given. */
+static void shared_sets(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "fcfs");
+    const int again[] = {7, 6, 7};
+    restore(s, 9, gpu, 2, 100); /* the GPU nodes busy: the three wait */
+    tu_submit(s, on_gpus(1, 2, 10));
+    tu_submit(s, on_gpus(2, 2, 10));
+    tu_submit(s, (tu_job_t){.id = 3, .submit = 3, .type = SCHED_RIGID, .nodes = 1,
+                            .walltime = 10, .allowed = again, .nallowed = 3});
+    assert_int_equal(sched_remove(s, 1), 0);
+    assert_int_equal(sched_remove(s, 9), 0);
+    const sched_action_t *a;
+    size_t n = tu_pass(s, 1, &a);
+    const sched_action_t *st = tu_find(a, n, 2, SCHED_OP_START);
+    assert_non_null(st);
+    assert_true(has(st, 6) && has(st, 7));
+    assert_int_equal(sched_remove(s, 2), 0);
+    n = tu_pass(s, 2, &a);
+    st = tu_find(a, n, 3, SCHED_OP_START);
+    assert_non_null(st);
+    assert_int_equal(st->nodes[0], 6);
+    sched_destroy(s);
+}
+
 /* A job that loses a required node does not run on without it. */
 static void required_node_failure_requeues(void **state)
 {
@@ -376,6 +403,7 @@ int main(void)
         cmocka_unit_test(required_node_failure_requeues),
         cmocka_unit_test(operator_request_counts_own_nodes),
         cmocka_unit_test(stealing_takes_own_nodes),
+        cmocka_unit_test(shared_sets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
