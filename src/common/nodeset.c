@@ -154,6 +154,20 @@ int nodeset_take_lowest_in(nodeset_t *ns, const nodeset_t *mask, const nodeset_t
     return got;
 }
 
+uint64_t nodeset_hash(const nodeset_t *ns)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a over the words */
+    for (int k = 0; k < ns->nwords; k++)
+        h = (h ^ ns->w[k]) * 1099511628211ULL;
+    return h;
+}
+
+bool nodeset_equal(const nodeset_t *a, const nodeset_t *b)
+{
+    return a->size == b->size &&
+           !memcmp(a->w, b->w, (size_t)a->nwords * sizeof(uint64_t));
+}
+
 int nodeset_set_ids(nodeset_t *ns, const nodeset_t *mask, const int *ids, int n)
 {
     int set = 0;

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct nodeset nodeset_t;
 
@@ -31,6 +32,9 @@ int nodeset_count_in(const nodeset_t *ns, const nodeset_t *mask, const nodeset_t
  * may be NULL: no restriction). */
 int nodeset_take_lowest_in(nodeset_t *ns, const nodeset_t *mask, const nodeset_t *avoid, int k,
                            int *out);
+/* A hash of the set's members, and whether two sets of the same size are equal. */
+uint64_t nodeset_hash(const nodeset_t *ns);
+bool nodeset_equal(const nodeset_t *a, const nodeset_t *b);
 /* Sets every index of ids[0..n) that is also in mask (mask may be NULL: all);
  * returns how many were set. */
 int nodeset_set_ids(nodeset_t *ns, const nodeset_t *mask, const int *ids, int n);

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "conn.h"
 #include "idmap.h"
+#include "nodeset.h"
 #include "ckpt.h"
 #include "sched.h"
 
@@ -77,7 +78,8 @@ typedef struct job_sel {
     int mem;                 /* --mem: MiB per node at least; 0: none */
     char *nodelist;          /* --nodelist host list, as given; NULL: none */
     char *exclude;           /* --exclude host list; NULL: none */
-    int *allowed, nallowed;  /* computed: the nodes it may use; NULL: every node */
+    nodeset_t *allowed;      /* computed: the nodes it may use; NULL: every node (a set,
+                              * not a list: 100,000 queued jobs on 10,000 nodes) */
     int *required, nrequired; /* computed: the nodes its allocation must hold */
 } job_sel_t;
 
@@ -272,6 +274,8 @@ typedef struct ctld {
     idmap_t *steps;              /* running steps of `ductile run` (steps.c) */
     node_t *nodes;
     int nnodes;
+    int *sel_buf;                /* nnodes + 1 ints: a job's allowed nodes for the engine
+                                  * (nsel_spec) */
     double ck_scaler_shrink;     /* Algorithm 8 had a job asked to give up a node for the
                                   * checkpoint service: until then (monotonic), lent once
                                   * the job gave it up (ckptsvc.c); 0: none */
@@ -625,6 +629,11 @@ char *nsel_to_text(const job_sel_t *sel);
 int nsel_from_text(const char *text, job_sel_t *sel);
 /* Add what it asked for to a job's `show` object. */
 void nsel_show(const job_sel_t *sel, json_t *o);
+/* Its node sets into the engine's spec; valid until the next call (one buffer). */
+void nsel_spec(ctld_t *c, const job_sel_t *sel, sched_jobspec_t *spec);
+/* No node at all (a waiting job whose request no node meets after a restart): 0 or
+ * -ENOMEM. */
+int nsel_no_node(const ctld_t *c, job_sel_t *sel);
 /* Copy what a job asked for (an array's next element): 0 or -ENOMEM. */
 int nsel_copy_request(const job_sel_t *from, job_sel_t *to);
 void nsel_free(job_sel_t *sel);

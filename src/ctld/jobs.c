@@ -244,9 +244,10 @@ void jobs_update_interruptible(ctld_t *c, job_t *j)
     sched_set_interruptible(c->sched, j->id, may_interrupt(c, j));
 }
 
-static sched_jobspec_t spec_of(const ctld_t *c, const job_t *j)
+/* The job as the engine takes it; its node sets live until the next spec_of. */
+static sched_jobspec_t spec_of(ctld_t *c, const job_t *j)
 {
-    return (sched_jobspec_t){
+    sched_jobspec_t spec = {
         .id = j->id,
         .submit = j->submit,
         .user = j->uid,
@@ -267,11 +268,9 @@ static sched_jobspec_t spec_of(const ctld_t *c, const job_t *j)
         .nice = j->nice,
         .tier = j->tier,
         .reservation = j->resv_id,
-        .allowed = j->sel.allowed, /* nodesel.c */
-        .nallowed = j->sel.nallowed,
-        .required = j->sel.required,
-        .nrequired = j->sel.nrequired,
     };
+    nsel_spec(c, &j->sel, &spec);
+    return spec;
 }
 
 /* The idle handle only keeps the loop from blocking in poll while a pass is wanted:
@@ -372,13 +371,13 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
         snprintf(err, errlen, "the controller could not record the job");
         return -EIO;
     }
-    spec.id = j->id;
     /* held, or waiting for a time or other jobs: out of the engine (eligible.c) */
     if (!elig_enter(c, j)) {
         idmap_put(c->jobs, j->id, j);
         c->njobs_live++;
         return 0;
     }
+    spec = spec_of(c, j); /* with its id, and its node sets in the buffer of now */
     rc = sched_submit(c->sched, &spec, err, errlen);
     if (rc < 0) {
         elig_forget(c, j);
@@ -1205,8 +1204,8 @@ void jobs_restore(ctld_t *c, job_t *j)
     if (nsel_resolve(c, j, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: job %lld: %s\n", (long long)j->id, err);
         /* no node rather than any node: the engine refuses it (NotRestorable) */
-        if (j->state == JS_PENDING && (j->sel.allowed = calloc(1, sizeof(int))))
-            j->sel.nallowed = 0;
+        if (j->state == JS_PENDING)
+            nsel_no_node(c, &j->sel);
     }
     sched_jobspec_t spec = spec_of(c, j);
     int rc;

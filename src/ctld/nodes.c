@@ -28,6 +28,8 @@ void nodes_free(ctld_t *c)
         idmap_destroy(c->nodes[i].stale);
     free(c->nodes);
     c->nodes = NULL;
+    free(c->sel_buf); /* nodesel.c's, as long as the nodes */
+    c->sel_buf = NULL;
 }
 
 bool node_usable(const node_t *n)

@@ -124,10 +124,11 @@ static int none_allowed(const ctld_t *c, const job_sel_t *s, char *err, size_t e
     return BAD("no node meets %s together (checkpoint nodes run no jobs)", what + 2);
 }
 
-static bool node_allowed(const ctld_t *c, const job_sel_t *s, int i, const bool *excluded,
+static bool node_allowed(const ctld_t *c, const job_sel_t *s, int i, const nodeset_t *excluded,
                          const bool *parts)
 {
-    return !c->cfg.ckpt_node[i] && !excluded[i] && (!parts || parts[i]) &&
+    return !c->cfg.ckpt_node[i] && !(excluded && nodeset_test(excluded, i)) &&
+           (!parts || parts[i]) &&
            (!s->features || featexpr_match(s->features, c->cfg.node_features[i])) &&
            c->cfg.node_gpus[i] >= s->gpus && c->cfg.node_memory[i] >= s->mem;
 }
@@ -146,25 +147,24 @@ static int compute_allowed(const ctld_t *c, job_sel_t *s, const bool *parts, cha
     }
     if (s->exclude && (rc = nodes_of(c, "--exclude", s->exclude, &ex, &nex, err, errlen)) < 0)
         return rc;
-    bool *excluded = calloc((size_t)n, sizeof(bool));
-    s->allowed = malloc((size_t)n * sizeof(int));
-    if (!excluded || !s->allowed) {
+    nodeset_t *excluded = nex ? nodeset_create(n) : NULL;
+    s->allowed = nodeset_create(n);
+    if ((nex && !excluded) || !s->allowed) {
         free(ex);
-        free(excluded);
+        nodeset_destroy(excluded);
         return BAD("out of memory");
     }
     for (int k = 0; k < nex; k++)
-        excluded[ex[k]] = true;
+        nodeset_set(excluded, ex[k]);
     free(ex);
-    s->nallowed = 0;
     for (int i = 0; i < n; i++)
         if (node_allowed(c, s, i, excluded, parts))
-            s->allowed[s->nallowed++] = i;
-    free(excluded);
-    if (!s->nallowed && parts)
+            nodeset_set(s->allowed, i);
+    nodeset_destroy(excluded);
+    if (!nodeset_count(s->allowed) && parts)
         return BAD("no node of its partitions meets its --constraint, --gpus-per-node, --mem "
                    "and --exclude");
-    return s->nallowed ? 0 : none_allowed(c, s, err, errlen);
+    return nodeset_count(s->allowed) ? 0 : none_allowed(c, s, err, errlen);
 }
 
 /* Every required node must be allowed; a longer list than the job's size raises it. */
@@ -174,18 +174,14 @@ static int compute_required(const ctld_t *c, job_t *j, char *err, size_t errlen)
     int rc = nodes_of(c, "--nodelist", s->nodelist, &s->required, &s->nrequired, err, errlen);
     if (rc < 0)
         return rc;
-    for (int k = 0; k < s->nrequired; k++) {
-        bool in = !s->allowed;
-        for (int a = 0; !in && a < s->nallowed; a++)
-            in = s->allowed[a] == s->required[k];
-        if (!in)
+    for (int k = 0; k < s->nrequired; k++)
+        if (c->cfg.ckpt_node[s->required[k]])
+            return BAD("--nodelist: %s holds checkpoints and runs no jobs (CheckpointNodes)",
+                       c->cfg.nodes[s->required[k]]);
+        else if (s->allowed && !nodeset_test(s->allowed, s->required[k]))
             return BAD("--nodelist: %s does not meet the job's --constraint, --gpus-per-node, "
                        "--mem or --exclude (or is a checkpoint node)",
                        c->cfg.nodes[s->required[k]]);
-        for (int a = 0; a < k; a++)
-            if (s->required[a] == s->required[k])
-                return BAD("--nodelist: %s is listed twice", c->cfg.nodes[s->required[k]]);
-    }
     if (j->nodes < s->nrequired)
         j->nodes = s->nrequired;
     if (j->min_nodes && j->min_nodes < s->nrequired)
@@ -195,10 +191,33 @@ static int compute_required(const ctld_t *c, job_t *j, char *err, size_t errlen)
 
 static void forget_sets(job_sel_t *s)
 {
-    free(s->allowed);
+    nodeset_destroy(s->allowed);
     free(s->required);
-    s->allowed = s->required = NULL;
-    s->nallowed = s->nrequired = 0;
+    s->allowed = NULL;
+    s->required = NULL;
+    s->nrequired = 0;
+}
+
+void nsel_spec(ctld_t *c, const job_sel_t *s, sched_jobspec_t *spec)
+{
+    spec->required = s->required;
+    spec->nrequired = s->nrequired;
+    if (!s->allowed)
+        return;
+    /* the engine copies them at once: one buffer serves every job */
+    if (!c->sel_buf && !(c->sel_buf = malloc(((size_t)c->cfg.nnodes + 1) * sizeof(int))))
+        abort(); /* as the engine's own arrays: no sane decision without memory */
+    int n = 0;
+    for (int i = nodeset_next(s->allowed, 0); i >= 0; i = nodeset_next(s->allowed, i + 1))
+        c->sel_buf[n++] = i;
+    spec->allowed = c->sel_buf;
+    spec->nallowed = n;
+}
+
+int nsel_no_node(const ctld_t *c, job_sel_t *s)
+{
+    forget_sets(s);
+    return (s->allowed = nodeset_create(c->cfg.nnodes)) ? 0 : -ENOMEM;
 }
 
 int nsel_resolve(const ctld_t *c, job_t *j, char *err, size_t errlen)

@@ -73,7 +73,7 @@ void sched_power_estimate(const sched_t *s, double *lo, double *hi)
 int core_fit_now(sched_t *s, const sjob_t *j, int avail, bool flexible, sched_reason_t *why)
 {
     *why = SCHED_R_RESOURCES;
-    if (core_masked(j)) {
+    if (core_masked(s, j)) {
         int mine = core_can_start(s, j, 0) ? core_free_for(s, j) : 0;
         avail = mine < avail ? mine : avail;
     }

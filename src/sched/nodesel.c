@@ -13,46 +13,32 @@
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 
-/* Check a list of node ids and count the distinct ones. */
+/* Check a list of node ids: their set in *out (the caller destroys it). */
 static int check_ids(const sched_t *s, int64_t id, const char *what, const int *ids, int n,
-                     int *distinct, char *err, size_t errlen)
+                     nodeset_t **out, char *err, size_t errlen)
 {
     if (n < 0 || (n > 0 && !ids))
         return ERR("job %lld: malformed %s node list", (long long)id, what);
-    nodeset_t *seen = nodeset_create(s->nnodes);
-    if (!seen)
+    if (!(*out = nodeset_create(s->nnodes)))
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     for (int i = 0; i < n; i++) {
-        if (ids[i] < 0 || ids[i] >= s->nnodes) {
-            nodeset_destroy(seen);
+        if (ids[i] < 0 || ids[i] >= s->nnodes)
             return ERR("job %lld: %s node %d is not a node of the cluster (0..%d)", (long long)id,
                        what, ids[i], s->nnodes - 1);
-        }
-        nodeset_set(seen, ids[i]);
+        nodeset_set(*out, ids[i]);
     }
-    *distinct = nodeset_count(seen);
-    nodeset_destroy(seen);
     return 0;
 }
 
-int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen)
+static int check_sets(const sched_t *s, sched_jobspec_t *v, const nodeset_t *allowed,
+                      const nodeset_t *required, char *err, size_t errlen)
 {
-    int nallowed = s->nnodes, nreq = 0, rc;
-    if (v->allowed &&
-        (rc = check_ids(s, v->id, "allowed", v->allowed, v->nallowed, &nallowed, err, errlen)) < 0)
-        return rc;
-    if (v->required &&
-        (rc = check_ids(s, v->id, "required", v->required, v->nrequired, &nreq, err, errlen)) < 0)
-        return rc;
-    if (v->allowed)
-        for (int i = 0; i < v->nrequired; i++) {
-            bool in = false;
-            for (int k = 0; k < v->nallowed && !in; k++)
-                in = v->allowed[k] == v->required[i];
-            if (!in)
-                return ERR("job %lld: required node %d is not one the job may use",
-                           (long long)v->id, v->required[i]);
-        }
+    int nallowed = allowed ? nodeset_count(allowed) : s->nnodes;
+    int nreq = required ? nodeset_count(required) : 0;
+    for (int i = 0; allowed && i < v->nrequired; i++)
+        if (!nodeset_test(allowed, v->required[i]))
+            return ERR("job %lld: required node %d is not one the job may use",
+                       (long long)v->id, v->required[i]);
     /* it starts on its requested size unless moldable (or a flexible policy's choice) */
     int start = v->type == SCHED_MOLDABLE ? v->min_nodes : v->nodes;
     if (nallowed < start)
@@ -69,6 +55,21 @@ int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen
     return 0;
 }
 
+int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen)
+{
+    nodeset_t *allowed = NULL, *required = NULL;
+    int rc = 0;
+    if (v->allowed)
+        rc = check_ids(s, v->id, "allowed", v->allowed, v->nallowed, &allowed, err, errlen);
+    if (rc == 0 && v->required)
+        rc = check_ids(s, v->id, "required", v->required, v->nrequired, &required, err, errlen);
+    if (rc == 0)
+        rc = check_sets(s, v, allowed, required, err, errlen);
+    nodeset_destroy(allowed);
+    nodeset_destroy(required);
+    return rc;
+}
+
 static nodeset_t *set_of(const sched_t *s, const int *ids, int n)
 {
     nodeset_t *ns = nodeset_create(s->nnodes);
@@ -78,23 +79,105 @@ static nodeset_t *set_of(const sched_t *s, const int *ids, int n)
     return ns;
 }
 
-int nodesel_attach(const sched_t *s, sjob_t *j)
+/* One copy of each distinct set, shared by the jobs that name it: 100,000 jobs waiting
+ * for the GPU nodes of a 10,000-node cluster hold one set, not 125 MB of them. */
+typedef struct mask {
+    nodeset_t *set;
+    int refs;
+    struct mask *next; /* another set of the same hash */
+} mask_t;
+
+/* The shared copy of ns (which it takes), or NULL out of memory. */
+static nodeset_t *intern(sched_t *s, nodeset_t *ns)
+{
+    if (!ns || (!s->masks && !(s->masks = idmap_create()))) {
+        nodeset_destroy(ns);
+        return NULL;
+    }
+    int64_t key = (int64_t)nodeset_hash(ns);
+    mask_t *head = idmap_get(s->masks, key), *last = NULL;
+    for (mask_t *m = head; m; last = m, m = m->next)
+        if (nodeset_equal(m->set, ns)) {
+            m->refs++;
+            nodeset_destroy(ns);
+            return m->set;
+        }
+    mask_t *m = malloc(sizeof(*m));
+    if (!m || (!last && idmap_put(s->masks, key, m) < 0)) {
+        free(m);
+        nodeset_destroy(ns);
+        return NULL;
+    }
+    *m = (mask_t){.set = ns, .refs = 1};
+    if (last)
+        last->next = m;
+    return ns;
+}
+
+static void unintern(sched_t *s, nodeset_t *ns)
+{
+    if (!ns)
+        return;
+    int64_t key = (int64_t)nodeset_hash(ns);
+    mask_t *head = idmap_get(s->masks, key), *prev = NULL;
+    for (mask_t *m = head; m; prev = m, m = m->next) {
+        if (m->set != ns)
+            continue;
+        if (--m->refs > 0)
+            return;
+        if (prev)
+            prev->next = m->next;
+        else if (idmap_del(s->masks, key) && m->next)
+            idmap_put(s->masks, key, m->next); /* a slot was just freed: no memory needed */
+        nodeset_destroy(ns);
+        free(m);
+        return;
+    }
+}
+
+static int attach(const sched_t *s, sjob_t *j, sched_t *shared)
 {
     sched_jobspec_t *v = &j->spec;
-    if (v->allowed && !(j->allowed = set_of(s, v->allowed, v->nallowed)))
-        return -ENOMEM;
-    if (v->required && v->nrequired > 0 && !(j->required = set_of(s, v->required, v->nrequired)))
-        return -ENOMEM;
+    if (v->allowed) {
+        j->allowed = set_of(s, v->allowed, v->nallowed);
+        if (shared)
+            j->allowed = intern(shared, j->allowed);
+        if (!j->allowed)
+            return -ENOMEM;
+    }
+    if (v->required && v->nrequired > 0) {
+        j->required = set_of(s, v->required, v->nrequired);
+        if (shared)
+            j->required = intern(shared, j->required);
+        if (!j->required)
+            return -ENOMEM;
+    }
     /* the caller's arrays need not outlive the call */
     v->allowed = v->required = NULL;
     return 0;
 }
 
-void nodesel_release(sjob_t *j)
+int nodesel_attach(sched_t *s, sjob_t *j) { return attach(s, j, s); }
+int nodesel_attach_own(const sched_t *s, sjob_t *j) { return attach(s, j, NULL); }
+
+void nodesel_release(sched_t *s, sjob_t *j)
+{
+    unintern(s, j->allowed);
+    unintern(s, j->required);
+    j->allowed = j->required = NULL;
+}
+
+void nodesel_release_own(sjob_t *j)
 {
     nodeset_destroy(j->allowed);
     nodeset_destroy(j->required);
     j->allowed = j->required = NULL;
+}
+
+void nodesel_destroy(sched_t *s)
+{
+    idmap_destroy(s->masks); /* empty: every job gave its sets back */
+    s->masks = NULL;
 }
 
 int core_free_for(const sched_t *s, const sjob_t *j)
@@ -110,7 +193,7 @@ static bool required_free(const sched_t *s, const sjob_t *j)
 
 bool core_can_start(const sched_t *s, const sjob_t *j, int size)
 {
-    if (!core_masked(j))
+    if (!core_masked(s, j))
         return size <= s->nfree;
     return required_free(s, j) && size <= core_free_for(s, j);
 }
@@ -124,10 +207,10 @@ bool nodesel_unrunnable(const sched_t *s, const sjob_t *j, int need)
 
 const nodeset_t *nodesel_aside(const sched_t *s, const sjob_t *j)
 {
-    for (const sjob_t *w = s->qhead; w; w = w->qnext) {
+    for (const sjob_t *w = s->nmasked ? s->qhead : NULL; w; w = w->qnext) {
         if (core_unrunnable(s, w, true))
             continue;
-        if (w == j || !core_masked(w))
+        if (w == j || !core_masked(s, w))
             return NULL;
         return w->allowed ? w->allowed : w->required;
     }
@@ -186,32 +269,43 @@ static double end_or_now(const sched_t *s, const sjob_t *r)
     return r->end_est > s->now ? r->end_est : s->now;
 }
 
+/* When need of j's own nodes, and every required one, are first free by the running
+ * jobs' estimates: now when they are, INFINITY when no estimate frees them. *avail: its
+ * nodes free then; *reqfree: its required nodes free now. */
+static double own_nodes_free_at(const sched_t *s, const sjob_t *j, int need, int *avail,
+                                int *reqfree)
+{
+    int nreq = j->required ? nodeset_count(j->required) : 0;
+    *reqfree = j->required ? nodeset_count_in(j->required, s->freeset, NULL) : 0;
+    *avail = core_free_for(s, j);
+    int missing = nreq - *reqfree, k = 0, got = 0;
+    if (*avail >= need && missing <= 0)
+        return s->now;
+    while (k < s->nbyend && (*avail < need || got < missing))
+        *avail += overlap(j, s->byend[k++], &got);
+    if (*avail < need || got < missing)
+        return INFINITY;
+    /* every job ending then frees its nodes then (the order among equal ends is ids') */
+    double at = end_or_now(s, s->byend[k - 1]);
+    while (k < s->nbyend && end_or_now(s, s->byend[k]) == at)
+        *avail += overlap(j, s->byend[k++], &got);
+    return at;
+}
+
+double nodesel_earliest(const sched_t *s, const sjob_t *j, int need)
+{
+    int avail, reqfree;
+    return own_nodes_free_at(s, j, need, &avail, &reqfree);
+}
+
 void nodesel_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan)
 {
-    int need = core_min_start(head, flexible), avail = core_free_for(s, head);
-    int nreq = head->required ? nodeset_count(head->required) : 0;
-    int reqfree = head->required ? nodeset_count_in(head->required, s->freeset, NULL) : 0;
-    int missing = nreq - reqfree;
+    int need = core_min_start(head, flexible), avail, reqfree;
     plan->head = head;
-    plan->shadow = INFINITY;
-    plan->extra = 0;
-    int k = 0, got = 0;
-    if (avail < need || missing > 0) {
-        while (k < s->nbyend && (avail < need || got < missing))
-            avail += overlap(head, s->byend[k++], &got);
-        if (avail < need || got < missing) {
-            head->reserved_start = -1;
-            return;
-        }
-        plan->shadow = end_or_now(s, s->byend[k - 1]);
-        while (k < s->nbyend && end_or_now(s, s->byend[k]) == plan->shadow)
-            avail += overlap(head, s->byend[k++], &got);
-    } else {
-        plan->shadow = s->now;
-    }
+    plan->shadow = own_nodes_free_at(s, head, need, &avail, &reqfree);
     /* a job backfilled past the shadow takes at most its size of the head's nodes; it
      * could take a required node that is free now, so none may then */
-    plan->extra = reqfree > 0 ? 0 : avail - need;
+    plan->extra = isinf(plan->shadow) || reqfree > 0 ? 0 : avail - need;
     head->reserved_start = isinf(plan->shadow) ? -1 : plan->shadow;
 }
 
@@ -235,7 +329,7 @@ bool nodesel_room_enough(const sched_t *s, int n, const sjob_t *waiting, bool fl
 
 bool nodesel_backfill_beside(sched_t *s, sjob_t *j, const sjob_t *head, bool flexible)
 {
-    if (!core_masked(head) || j->required)
+    if (!core_masked(s, head) || j->required)
         return false;
     const nodeset_t *theirs = head->allowed ? head->allowed : head->required;
     int beside = nodeset_count_in(s->freeset, j->allowed, theirs);

@@ -214,6 +214,8 @@ static void apply(sched_t *s, sjob_t *j, bool running)
                 }
                 break;
             }
+    if (!j->allowed && !j->required)
+        s->nmasked++; /* masked for the pass (core_masked looks at the count first) */
     j->resv_saved = j->allowed;
     j->resv_own = own;
     j->resv_on = true;
@@ -263,13 +265,15 @@ static void honour(sched_t *s)
 }
 
 /* j's own allowed nodes back. */
-static void restore(sjob_t *j)
+static void restore(sched_t *s, sjob_t *j)
 {
     if (!j->resv_on)
         return;
     if (j->resv_own)
         nodeset_destroy(j->allowed);
     j->allowed = j->resv_saved;
+    if (!j->allowed && !j->required)
+        s->nmasked--;
     j->resv_on = j->resv_own = false;
     j->resv_saved = NULL;
 }
@@ -287,10 +291,10 @@ void resv_pass_end(sched_t *s)
         } else if (!mine && j->resv_on && j->reason == SCHED_R_NODES_UNAVAILABLE) {
             j->reason = SCHED_R_RESV_NODES; /* up, but set apart while it would run */
         }
-        restore(j);
+        restore(s, j);
     }
     for (sjob_t *j = s->rhead; j; j = j->rnext)
-        restore(j);
+        restore(s, j);
     for (int k = 0; k < s->nresv_views; k++)
         nodeset_destroy(s->resv_views[k].set);
     free(s->resv_views);

@@ -84,7 +84,8 @@ static void job_release(sched_t *s, sjob_t *j)
         return;
     free(j->nodes);
     free(j->io);
-    nodesel_release(j);
+    s->nmasked -= j->allowed || j->required;
+    nodesel_release(s, j);
     if (!JOB_POOL) {
         free(j);
         return;
@@ -110,6 +111,7 @@ void sched_destroy(sched_t *s)
     prio_destroy(s);
     lim_free(s);
     resv_free(s);
+    nodesel_destroy(s);
     nodeset_destroy(s->avail);
     nodeset_destroy(s->freeset);
     free(s->byend);
@@ -214,13 +216,27 @@ int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, dou
     sjob_t probe;
     memset(&probe, 0, sizeof(probe));
     job_init(&probe, &v);
-    if (nodesel_attach(s, &probe) < 0) {
-        nodesel_release(&probe);
+    if (nodesel_attach_own(s, &probe) < 0) {
+        nodesel_release_own(&probe);
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     }
     int avail = 0;
-    rc = core_will_run(s, &probe, ahead, start, &avail);
-    nodesel_release(&probe);
+    /* (not counted in nmasked: core_will_run sees its sizes, not its nodes) */
+    if ((probe.allowed || probe.required) &&
+        nodesel_unrunnable(s, &probe, core_min_start(&probe, false))) {
+        *start = -1;
+        rc = 0;
+    } else {
+        rc = core_will_run(s, &probe, ahead, start, &avail);
+        if (rc == 1 && (probe.allowed || probe.required)) { /* not before its own nodes */
+            double at = nodesel_earliest(s, &probe, core_min_start(&probe, false));
+            if (isinf(at))
+                *start = -1, rc = 0;
+            else if (*start < at)
+                *start = at;
+        }
+    }
+    nodesel_release_own(&probe);
     int fit = rc == 1 ? core_fit(&probe, avail, false) : 0; /* a moldable job: up to max */
     *size = fit > 0 ? fit : core_min_start(&probe, false);
     return rc;
@@ -300,7 +316,10 @@ int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errl
     if (idmap_get(s->jobs, v.id))
         return snprintf(err, errlen, "job %lld exists already", (long long)v.id), -EEXIST;
     sjob_t *j = new_job(s, &v);
-    if (!j || nodesel_attach(s, j) < 0 || idmap_put(s->jobs, v.id, j) < 0) {
+    int arc = j ? nodesel_attach(s, j) : -ENOMEM;
+    if (j)
+        s->nmasked += j->allowed || j->required; /* job_release counts it out */
+    if (!j || arc < 0 || idmap_put(s->jobs, v.id, j) < 0) {
         job_release(s, j);
         return snprintf(err, errlen, "out of memory"), -ENOMEM;
     }
@@ -462,8 +481,11 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     double *io = j->io, prio = j->prio;
     prio_node_t *leaf = j->leaf;
     int io_lo = j->io_lo, io_n = j->io_n;
+    nodeset_t *allowed = j->allowed, *required = j->required;
     memset(j, 0, sizeof(*j));
     job_init(j, &spec);
+    j->allowed = allowed; /* the nodes it asked for, as its sizes (nodesel.c) */
+    j->required = required;
     j->io = io; /* a property of the application, as its sizes are */
     j->io_lo = io_lo;
     j->io_n = io_n;
@@ -881,13 +903,14 @@ int sched_job_info(const sched_t *s, int64_t id, sched_jobinfo_t *out)
     out->app_pref = j->spec.pref_nodes;
     out->app_interval = j->interval;
     if (j->request) {
+        int room = core_grow_room(s, j); /* the free nodes it may grow onto */
         if (j->state == SCHED_RESIZING)
             out->request_wait = SCHED_W_RESIZING;
-        else if (j->request > j->ncommit && j->request - j->ncommit > s->nfree)
+        else if (j->request > j->ncommit && j->request - j->ncommit > room)
             out->request_wait = SCHED_W_NODES;
         else if (core_request_blocked(j))
             out->request_wait = SCHED_W_NOT_ADAPTIVE;
-        out->request_free = s->nfree;
+        out->request_free = room;
     }
     return 0;
 }

@@ -181,7 +181,7 @@ typedef struct sched_jobinfo {
     int request;               /* a resize request not granted yet: its size; 0: none */
     bool request_op;           /* that request is an operator's */
     sched_wait_t request_wait; /* why it is not granted yet */
-    int request_free;          /* SCHED_W_NODES: the free nodes now */
+    int request_free;          /* SCHED_W_NODES: the free nodes it may grow onto now */
     double hold_until;         /* policies leave the job at its size until then
                                   (INFINITY: until released); 0: not held */
     bool app_limits;           /* its application narrowed its sizes (sched_set_app_limits): */

@@ -77,7 +77,7 @@ int core_fit(const sjob_t *j, int avail, bool flexible)
 bool core_unrunnable(const sched_t *s, const sjob_t *j, bool flexible)
 {
     int need = core_min_start(j, flexible);
-    return need > s->navail || (core_masked(j) && nodesel_unrunnable(s, j, need));
+    return need > s->navail || (core_masked(s, j) && nodesel_unrunnable(s, j, need));
 }
 
 double core_walltime_at(const sjob_t *j, int size)
@@ -131,7 +131,7 @@ static void take_free(sched_t *s, sjob_t *j, int k, const nodeset_t *avoid)
         j->nodes = nn;
         j->cap = ncap;
     }
-    if (core_masked(j) || avoid)
+    if (core_masked(s, j) || avoid)
         k = nodesel_take(s, j, k, avoid);
     else
         nodeset_take_lowest(s->freeset, k, j->nodes + j->nalloc);
@@ -266,7 +266,7 @@ static double end_or_now(const sched_t *s, const sjob_t *r)
 
 void core_easy_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan)
 {
-    if (core_masked(head)) {
+    if (core_masked(s, head)) {
         nodesel_shadow(s, head, flexible, plan);
         return;
     }
@@ -304,6 +304,7 @@ void core_pass_easy(sched_t *s, bool flexible, easy_plan_t *plan)
     if (!head)
         return;
     core_easy_shadow(s, head, flexible, plan);
+    bool beside = core_masked(s, head); /* jobs may start beside its nodes (nodesel.c) */
     sjob_t *next;
     for (sjob_t *j = head->qnext; j && s->nfree > 0; j = next) {
         next = j->qnext;
@@ -311,7 +312,7 @@ void core_pass_easy(sched_t *s, bool flexible, easy_plan_t *plan)
             j->reason = SCHED_R_NODES_UNAVAILABLE;
             continue;
         }
-        if (nodesel_backfill_beside(s, j, plan->head, flexible))
+        if (beside && nodesel_backfill_beside(s, j, plan->head, flexible))
             continue;
         sched_reason_t why;
         int size = core_fit_now(s, j, s->nfree, flexible, &why);
@@ -536,6 +537,13 @@ void core_pass_conservative(sched_t *s, int depth)
          * reservation made a pass over 100,000 waiting jobs take 16 s (bench_pass) */
         int i = deep ? (s->nfree >= need && prof_fits_now(&p, need, dur, &minfree) ? 0 : -1)
                      : prof_find(&p, need, dur, &minfree);
+        if (i >= 0 && !deep && core_masked(s, j)) {
+            /* not before its own nodes are free (the counts do not know which nodes) */
+            double at = nodesel_earliest(s, j, need);
+            i = isinf(at)        ? -1
+                : p.t[i] >= at ? i
+                               : prof_find_from(&p, prof_split(&p, at), need, dur, &minfree);
+        }
         if (i == 0 && s->nfree >= need) {
             sched_reason_t why;
             int size = core_fit_now(s, j, minfree < s->nfree ? minfree : s->nfree, false, &why);
@@ -686,7 +694,7 @@ int core_begin_resizes(sched_t *s)
 
 bool core_make_room(sched_t *s, int n, sjob_t *waiting, bool flexible)
 {
-    if (core_masked(waiting) && !nodesel_room_enough(s, n, waiting, flexible)) {
+    if (core_masked(s, waiting) && !nodesel_room_enough(s, n, waiting, flexible)) {
         core_reset_targets(s, n);
         return false;
     }

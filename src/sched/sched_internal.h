@@ -125,6 +125,8 @@ struct sched {
     sjob_t **byend;      /* running jobs by end_est (then id) when the policy needs it */
     int nbyend, capbyend;
     int nresizing;
+    int nmasked;         /* jobs with an allowed or required node set (nodesel.c) */
+    idmap_t *masks;      /* those sets by hash, one copy each (nodesel.c) */
     int nstopping;       /* jobs in SCHED_STOPPING */
     int nrequests;
     int nholds;          /* jobs with oper_hold_until > 0 */
@@ -325,12 +327,22 @@ void core_apply_targets(sched_t *s, int n, sched_reason_t grow_why, sched_reason
 /* Validate the spec's node sets (min/max/pref already resolved; max and pref are
  * narrowed to the allowed nodes). */
 int nodesel_check(const sched_t *s, sched_jobspec_t *v, char *err, size_t errlen);
-/* Copy the spec's node sets into j (and clear the spec's pointers): 0 or -ENOMEM. */
-int nodesel_attach(const sched_t *s, sjob_t *j);
-void nodesel_release(sjob_t *j);
+/* Copy the spec's node sets into j (and clear the spec's pointers), shared with the
+ * jobs that name the same sets: 0 or -ENOMEM. nodesel_release gives them back. */
+int nodesel_attach(sched_t *s, sjob_t *j);
+void nodesel_release(sched_t *s, sjob_t *j);
+/* The same for a job that is not in the engine (sched_will_run's probe): its own sets. */
+int nodesel_attach_own(const sched_t *s, sjob_t *j);
+void nodesel_release_own(sjob_t *j);
+/* The shared sets' table (nodesel.c): empty once every job is released. */
+void nodesel_destroy(sched_t *s);
 /* Can j never start on need nodes with the nodes that are up (its masks)? */
 bool nodesel_unrunnable(const sched_t *s, const sjob_t *j, int need);
-static inline bool core_masked(const sjob_t *j) { return j->allowed || j->required; }
+static inline bool core_masked(const sched_t *s, const sjob_t *j)
+{
+    /* the count first: a pass over a long queue without masks reads no more of each job */
+    return s->nmasked && (j->allowed || j->required);
+}
 /* Free nodes j may start on (its allowed ones). */
 int core_free_for(const sched_t *s, const sjob_t *j);
 /* Can j start on size nodes now: enough of its allowed nodes free, every required one? */
@@ -355,6 +367,9 @@ int core_room_gain(const sjob_t *waiting, const sjob_t *j, int newsize);
 int core_room_need(const sched_t *s, const sjob_t *waiting, bool flexible);
 /* Do the shrinks planned in s->tmp[0..n) free enough of waiting's nodes to start it? */
 bool nodesel_room_enough(const sched_t *s, int n, const sjob_t *waiting, bool flexible);
+/* When need of j's own nodes (and its required ones) are first free by the running
+ * jobs' estimates: now, a job's end, or INFINITY. */
+double nodesel_earliest(const sched_t *s, const sjob_t *j, int need);
 /* core_easy_shadow for a masked head: only the ends that free its nodes count. */
 void nodesel_shadow(sched_t *s, sjob_t *head, bool flexible, easy_plan_t *plan);
 

@@ -81,6 +81,11 @@ wait_for 30 sh -c "cat arr-1.out arr-2.out arr-3.out 2>/dev/null | wc -l | grep 
 [ "$(grep -cE '^on n[34]$' arr-1.out arr-2.out arr-3.out | awk -F: '{s += $2} END {print s}')" = 3 ] ||
   fail "array elements ran off the GPU nodes: $(cat arr-*.out)"
 
+# an update keeps to the job's nodes too
+jh=$(submit -H -C gpu "$s")
+refused "needs at least 3 nodes but only 2 match" d update "$jh" -N 3
+d cancel "$jh"
+
 # what no node could ever satisfy is refused, saying why
 refused "no node has the feature h100" d submit -C "a100&h100" "$s"
 refused "no node has features gpu&ib" d submit -C "gpu&ib" "$s"

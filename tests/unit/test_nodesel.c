@@ -180,6 +180,26 @@ static void conservative_masked(void **state)
     assert_non_null(st);
     assert_true(has(st, 6) && has(st, 7));
     sched_destroy(s);
+
+    /* its nodes come free at 100 and 200: its reservation is at 200, though the counts
+     * had two nodes free at once */
+    s = tu_engine(8, "conservative");
+    restore(s, 1, &gpu[0], 1, 100);
+    restore(s, 3, &gpu[1], 1, 200);
+    tu_submit(s, on_gpus(2, 2, 50));
+    n = tu_pass(s, 0, &a);
+    assert_int_equal(n, 0);
+    assert_int_equal(sched_job_info(s, 2, &info), 0);
+    assert_true(fabs(info.reserved_start - 200) < 1e-9);
+    /* --test-only says as much for a job of the same shape */
+    sched_jobspec_t probe = {.id = 9, .type = SCHED_RIGID, .nodes = 2, .walltime = 50,
+                             .allowed = gpu, .nallowed = 2};
+    double start;
+    int size;
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_will_run(s, &probe, 0, &start, &size, err, sizeof(err)), 1);
+    assert_true(fabs(start - 200) < 1e-9);
+    sched_destroy(s);
 }
 
 /* A malleable job allowed on half the nodes grows onto those only, under equal shares
@@ -261,6 +281,96 @@ static void growth_and_shrinks_around_masked_head(void **state)
     sched_destroy(s);
 }
 
+/* An operator's resize of a masked job waits for its own nodes, and says how many are
+ * free for it. */
+static void operator_request_counts_own_nodes(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "fcfs");
+    const int half[] = {4, 5, 6, 7};
+    tu_submit(s, (tu_job_t){.id = 1, .type = SCHED_MALLEABLE, .nodes = 1, .min = 1, .max = 4,
+                            .allowed = half, .nallowed = 4});
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 0, &a), 1);
+    restore(s, 2, gpu, 2, 100);
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_request_resize(s, 1, 4, true, err, sizeof(err)), 0);
+    size_t n = tu_pass(s, 1, &a);
+    assert_null(tu_find(a, n, 1, SCHED_OP_EXPAND));
+    sched_jobinfo_t info;
+    assert_int_equal(sched_job_info(s, 1, &info), 0);
+    assert_int_equal(info.request_wait, SCHED_W_NODES);
+    assert_int_equal(info.request_free, 1); /* node 5; 0-3 are free but not its own */
+    assert_int_equal(sched_remove(s, 2), 0);
+    n = tu_pass(s, 2, &a);
+    const sched_action_t *ex = tu_find(a, n, 1, SCHED_OP_EXPAND);
+    assert_non_null(ex);
+    assert_int_equal(ex->nodes_after, 4);
+    sched_destroy(s);
+}
+
+/* Node stealing (sfsj) for a masked job that lost a node stops only a job on its nodes:
+ * job 3, the first victim by the counts, holds none of them. */
+static void stealing_takes_own_nodes(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "sfsj");
+    const int seven[] = {7}, zero[] = {0}, mask[] = {4, 5, 7};
+    restore(s, 2, seven, 1, 1000);
+    sched_jobspec_t a = {.id = 3, .submit = 5, .type = SCHED_RIGID, .nodes = 1, .walltime = 1000};
+    char err[SCHED_ERRLEN];
+    assert_int_equal(sched_restore_running(s, &a, 5, zero, 1, err, sizeof(err)), 0);
+    tu_submit(s, (tu_job_t){.id = 1, .submit = 6, .type = SCHED_RIGID, .nodes = 2,
+                            .walltime = 100, .allowed = mask, .nallowed = 3});
+    const sched_action_t *acts;
+    size_t n = tu_pass(s, 6, &acts);
+    const sched_action_t *st = tu_find(acts, n, 1, SCHED_OP_START);
+    assert_non_null(st);
+    assert_true(has(st, 4) && has(st, 5));
+    int64_t job;
+    sched_failure_t what;
+    assert_int_equal(sched_node_failed(s, 5, &job, &what), 0);
+    assert_int_equal(what, SCHED_FAIL_REQUEUED);
+    n = tu_pass(s, 10, &acts);
+    const sched_action_t *in = tu_find(acts, n, 2, SCHED_OP_INTERRUPT);
+    assert_non_null(in);
+    assert_int_equal(in->for_job, 1);
+    assert_null(tu_find(acts, n, 3, SCHED_OP_INTERRUPT));
+    tu_complete(s, acts, n);
+    n = tu_pass(s, 11, &acts);
+    st = tu_find(acts, n, 1, SCHED_OP_START);
+    assert_non_null(st);
+    assert_true(has(st, 4) && has(st, 7));
+    sched_destroy(s);
+}
+
+/* Jobs that name the same nodes share one copy of the set in the engine: it lives as
+ * long as one of them (ASan sees a use after free), in whatever order they were given. */
+static void shared_sets(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "fcfs");
+    const int again[] = {7, 6, 7};
+    restore(s, 9, gpu, 2, 100); /* the GPU nodes busy: the three wait */
+    tu_submit(s, on_gpus(1, 2, 10));
+    tu_submit(s, on_gpus(2, 2, 10));
+    tu_submit(s, (tu_job_t){.id = 3, .submit = 3, .type = SCHED_RIGID, .nodes = 1,
+                            .walltime = 10, .allowed = again, .nallowed = 3});
+    assert_int_equal(sched_remove(s, 1), 0);
+    assert_int_equal(sched_remove(s, 9), 0);
+    const sched_action_t *a;
+    size_t n = tu_pass(s, 1, &a);
+    const sched_action_t *st = tu_find(a, n, 2, SCHED_OP_START);
+    assert_non_null(st);
+    assert_true(has(st, 6) && has(st, 7));
+    assert_int_equal(sched_remove(s, 2), 0);
+    n = tu_pass(s, 2, &a);
+    st = tu_find(a, n, 3, SCHED_OP_START);
+    assert_non_null(st);
+    assert_int_equal(st->nodes[0], 6);
+    sched_destroy(s);
+}
+
 /* A job that loses a required node does not run on without it. */
 static void required_node_failure_requeues(void **state)
 {
@@ -291,6 +401,9 @@ int main(void)
         cmocka_unit_test(malleable_grows_inside_mask),
         cmocka_unit_test(growth_and_shrinks_around_masked_head),
         cmocka_unit_test(required_node_failure_requeues),
+        cmocka_unit_test(operator_request_counts_own_nodes),
+        cmocka_unit_test(stealing_takes_own_nodes),
+        cmocka_unit_test(shared_sets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

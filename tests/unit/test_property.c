@@ -7,8 +7,9 @@
  *   - easy never delays its reserved job, conservative no job, beyond its first
  *     reservation (exact estimates);
  *   - limits per user and per account are never exceeded;
- *   - with random node masks, every allocation stays inside the job's allowed nodes and
- *     holds its required ones after every action, and every job finishes. */
+ *   - with random node masks (and nodes failing and coming back), every allocation stays
+ *     inside the job's allowed nodes and holds its required ones after every action and
+ *     failure, and every job finishes. */
 #include "testutil.h"
 
 #include <math.h>
@@ -473,10 +474,42 @@ static void mask_apply(mrun_t *c, const sched_action_t *a)
                      (long long)a->job, m->required[i], sched_op_name(a->op));
 }
 
-/* Jobs run for their run time from their start whatever their size; resizes are done
- * at once. Every job must finish: a mask the nodes can hold never starves a job. */
-static void run_masked(const workload_t *wl, const mask_t *m, int nodes, const char *policy)
+/* A node fails: its job runs on without it or waits again (the model follows). */
+static void mask_fail(mrun_t *c, sched_t *s, int node, double *end)
 {
+    int64_t job;
+    sched_failure_t what;
+    assert_int_equal(sched_node_failed(s, node, &job, &what), 0);
+    if (job < 0)
+        return;
+    size_t k = (size_t)(job - 1);
+    int keep = 0;
+    for (int i = 0; i < c->nheld[k]; i++) {
+        int x = c->held[k][i];
+        if (what == SCHED_FAIL_SHRUNK && x != node)
+            c->held[k][keep++] = x;
+        else
+            c->owner[x] = -1;
+    }
+    c->nheld[k] = keep;
+    if (what == SCHED_FAIL_REQUEUED)
+        end[k] = -1;
+    const mask_t *m = &c->m[k];
+    for (int i = 0; i < m->nrequired && keep > 0; i++)
+        if (!in_list(c->held[k], keep, m->required[i]))
+            fail_msg("%s: job %lld runs on without its required node %d", c->policy,
+                     (long long)job, m->required[i]);
+}
+
+/* Jobs run for their run time from their start whatever their size; resizes are done
+ * at once; now and then a node fails and comes back later. Every job must finish: a
+ * mask the nodes can hold never starves a job. */
+static void run_masked(const workload_t *wl, const mask_t *m, int nodes, const char *policy,
+                       uint64_t seed)
+{
+    rng_t r;
+    rng_seed(&r, seed);
+    double *back = calloc((size_t)nodes, sizeof(double)); /* > 0: down until then */
     size_t n = wl->njobs, next = 0, done = 0;
     mrun_t c = {.wl = wl, .m = m, .policy = policy};
     c.owner = malloc((size_t)nodes * sizeof(int64_t));
@@ -493,8 +526,21 @@ static void run_masked(const workload_t *wl, const mask_t *m, int nodes, const c
         for (size_t k = 0; k < n; k++)
             if (end[k] >= 0 && end[k] < t)
                 t = end[k];
+        for (int i = 0; i < nodes; i++)
+            if (back[i] > 0 && back[i] < t)
+                t = back[i];
         if (isinf(t))
             fail_msg("%s: %zu of %zu jobs never finished", policy, n - done, n);
+        for (int i = 0; i < nodes; i++)
+            if (back[i] == t) {
+                assert_int_equal(sched_set_node_available(s, i, true), 0);
+                back[i] = 0;
+            }
+        int victim = (int)rng_below(&r, (uint64_t)nodes);
+        if (rng_below(&r, 8) == 0 && back[victim] == 0) {
+            mask_fail(&c, s, victim, end);
+            back[victim] = t + 50 + (double)rng_below(&r, 200);
+        }
         for (size_t k = 0; k < n; k++)
             if (end[k] == t) {
                 sched_remove(s, wl->jobs[k].id);
@@ -534,6 +580,7 @@ static void run_masked(const workload_t *wl, const mask_t *m, int nodes, const c
     free(c.nheld);
     free(c.owner);
     free(end);
+    free(back);
 }
 
 static void every_policy_keeps_masks(void **state)
@@ -548,7 +595,7 @@ static void every_policy_keeps_masks(void **state)
         for (size_t p = 0; p < NPOL; p++) {
             if (getenv("PROP_TRACE"))
                 fprintf(stderr, "masks w=%d nodes=%d %s\n", w, nodes, policies[p]);
-            run_masked(&wl, m, nodes, policies[p]);
+            run_masked(&wl, m, nodes, policies[p], 31 * (uint64_t)w + p);
         }
         for (size_t k = 0; k < wl.njobs; k++) {
             free(m[k].allowed);

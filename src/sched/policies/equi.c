@@ -34,7 +34,7 @@ static void pass(sched_t *s)
     int64_t for_job = -1;
     /* a masked job's nodes are not any nodes: it waits for its own (nodes set aside
      * from growth, nodesel.c) rather than for shares taken from anyone */
-    if (head && !core_masked(head)) {
+    if (head && !core_masked(s, head)) {
         int need = core_min_start(head, false);
         if (pool - need >= summin) {
             pool -= need;

@@ -155,7 +155,7 @@ static void admit(sched_t *s, io_sums_t *m)
             const int *row = sz + k * rowlen;
             for (int x = 0; x < row[0]; x++) {
                 int n = row[1 + x];
-                if (fit && n > s->nfree)
+                if (fit && !core_can_start(s, j, n)) /* its own nodes (nodesel.c) */
                     continue;
                 double d = distance(s, m, j, 0, n);
                 c[nc++] = (cand_t){j, n, w > 1 ? (double)k / (w - 1) : 0, d};
@@ -173,7 +173,7 @@ static void admit(sched_t *s, io_sums_t *m)
                 wbest = wp;
             }
         }
-        if (best < 0 || c[best].n > s->nfree) {
+        if (best < 0 || !core_can_start(s, c[best].j, c[best].n)) {
             blocked = best < 0 ? NULL : c[best].j; /* fit=0: the best waits for nodes */
             break;
         }

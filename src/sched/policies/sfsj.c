@@ -38,11 +38,13 @@ static int victim_order(const void *a, const void *b)
     return x->spec.id > y->spec.id ? -1 : 1;
 }
 
-static int nodes_up(const sched_t *s, const sjob_t *j)
+/* The nodes of j that are up and that f may use (all of them: f is not masked). */
+static int nodes_up(const sched_t *s, const sjob_t *j, const sjob_t *f)
 {
     int n = 0;
     for (int i = 0; i < j->nalloc; i++)
-        n += nodeset_test(s->avail, j->nodes[i]);
+        n += nodeset_test(s->avail, j->nodes[i]) &&
+             (!f->allowed || nodeset_test(f->allowed, j->nodes[i]));
     return n;
 }
 
@@ -58,8 +60,8 @@ static bool can_give(const sjob_t *j, bool shrink_malleable)
 static void steal(sched_t *s, sjob_t *f, int *claimed)
 {
     f->steal_due = false;
-    int need = core_min_start(f, false);
-    int avail = s->nfree - *claimed > 0 ? s->nfree - *claimed : 0;
+    int need = core_min_start(f, false), mine = core_free_for(s, f);
+    int avail = mine - *claimed > 0 ? mine - *claimed : 0;
     if (core_unrunnable(s, f, false))
         return;
     if (avail >= need) {
@@ -77,6 +79,8 @@ static void steal(sched_t *s, sjob_t *f, int *claimed)
                 continue;
             if (pass == 1 && (j->ncommit >= need || j->spec.no_interrupt))
                 continue;
+            if (core_masked(s, f) && !nodes_up(s, j, f))
+                continue; /* none of its nodes would serve f: it is not stopped for it */
             j->key = latest_start ? j->start : j->spec.submit;
             s->tmp[n++] = j;
         }
@@ -96,11 +100,11 @@ static void steal(sched_t *s, sjob_t *f, int *claimed)
                                         v->spec.min_nodes, v->ncommit - 1);
             if (size) {
                 v->newsize = size;
-                got += v->ncommit - size;
+                got += core_room_gain(f, v, size);
             }
             continue;
         }
-        got += nodes_up(s, v);
+        got += nodes_up(s, v, f);
     }
     if (got < need)
         return;
