@@ -51,6 +51,9 @@ typedef struct opts {
     /* multifactor priority and fair share (docs/simulator.md, "Fair share") */
     sched_prio_config_t prio;
     bool priority, per_user;
+    sim_resv_t resv[16]; /* --reservation */
+    int nresv;
+    char resv_text[512]; /* as given, "2h,6h,64 5h,1h,2" */
 } opts_t;
 
 static void help(FILE *f)
@@ -111,6 +114,9 @@ static void help(FILE *f)
         "                       group + 1, JSON 'account'): weights fairshare, age, size\n"
         "                       (default 0); maxage, halflife, calc in seconds or with a\n"
         "                       unit s/m/h/d (default 7d, 7d, 300): fairshare=1000,age=100\n"
+        "  --reservation START,DURATION,NODES  NODES set apart from START for DURATION\n"
+        "                       (seconds, or 90s, 30m, 2h, 7d): no job runs on them then,\n"
+        "                       nor starts on them unless it ends before; up to 16\n"
         "  --per-user           wait time per user (and account) below the table\n"
         "\n"
         "With several policies the CSV and SVG names get the policy inserted before the\n"
@@ -179,6 +185,16 @@ static int parse_corridor(const char *arg, opts_t *o)
     return 0;
 }
 
+/* A time: seconds, or with a unit (90s, 30m, 2h, 7d). */
+static int parse_time_value(const char *v, double *out)
+{
+    size_t len = v ? strlen(v) : 0;
+    if (!len)
+        return -1;
+    return strchr("smhd", v[len - 1]) ? strparse_duration(v, out)
+                                      : strparse_decimal(v, STRPARSE_DURATION_MAX, out);
+}
+
 /* --priority K=V,...: the keys name the controller's settings (PriorityWeightFairshare,
  * PriorityWeightAge, PriorityWeightJobSize, PriorityMaxAge, PriorityDecayHalfLife,
  * PriorityCalcPeriod); times are seconds, as there, unless a unit follows. */
@@ -216,11 +232,7 @@ static int parse_priority(const char *arg, sched_prio_config_t *pc)
         }
         const char *v = eq + 1;
         double *dst = (double *)((char *)pc + keys[k].off), x;
-        size_t len = strlen(v);
-        bool unit = len && strchr("smhd", v[len - 1]);
-        int rc = !keys[k].time ? strparse_decimal(v, 1e9, &x)
-                 : unit        ? strparse_duration(v, &x)
-                               : strparse_decimal(v, STRPARSE_DURATION_MAX, &x);
+        int rc = !keys[k].time ? strparse_decimal(v, 1e9, &x) : parse_time_value(v, &x);
         if (rc < 0)
             return -cmd_fail("--priority: '%s=%s' is not %s", t, v,
                              keys[k].time ? "a time (seconds, or 90s, 30m, 2h, 7d)"
@@ -263,7 +275,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     enum { O_CPN = 256, O_INTER, O_SPEEDUP, O_FORCE, O_RECONF, O_LENIENT, O_JSON, O_JOBS,
            O_EVENTS, O_GANTT, O_NOPROG, O_HELP, O_CORRIDOR, O_IDLEW, O_DEFW, O_PCSV,
            O_PSVG, O_CKN, O_CKF, O_CKMEM, O_CKMB, O_CKCSV, O_FAILS, O_MTBF, O_DOWN, O_CKEVERY, O_CKCOST,
-           O_PFS, O_PRIO, O_PERUSER };
+           O_PFS, O_PRIO, O_PERUSER, O_RESV };
     static const struct option lopts[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'N'},
@@ -299,6 +311,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         {"checkpoint-cost", required_argument, 0, O_CKCOST},
         {"pfs", required_argument, 0, O_PFS},
         {"priority", required_argument, 0, O_PRIO},
+        {"reservation", required_argument, 0, O_RESV},
         {"per-user", no_argument, 0, O_PERUSER},
         {0, 0, 0, 0},
     };
@@ -468,6 +481,28 @@ static int parse_args(int argc, char **argv, opts_t *o)
         case O_PERUSER:
             o->per_user = true;
             break;
+        case O_RESV: {
+            char buf[128], *a, *b, *cn, *save = NULL;
+            snprintf(buf, sizeof(buf), "%s", optarg);
+            a = strtok_r(buf, ",", &save);
+            b = a ? strtok_r(NULL, ",", &save) : NULL;
+            cn = b ? strtok_r(NULL, ",", &save) : NULL;
+            sim_resv_t r = {0};
+            long n = 0;
+            if (o->nresv >= 16)
+                return cmd_fail("--reservation: at most 16");
+            if (!cn || strtok_r(NULL, ",", &save) || parse_time_value(a, &r.start) < 0 ||
+                parse_time_value(b, &r.duration) < 0 || !(r.duration > 0) ||
+                strparse_long(cn, 1, 1L << 24, &n) < 0)
+                return cmd_fail("--reservation: '%s' is not START,DURATION,NODES (seconds, or "
+                                "with a unit: 90s, 30m, 2h, 7d; e.g. 2h,30m,16)", optarg);
+            r.nodes = (int)n;
+            o->resv[o->nresv++] = r;
+            size_t at = strlen(o->resv_text);
+            snprintf(o->resv_text + at, sizeof(o->resv_text) - at, "%s%s", at ? " " : "",
+                     optarg);
+            break;
+        }
         case ':':
             return cmd_fail("sim: option '%s' needs a value (try 'ductile sim --help')",
                             argv[optind - 1]);
@@ -762,6 +797,8 @@ int cmd_sim(int argc, char **argv)
             .failures = failures ? &fails : NULL,
             .pfs = &o.pfs,
             .priority = o.priority ? &o.prio : NULL,
+            .resv = o.resv,
+            .nresv = o.nresv,
         };
         sim_result_t res;
         if (sim_run(&wl, &cfg, &res, err, sizeof(err)) < 0) {
@@ -806,6 +843,7 @@ int cmd_sim(int argc, char **argv)
                               .malleable = o.malleable, .seed = o.seed, .power = o.power,
                               .ckpt = o.ckpt.nodes > 0, .failures = failures,
                               .requests = false, .priority = o.priority ? prio : NULL,
+                              .resv = o.nresv ? o.resv_text : NULL,
                               .per_user = o.per_user};
         for (size_t i = 0; i < wl.njobs; i++) {
             info.requests |= wl.jobs[i].nreq > 0;

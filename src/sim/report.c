@@ -230,6 +230,8 @@ void report_table(FILE *f, const report_info_t *info, const report_run_t *runs, 
     fprintf(f, "\n");
     if (info->priority)
         fprintf(f, "priority %s\n", info->priority);
+    if (info->resv)
+        fprintf(f, "reservations %s (START,DURATION,NODES)\n", info->resv);
     for (int c = 0; c < n; c++) {
         fprintf(f, "policy %s", runs[c].spec);
         if (runs[c].rejected)
@@ -369,6 +371,8 @@ int report_json(FILE *f, const report_info_t *info, const report_run_t *runs, in
         json_object_set_new(root, "malleable", json_real(info->malleable));
     if (info->priority)
         json_object_set_new(root, "priority", json_string(info->priority));
+    if (info->resv)
+        json_object_set_new(root, "reservations", json_string(info->resv));
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
     fputc('\n', f);
     json_decref(root);

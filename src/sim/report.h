@@ -23,6 +23,7 @@ typedef struct report_info {
     bool requests;          /* the workload has evolving jobs' requests: show their rows */
     bool io;                /* the workload has jobs with I/O phases: show their rows */
     const char *priority;   /* the runs' priority settings; NULL: none (submission order) */
+    const char *resv;       /* the runs' reservations, as given; NULL: none */
     bool per_user;          /* show the runs' users (report_run_t.users) */
 } report_info_t;
 

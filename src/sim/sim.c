@@ -592,6 +592,24 @@ int sim_run(const workload_t *wl, const sim_config_t *cfg, sim_result_t *res, ch
         sched_destroy(c.s);
         return rc;
     }
+    for (int k = 0; k < cfg->nresv; k++) {
+        const sim_resv_t *r = &cfg->resv[k];
+        double end = r->start + r->duration;
+        int *ids = r->nodes > 0 ? malloc((size_t)r->nodes * sizeof(int)) : NULL;
+        int got = ids ? sched_pick_reservation_nodes(c.s, r->start, end, r->nodes, ids) : 0;
+        if (got < r->nodes) {
+            snprintf(err, errlen, "reservation %d: only %d of the %d nodes asked for are free of "
+                     "other reservations then", k + 1, got, r->nodes);
+            rc = -EINVAL;
+        } else {
+            rc = sched_add_reservation(c.s, k + 1, r->start, end, ids, got, true, err, errlen);
+        }
+        free(ids);
+        if (rc < 0) {
+            sched_destroy(c.s);
+            return rc;
+        }
+    }
     size_t nj = wl->njobs;
     res->jobs = calloc(nj ? nj : 1, sizeof(*res->jobs));
     c.rj = calloc(nj ? nj : 1, sizeof(*c.rj));

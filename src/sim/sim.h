@@ -139,7 +139,16 @@ typedef struct sim_config {
     /* multifactor priority and fair share (docs/simulator.md, "Fair share"); NULL: the
      * engine's default, every weight 0 (submission order) */
     const sched_prio_config_t *priority;
+    /* reservations (docs/simulator.md, "Reservations"): nodes set apart for a window, on
+     * which no job of the workload runs then (a workload job belongs to none) */
+    const struct sim_resv *resv;
+    int nresv;
 } sim_config_t;
+
+typedef struct sim_resv {
+    double start, duration; /* seconds of simulated time */
+    int nodes;              /* how many: the engine picks them, highest numbers first */
+} sim_resv_t;
 
 typedef struct sim_jobres {
     int64_t id;
