@@ -158,11 +158,9 @@ static int set_attr(struct config *cfg, config_partition_t *p, const char *k, co
         return BAD("State: UP, DOWN, DRAIN or INACTIVE, not '%s'", v);
     }
     if (!strcasecmp(k, "PreemptMode")) {
-        if (!strcasecmp(v, "REQUEUE"))
-            return BAD("PreemptMode: preemption is not built yet (docs/partitions.md): OFF only");
-        if (strcasecmp(v, "OFF"))
-            return BAD("PreemptMode: OFF, not '%s'", v);
-        p->preempt = false;
+        if (strcasecmp(v, "OFF") && strcasecmp(v, "REQUEUE"))
+            return BAD("PreemptMode: OFF or REQUEUE, not '%s'", v);
+        p->preempt = !strcasecmp(v, "REQUEUE");
         return 0;
     }
     return BAD("'%s' is not a partition setting (Nodes, Default, DefaultTime, MaxTime, "

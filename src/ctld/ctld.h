@@ -730,6 +730,8 @@ bool *parts_nodes(const ctld_t *c, const job_t *j, int *tier);
 /* Every partition of the job is DOWN or INACTIVE: it waits. */
 bool parts_down(const ctld_t *c, const job_t *j);
 int parts_tier_max(const ctld_t *c);
+/* One of its partitions preempts lower tiers (PreemptMode=REQUEUE). */
+bool parts_preempt(const ctld_t *c, const job_t *j);
 /* The partition a running job runs in (the first of its own that holds all its nodes). */
 const char *parts_running_in(const ctld_t *c, const job_t *j);
 void parts_rpc(ctld_t *c, conn_t *conn);

@@ -268,6 +268,7 @@ static sched_jobspec_t spec_of(ctld_t *c, const job_t *j)
         .nice = j->nice,
         .tier = j->tier,
         .reservation = j->resv_id,
+        .preempt = parts_preempt(c, j),
     };
     nsel_spec(c, &j->sel, &spec);
     return spec;
@@ -1001,12 +1002,17 @@ static void do_interrupt(ctld_t *c, job_t *j, const sched_action_t *a)
     if (j->state != JS_RUNNING && j->state != JS_RESIZING)
         return;
     char why[64];
-    snprintf(why, sizeof(why), "NodeStolen:job %lld", (long long)a->for_job);
-    fprintf(stderr, "ductiled: job %lld: stopped to give its %d node%s to job %lld, which "
-            "lost a node (node stealing); it will run again\n", (long long)j->id, j->nalloc,
-            j->nalloc == 1 ? "" : "s", (long long)a->for_job);
+    bool preempted = a->reason == SCHED_R_PREEMPTED;
+    snprintf(why, sizeof(why), "%s:job %lld", preempted ? "Preempted" : "NodeStolen",
+             (long long)a->for_job);
+    fprintf(stderr, "ductiled: job %lld: stopped to give its %d node%s to job %lld, %s; it will "
+            "run again\n", (long long)j->id, j->nalloc, j->nalloc == 1 ? "" : "s",
+            (long long)a->for_job,
+            preempted ? "of a higher partition tier (preemption)" : "which lost a node (node "
+                                                                      "stealing)");
     db_job_event(c, j->id, ctld_now(), "interrupt", j->nalloc, 0, j->alloc, j->nalloc, why);
-    j->wait_class = SCHED_CLASS_INTERRUPTED;
+    /* stolen for a failed job: it waits ahead of the rest; preempted: in its place */
+    j->wait_class = preempted ? SCHED_CLASS_NORMAL : SCHED_CLASS_INTERRUPTED;
     snprintf(j->reason, sizeof(j->reason), "%s", why);
     start_cleanup(c, j, JS_PENDING);
 }

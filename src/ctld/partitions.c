@@ -179,6 +179,16 @@ bool parts_down(const ctld_t *c, const job_t *j)
     return n > 0;
 }
 
+bool parts_preempt(const ctld_t *c, const job_t *j)
+{
+    const config_partition_t *p[64];
+    int n = listed(c, j->partition, p, 64);
+    for (int k = 0; k < n; k++)
+        if (p[k]->preempt)
+            return true;
+    return false;
+}
+
 int parts_tier_max(const ctld_t *c)
 {
     int m = 0;

@@ -85,6 +85,7 @@ static void job_release(sched_t *s, sjob_t *j)
     free(j->nodes);
     free(j->io);
     s->nmasked -= j->allowed || j->required;
+    s->npreempt -= j->spec.preempt;
     nodesel_release(s, j);
     if (!JOB_POOL) {
         free(j);
@@ -245,8 +246,10 @@ int sched_will_run(const sched_t *s, const sched_jobspec_t *spec, int ahead, dou
 static sjob_t *new_job(sched_t *s, const sched_jobspec_t *spec)
 {
     sjob_t *j = job_alloc(s);
-    if (j)
+    if (j) {
         job_init(j, spec);
+        s->npreempt += spec->preempt;
+    }
     return j;
 }
 
@@ -254,6 +257,8 @@ bool core_before(const sjob_t *a, const sjob_t *b)
 {
     if (a->cls != b->cls)
         return a->cls > b->cls;
+    if (a->spec.tier != b->spec.tier) /* a higher partition tier first (Slurm's PriorityTier) */
+        return a->spec.tier > b->spec.tier;
     if (a->prio != b->prio)
         return a->prio > b->prio;
     if (a->spec.submit != b->spec.submit)
@@ -863,6 +868,7 @@ int sched_schedule(sched_t *s, double now, const sched_action_t **actions, size_
     for (sjob_t *j = s->qhead; j && j->cls == SCHED_CLASS_FAILED; j = j->qnext)
         j->restart_small = j->spec.type == SCHED_MALLEABLE && j->spec.nodes > s->navail;
     s->policy->pass(s);
+    preempt_pass(s);
     resv_pass_end(s);
     lim_pass_end(s);
     /* Node lists were appended to one growing buffer: fix the pointers now. */
@@ -971,6 +977,8 @@ static const char *const reason_names[SCHED_R__COUNT] = {
     [SCHED_R_RESV_WAIT] = "Reservation",
     [SCHED_R_RESV_NODES] = "ReservedNodes",
     [SCHED_R_RESERVATION] = "ReservationBegins",
+    [SCHED_R_PREEMPTED] = "Preempted",
+    [SCHED_R_PREEMPTING] = "Preempting",
 };
 
 const char *sched_reason_name(sched_reason_t r)

@@ -107,6 +107,9 @@ typedef enum sched_reason {
     SCHED_R_RESV_NODES,        /* waiting: the nodes it could use are reserved for part of
                                   the time its estimate reaches */
     SCHED_R_RESERVATION,       /* shrunk: a reservation that began holds some of its nodes */
+    /* preemption (preempt.c) */
+    SCHED_R_PREEMPTED,         /* shrunk or stopped for a job of a higher tier (for_job) */
+    SCHED_R_PREEMPTING,        /* waiting: jobs of a lower tier give it their nodes */
     SCHED_R__COUNT
 } sched_reason_t;
 
@@ -136,6 +139,8 @@ typedef struct sched_jobspec {
     int tier;
     int nice;
     int64_t reservation;  /* runs in this reservation (sched_add_reservation); 0: none */
+    bool preempt;         /* may take nodes from running jobs of a lower tier (preempt.c):
+                             shrinks a malleable one, stops one that may run again */
     /* node selection (docs/policies.md, "Node selection"): the job runs and grows only
      * on the allowed nodes (NULL: every node) and its allocation holds every required
      * one (--nodelist). The engine copies both at submit: they need not outlive the

@@ -224,13 +224,12 @@ void core_stop(sched_t *s, sjob_t *j)
     core_byend_update(s, j);
 }
 
-void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed)
+void core_interrupt(sched_t *s, sjob_t *j, int64_t for_job, sched_reason_t why)
 {
-    emit(s, SCHED_OP_INTERRUPT, j, j->ncommit, 0, j->nodes, j->nalloc, SCHED_R_STOLEN,
-         failed->spec.id);
+    emit(s, SCHED_OP_INTERRUPT, j, j->ncommit, 0, j->nodes, j->nalloc, why, for_job);
     core_stop(s, j);
-    j->reason = SCHED_R_STOLEN;
-    j->reason_job = failed->spec.id;
+    j->reason = why;
+    j->reason_job = for_job;
 }
 
 /* --- starting jobs --- */

@@ -162,6 +162,7 @@ struct sched {
     int nresv;
     struct resv_view *resv_views; /* during a pass: the views unmasked jobs share */
     int nresv_views;
+    int npreempt;        /* jobs that may preempt (preempt.c) */
     /* output of the current pass */
     sched_action_t *acts;
     size_t nacts, capacts, capactoff;
@@ -216,7 +217,8 @@ void core_start_avoiding(sched_t *s, sjob_t *j, int size, sched_reason_t why,
 void core_expand(sched_t *s, sjob_t *j, int newsize, sched_reason_t why);
 void core_shrink(sched_t *s, sjob_t *j, int newsize, sched_reason_t why, int64_t for_job);
 
-/* Priority order: higher class first, then earlier submit, then lower id. */
+/* Priority order: higher class first, then higher tier (partitions), then higher
+ * priority (prio.c), then earlier submit, then lower id. */
 bool core_before(const sjob_t *a, const sjob_t *b);
 /* Room for n jobs in s->tmp. */
 void core_tmp_reserve(sched_t *s, size_t n);
@@ -232,7 +234,7 @@ int core_largest_key_first(const void *a, const void *b);
  * INTERRUPTED. The caller picks a running job that may be interrupted. */
 /* The job is being stopped (STOPPING): its nodes expected free now. */
 void core_stop(sched_t *s, sjob_t *j);
-void core_interrupt(sched_t *s, sjob_t *j, const sjob_t *failed);
+void core_interrupt(sched_t *s, sjob_t *j, int64_t for_job, sched_reason_t why);
 
 /* I/O intensity of j on n nodes (iointensity.c). */
 double core_io_of(const sjob_t *j, int n);
@@ -389,6 +391,9 @@ void prio_pass(sched_t *s);
 
 /* An account of the fair-share tree, made (top-level, 1 share) if new. */
 prio_node_t *prio_account(sched_t *s, uint32_t id);
+
+/* preemption (preempt.c): after the policy's pass */
+void preempt_pass(sched_t *s);
 
 /* reservations (resv.c): each job's view of the nodes for the pass, and back */
 void resv_free(sched_t *s);

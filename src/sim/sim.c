@@ -274,7 +274,8 @@ static void apply(simctx_t *c, const sched_action_t *a, double t)
     if (a->op == SCHED_OP_INTERRUPT) { /* stopped at once: it waits again */
         c->res->interrupts++;
         run_lost(c, i, t, SIM_OP_INTERRUPT);
-        sched_requeue(c->s, a->job, SCHED_CLASS_INTERRUPTED);
+        sched_requeue(c->s, a->job, a->reason == SCHED_R_PREEMPTED ? SCHED_CLASS_NORMAL
+                                                                   : SCHED_CLASS_INTERRUPTED);
         return;
     }
     sim_progress(r, t);

@@ -401,8 +401,8 @@ static void partitions(void **state)
     parse_err("Nodes = n[1-2]\nPartition = a State=open\n", "State: UP, DOWN, DRAIN or INACTIVE",
               NULL, NULL);
     parse_err("Nodes = n[1-2]\nPartition = Nodes=n1\n", "first its name", NULL, NULL);
-    parse_err("Nodes = n[1-2]\nPartition = a PreemptMode=REQUEUE\n", "preemption is not built",
-              NULL, NULL);
+    parse_err("Nodes = n[1-2]\nPartition = a PreemptMode=SUSPEND\n", "OFF or REQUEUE", NULL,
+              NULL);
 }
 
 static void checkpoint_nodes(void **state)

@@ -73,7 +73,12 @@ void tu_complete(sched_t *s, const sched_action_t *acts, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (acts[i].op == SCHED_OP_INTERRUPT)
-            assert_int_equal(sched_requeue(s, acts[i].job, SCHED_CLASS_INTERRUPTED), 0);
+            /* stopped for a failed job: ahead of the rest; preempted: in its place */
+            assert_int_equal(sched_requeue(s, acts[i].job,
+                                           acts[i].reason == SCHED_R_PREEMPTED
+                                               ? SCHED_CLASS_NORMAL
+                                               : SCHED_CLASS_INTERRUPTED),
+                             0);
         else if (acts[i].op != SCHED_OP_START)
             assert_int_equal(sched_resize_done(s, acts[i].job, true), 0);
 }

@@ -116,7 +116,7 @@ static void steal(sched_t *s, sjob_t *f, int *claimed)
             f->steal_wait = true;
             f->reason = SCHED_R_RESIZE_PENDING;
         } else if (i >= nshrink) {
-            core_interrupt(s, v, f);
+            core_interrupt(s, v, f->spec.id, SCHED_R_STOLEN);
             f->steal_wait = true;
             f->reason = SCHED_R_RESOURCES;
         }
