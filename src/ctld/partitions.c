@@ -58,6 +58,17 @@ static bool group_allowed(const config_partition_t *p, gid_t gid)
     return in_names(p->groups, p->ngroups, gr.gr_name);
 }
 
+/* "partition P is for the accounts a, b, c (this job's: d)" */
+static void for_whom(char *why, size_t len, const char *part, const char *what, char **names,
+                     int n, const char *mine)
+{
+    size_t pos = (size_t)snprintf(why, len, "partition %s is for the %s ", part, what);
+    for (int i = 0; i < n && pos < len; i++)
+        pos += (size_t)snprintf(why + pos, len - pos, "%s%s", i ? ", " : "", names[i]);
+    if (mine && pos < len)
+        snprintf(why + pos, len - pos, " (this job's: %s)", mine);
+}
+
 /* Why the job may not run in p ("" if it may); its time limit with p's default. */
 static void why_not(const config_partition_t *p, const job_t *j, bool oper, double *limit,
                     char *why, size_t len)
@@ -70,11 +81,10 @@ static void why_not(const config_partition_t *p, const job_t *j, bool oper, doub
         snprintf(why, len, "partition %s is %s: it takes no new jobs", p->name,
                  p->state == PART_DRAIN ? "draining" : "inactive");
     else if (!oper && p->accounts && !in_names(p->accounts, p->naccounts, j->account))
-        snprintf(why, len, "partition %s is for the accounts %s%s%s", p->name, p->accounts[0],
-                 p->naccounts > 1 ? ", " : "", p->naccounts > 1 ? p->accounts[1] : "");
+        for_whom(why, len, p->name, "accounts", p->accounts, p->naccounts,
+                 j->account ? j->account : "(none)");
     else if (!oper && !group_allowed(p, j->gid))
-        snprintf(why, len, "partition %s is for the groups %s%s", p->name, p->groups[0],
-                 p->ngroups > 1 ? ", ..." : "");
+        for_whom(why, len, p->name, "groups", p->groups, p->ngroups, NULL);
     else if (p->max_nodes > 0 && least > p->max_nodes)
         snprintf(why, len, "partition %s takes jobs of %d nodes at most (MaxNodes); this one "
                  "needs %d", p->name, p->max_nodes, least);
