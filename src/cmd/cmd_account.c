@@ -297,6 +297,18 @@ static json_t *list_request(int argc, char **argv, const char *name, const char 
     return cu_request(conf, json_pack("{s:s}", "type", name));
 }
 
+/* Highest priority first; ties by id (the insertion sort it replaces was quadratic in the
+ * waiting jobs). */
+static int by_priority(const void *pa, const void *pb)
+{
+    const json_t *x = *(json_t *const *)pa, *y = *(json_t *const *)pb;
+    double a = cu_num(x, "priority"), b = cu_num(y, "priority");
+    if (a != b)
+        return a > b ? -1 : 1;
+    double ia = cu_num(x, "id"), ib = cu_num(y, "id");
+    return (ia > ib) - (ia < ib);
+}
+
 int cmd_priority(int argc, char **argv)
 {
     bool json, done;
@@ -318,16 +330,7 @@ int cmd_priority(int argc, char **argv)
     json_t **v = calloc(n + 1, sizeof(*v));
     json_t *x;
     json_array_foreach(jobs, k, x) v[k] = x;
-    /* highest first; ties by id */
-    for (size_t i = 1; i < n; i++)
-        for (size_t q = i; q > 0; q--) {
-            double a = cu_num(v[q - 1], "priority"), b = cu_num(v[q], "priority");
-            if (a > b || (a == b && cu_num(v[q - 1], "id") < cu_num(v[q], "id")))
-                break;
-            json_t *t = v[q];
-            v[q] = v[q - 1];
-            v[q - 1] = t;
-        }
+    qsort(v, n, sizeof(*v), by_priority);
     static const char *hdr[] = {"JOBID", "USER", "ACCOUNT", "PRIORITY", "AGE", "FAIRSHARE",
                                 "JOBSIZE", "PARTITION", "NICE"};
     char ***rows = calloc(n + 1, sizeof(char **));

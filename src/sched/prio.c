@@ -66,7 +66,7 @@ void prio_destroy(sched_t *s)
     }
 }
 
-static bool prio_weighted(const sched_t *s)
+bool prio_active(const sched_t *s)
 {
     return s->prio.w_age > 0 || s->prio.w_size > 0 || s->prio.w_fairshare > 0 ||
            s->prio.w_tier > 0;
@@ -99,7 +99,6 @@ void sched_get_priority(const sched_t *s, sched_prio_config_t *out) { *out = s->
 
 uint64_t sched_usage_version(const sched_t *s) { return s->prio_charges; }
 
-bool prio_active(const sched_t *s) { return prio_weighted(s); }
 
 void sched_clock(sched_t *s, double now)
 {
@@ -297,26 +296,32 @@ static void compute_leaf(int64_t key, void *val, void *arg)
     compute_node(arg, val);
 }
 
+/* A job's factors, each 0..1 (the priority's terms before their weights). */
+static void factors(const sched_t *s, const sjob_t *j, sched_prio_info_t *f)
+{
+    const sched_prio_config_t *c = &s->prio;
+    double age = (s->now - j->spec.submit) / c->max_age;
+    f->age = age < 0 ? 0 : age > 1 ? 1 : age;
+    f->size = (double)j->spec.nodes / s->nnodes;
+    f->fairshare = j->leaf ? j->leaf->fairshare : 0;
+    f->tier = c->tier_max <= 0               ? 0
+              : j->spec.tier >= c->tier_max ? 1.0
+                                             : (double)j->spec.tier / c->tier_max;
+    f->nice = j->spec.nice;
+}
+
 static double job_priority(const sched_t *s, const sjob_t *j)
 {
     const sched_prio_config_t *c = &s->prio;
-    double p = -(double)j->spec.nice;
-    if (c->w_age > 0) {
-        double age = (s->now - j->spec.submit) / c->max_age;
-        p += c->w_age * (age < 0 ? 0 : age > 1 ? 1 : age);
-    }
-    if (c->w_size > 0)
-        p += c->w_size * (double)j->spec.nodes / s->nnodes;
-    if (c->w_fairshare > 0 && j->leaf)
-        p += c->w_fairshare * j->leaf->fairshare;
-    if (c->w_tier > 0 && c->tier_max > 0)
-        p += c->w_tier * (j->spec.tier >= c->tier_max ? 1.0 : (double)j->spec.tier / c->tier_max);
-    return p;
+    sched_prio_info_t f;
+    factors(s, j, &f);
+    return c->w_age * f.age + c->w_size * f.size + c->w_fairshare * f.fairshare +
+           c->w_tier * f.tier - f.nice;
 }
 
 void prio_job_set(sched_t *s, sjob_t *j)
 {
-    j->prio = prio_weighted(s) ? job_priority(s, j) : -(double)j->spec.nice;
+    j->prio = prio_active(s) ? job_priority(s, j) : -(double)j->spec.nice;
 }
 
 /* The pending queue sorted again by core_before: a natural merge sort of the list,
@@ -510,7 +515,7 @@ void sched_prio_update(sched_t *s)
  * and put the queue back in order when a priority changed. */
 void prio_pass(sched_t *s)
 {
-    bool due = prio_weighted(s) && s->now - s->prio_last >= s->prio.calc_period;
+    bool due = prio_active(s) && s->now - s->prio_last >= s->prio.calc_period;
     if (due)
         recalc(s);
     if (due || s->prio_dirty)
@@ -525,17 +530,8 @@ int sched_job_priority(const sched_t *s, int64_t id, sched_prio_info_t *out)
     const sjob_t *j = idmap_get(s->jobs, id);
     if (!j)
         return -ENOENT;
-    memset(out, 0, sizeof(*out));
-    const sched_prio_config_t *c = &s->prio;
+    factors(s, j, out);
     out->priority = j->prio;
-    double age = (s->now - j->spec.submit) / c->max_age;
-    out->age = age < 0 ? 0 : age > 1 ? 1 : age;
-    out->size = (double)j->spec.nodes / s->nnodes;
-    out->fairshare = j->leaf ? j->leaf->fairshare : 0;
-    out->tier = c->tier_max > 0 ? (j->spec.tier >= c->tier_max ? 1.0
-                                                               : (double)j->spec.tier / c->tier_max)
-                                : 0;
-    out->nice = j->spec.nice;
     return 0;
 }
 
