@@ -230,16 +230,19 @@ static void create(ctld_t *c, conn_t *conn, const json_t *m, const char *by)
             return;
         }
     }
+    /* the id: one past every one there is (the engine knows them by it); the default
+     * name is made from it */
+    sqlite3_stmt *st = NULL;
+    int64_t id = 1;
+    if (table(c) == 0 &&
+        sqlite3_prepare_v2(c->db, "SELECT coalesce(max(id), 0) + 1 FROM reservations", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
     char gen[32];
-    if (!name) { /* resv_<next id> */
-        sqlite3_stmt *st = NULL;
-        int64_t next = 1;
-        if (table(c) == 0 && sqlite3_prepare_v2(c->db, "SELECT coalesce(max(id), 0) + 1 FROM"
-                                                       " reservations", -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            next = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        snprintf(gen, sizeof(gen), "resv_%lld", (long long)next);
+    if (!name) {
+        snprintf(gen, sizeof(gen), "resv_%lld", (long long)id);
         name = gen;
     }
     char ub[8];
@@ -251,14 +254,6 @@ static void create(ctld_t *c, conn_t *conn, const json_t *m, const char *by)
         rpc_fail(c, conn, err);
         return;
     }
-    /* the id: one past every one there was (the engine knows them by it) */
-    sqlite3_stmt *st = NULL;
-    int64_t id = 1;
-    if (sqlite3_prepare_v2(c->db, "SELECT coalesce(max(id), 0) + 1 FROM reservations", -1, &st,
-                           NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        id = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
     char why[256];
     if (sched_add_reservation(c->sched, id, start, start + duration, ids, n, maint, why,
                               sizeof(why)) < 0) {
