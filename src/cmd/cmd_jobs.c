@@ -19,7 +19,7 @@ typedef struct common {
     const char *conf;
     bool json;
     const char *user, *state, *reason, *name, *jobs;
-    const char *since, *until, *format, *signal, *sort;
+    const char *since, *until, *format, *signal, *sort, *partition;
     long nodes;
     long limit;
     bool release, no_wait;
@@ -33,7 +33,7 @@ typedef struct common {
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
     O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_START, O_UNTIL, O_FORMAT,
-    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_SORT, O_STEPS, O_RUNNING, O_HELP
+    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_SORT, O_STEPS, O_RUNNING, O_PARTITION, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -51,11 +51,13 @@ static const struct option all_opts[] = {
     {"batch", no_argument, 0, O_BATCH},       {"full", no_argument, 0, O_FULL},
     {"sort", required_argument, 0, O_SORT},
     {"steps", no_argument, 0, O_STEPS},       {"running", no_argument, 0, O_RUNNING},
-    {"help", no_argument, 0, O_HELP},
+    {"partition", required_argument, 0, O_PARTITION}, {"help", no_argument, 0, O_HELP},
 };
-/* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE, -s SIGNAL */
+/* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE, -s SIGNAL,
+ * -p PARTITION */
 static const struct { char c; int o; } shorts[] = {
     {'u', O_USER}, {'N', O_NODES}, {'n', O_NAME}, {'j', O_JOBS}, {'t', O_STATE}, {'s', O_SIGNAL},
+    {'p', O_PARTITION},
 };
 
 typedef struct spec {
@@ -109,6 +111,7 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_UNTIL: c->until = optarg; break;
         case O_FORMAT: c->format = optarg; break;
         case O_SORT: c->sort = optarg; break;
+        case O_PARTITION: c->partition = optarg; break;
         case O_PARSABLE: c->parsable = true; break;
         case O_SIGNAL: c->signal = optarg; break;
         case O_BATCH: c->batch = true; break;
@@ -241,6 +244,8 @@ static json_t *queue_request(const common_t *o, bool json, bool fold)
         json_object_set_new(req, "state", json_string(o->state));
     if (o->me)
         json_object_set_new(req, "me", json_true());
+    if (o->partition)
+        json_object_set_new(req, "partition", json_string(o->partition));
     return req;
 }
 
@@ -279,9 +284,10 @@ int cmd_queue(int argc, char **argv)
     static const spec_t sp = {"queue", OPT(O_CONF) | OPT(O_JSON) | OPT(O_USER) | OPT(O_STATE) |
                                            OPT(O_JOBS) | OPT(O_ME) | OPT(O_NOHEADER) |
                                            OPT(O_START) | OPT(O_FORMAT) | OPT(O_SORT) |
-                                           OPT(O_PARSABLE), 0, 0,
+                                           OPT(O_PARSABLE) | OPT(O_PARTITION), 0, 0,
                               "ductile queue [-j|--jobs ID[,ID...]] [-u|--user U] [--me] "
-                              "[-t|--state ST[,ST...]] [--start] [--format F1[:WIDTH],F2...] "
+                              "[-t|--state ST[,ST...]] [-p|--partition P[,P...]] [--start] "
+                              "[--format F1[:WIDTH],F2...] "
                               "[--sort [-]KEY,...] [--noheader] [--parsable] [--json]"};
     int i = parse(argc, argv, &o, &sp);
     if (i < 0)

@@ -51,7 +51,7 @@ static bool is_opt(const char *w, const char *lng, char shrt)
            (shrt && w[0] == '-' && w[1] == shrt);
 }
 
-/* squeue [-u U] [--me] [-j IDS] [-t STATES] [-h] [--start] [-o "%.18i %j"] [-O F,F:W]
+/* squeue [-u U] [--me] [-j IDS] [-p PARTS] [-t STATES] [-h] [--start] [-o "%.18i %j"] [-O F,F:W]
  * [-S KEYS]: -o's letters and -O's names both become queue --format (which tells them
  * apart by the '%'), -S queue --sort */
 static int squeue(int argc, char **argv)
@@ -72,6 +72,9 @@ static int squeue(int argc, char **argv)
             add(&a, "-u"), add(&a, v);
         else if (is_opt(w, "--jobs", 'j') && (v = value_of(argc, argv, &k, "--jobs", 'j')))
             add(&a, "-j"), add(&a, v);
+        else if (is_opt(w, "--partition", 'p') &&
+                 (v = value_of(argc, argv, &k, "--partition", 'p')))
+            add(&a, "-p"), add(&a, v);
         else if (is_opt(w, "--states", 't') && (v = value_of(argc, argv, &k, "--states", 't')))
             add(&a, "-t"), add(&a, strcasecmp(v, "all") ? v : "PD,R,RS,CG");
         else if (is_opt(w, "--format", 'o') && (v = value_of(argc, argv, &k, "--format", 'o')))
@@ -82,7 +85,7 @@ static int squeue(int argc, char **argv)
             cmd_queue_sort_opt = "squeue: -S", add(&a, "--sort"), add(&a, v);
         else
             return cmd_fail("squeue: %s is not supported (Ductile's squeue takes -u, --me, -j, "
-                            "-t, --start, -o, -O, -S and -h: docs/slurm-users.md)", w);
+                            "-p, -t, --start, -o, -O, -S and -h: docs/slurm-users.md)", w);
     }
     return cmd_queue(a.n, a.v);
 }

@@ -735,6 +735,12 @@ bool parts_preempt(const ctld_t *c, const job_t *j);
 /* The partition a running job runs in (the first of its own that holds all its nodes). */
 const char *parts_running_in(const ctld_t *c, const job_t *j);
 void parts_rpc(ctld_t *c, conn_t *conn);
+/* A listing's partitions ("a,b": queue -p), each checked (without partitions: the
+ * cluster's name); 0, or -EINVAL with the reason in words. */
+int parts_check_list(const ctld_t *c, const char *list, char *err, size_t errlen);
+/* The job is in one of them: a waiting or ended job in one it may run in, a running
+ * one in the one it runs in. */
+bool parts_job_in(const ctld_t *c, const job_t *j, const char *list);
 
 /* A uid's user name ("uid1234" when it has none here). */
 void ctld_user_name(uid_t uid, char *buf, size_t len);

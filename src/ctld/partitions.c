@@ -222,6 +222,64 @@ const char *parts_running_in(const ctld_t *c, const job_t *j)
     return j->partition;
 }
 
+/* the cluster's one queue when no partition is configured */
+static const char *implicit_name(const ctld_t *c)
+{
+    return c->cfg.cluster_name && *c->cfg.cluster_name ? c->cfg.cluster_name : "ductile";
+}
+
+static bool name_in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+int parts_check_list(const ctld_t *c, const char *list, char *err, size_t errlen)
+{
+    char buf[512];
+    if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+        return BAD("the list of partitions is too long");
+    char *save = NULL;
+    int n = 0;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save), n++) {
+        bool known = c->cfg.npartitions ? partition_find(&c->cfg, w) != NULL
+                                         : !strcmp(w, implicit_name(c));
+        if (!known) {
+            char *e = strparse_escape(w);
+            int rc = c->cfg.npartitions
+                         ? BAD("'%.100s' is not a partition ('ductile partitions' lists them)",
+                               e ? e : "?")
+                         : BAD("'%.100s' is not a partition: this cluster has one queue, %s",
+                               e ? e : "?", implicit_name(c));
+            free(e);
+            return rc;
+        }
+    }
+    return n ? 0 : BAD("no partition named");
+}
+
+bool parts_job_in(const ctld_t *c, const job_t *j, const char *list)
+{
+    if (!j->partition) /* none configured: every job is in the one queue */
+        return true;
+    if (j->state == JS_PENDING || jstate_final(j->state)) {
+        const config_partition_t *p[64];
+        int n = listed(c, j->partition, p, 64);
+        for (int k = 0; k < n; k++)
+            if (name_in_list(list, p[k]->name))
+                return true;
+        return false;
+    }
+    return name_in_list(list, parts_running_in(c, j));
+}
+
 void parts_rpc(ctld_t *c, conn_t *conn)
 {
     json_t *out = json_array();

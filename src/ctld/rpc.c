@@ -337,6 +337,8 @@ typedef struct collect {
     bool by_uid;       /* --me: the caller's own */
     uid_t uid;
     const json_t *ids; /* job ids (an array's id: all of it); NULL: every job */
+    const char *partitions; /* "a,b" (queue -p); NULL: every job */
+    const ctld_t *c;
 } collect_t;
 
 static bool listed(const json_t *ids, const job_t *j)
@@ -363,6 +365,8 @@ static void collect_one(int64_t id, void *val, void *arg)
     if (x->states && !(x->states & (1u << j->state)))
         return;
     if (x->ids && !listed(x->ids, j))
+        return;
+    if (x->partitions && !parts_job_in(x->c, j, x->partitions))
         return;
     x->v[x->n++] = j;
 }
@@ -593,14 +597,16 @@ static json_t *queue_json(ctld_t *c, job_t **v, size_t n, bool fold)
 static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[256];
-    collect_t x = {.uid = conn_uid(conn)};
+    collect_t x = {.uid = conn_uid(conn), .c = c};
     const char *format, *states;
     bool fold;
     if (proto_str_opt(m, "user", 255, NULL, &x.user, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "fold", false, &fold, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "state", 120, NULL, &states, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "me", false, &x.by_uid, err, sizeof(err)) < 0 ||
-        proto_str_opt(m, "format", 16, "json", &format, err, sizeof(err)) < 0) {
+        proto_str_opt(m, "partition", 500, NULL, &x.partitions, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "format", 16, "json", &format, err, sizeof(err)) < 0 ||
+        (x.partitions && parts_check_list(c, x.partitions, err, sizeof(err)) < 0)) {
         rpc_fail(c, conn, err);
         return;
     }

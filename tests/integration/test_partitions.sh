@@ -47,6 +47,17 @@ refused "partition chem is for the accounts chem" sub_nobody -p chem --wrap true
 m=$(sub_root -p short,batch -N 3 -t 5 --wrap true)
 [ "$(field "$m" Partition)" = batch ] || fail "short,batch with 3 nodes: $(d show "$m")"
 
+# queue -p (squeue -p): the jobs of those partitions, a running one in the one it runs in
+ids() { d queue --noheader --format JobID "$@" | tr -d ' ' | sort | tr '\n' ' '; }
+[ "$(ids -p short)" = "$s " ] || fail "queue -p short: $(ids -p short)"
+[ "$(ids -p closed,nodefault)" = "$(printf '%s\n' "$u" "$x" | sort | tr '\n' ' ')" ] ||
+  fail "queue -p closed,nodefault: $(ids -p closed,nodefault)"
+in_batch=" $(ids --partition batch)"
+case "$in_batch" in *" $b "*) ;; *) fail "queue -p batch: $in_batch" ;; esac
+case "$in_batch" in *" $h "*) ;; *) fail "queue -p batch: $in_batch" ;; esac
+case "$in_batch" in *" $s "* | *" $x "*) fail "queue -p batch lists others: $in_batch" ;; esac
+refused "'nope' is not a partition ('ductile partitions' lists them)" d queue -p nope
+
 # the tier in the priority: batch's jobs (tier 2) above short's (tier 0)
 d priority | awk -v h="$h" '$1 == h && $8 == 1000 {ok = 1} END {exit !ok}' ||
   fail "the tier's factor: $(d priority)"

@@ -87,7 +87,8 @@ s sacct -j "$first,$second" -X | grep -qE "^$second +second +.*COMPLETED" || fai
 [ "$(s sacct -j "$second" --format=JobID,State,ExitCode -P)" = "$(printf 'JobID|State|ExitCode|\n%s|COMPLETED|0:0|\n%s.batch|COMPLETED|0:0|' "$second" "$second")" ] ||
   fail "sacct -P: $(s sacct -j "$second" --format=JobID,State,ExitCode -P)"
 # and what is refused says so
-! s squeue -p batch 2> e.txt && grep -q "squeue: -p is not supported" e.txt || fail "squeue -p: $(cat e.txt)"
+! s squeue -p batch 2> e.txt && grep -q "'batch' is not a partition: this cluster has one queue" e.txt ||
+  fail "squeue -p: $(cat e.txt)"
 ! s sbatch -p batch 01-basic.sh 2> e.txt && grep -q -- "this cluster has no partitions" e.txt ||
   fail "sbatch -p: $(cat e.txt)"
 echo ok
