@@ -6,13 +6,14 @@
  * NODES running one-node jobs of a day (one then removed: one node is free), QUEUED
  * jobs of 2 to NODES/4 nodes that do not fit it, every job of one of USERS users in
  * USERS/100 accounts (at least 1), drawn with a fixed seed. Then PASSES passes
- * (default 50), each a second after the last and after one more submission, three
- * times on the same engine state: without weights, with the fair-share and age
+ * (default 50), each a second after the last and after one more submission, on
+ * the same engine state: without weights, with the fair-share and age
  * weights recalculated at every pass (calc 0), with them recalculated every 300 s (the
  * default: a pass in between only puts the new job in its place), and the priority
  * update alone
  * (sched_prio_update: usage charged, the tree's figures, every job's priority, the
- * queue sorted). Prints for each the median wall-clock time, the median CPU time of
+ * queue sorted); then calc 300 again with a tenth of the users limited to one running
+ * job (their waiting jobs parked out of each pass and merged back after it). Prints for each the median wall-clock time, the median CPU time of
  * the thread (which a machine shared with other work inflates less: it leaves out the
  * time the thread waited for a core) and the longest wall-clock time; and the ratio
  * of the weighted pass's CPU median to the unweighted one's. */
@@ -109,7 +110,7 @@ int bench_prio(int argc, char **argv)
     for (int i = 0; i < queued; i++)
         if (queued_job(&b) < 0)
             return 1;
-    enum { NM = 4 };
+    enum { NM = 5 };
     double *t[2 * NM];
     for (int k = 0; k < 2 * NM; k++)
         if (!(t[k] = malloc((size_t)passes * sizeof(double))))
@@ -129,14 +130,27 @@ int bench_prio(int argc, char **argv)
         measure(&b, passes, false, t[2], t[NM + 2]) < 0 ||
         measure(&b, passes, true, t[3], t[NM + 3]) < 0)
         return 1;
+    /* a tenth of the users at a limit of one running job: their waiting jobs are parked
+     * out of the pass and put back after it */
+    sched_limits_t one = {.max_running = 1};
+    int nlim = (b.users + 9) / 10;
+    double set0 = now();
+    for (int u = 1; u <= nlim; u++)
+        if (sched_set_user_limits(b.s, (uint32_t)u, &one) < 0)
+            return 1;
+    double set_ms = (now() - set0) * 1e3;
+    if (measure(&b, passes, false, t[4], t[NM + 4]) < 0)
+        return 1;
     static const char *const what[NM] = {"no weights", "fairshare+age, calc 0",
-                                          "fairshare+age, calc 300", "priority update alone"};
+                                          "fairshare+age, calc 300", "priority update alone",
+                                          "calc 300, 10% users limited"};
     printf("%s nodes %d queued %d users %d accounts %d (%d passes each; ms: median wall / "
            "median CPU / longest wall)\n", argv[2], b.nodes, sched_pending_count(b.s), b.users,
            b.accounts, passes);
     for (int k = 0; k < NM; k++)
         printf("  %-24s %8.3f / %8.3f / %8.3f\n", what[k], t[k][passes / 2],
                t[k + NM][passes / 2], t[k][passes - 1]);
+    printf("  setting %d users' limits   %8.3f ms\n", nlim, set_ms);
     /* a pass that stops at the head of the queue takes no time: no ratio */
     double c0 = t[NM][passes / 2], c1 = t[NM + 1][passes / 2];
     if (c0 >= 0.001)

@@ -64,6 +64,8 @@ void prio_destroy(sched_t *s)
         idmap_foreach(s->prio_leaves, free_node, NULL);
         idmap_destroy(s->prio_leaves);
     }
+    free(s->pend);
+    free(s->pkeys);
 }
 
 bool prio_active(const sched_t *s)
@@ -389,21 +391,93 @@ static void list_sort(sched_t *s)
     s->qtail = prev;
 }
 
+/* --- the array of waiting jobs --- */
+
+void prio_pend_add(sched_t *s, sjob_t *j)
+{
+    j->pidx = -1;
+    if (s->pend_lost)
+        return;
+    if (s->npend == s->cappend) {
+        size_t cap = s->cappend ? 2 * s->cappend : 1024;
+        sjob_t **p = realloc(s->pend, cap * sizeof(*p));
+        if (!p) { /* the sort walks the list until it can rebuild the array */
+            free(s->pend);
+            s->pend = NULL;
+            s->npend = s->cappend = s->pend_holes = 0;
+            s->pend_lost = true;
+            return;
+        }
+        s->pend = p;
+        s->cappend = cap;
+    }
+    j->pidx = (int)s->npend;
+    s->pend[s->npend++] = j;
+}
+
+/* the holes closed up, the order kept */
+static void pend_compact(sched_t *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->npend; i++)
+        if (s->pend[i]) {
+            s->pend[i]->pidx = (int)n;
+            s->pend[n++] = s->pend[i];
+        }
+    s->npend = n;
+    s->pend_holes = 0;
+}
+
+void prio_pend_del(sched_t *s, sjob_t *j)
+{
+    if (s->pend_lost || j->pidx < 0 || (size_t)j->pidx >= s->npend || s->pend[j->pidx] != j)
+        return;
+    s->pend[j->pidx] = NULL;
+    j->pidx = -1;
+    /* a queue that mostly left between two sorts: closed up now and then, each job
+     * moved once per hole made */
+    if (++s->pend_holes > 1024 && s->pend_holes > s->npend / 2)
+        pend_compact(s);
+}
+
+/* The array again from the list (after running out of memory). */
+static bool pend_rebuild(sched_t *s)
+{
+    size_t n = (size_t)s->npending;
+    sjob_t **p = malloc((n ? n : 1) * sizeof(*p));
+    if (!p)
+        return false;
+    size_t i = 0;
+    for (sjob_t *j = s->qhead; j && i < n; j = j->qnext, i++) {
+        j->pidx = (int)i;
+        p[i] = j;
+    }
+    s->pend = p;
+    s->npend = i;
+    s->cappend = n ? n : 1;
+    s->pend_holes = 0;
+    s->pend_lost = false;
+    s->pend_moved = false;
+    return i == n;
+}
+
 /* What core_before reads of a queued job, copied into an array: the sort then reads
- * memory in sequence instead of chasing the list's links, which cost a cache miss a
- * step once the order is far from the jobs' order in memory (bench_sim prio). */
+ * memory in sequence instead of the jobs, each a cache miss once the queue's order is
+ * far from their order in memory (bench_sim prio). */
 typedef struct prio_key {
     double prio, submit;
     int64_t id;
     sjob_t *j;
-    int cls;
+    int cls, tier;
 } prio_key_t;
 
-/* core_before on the copies (the relinking checks that the two agree) */
+/* core_before on the copies */
 static bool key_before(const prio_key_t *a, const prio_key_t *b)
 {
     if (a->cls != b->cls)
         return a->cls > b->cls;
+    if (a->tier != b->tier)
+        return a->tier > b->tier;
     if (a->prio != b->prio)
         return a->prio > b->prio;
     if (a->submit != b->submit)
@@ -419,7 +493,7 @@ static size_t run_end(const prio_key_t *k, size_t i, size_t n)
 }
 
 /* A natural merge sort of n keys, from k with tmp beside it; returns the sorted copy. */
-static prio_key_t *keys_sort(prio_key_t *k, prio_key_t *tmp, size_t n)
+static prio_key_t *merge_sort(prio_key_t *k, prio_key_t *tmp, size_t n)
 {
     for (;;) {
         size_t runs = 0;
@@ -440,43 +514,113 @@ static prio_key_t *keys_sort(prio_key_t *k, prio_key_t *tmp, size_t n)
     }
 }
 
+/* The n keys k sorted, tmp (n more) beside them; returns where they are. The keys
+ * come in the last sort's order and a recalculation moves few jobs far: one walk
+ * keeps an ordered sequence in k and puts aside each key out of it (the one that
+ * breaks the order, or the one before it when that one alone is out of place: a job
+ * whose priority fell), the few put aside are sorted and merged in from the end. A
+ * merge sort of the whole when many moved. */
+static prio_key_t *keys_sort(prio_key_t *k, prio_key_t *tmp, size_t n)
+{
+    size_t nm = 0, ns = 0, most = n / 8, i;
+    for (i = 0; i < n && ns <= most; i++) {
+        if (nm == 0 || !key_before(&k[i], &k[nm - 1]))
+            k[nm++] = k[i];
+        else if (nm >= 2 && !key_before(&k[i], &k[nm - 2])) {
+            tmp[ns++] = k[nm - 1];
+            k[nm - 1] = k[i];
+        } else
+            tmp[ns++] = k[i];
+    }
+    if (ns > most) {
+        /* many out of place: the first i keys are the nm kept and the ns aside, so
+         * those aside go back in the gap and the whole is merge-sorted */
+        memcpy(k + nm, tmp, ns * sizeof(*k));
+        return merge_sort(k, tmp, n);
+    }
+    prio_key_t *side = merge_sort(tmp, tmp + ns, ns);
+    /* merge from the end: k has room for n, its first nm are the kept ones */
+    size_t w = n, a = nm, b = ns;
+    while (b > 0) {
+        if (a > 0 && key_before(&side[b - 1], &k[a - 1]))
+            k[--w] = k[--a];
+        else
+            k[--w] = side[--b];
+    }
+    return k;
+}
+
+
+/* The list and the array in the order of the n keys k. */
+static void relink(sched_t *s, const prio_key_t *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sjob_t *j = k[i].j;
+        j->qprev = i ? k[i - 1].j : NULL;
+        j->qnext = i + 1 < n ? k[i + 1].j : NULL;
+        j->pidx = (int)i;
+        s->pend[i] = j;
+    }
+    s->qhead = k[0].j;
+    s->qtail = k[n - 1].j;
+    s->npend = n;
+    s->pend_holes = 0;
+    s->pend_moved = false;
+}
+
 /* The pending queue in core_before's order again, each job's priority first
- * recomputed when `recompute`. Linear when the order holds already (the usual case
- * between two recalculations). */
+ * recomputed when `recompute`. Reads the array of waiting jobs, not the list; sorts
+ * only when that array is out of order, and relinks only then or when the list's
+ * order may differ from the array's (a job put in its place by core_queue_insert). */
 static void queue_sort(sched_t *s, bool recompute)
 {
-    size_t n = (size_t)s->npending, i = 0;
-    prio_key_t *k = n > 1 ? malloc(2 * n * sizeof(*k)) : NULL;
+    size_t n = (size_t)s->npending;
+    if (n == 0)
+        return;
+    if (s->pend_lost && !pend_rebuild(s))
+        goto fallback;
+    if (s->cappkeys < 2 * n) {
+        size_t cap = 2 * n + n / 4;
+        prio_key_t *k = realloc(s->pkeys, cap * sizeof(*k));
+        if (!k)
+            goto fallback;
+        s->pkeys = k;
+        s->cappkeys = cap;
+    }
+    prio_key_t *k = s->pkeys;
+    size_t m = 0;
     bool sorted = true;
-    for (sjob_t *j = s->qhead; j; j = j->qnext, i++) {
+    for (size_t i = 0; i < s->npend; i++) {
+        sjob_t *j = s->pend[i];
+        if (!j)
+            continue;
+        if (m == n) { /* more in the array than the count: rebuilt below */
+            m++;
+            break;
+        }
         if (recompute)
             prio_job_set(s, j);
-        if (!k || i >= n)
-            continue;
-        k[i] = (prio_key_t){j->prio, j->spec.submit, j->spec.id, j, (int)j->cls};
-        sorted = sorted && !(i && key_before(&k[i], &k[i - 1]));
+        k[m] = (prio_key_t){j->prio, j->spec.submit, j->spec.id, j, (int)j->cls, j->spec.tier};
+        sorted = sorted && !(m && key_before(&k[m], &k[m - 1]));
+        m++;
     }
-    if (!k || i != n) { /* no memory, or a count that disagrees: sort the list itself */
-        free(k);
-        list_sort(s);
-        return;
+    if (m != n) { /* the array and the list disagree: the list is the truth */
+        free(s->pend);
+        s->pend = NULL;
+        s->npend = s->cappend = 0;
+        s->pend_lost = true;
+        goto fallback;
     }
-    if (!sorted) {
-        /* both links from the array: a walk of the new list would wait on a cache miss
-         * at every step */
-        prio_key_t *out = keys_sort(k, k + n, n);
-        bool agree = true;
-        for (i = 0; i < n; i++) {
-            out[i].j->qprev = i ? out[i - 1].j : NULL;
-            out[i].j->qnext = i + 1 < n ? out[i + 1].j : NULL;
-            agree = agree && !(i && core_before(out[i].j, out[i - 1].j));
-        }
-        s->qhead = out[0].j;
-        s->qtail = out[n - 1].j;
-        if (!agree)
-            list_sort(s);
-    }
-    free(k);
+    if (!sorted)
+        relink(s, keys_sort(k, k + n, n), n);
+    else if (s->pend_moved) /* the list's order may differ from the array's */
+        relink(s, k, n);
+    return;
+fallback:
+    if (recompute)
+        for (sjob_t *j = s->qhead; j; j = j->qnext)
+            prio_job_set(s, j);
+    list_sort(s);
 }
 
 /* Usage charged up to now, the tree's figures and every job's priority. */

@@ -266,39 +266,8 @@ bool core_before(const sjob_t *a, const sjob_t *b)
     return a->spec.id < b->spec.id;
 }
 
-void core_queue_insert(sched_t *s, sjob_t *j)
-{
-    /* Arrivals come almost always in order, so search from the tail. */
-    sjob_t *p = s->qtail;
-    while (p && core_before(j, p))
-        p = p->qprev;
-    j->qprev = p;
-    j->qnext = p ? p->qnext : s->qhead;
-    if (j->qnext)
-        j->qnext->qprev = j;
-    else
-        s->qtail = j;
-    if (p)
-        p->qnext = j;
-    else
-        s->qhead = j;
-    s->npending++;
-}
-
-static void queue_append(sched_t *s, sjob_t *j)
-{
-    j->qprev = s->qtail;
-    j->qnext = NULL;
-    if (s->qtail)
-        s->qtail->qnext = j;
-    else
-        s->qhead = j;
-    s->qtail = j;
-    s->npending++;
-    s->prio_dirty = true;
-}
-
-void core_queue_unlink(sched_t *s, sjob_t *j)
+/* out of the list, still in s->pend */
+static void list_unlink(sched_t *s, sjob_t *j)
 {
     if (j->qprev)
         j->qprev->qnext = j->qnext;
@@ -310,6 +279,54 @@ void core_queue_unlink(sched_t *s, sjob_t *j)
         s->qtail = j->qprev;
     j->qprev = j->qnext = NULL;
     s->npending--;
+}
+
+void core_queue_unlink(sched_t *s, sjob_t *j)
+{
+    list_unlink(s, j);
+    prio_pend_del(s, j);
+}
+
+void core_queue_park(sched_t *s, sjob_t *j) { list_unlink(s, j); }
+
+/* into the list before at (NULL: at its end), s->pend left alone */
+static void list_link_before(sched_t *s, sjob_t *j, sjob_t *at)
+{
+    j->qnext = at;
+    j->qprev = at ? at->qprev : s->qtail;
+    if (j->qprev)
+        j->qprev->qnext = j;
+    else
+        s->qhead = j;
+    if (at)
+        at->qprev = j;
+    else
+        s->qtail = j;
+    s->npending++;
+}
+
+void core_queue_unpark(sched_t *s, sjob_t *j, sjob_t *at)
+{
+    list_link_before(s, j, at);
+    /* back between the neighbours it had in s->pend, or the two orders now differ */
+    if ((j->qprev && j->qprev->pidx >= j->pidx) || (j->qnext && j->qnext->pidx <= j->pidx))
+        s->pend_moved = true;
+}
+
+void core_queue_link_before(sched_t *s, sjob_t *j, sjob_t *at)
+{
+    list_link_before(s, j, at);
+    s->pend_moved = s->pend_moved || at; /* in the list elsewhere than at its tail */
+    prio_pend_add(s, j);
+}
+
+void core_queue_insert(sched_t *s, sjob_t *j)
+{
+    /* Arrivals come almost always in order, so search from the tail. */
+    sjob_t *p = s->qtail;
+    while (p && core_before(j, p))
+        p = p->qprev;
+    core_queue_link_before(s, j, p ? p->qnext : s->qhead);
 }
 
 int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errlen)
@@ -332,7 +349,8 @@ int sched_submit(sched_t *s, const sched_jobspec_t *spec, char *err, size_t errl
     if (prio_active(s)) {
         /* its place is found at the next pass, one sort for a burst of submissions */
         prio_job_set(s, j);
-        queue_append(s, j);
+        core_queue_link_before(s, j, NULL);
+        s->prio_dirty = true;
     } else {
         prio_job_set(s, j);
         core_queue_insert(s, j);

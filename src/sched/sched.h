@@ -122,6 +122,11 @@ typedef struct sched_jobspec {
     int min_nodes;        /* 0: same as nodes */
     int max_nodes;        /* 0: same as nodes */
     int pref_nodes;       /* preferred size (DMR); 0: same as nodes */
+    /* priority (sched_set_priority): its fair-share association is (account, user),
+     * account 0 the root; tier its partition's tier; nice lowers its priority */
+    uint32_t account;
+    int tier;
+    int nice;
     sched_constraint_t constraint;
     double walltime;      /* estimate in seconds; <= 0: unknown (unbounded) */
     double power_min;     /* W per node; 0: unknown */
@@ -133,11 +138,6 @@ typedef struct sched_jobspec {
     bool no_interrupt;    /* never stopped to run again later (the controller: a job
                              submitted without --requeue); a stealing policy may still
                              shrink it */
-    /* priority (sched_set_priority): its fair-share association is (account, user),
-     * account 0 the root; tier its partition's tier; nice lowers its priority */
-    uint32_t account;
-    int tier;
-    int nice;
     int64_t reservation;  /* runs in this reservation (sched_add_reservation); 0: none */
     bool preempt;         /* may take nodes from running jobs of a lower tier (preempt.c):
                              shrinks a malleable one, stops one that may run again */

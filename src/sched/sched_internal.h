@@ -15,19 +15,25 @@ typedef struct prio_node prio_node_t;
 typedef struct lim_state lim_state_t;
 
 struct sjob {
-    /* pending queue, priority order: first, beside the spec's sizes, so that a pass
-     * walking 100,000 queued jobs reads one cache line of each (bench/scale) */
-    sjob_t *qprev, *qnext;
-    sched_jobspec_t spec;  /* min/max/pref already resolved (never 0) */
+    /* What a pass reads of each of 100,000 waiting jobs lies in the first two cache
+     * lines (bench_sim prio): the queue's links and order here, the spec's sizes and
+     * priority inputs at its start. */
+    sjob_t *qprev, *qnext;  /* pending queue, priority order */
     double prio;           /* its priority (prio.c): the queue's order after its class */
     prio_node_t *leaf;     /* its fair-share association */
+    /* node selection (nodesel.c): NULL, every node; spec.allowed/required are NULL */
+    nodeset_t *allowed;    /* the nodes it may run and grow on */
+    nodeset_t *required;   /* the nodes its allocation must hold (--nodelist) */
+    int pidx;              /* its slot in s->pend while it waits (prio.c); -1: none */
+    sched_class_t cls;     /* priority class (failures, node stealing) */
+    bool resv_on, resv_own; /* during a pass: whether it has a reservations' view, its own */
+    bool lim_on;           /* some limit counts it (set at each pass) */
+    sched_state_t state;
+    sched_jobspec_t spec;  /* min/max/pref already resolved (never 0) */
     double charged_at;     /* running: its nodes are charged to the leaf up to here */
     lim_state_t *ulim;     /* its user's limits (limits.c); NULL: none */
-    nodeset_t *resv_saved; /* during a pass: its own allowed set (resv.c), and */
-    bool resv_on, resv_own; /* whether it has a reservations' view, its own */
-    bool lim_on;           /* some limit counts it (set at each pass) */
+    nodeset_t *resv_saved; /* during a pass: its own allowed set (resv.c) */
     uint32_t limit_account; /* held by a limit: the account's (0: its user's) */
-    sched_state_t state;
     double start;
     double end_est;        /* INFINITY when unknown */
     double mtct;           /* < 0: unknown */
@@ -55,14 +61,10 @@ struct sjob {
     bool request_op;
     bool was_adaptive;     /* it has been adaptive once (its application attached) */
     double oper_hold_until; /* operator hold (sched_set_hold); 0: none */
-    sched_class_t cls;     /* priority class (failures, node stealing) */
     bool steal_due;        /* requeued as FAILED: a stealing policy looks at it once */
     bool steal_wait;       /* waits for shrinks that give it nodes (sfsj:malleable=1) */
     bool restart_small;    /* a malleable job requeued by a failure that the nodes up
                               cannot hold: it starts anywhere down to its minimum */
-    /* node selection (nodesel.c): NULL, every node; spec.allowed/required are NULL */
-    nodeset_t *allowed;    /* the nodes it may run and grow on */
-    nodeset_t *required;   /* the nodes its allocation must hold (--nodelist) */
     double *io;            /* I/O intensity on io_lo + k nodes (sched_set_io_intensity) */
     int io_lo, io_n;
     sjob_t *rprev, *rnext; /* running list, start order */
@@ -149,6 +151,16 @@ struct sched {
     sched_prio_config_t prio;
     double prio_last;    /* the last recalculation */
     bool prio_dirty;     /* the queue may be out of priority order */
+    /* the waiting jobs in an array (prio.c): in the queue's order as the last sort left
+     * it, NULL where one left, later ones appended. The sort reads it instead of the
+     * list: it knows every job's address ahead and need not wait on each link.
+     * pend_moved: a job went into the list elsewhere than at its tail since (the two
+     * orders may differ); pend_lost: out of memory, rebuilt from the list. */
+    sjob_t **pend;
+    size_t npend, cappend, pend_holes;
+    bool pend_moved, pend_lost;
+    struct prio_key *pkeys; /* the sort's keys (prio.c), kept between passes */
+    size_t cappkeys;
     unsigned prio_stamp;
     uint64_t prio_charges;  /* usage charged so far (sched_usage_version) */
     prio_node_t prio_root;          /* the tree's root (account 0) */
@@ -156,6 +168,8 @@ struct sched {
     /* limits (limits.c) */
     idmap_t *lim_users;  /* uid -> lim_state_t */
     int nlimits;         /* users and accounts with limits */
+    bool lim_resolve;    /* users' limits set or dropped: jobs see them at the next pass */
+    lim_state_t *lim_dropped; /* dropped users' limits, freed then */
     sjob_t *lim_parked;  /* during a pass: waiting jobs a limit keeps out of it */
     /* reservations (resv.c) */
     struct resv *resv;
@@ -386,6 +400,9 @@ void prio_attach(sched_t *s, sjob_t *j);
 void prio_charge(sched_t *s, sjob_t *j);
 /* A job's priority from the factors as last computed. */
 void prio_job_set(sched_t *s, sjob_t *j);
+/* j joins (at the end) or leaves the array of waiting jobs (core_queue_insert/unlink) */
+void prio_pend_add(sched_t *s, sjob_t *j);
+void prio_pend_del(sched_t *s, sjob_t *j);
 /* At each pass: recalculate when due; put the queue back in order. */
 void prio_pass(sched_t *s);
 
@@ -423,6 +440,13 @@ void lim_grown(const sched_t *s, sjob_t *j, int k);
 /* The pending queue: take a job out, put it back in its place. */
 void core_queue_unlink(sched_t *s, sjob_t *j);
 void core_queue_insert(sched_t *s, sjob_t *j);
+/* j into the queue just before at (NULL: at its end); the caller knows the place. */
+void core_queue_link_before(sched_t *s, sjob_t *j, sjob_t *at);
+/* A job out of the list for a pass (limits.c), and back before at: it keeps its slot
+ * in s->pend, so that the queue's array need not be sorted again when it returns to
+ * its place. */
+void core_queue_park(sched_t *s, sjob_t *j);
+void core_queue_unpark(sched_t *s, sjob_t *j, sjob_t *at);
 void core_byend_update(sched_t *s, sjob_t *j);
 /* Move a pending job to the running list (start order). */
 void core_running_add(sched_t *s, sjob_t *j);

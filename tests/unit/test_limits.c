@@ -65,6 +65,38 @@ static void running_jobs(void **state)
     sched_destroy(s);
 }
 
+/* Limits set on users whose jobs wait already count from the next pass; a limit dropped
+ * between two passes (the jobs still pointing at it) is neither used nor read after
+ * it is freed (ASan), and set again counts again. */
+static void limits_change_between_passes(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "fcfs");
+    for (int64_t id = 1; id <= 4; id++)
+        submit(s, job(id, (double)id, id <= 2 ? 1 : 2, 0, 1, 100));
+    sched_limits_t one = {.max_running = 1}, none = {0};
+    assert_int_equal(sched_set_user_limits(s, 1, &one), 0);
+    assert_int_equal(sched_set_user_limits(s, 2, &one), 0);
+    const sched_action_t *a;
+    size_t n = tu_pass(s, 10, &a);
+    assert_int_equal(n, 2); /* 1 and 3, one job of each user */
+    assert_non_null(tu_find(a, n, 1, SCHED_OP_START));
+    assert_non_null(tu_find(a, n, 3, SCHED_OP_START));
+    assert_int_equal(reason(s, 2), SCHED_R_LIMIT_JOBS);
+    /* dropped, set again, dropped: the jobs still see the state of the last pass */
+    assert_int_equal(sched_set_user_limits(s, 1, &none), 0);
+    assert_int_equal(sched_set_user_limits(s, 2, &none), 0);
+    assert_int_equal(sched_set_user_limits(s, 2, &one), 0);
+    uint32_t who = 99;
+    assert_true(sched_limited(s, 2, &who));
+    assert_true(sched_limited(s, 4, &who));
+    n = tu_pass(s, 11, &a);
+    assert_int_equal(n, 1); /* user 1's second job; user 2 is at its limit again */
+    assert_non_null(tu_find(a, n, 2, SCHED_OP_START));
+    assert_int_equal(reason(s, 4), SCHED_R_LIMIT_JOBS);
+    sched_destroy(s);
+}
+
 /* Account 5 may hold 3 nodes, its sub-account 6's jobs included. */
 static void account_nodes(void **state)
 {
@@ -185,6 +217,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(running_jobs),
+        cmocka_unit_test(limits_change_between_passes),
         cmocka_unit_test(account_nodes),
         cmocka_unit_test(node_hours),
         cmocka_unit_test(no_reservation_for_a_limited_job),

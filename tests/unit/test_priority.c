@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "sched/sched_internal.h"
 
 static sched_jobspec_t job(int64_t id, double submit, uint32_t user, uint32_t account, int nodes)
 {
@@ -313,6 +314,90 @@ static void usage_follows_resizes(void **state)
     sched_destroy(s);
 }
 
+/* The queue after a pass is in core_before's order, whatever happened to it between
+ * two passes: submissions, removals (enough to close up the array of waiting jobs),
+ * changes of class (a job put in its place in the list), of nice and of fair share,
+ * several tiers, jobs parked by limits during the pass. prio.c sorts an array of copies and relinks the list from it, trusting
+ * that the copies compare as core_before does; the array must hold the waiting jobs,
+ * each at its slot. */
+static void check_queue(const sched_t *s)
+{
+    int n = 0;
+    for (const sjob_t *j = s->qhead; j; j = j->qnext, n++) {
+        assert_int_equal(j->state, SCHED_PENDING);
+        if (j->qprev)
+            assert_false(core_before(j, j->qprev));
+        assert_ptr_equal(j->qprev ? j->qprev->qnext : s->qhead, j);
+        assert_true(j->pidx >= 0 && (size_t)j->pidx < s->npend);
+        assert_ptr_equal(s->pend[j->pidx], j);
+    }
+    assert_int_equal(n, sched_pending_count(s));
+    size_t held = 0;
+    for (size_t i = 0; i < s->npend; i++)
+        held += s->pend[i] != NULL;
+    assert_int_equal(held, (size_t)n);
+}
+
+static int rnd(unsigned *seed, int m)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (int)((*seed >> 16) % (unsigned)m);
+}
+
+static void queue_sorted_through_changes(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(16, "easy");
+    weights(s, 1, 0, 50, 100, 3);
+    /* users 1-4 at one running job, user 5 at 4 nodes: their waiting jobs are parked
+     * out of each pass and merged back after it (limits.c) */
+    sched_limits_t one = {.max_running = 1}, four = {.max_nodes = 4};
+    for (uint32_t u = 1; u <= 4; u++)
+        assert_int_equal(sched_set_user_limits(s, u, &one), 0);
+    assert_int_equal(sched_set_user_limits(s, 5, &four), 0);
+    unsigned seed = 4242;
+#define RND(m) rnd(&seed, (m))
+    int64_t next = 1;
+    double t = 0;
+    for (int round = 0; round < 40; round++) {
+        int burst = round == 0 ? 3000 : RND(200);
+        for (int i = 0; i < burst; i++) {
+            uint32_t user = 1 + (uint32_t)RND(20);
+            sched_jobspec_t j = job(next++, t, user, 0, 1 + RND(12));
+            j.tier = RND(4);
+            j.nice = RND(30) - 10;
+            j.walltime = 10 + RND(500);
+            submit(s, j);
+        }
+        if (round % 3 == 1) /* most of the waiting jobs leave at once */
+            for (int64_t id = next - 1; id >= 1; id--)
+                if (RND(3) && sched_pending_count(s) > 50) {
+                    const sjob_t *j = idmap_get(s->jobs, id);
+                    if (j && j->state == SCHED_PENDING)
+                        assert_int_equal(sched_remove(s, id), 0);
+                }
+        for (int i = 0; i < 20; i++) { /* a job moved to another class, another nice */
+            int64_t id = 1 + RND((int)(next - 1));
+            const sjob_t *j = idmap_get(s->jobs, id);
+            if (j && j->state == SCHED_PENDING) {
+                assert_int_equal(sched_set_class(s, id, (sched_class_t)RND(3)), 0);
+                assert_int_equal(sched_set_nice(s, id, RND(40) - 20), 0);
+            }
+        }
+        t += 7;
+        const sched_action_t *a;
+        size_t na = tu_pass(s, t, &a);
+        check_queue(s);
+        for (size_t i = 0; i < na; i++) /* some running jobs end */
+            if (a[i].op == SCHED_OP_START && RND(2)) {
+                sched_clock(s, t + 1);
+                assert_int_equal(sched_remove(s, a[i].job), 0);
+            }
+    }
+#undef RND
+    sched_destroy(s);
+}
+
 static void bad_settings(void **state)
 {
     (void)state;
@@ -339,7 +424,7 @@ int main(void)
         cmocka_unit_test(usage_decays),         cmocka_unit_test(account_shares),
         cmocka_unit_test(other_factors),        cmocka_unit_test(queue_order),
         cmocka_unit_test(grow_in_priority_order), cmocka_unit_test(usage_follows_resizes),
-        cmocka_unit_test(bad_settings),
+        cmocka_unit_test(bad_settings),         cmocka_unit_test(queue_sorted_through_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
