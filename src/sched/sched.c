@@ -503,6 +503,7 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     int *nodes = j->nodes, cap = j->cap, exp = j->expansions, shr = j->shrinks;
     double *io = j->io, prio = j->prio;
     prio_node_t *leaf = j->leaf;
+    lim_state_t *ulim = j->ulim;
     int io_lo = j->io_lo, io_n = j->io_n;
     nodeset_t *allowed = j->allowed, *required = j->required;
     memset(j, 0, sizeof(*j));
@@ -518,7 +519,8 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     j->shrinks = shr;
     j->cls = cls;
     j->steal_due = cls == SCHED_CLASS_FAILED;
-    j->leaf = leaf;
+    j->leaf = leaf; /* still its user's and account's */
+    j->ulim = ulim;
     j->prio = prio;
     core_queue_insert(s, j);
 }

@@ -97,6 +97,27 @@ static void limits_change_between_passes(void **state)
     sched_destroy(s);
 }
 
+/* A requeued job (a failure, preemption, `ductile requeue`) is still its user's: the
+ * limit holds the user's second job while it runs again. */
+static void requeued_job_keeps_its_limits(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(8, "fcfs");
+    sched_limits_t one = {.max_running = 1};
+    assert_int_equal(sched_set_user_limits(s, 1, &one), 0);
+    submit(s, job(1, 0, 1, 0, 1, 100));
+    const sched_action_t *a;
+    size_t n = tu_pass(s, 1, &a);
+    assert_non_null(tu_find(a, n, 1, SCHED_OP_START));
+    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_NORMAL), 0);
+    submit(s, job(2, 2, 1, 0, 1, 100));
+    n = tu_pass(s, 3, &a);
+    assert_int_equal(n, 1);
+    assert_non_null(tu_find(a, n, 1, SCHED_OP_START));
+    assert_int_equal(reason(s, 2), SCHED_R_LIMIT_JOBS);
+    sched_destroy(s);
+}
+
 /* Account 5 may hold 3 nodes, its sub-account 6's jobs included. */
 static void account_nodes(void **state)
 {
@@ -218,6 +239,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(running_jobs),
         cmocka_unit_test(limits_change_between_passes),
+        cmocka_unit_test(requeued_job_keeps_its_limits),
         cmocka_unit_test(account_nodes),
         cmocka_unit_test(node_hours),
         cmocka_unit_test(no_reservation_for_a_limited_job),
