@@ -52,6 +52,8 @@ struct accounts {
     ulimit_t *u;
     int nu;
     double saved_at; /* monotonic: the last save of the usage */
+    double usage_until; /* wall clock: what the database's usage counts up to (the last
+                           save before this start); -INFINITY: none saved */
     uint64_t saved_version; /* sched_usage_version then */
 };
 
@@ -279,8 +281,11 @@ static void to_engine(ctld_t *c)
                            NULL) != SQLITE_OK)
         return;
     double now = ctld_now(), hl = c->cfg.prio_half_life;
+    c->acct->usage_until = -INFINITY;
     while (sqlite3_step(st) == SQLITE_ROW) {
         double u = sqlite3_column_double(st, 2), at = sqlite3_column_double(st, 3);
+        if (at > c->acct->usage_until) /* every row of a save has its time */
+            c->acct->usage_until = at;
         if (hl > 0 && now > at)
             u *= exp2(-(now - at) / hl);
         sched_set_usage(c->sched, (uint32_t)sqlite3_column_int64(st, 0),
@@ -464,6 +469,11 @@ const char *accounts_limit_text(const ctld_t *c, const job_t *j, char *buf, size
 }
 
 /* --- saving the usage --- */
+
+double accounts_usage_until(const ctld_t *c)
+{
+    return c->acct ? c->acct->usage_until : -INFINITY;
+}
 
 int accounts_save_usage(ctld_t *c, bool force)
 {

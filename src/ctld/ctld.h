@@ -702,6 +702,9 @@ uint32_t accounts_id(const ctld_t *c, const char *name);
 /* The engine's fair-share usage into the database: every minute (force: now), in the
  * open batch; not while the disk refuses writes. */
 int accounts_save_usage(ctld_t *c, bool force);
+/* The wall-clock time the saved usage counts up to (-INFINITY: none saved): a job
+ * restored running is charged from there, the controller's downtime included. */
+double accounts_usage_until(const ctld_t *c);
 /* account_add, account_modify (operators), account_list. */
 void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool oper);
 /* priority: the waiting jobs' priorities with their weighted factors (sprio). */

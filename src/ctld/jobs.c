@@ -1242,6 +1242,8 @@ void jobs_restore(ctld_t *c, job_t *j)
             rc = sched_restore_running(c->sched, &spec, j->start, j->alloc, j->nalloc, err,
                                        sizeof(err));
         }
+        if (rc == 0) /* its usage since the last save, the time away included */
+            sched_restore_charged(c->sched, j->id, accounts_usage_until(c));
     }
     if (rc < 0) {
         fprintf(stderr, "ductiled: job %lld cannot be restored (%s): marked failed\n",

@@ -159,7 +159,9 @@ static prio_node_t *leaf_get(sched_t *s, uint32_t account, uint32_t user, bool c
         free(l);
         return NULL;
     }
-    s->prio_dirty = true;
+    /* its factor and its siblings' shares change: the next pass recomputes (until then
+     * a new user's first job had a factor of 0) */
+    s->prio_last = -INFINITY;
     return l;
 }
 
@@ -228,6 +230,15 @@ void prio_attach(sched_t *s, sjob_t *j)
     j->leaf = leaf_get(s, j->spec.account, j->spec.user, true);
     j->ulim = s->lim_users ? idmap_get(s->lim_users, j->spec.user) : NULL;
     j->charged_at = s->now;
+}
+
+int sched_restore_charged(sched_t *s, int64_t id, double t)
+{
+    sjob_t *j = idmap_get(s->jobs, id);
+    if (!j || j->state == SCHED_PENDING)
+        return -ENOENT;
+    j->charged_at = t < j->start ? j->start : t > s->now ? s->now : t;
+    return 0;
 }
 
 void prio_charge(sched_t *s, sjob_t *j)

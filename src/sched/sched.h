@@ -308,6 +308,10 @@ sched_failure_t sched_failure_outcome(const sched_t *s, int node, int64_t *job);
 /* Re-create a running job (controller restart): it holds exactly these nodes. */
 int sched_restore_running(sched_t *s, const sched_jobspec_t *spec, double start, const int *nodes,
                           int n, char *err, size_t errlen);
+/* A restored running job's fair-share usage was counted up to t (the caller's last save
+ * of the usage): it is charged from there, not before its start nor after now, rather
+ * than from the restart. 0 or -ENOENT. */
+int sched_restore_charged(sched_t *s, int64_t id, double t);
 
 /* The power corridor (seed 002 ch. 5; docs/power.md). The engine predicts the draw
  * from what jobs declare (power_min/power_max W per node; default_w when a job declares

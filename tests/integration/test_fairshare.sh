@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fair share (issue 15): two users in two accounts; once root's account has used the
 # cluster, nobody's job, submitted after root's, starts first; `ductile priority` shows
-# why; the usage survives a controller restart; the accounts' rules refuse what they
+# why; the usage survives a controller restart, a job running meanwhile charged for the
+# controller's downtime; the accounts' rules refuse what they
 # should (a member of another account, an unknown one, a negative nice from a user).
 . "$(dirname "$0")/lib.sh"
 up 2 --set PriorityWeightFairshare=1000 --set PriorityCalcPeriod=0 \
@@ -68,6 +69,23 @@ wait_for 20 d queue > /dev/null || fail "the controller did not come back"
 read -r pu2 pf2 <<< "$(usage_of physics)"
 python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (b > 0.9 * a))" "$pu" "$pu2" ||
   fail "usage after a restart: $pu2 (was $pu)"
+
+# a job that runs while the controller is away is charged for that time too (it was
+# charged from the restart on: the downtime was lost)
+r=$(sub_root -N 2 wait.sh)
+expect_state "$r" R 60
+read -r pu3 _ <<< "$(usage_of physics)"
+pid=$(cat "$T/c/ctld.pid")
+kill -TERM "$pid"
+wait_for 20 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not stop"
+sleep 5 # the controller's downtime, what is measured
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+read -r pu4 _ <<< "$(usage_of physics)"
+python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (b - a >= 2 * 5 * 0.9))" \
+  "$pu3" "$pu4" || fail "the downtime was not charged: usage $pu3 before, $pu4 after"
+touch "stop.$r"
+expect_state "$r" CD 60
 
 # nice: the owner raises it; the job's priority falls by as much
 h2=$(sub_nobody -N 2 wait.sh)

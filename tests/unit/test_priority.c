@@ -86,6 +86,34 @@ static void fairshare_reorders(void **state)
     sched_destroy(s);
 }
 
+/* A user's first job has its fair share at the next pass, not at the next periodic
+ * recalculation: before it, a new association's factor was 0 and its job waited behind
+ * those of a user who had used the cluster. */
+static void new_user_has_its_share_at_once(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "fcfs");
+    weights(s, 0, 0, 1000, 0, 0);
+    sched_prio_config_t c;
+    sched_get_priority(s, &c);
+    c.calc_period = 300;
+    char err[SCHED_ERRLEN] = "";
+    assert_int_equal(sched_set_priority(s, &c, err, sizeof(err)), 0);
+    submit(s, job(1, 0, 1, 0, 4));
+    assert_int_equal(started(s, 0), 1);
+    submit(s, job(10, 50, 1, 0, 4));
+    assert_int_equal(started(s, 60), -1); /* user 1's usage recalculated at 0 */
+    submit(s, job(11, 100, 2, 0, 4));   /* user 2 is new: no recalculation due */
+    sched_clock(s, 120);
+    assert_int_equal(sched_remove(s, 1), 0);
+    assert_int_equal(started(s, 120), 11);
+    sched_prio_info_t p1, p2;
+    assert_int_equal(sched_job_priority(s, 10, &p1), 0);
+    assert_int_equal(sched_job_priority(s, 11, &p2), 0);
+    assert_true(p2.fairshare > p1.fairshare);
+    sched_destroy(s);
+}
+
 /* Two users under the root, one used 1000 s x 4 nodes (decayed by a half-life of
  * 3600 s): the classic figures. */
 static void fairshare_figures(void **state)
@@ -424,7 +452,7 @@ int main(void)
         cmocka_unit_test(usage_decays),         cmocka_unit_test(account_shares),
         cmocka_unit_test(other_factors),        cmocka_unit_test(queue_order),
         cmocka_unit_test(grow_in_priority_order), cmocka_unit_test(usage_follows_resizes),
-        cmocka_unit_test(bad_settings),         cmocka_unit_test(queue_sorted_through_changes),
+        cmocka_unit_test(bad_settings),         cmocka_unit_test(new_user_has_its_share_at_once),         cmocka_unit_test(queue_sorted_through_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
