@@ -299,7 +299,12 @@ static void compute_node(const sched_t *s, prio_node_t *n)
     double sib = n->parent->child_shares;
     double frac = sib > 0 ? n->shares / sib : 0;
     n->norm_shares = n->parent->norm_shares * frac;
-    n->eff_usage = n->norm_usage + (n->parent->eff_usage - n->norm_usage) * frac;
+    /* pulled towards the parent's effective usage, but under the root by nothing (the
+     * classic rule: the root's own would give an association that used nothing the
+     * factor of one that used its share) */
+    n->eff_usage = n->parent == &s->prio_root
+                       ? n->norm_usage
+                       : n->norm_usage + (n->parent->eff_usage - n->norm_usage) * frac;
     n->fairshare = n->norm_shares > 0 ? exp2(-n->eff_usage / n->norm_shares) : 0;
 }
 

@@ -130,11 +130,43 @@ static void fairshare_figures(void **state)
     assert_true(u2->usage == 0);
     assert_true(fabs(u1->norm_shares - 0.5) < 1e-12 && fabs(u2->norm_shares - 0.5) < 1e-12);
     assert_true(fabs(u1->norm_usage - 1) < 1e-12);
-    /* effective usage: own + (parent's - own) x share fraction; the root's is 1 */
+    /* effective usage under the root: its own (normalised) */
     assert_true(fabs(u1->eff_usage - 1) < 1e-12);
-    assert_true(fabs(u2->eff_usage - 0.5) < 1e-12);
+    assert_true(u2->eff_usage == 0);
     assert_true(fabs(u1->fairshare - 0.25) < 1e-12); /* 2^(-1 / 0.5) */
-    assert_true(fabs(u2->fairshare - 0.5) < 1e-12);
+    assert_true(u2->fairshare == 1);                  /* used nothing */
+    sched_destroy(s);
+}
+
+/* The classic rule below the root: an account that used less than its share ranks
+ * above one that used exactly its share (the root's pull had put it below): A (1 share
+ * of 4) used 20 % of the cluster, B (2 of 4) 50 %, C (1 of 4) 30 %. One user each. */
+static void fairshare_order_by_share(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(10, "fcfs");
+    weights(s, 0, 0, 1000, 0, 0);
+    char err[SCHED_ERRLEN] = "";
+    assert_int_equal(sched_set_account(s, 1, 0, 1, err, sizeof(err)), 0);
+    assert_int_equal(sched_set_account(s, 2, 0, 2, err, sizeof(err)), 0);
+    assert_int_equal(sched_set_account(s, 3, 0, 1, err, sizeof(err)), 0);
+    /* 2, 5 and 3 nodes of the 10 for 100 s */
+    submit(s, job(1, 0, 1, 1, 2));
+    submit(s, job(2, 0, 2, 2, 5));
+    submit(s, job(3, 0, 3, 3, 3));
+    const sched_action_t *a;
+    assert_int_equal(tu_pass(s, 0, &a), 3);
+    submit(s, job(10, 50, 2, 2, 10)); /* B's first */
+    submit(s, job(11, 50, 1, 1, 10));
+    sched_clock(s, 100);
+    for (int64_t id = 1; id <= 3; id++)
+        assert_int_equal(sched_remove(s, id), 0);
+    assert_int_equal(started(s, 100), 11); /* A's, though B's came first */
+    sched_prio_info_t pa, pb;
+    assert_int_equal(sched_job_priority(s, 11, &pa), 0);
+    assert_int_equal(sched_job_priority(s, 10, &pb), 0);
+    assert_true(pa.fairshare > pb.fairshare);
+    assert_true(fabs(pb.fairshare - 0.5) < 1e-9); /* B used exactly its share */
     sched_destroy(s);
 }
 
@@ -449,7 +481,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fairshare_reorders),   cmocka_unit_test(fairshare_figures),
-        cmocka_unit_test(usage_decays),         cmocka_unit_test(account_shares),
+        cmocka_unit_test(fairshare_order_by_share), cmocka_unit_test(usage_decays),         cmocka_unit_test(account_shares),
         cmocka_unit_test(other_factors),        cmocka_unit_test(queue_order),
         cmocka_unit_test(grow_in_priority_order), cmocka_unit_test(usage_follows_resizes),
         cmocka_unit_test(bad_settings),         cmocka_unit_test(new_user_has_its_share_at_once),         cmocka_unit_test(queue_sorted_through_changes),
