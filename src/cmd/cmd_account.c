@@ -297,26 +297,16 @@ static json_t *list_request(int argc, char **argv, const char *name, const char 
     return cu_request(conf, json_pack("{s:s}", "type", name));
 }
 
-/* Highest priority first; ties by id (the insertion sort it replaces was quadratic in the
- * waiting jobs). */
-static int by_priority(const void *pa, const void *pb)
-{
-    const json_t *x = *(json_t *const *)pa, *y = *(json_t *const *)pb;
-    double a = cu_num(x, "priority"), b = cu_num(y, "priority");
-    if (a != b)
-        return a > b ? -1 : 1;
-    double ia = cu_num(x, "id"), ib = cu_num(y, "id");
-    return (ia > ib) - (ia < ib);
-}
-
 int cmd_priority(int argc, char **argv)
 {
     bool json, done;
     json_t *rep = list_request(argc, argv, "priority",
-                               "  the waiting jobs' priorities, highest first, with each factor as it\n"
-                               "  counts (its weight x its value, 0 to 1): AGE (time waited), FAIRSHARE\n"
-                               "  (its account's and user's past use against their shares), JOBSIZE,\n"
-                               "  PARTITION, less NICE. The weights are PriorityWeight* in ductile.conf.\n",
+                               "  the waiting jobs in the order they start (a partition's tier first,\n"
+                               "  then the priority), each factor as it counts (its weight x its value,\n"
+                               "  0 to 1): AGE (time waited), FAIRSHARE (its account's and user's past\n"
+                               "  use against their shares), JOBSIZE, PARTITION, less NICE, as of the\n"
+                               "  last recalculation (PriorityCalcPeriod). The weights are\n"
+                               "  PriorityWeight* in ductile.conf.\n",
                                &json, &done);
     if (!rep)
         return !done;
@@ -329,8 +319,7 @@ int cmd_priority(int argc, char **argv)
     size_t n = json_array_size(jobs), k;
     json_t **v = calloc(n + 1, sizeof(*v));
     json_t *x;
-    json_array_foreach(jobs, k, x) v[k] = x;
-    qsort(v, n, sizeof(*v), by_priority);
+    json_array_foreach(jobs, k, x) v[k] = x; /* in the queue's order */
     static const char *hdr[] = {"JOBID", "USER", "ACCOUNT", "PRIORITY", "AGE", "FAIRSHARE",
                                 "JOBSIZE", "PARTITION", "NICE"};
     char ***rows = calloc(n + 1, sizeof(char **));

@@ -484,7 +484,7 @@ int accounts_save_usage(ctld_t *c, bool force)
         return 0;
     c->acct->saved_at = mono;
     sched_clock(c->sched, ctld_now()); /* the running jobs charged up to now */
-    sched_prio_update(c->sched);
+    sched_usage_refresh(c->sched);      /* not the queue: that waits for its period */
     uint64_t version = sched_usage_version(c->sched);
     if (version == c->acct->saved_version)
         return 0; /* decay alone is no change: a start decays what it reads */
@@ -798,7 +798,7 @@ static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
 static json_t *list(ctld_t *c)
 {
     sched_clock(c->sched, ctld_now());
-    sched_prio_update(c->sched);
+    sched_usage_refresh(c->sched); /* anyone may ask: the figures, not the queue */
     json_t *out = json_array();
     size_t n = sched_associations(c->sched, NULL, 0);
     sched_assoc_t *as = n ? calloc(n, sizeof(*as)) : NULL;
@@ -870,56 +870,32 @@ void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool o
         account_change(c, conn, msg, !strcmp(type, "account_add"));
 }
 
-typedef struct pending {
-    job_t **v;
-    size_t n;
-} pending_t;
-
-static void add_pending(int64_t id, void *val, void *arg)
-{
-    (void)id;
-    job_t *j = val;
-    pending_t *p = arg;
-    if (j->state == JS_PENDING && !j->waiting)
-        p->v[p->n++] = j;
-}
-
-static int by_id_cmp(const void *a, const void *b)
-{
-    const job_t *x = *(job_t *const *)a, *y = *(job_t *const *)b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* ductile priority (sprio): the waiting jobs the engine sees, highest first, with their
- * factors weighted as they count. */
+/* ductile priority (sprio): the waiting jobs the engine sees, in the queue's order
+ * (class, partition tier, priority), with their factors weighted as they counted when
+ * their priority was last computed (every PriorityCalcPeriod: a query recomputes
+ * nothing, anyone may ask). */
 void accounts_priority_rpc(ctld_t *c, conn_t *conn, json_t *msg)
 {
     (void)msg;
-    sched_clock(c->sched, ctld_now());
-    sched_prio_update(c->sched);
     json_t *rows = json_array();
     sched_prio_config_t w;
     sched_get_priority(c->sched, &w);
-    size_t n = idmap_count(c->jobs);
-    pending_t pv = {n ? malloc(n * sizeof(job_t *)) : NULL, 0};
-    if (pv.v)
-        idmap_foreach(c->jobs, add_pending, &pv);
-    job_t **v = pv.v;
-    size_t k = pv.n;
-    qsort(v, k, sizeof(*v), by_id_cmp);
-    for (size_t i = 0; i < k; i++) {
+    size_t n = sched_pending_order(c->sched, NULL, 0);
+    int64_t *ids = n ? malloc(n * sizeof(*ids)) : NULL;
+    n = ids ? sched_pending_order(c->sched, ids, n) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const job_t *j = idmap_get(c->jobs, ids[i]);
         sched_prio_info_t p;
-        if (sched_job_priority(c->sched, v[i]->id, &p) < 0)
+        if (!j || sched_job_priority(c->sched, ids[i], &p) < 0)
             continue;
         json_array_append_new(
-            rows, json_pack("{s:I,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:i}", "id", (json_int_t)v[i]->id,
-                            "user", v[i]->user ? v[i]->user : "", "account",
-                            v[i]->account ? v[i]->account : "", "priority", p.priority, "age",
-                            p.age * w.w_age, "size", p.size * w.w_size, "fairshare",
-                            p.fairshare * w.w_fairshare, "partition", p.tier * w.w_tier, "nice",
-                            p.nice));
+            rows, json_pack("{s:I,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:i}", "id", (json_int_t)j->id,
+                            "user", j->user ? j->user : "", "account", j->account ? j->account : "",
+                            "priority", p.priority, "age", p.age * w.w_age, "size",
+                            p.size * w.w_size, "fairshare", p.fairshare * w.w_fairshare,
+                            "partition", p.tier * w.w_tier, "nice", p.nice));
     }
-    free(v);
+    free(ids);
     rpc_reply(c, conn,
               json_pack("{s:b,s:o,s:{s:f,s:f,s:f,s:f}}", "ok", 1, "jobs", rows, "weights", "age",
                         w.w_age, "size", w.w_size, "fairshare", w.w_fairshare, "partition",

@@ -314,14 +314,16 @@ static void compute_leaf(int64_t key, void *val, void *arg)
     compute_node(arg, val);
 }
 
-/* A job's factors, each 0..1 (the priority's terms before their weights). */
-static void factors(const sched_t *s, const sjob_t *j, sched_prio_info_t *f)
+/* A job's factors, each 0..1 (the priority's terms before their weights), at time t
+ * with its association's fair-share factor fs. */
+static void factors(const sched_t *s, const sjob_t *j, double t, double fs,
+                    sched_prio_info_t *f)
 {
     const sched_prio_config_t *c = &s->prio;
-    double age = (s->now - j->spec.submit) / c->max_age;
+    double age = (t - j->spec.submit) / c->max_age;
     f->age = age < 0 ? 0 : age > 1 ? 1 : age;
     f->size = (double)j->spec.nodes / s->nnodes;
-    f->fairshare = j->leaf ? j->leaf->fairshare : 0;
+    f->fairshare = fs;
     f->tier = c->tier_max <= 0               ? 0
               : j->spec.tier >= c->tier_max ? 1.0
                                              : (double)j->spec.tier / c->tier_max;
@@ -332,13 +334,15 @@ static double job_priority(const sched_t *s, const sjob_t *j)
 {
     const sched_prio_config_t *c = &s->prio;
     sched_prio_info_t f;
-    factors(s, j, &f);
+    factors(s, j, s->now, j->leaf ? j->leaf->fairshare : 0, &f);
     return c->w_age * f.age + c->w_size * f.size + c->w_fairshare * f.fairshare +
            c->w_tier * f.tier - f.nice;
 }
 
 void prio_job_set(sched_t *s, sjob_t *j)
 {
+    j->prio_at = s->now;
+    j->prio_fs = j->leaf ? j->leaf->fairshare : 0;
     j->prio = prio_active(s) ? job_priority(s, j) : -(double)j->spec.nice;
 }
 
@@ -639,10 +643,9 @@ fallback:
     list_sort(s);
 }
 
-/* Usage charged up to now, the tree's figures and every job's priority. */
-static void recalc(sched_t *s)
+/* Usage charged up to now and the tree's figures. */
+static void tree_update(sched_t *s)
 {
-    s->prio_last = s->now;
     for (sjob_t *j = s->rhead; j; j = j->rnext)
         prio_charge(s, j);
     s->prio_stamp++;
@@ -658,10 +661,32 @@ static void recalc(sched_t *s)
     }
     if (s->prio_accounts) /* accounts without leaves have their figures too */
         idmap_foreach(s->prio_accounts, compute_leaf, s);
+}
+
+/* The tree's figures and every job's priority. */
+static void recalc(sched_t *s)
+{
+    s->prio_last = s->now;
+    tree_update(s);
     /* the queued jobs' priorities: queue_sort computes them as it reads the queue */
     for (sjob_t *j = s->rhead; j; j = j->rnext)
         prio_job_set(s, j);
     s->prio_dirty = true;
+}
+
+void sched_usage_refresh(sched_t *s) { tree_update(s); }
+
+size_t sched_pending_order(sched_t *s, int64_t *ids, size_t cap)
+{
+    if (s->prio_dirty) { /* jobs submitted since the last pass, in their places */
+        queue_sort(s, false);
+        s->prio_dirty = false;
+    }
+    size_t n = 0;
+    for (const sjob_t *j = s->qhead; j; j = j->qnext, n++)
+        if (n < cap)
+            ids[n] = j->spec.id;
+    return n;
 }
 
 void sched_prio_update(sched_t *s)
@@ -690,7 +715,7 @@ int sched_job_priority(const sched_t *s, int64_t id, sched_prio_info_t *out)
     const sjob_t *j = idmap_get(s->jobs, id);
     if (!j)
         return -ENOENT;
-    factors(s, j, out);
+    factors(s, j, j->prio_at, j->prio_fs, out); /* as its priority was computed */
     out->priority = j->prio;
     return 0;
 }

@@ -372,14 +372,23 @@ typedef struct sched_assoc {
     uint32_t account, user; /* user 0 with is_account */
     bool is_account;
     uint32_t parent;        /* the account above (0: the root) */
-    double shares, usage;   /* usage: decayed node-seconds at the last recalculation */
+    double shares, usage;   /* usage: decayed node-seconds at the last recalculation or
+                               sched_usage_refresh */
     double norm_shares, norm_usage, eff_usage, fairshare;
 } sched_assoc_t;
 /* Changes when usage is charged (not by decay alone): the caller saves it then. */
 uint64_t sched_usage_version(const sched_t *s);
 /* Recalculate the fair-share figures and priorities now (at the engine's time), not
- * waiting for the period: before they are shown. */
+ * waiting for the period, and sort the queue again. */
 void sched_prio_update(sched_t *s);
+/* The running jobs' usage charged up to the engine's time and the tree's figures
+ * (sched_associations) computed again; the waiting jobs' priorities and the queue's
+ * order are left for the period (a job submitted meanwhile gets its priority from
+ * these figures). Costs the running jobs and the associations, not the queue: what a
+ * save of the usage or a listing of the accounts needs. */
+void sched_usage_refresh(sched_t *s);
+/* The waiting jobs' ids in the queue's order (the first cap of them): their count. */
+size_t sched_pending_order(sched_t *s, int64_t *ids, size_t cap);
 /* The accounts and associations (the first cap of them in out): their count. */
 size_t sched_associations(const sched_t *s, sched_assoc_t *out, size_t cap);
 typedef struct sched_prio_info {
@@ -387,6 +396,8 @@ typedef struct sched_prio_info {
     double age, size, fairshare, tier; /* the factors, 0..1, unweighted */
     int nice;
 } sched_prio_info_t;
+/* A job's priority and its factors as they were when it was computed (the last
+ * recalculation, or its submission): the weighted factors add up to it. */
 int sched_job_priority(const sched_t *s, int64_t id, sched_prio_info_t *out);
 /* A job's nice changed (an operator's, or the owner's raise). */
 int sched_set_nice(sched_t *s, int64_t id, int nice);

@@ -31,6 +31,7 @@ struct sjob {
     sched_state_t state;
     sched_jobspec_t spec;  /* min/max/pref already resolved (never 0) */
     double charged_at;     /* running: its nodes are charged to the leaf up to here */
+    double prio_at, prio_fs; /* when its priority was computed, with which fair share */
     lim_state_t *ulim;     /* its user's limits (limits.c); NULL: none */
     nodeset_t *resv_saved; /* during a pass: its own allowed set (resv.c) */
     uint32_t limit_account; /* held by a limit: the account's (0: its user's) */

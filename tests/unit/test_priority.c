@@ -23,7 +23,8 @@ static void submit(sched_t *s, sched_jobspec_t j)
         fail_msg("submit %lld: %s", (long long)j.id, err);
 }
 
-static void weights(sched_t *s, double age, double size, double fs, double tier, int tier_max)
+static void weights_every(sched_t *s, double period, double age, double size, double fs,
+                          double tier, int tier_max)
 {
     sched_prio_config_t c;
     sched_get_priority(s, &c);
@@ -32,12 +33,18 @@ static void weights(sched_t *s, double age, double size, double fs, double tier,
     c.w_fairshare = fs;
     c.w_tier = tier;
     c.tier_max = tier_max;
-    c.calc_period = 0;
+    c.calc_period = period;
     c.half_life = 3600;
     c.max_age = 1000;
     char err[SCHED_ERRLEN] = "";
     if (sched_set_priority(s, &c, err, sizeof(err)) != 0)
         fail_msg("weights: %s", err);
+}
+
+/* recalculated at every pass */
+static void weights(sched_t *s, double age, double size, double fs, double tier, int tier_max)
+{
+    weights_every(s, 0, age, size, fs, tier, tier_max);
 }
 
 /* The job started by a pass (the only start), or -1. */
@@ -93,12 +100,7 @@ static void new_user_has_its_share_at_once(void **state)
 {
     (void)state;
     sched_t *s = tu_engine(4, "fcfs");
-    weights(s, 0, 0, 1000, 0, 0);
-    sched_prio_config_t c;
-    sched_get_priority(s, &c);
-    c.calc_period = 300;
-    char err[SCHED_ERRLEN] = "";
-    assert_int_equal(sched_set_priority(s, &c, err, sizeof(err)), 0);
+    weights_every(s, 300, 0, 0, 1000, 0, 0);
     submit(s, job(1, 0, 1, 0, 4));
     assert_int_equal(started(s, 0), 1);
     submit(s, job(10, 50, 1, 0, 4));
@@ -111,6 +113,44 @@ static void new_user_has_its_share_at_once(void **state)
     assert_int_equal(sched_job_priority(s, 10, &p1), 0);
     assert_int_equal(sched_job_priority(s, 11, &p2), 0);
     assert_true(p2.fairshare > p1.fairshare);
+    sched_destroy(s);
+}
+
+/* What `ductile priority` shows: the queue's order (a higher tier first, whatever the
+ * priority), and each job's factors as its priority was computed, adding up to it even
+ * when time passed and the usage was refreshed since (a query recomputes nothing). */
+static void priority_shown_as_computed(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "fcfs");
+    weights_every(s, 300, 1000, 0, 1000, 500, 2);
+    sched_prio_config_t c;
+    sched_get_priority(s, &c);
+    submit(s, job(1, 0, 1, 0, 4));
+    assert_int_equal(started(s, 0), 1);
+    submit(s, job(2, 10, 1, 0, 4));
+    sched_jobspec_t hi = job(3, 20, 2, 0, 4);
+    hi.tier = 2;
+    hi.nice = 50;
+    submit(s, hi);
+    assert_int_equal(started(s, 30), -1);
+    sched_prio_info_t before, after;
+    assert_int_equal(sched_job_priority(s, 2, &before), 0);
+    sched_clock(s, 200);
+    sched_usage_refresh(s); /* user 1's usage grows: its figures change */
+    int64_t order[4];
+    assert_int_equal(sched_pending_order(s, order, 4), 2);
+    assert_int_equal(order[0], 3); /* tier 2, though nice 50 */
+    assert_int_equal(order[1], 2);
+    for (int64_t id = 2; id <= 3; id++) {
+        sched_prio_info_t p;
+        assert_int_equal(sched_job_priority(s, id, &p), 0);
+        double sum = c.w_age * p.age + c.w_fairshare * p.fairshare + c.w_tier * p.tier - p.nice;
+        assert_true(fabs(sum - p.priority) < 1e-9);
+    }
+    assert_int_equal(sched_job_priority(s, 2, &after), 0);
+    assert_true(after.priority == before.priority && after.age == before.age &&
+                after.fairshare == before.fairshare);
     sched_destroy(s);
 }
 
@@ -481,7 +521,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fairshare_reorders),   cmocka_unit_test(fairshare_figures),
-        cmocka_unit_test(fairshare_order_by_share), cmocka_unit_test(usage_decays),         cmocka_unit_test(account_shares),
+        cmocka_unit_test(fairshare_order_by_share), cmocka_unit_test(usage_decays),
+        cmocka_unit_test(priority_shown_as_computed),         cmocka_unit_test(account_shares),
         cmocka_unit_test(other_factors),        cmocka_unit_test(queue_order),
         cmocka_unit_test(grow_in_priority_order), cmocka_unit_test(usage_follows_resizes),
         cmocka_unit_test(bad_settings),         cmocka_unit_test(new_user_has_its_share_at_once),         cmocka_unit_test(queue_sorted_through_changes),
