@@ -143,13 +143,15 @@ static int list(const char *conf, bool json)
 }
 
 /* The request with the limits given (lim[k] >= 0); says done in the words of fmt. */
-static int send(const char *conf, json_t *req, const long *lim, const char *fmt, const char *name)
+static int send(const char *conf, json_t *req, const double *lim, const char *fmt,
+                const char *name)
 {
     static const char *const limname[4] = {"max_running", "max_nodes", "max_node_hours",
                                            "max_submit"};
     for (int k = 0; k < 4; k++)
         if (lim[k] >= 0)
-            json_object_set_new(req, limname[k], json_integer(lim[k]));
+            json_object_set_new(req, limname[k],
+                                k == 2 ? json_real(lim[k]) : json_integer((json_int_t)lim[k]));
     json_t *rep = cu_request(conf, req);
     if (!rep)
         return 1;
@@ -185,7 +187,8 @@ int cmd_account(int argc, char **argv)
                                           {0, 0, 0, 0}};
     const char *conf = NULL, *parent = NULL, *desc = NULL, *addu = NULL, *rem = NULL,
                *deff = NULL;
-    long shares = -1, lim[4] = {-1, -1, -1, -1}; /* running, nodes, node-hours, submit */
+    long shares = -1;
+    double lim[4] = {-1, -1, -1, -1}; /* running, nodes, node-hours, submit */
     bool json = false;
     int o;
     opterr = 0;
@@ -202,10 +205,20 @@ int cmd_account(int argc, char **argv)
         case 'N':
         case 'H':
         case 'S': {
+            /* the controller's ranges, said here in the option's words */
+            static const char *const opt[4] = {"--max-running", "--max-nodes",
+                                               "--max-node-hours", "--max-submit"};
+            static const long most[4] = {1000000000, 1L << 24, 0, 1000000000};
             int k = o == 'R' ? 0 : o == 'N' ? 1 : o == 'H' ? 2 : 3;
-            if (strparse_long(optarg, 0, 1000000000, &lim[k]) < 0)
-                return cmd_fail("account: %s: '%s' is not a whole number from 0 (no limit) to "
-                                "1000000000", argv[optind - 1], optarg);
+            long v;
+            if (k == 2 ? strparse_decimal(optarg, 1e12, &lim[k]) < 0
+                       : strparse_long(optarg, 0, most[k], &v) < 0)
+                return k == 2 ? cmd_fail("account: %s: '%s' is not a number of node-hours from "
+                                         "0 (no limit) to 1000000000000", opt[k], optarg)
+                              : cmd_fail("account: %s: '%s' is not a whole number from 0 (no "
+                                         "limit) to %ld", opt[k], optarg, most[k]);
+            if (k != 2)
+                lim[k] = (double)v;
             break;
         }
         case 'd': desc = optarg; break;

@@ -538,7 +538,7 @@ static bool name_ok(const char *s)
 static int users_arg(const json_t *m, const char *key, const json_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (proto_strarray_opt(m, key, 4096, NAME_MAX_LEN, out, err, errlen) < 0)
+    if (proto_strarray_opt(m, key, 4096, 1024, out, err, errlen) < 0) /* name_ok says */
         return -EINVAL;
     size_t i;
     const json_t *v;
@@ -606,11 +606,14 @@ static int apply_members(ctld_t *c, uint32_t id, const json_t *add, const json_t
             rc = exec_bind(c, "UPDATE account_users SET is_default = (account = ?1)"
                               " WHERE user = ?2", "is", (long long)id, u);
     }
-    /* a member's first account is its default */
+    /* a member without a default account (new, or removed from its default) gets its
+     * first one: this account for a new member, else the oldest of those left */
     if (rc == 0)
-        rc = exec_bind(c, "UPDATE account_users SET is_default = 1 WHERE account = ?1 AND"
-                          " is_default = 0 AND NOT EXISTS (SELECT 1 FROM account_users u WHERE"
-                          " u.user = account_users.user AND u.is_default)", "i", (long long)id);
+        rc = exec_bind(c, "UPDATE account_users SET is_default = 1 WHERE is_default = 0 AND"
+                          " NOT EXISTS (SELECT 1 FROM account_users u WHERE u.user ="
+                          " account_users.user AND u.is_default) AND account = (SELECT"
+                          " MIN(v.account) FROM account_users v WHERE v.user = account_users.user)",
+                       "");
     return rc;
 }
 
@@ -660,7 +663,7 @@ static void user_change(ctld_t *c, conn_t *conn, json_t *m)
 {
     char err[512];
     const char *user;
-    if (proto_str(m, "user", NAME_MAX_LEN, &user, err, sizeof(err)) < 0) {
+    if (proto_str(m, "user", 1024, &user, err, sizeof(err)) < 0) {
         rpc_fail(c, conn, err);
         return;
     }
@@ -703,8 +706,9 @@ static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
     const char *name, *parent_name, *desc;
     double shares;
     const json_t *users, *remove, *defaults;
-    if (proto_str(m, "name", NAME_MAX_LEN, &name, err, sizeof(err)) < 0 ||
-        proto_str_opt(m, "parent", NAME_MAX_LEN, NULL, &parent_name, err, sizeof(err)) < 0 ||
+    /* names longer than a name are refused below, in words */
+    if (proto_str(m, "name", 1024, &name, err, sizeof(err)) < 0 ||
+        proto_str_opt(m, "parent", 1024, NULL, &parent_name, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "description", 256, NULL, &desc, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "shares", 0, 1e9, -1, &shares, err, sizeof(err)) < 0 ||
         users_arg(m, "add_users", &users, err, sizeof(err)) < 0 ||
@@ -715,6 +719,10 @@ static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
     }
     if (!name_ok(name)) {
         rpc_fail(c, conn, "an account's name is 1 to 64 letters, digits, '.', '_' or '-'");
+        return;
+    }
+    if (!strcmp(name, "root")) { /* --parent root means the top */
+        rpc_fail(c, conn, "root is the top of the tree, not an account: choose another name");
         return;
     }
     acct_t *a = by_name(c, name);

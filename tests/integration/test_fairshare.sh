@@ -17,6 +17,14 @@ refused "is under" d account modify physics --parent physics
 refused "not a member of account physics" sub_nobody -A physics --wrap true
 refused "no account 'nope'" sub_root -A nope --wrap true
 refused "only operators" sub_nobody --nice=-5 --wrap true
+# in the user's words, not the protocol's (the review)
+refused "root is the top of the tree" d account add root
+refused "an account's name is 1 to 64" d account add aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+refused "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' is not a user name" d account add extra --add-user aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+refused "account: --max-nodes: '20000000' is not a whole number from 0 (no limit) to 16777216" \
+  d account add extra --max-nodes 20000000
+refused "account: --max-node-hours: 'x' is not a number of node-hours" \
+  d account add extra --max-node-hours x
 
 # root's account uses the whole cluster for a while
 u=$(sub_root -N 2 --wrap "sleep 2")
@@ -96,4 +104,9 @@ refused "only an operator" as_nobody "$BIN" update "$w" --nice=-1
 d priority | awk -v w="$w" '$1 == w && $9 == 300 {ok = 1} END {exit !ok}' ||
   fail "nice not shown: $(d priority)"
 touch "stop.$h2"
+
+# a member removed from its default account gets another of its accounts as default
+d account add extra --add-user root --max-node-hours 0.5 > /dev/null || fail "account add extra"
+d account modify physics --remove-user root > /dev/null || fail "remove root from physics"
+d account list | grep -q "^extra .* root\*" || fail "root's default after its removal: $(d account list)"
 echo "PASS"
