@@ -111,6 +111,9 @@ typedef struct job {
     char *account;           /* the account it runs under (accounts.c); NULL: none */
     uint32_t account_id;     /* that account's id for the engine; 0: none */
     int nice;                /* lowers its priority (--nice; an operator's may be < 0) */
+    double eligible_at;      /* when it could start after waiting held, for its --begin or
+                              * a dependency (eligible.c): its age counts from there; 0:
+                              * from its submission */
     char *partition;         /* the partitions it may run in, "a,b" (partitions.c); NULL:
                               * none configured */
     int tier;                /* the highest PriorityTier of them */

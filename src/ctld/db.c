@@ -91,7 +91,7 @@ static const char *schema =
  * their nice, the partitions they may run in (partition, "" none; partitions.c), the
  * reservation they run in (reservation, "" none; reservations.c), and the nodes they asked for (nodesel: JSON of --constraint,
  * --gpus-per-node, --mem, --nodelist, --exclude; "" without), resolved at each start. */
-#define SCHEMA_VERSION 11
+#define SCHEMA_VERSION 12
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -101,17 +101,18 @@ static const char *const sql[ST__N] = {
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
                   " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class,"
                   " args, hold, begin, depend, array_id, array_task, array_max, account, nice,"
-                  " nodesel, partition, reservation)"
+                  " nodesel, partition, reservation, eligible)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
                   " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
                   " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45,"
-                  " ?46, ?47, ?48, ?49, ?50, ?51)",
+                  " ?46, ?47, ?48, ?49, ?50, ?51, ?52)",
     [ST_SAVE] = "UPDATE jobs SET name = ?1, nodes = ?8, min_nodes = ?9, max_nodes = ?10,"
                 " time_limit = ?12, state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
                 " node_seconds = ?26, alloc_since = ?27, reason = ?28, launched = ?30,"
                 " energy = ?34, ckpt = ?35, io_measured = ?37, wait_class = ?39, hold = ?41,"
-                " begin = ?42, depend = ?43, array_id = ?44, nice = ?48 WHERE id = ?29",
+                " begin = ?42, depend = ?43, array_id = ?44, nice = ?48, eligible = ?52"
+                " WHERE id = ?29",
     [ST_EVENT] = "INSERT INTO job_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_NODE] = "INSERT OR REPLACE INTO nodes VALUES (?1, ?2, ?3)",
     [ST_SEQ] = "UPDATE meta SET value = ?1 WHERE key = 'seq'",
@@ -490,6 +491,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"nodesel", "ALTER TABLE jobs ADD COLUMN nodesel TEXT DEFAULT ''"},
         {"partition", "ALTER TABLE jobs ADD COLUMN partition TEXT DEFAULT ''"},
         {"reservation", "ALTER TABLE jobs ADD COLUMN reservation TEXT DEFAULT ''"},
+        {"eligible", "ALTER TABLE jobs ADD COLUMN eligible REAL DEFAULT 0"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -820,6 +822,7 @@ static int bind_job(const ctld_t *c, sqlite3_stmt *st, const job_t *j, char **al
     sqlite3_bind_int(st, 46, j->array_max);
     sqlite3_bind_text(st, 47, j->account ? j->account : "", -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 48, j->nice);
+    sqlite3_bind_double(st, 52, j->eligible_at);
     return 0;
 }
 
@@ -929,7 +932,7 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
  * of a new one. Past the first 30 (the table as created); -1: none. */
 enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC_CLASS,
        XC_ARGS, XC_HOLD, XC_BEGIN, XC_DEPEND, XC_ARRAY, XC_ATASK, XC_AMAX, XC_ACCOUNT,
-       XC_NICE, XC_NODESEL, XC_PARTITION, XC_RESV, XC__N };
+       XC_NICE, XC_NODESEL, XC_PARTITION, XC_RESV, XC_ELIGIBLE, XC__N };
 static void added_columns(sqlite3_stmt *st, int *at)
 {
     static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
@@ -937,7 +940,7 @@ static void added_columns(sqlite3_stmt *st, int *at)
                                              "io_from", "wait_class", "args", "hold",
                                              "begin", "depend", "array_id", "array_task",
                                              "array_max", "account", "nice", "nodesel",
-                                             "partition", "reservation"};
+                                             "partition", "reservation", "eligible"};
     int n = sqlite3_column_count(st);
     for (int x = 0; x < XC__N; x++) {
         at[x] = -1;
@@ -1078,6 +1081,7 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     j->account_id = accounts_id(c, j->account); /* 0 when it is gone */
     accounts_job_limits(c, j);
     j->nice = at[XC_NICE] < 0 ? 0 : sqlite3_column_int(st, at[XC_NICE]);
+    j->eligible_at = at[XC_ELIGIBLE] < 0 ? 0 : sqlite3_column_double(st, at[XC_ELIGIBLE]);
     s = col_text(st, at[XC_PARTITION]);
     if (s && *s && !(j->partition = strdup(s)))
         rc = -ENOMEM;

@@ -221,7 +221,14 @@ bool elig_enter(ctld_t *c, job_t *j)
     if (j->waiting) {
         j->waiting = false;
         idmap_del(c->waiting, j->id);
+        /* after a hold, a --begin or a dependency its age (the priority's factor) counts
+         * from now, as Slurm's from its eligible time: a job held a week does not start
+         * a week old (a down partition or an array's throttle do not stop it ageing) */
+        if (!strncmp(j->reason, "JobHeld", 7) || !strcmp(j->reason, "BeginTime") ||
+            !strncmp(j->reason, "Dependency", 10))
+            j->eligible_at = ctld_now();
         set_reason(c, j, "Priority");
+        db_job_save(c, j);
     }
     return true;
 }

@@ -250,6 +250,7 @@ static sched_jobspec_t spec_of(ctld_t *c, const job_t *j)
     sched_jobspec_t spec = {
         .id = j->id,
         .submit = j->submit,
+        .eligible = j->eligible_at,
         .user = j->uid,
         .type = j->type,
         .nodes = j->nodes,

@@ -320,7 +320,8 @@ static void factors(const sched_t *s, const sjob_t *j, double t, double fs,
                     sched_prio_info_t *f)
 {
     const sched_prio_config_t *c = &s->prio;
-    double age = (t - j->spec.submit) / c->max_age;
+    double since = j->spec.eligible > 0 ? j->spec.eligible : j->spec.submit;
+    double age = (t - since) / c->max_age;
     f->age = age < 0 ? 0 : age > 1 ? 1 : age;
     f->size = (double)j->spec.nodes / s->nnodes;
     f->fairshare = fs;

@@ -116,6 +116,8 @@ typedef enum sched_reason {
 typedef struct sched_jobspec {
     int64_t id;           /* unique, chosen by the caller */
     double submit;        /* seconds; with id, the priority order */
+    double eligible;      /* since when it may start (after a hold, a --begin, a
+                             dependency): the priority's age counts from here; 0: submit */
     uint32_t user;
     sched_jobtype_t type;
     int nodes;            /* requested size: the start size of rigid/malleable jobs */

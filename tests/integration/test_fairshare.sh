@@ -6,7 +6,7 @@
 # should (a member of another account, an unknown one, a negative nice from a user).
 . "$(dirname "$0")/lib.sh"
 up 2 --set PriorityWeightFairshare=1000 --set PriorityCalcPeriod=0 \
-  --set PriorityDecayHalfLife=3600
+  --set PriorityDecayHalfLife=3600 --set PriorityWeightAge=1000 --set PriorityMaxAge=100000
 pub_setup
 
 d account add physics --add-user root > /dev/null || fail "account add physics"
@@ -104,6 +104,29 @@ refused "only an operator" as_nobody "$BIN" update "$w" --nice=-1
 d priority | awk -v w="$w" '$1 == w && $9 == 300 {ok = 1} END {exit !ok}' ||
   fail "nice not shown: $(d priority)"
 touch "stop.$h2"
+
+# a held job's age counts from its release (Slurm's eligible time), not its submission
+bl=$(sub_root -N 2 wait.sh)
+expect_state "$bl" R 60
+hj=$(sub_root --hold -N 2 --wrap true)
+oj=$(sub_root -N 2 --wrap true)
+sleep 2 # the time held, what is measured
+d release "$hj" > /dev/null || fail "release"
+age_of() { d priority --json | python3 -c "
+import json, sys
+print([j['age'] for j in json.load(sys.stdin) if j['id'] == int(sys.argv[1])][0])" "$1"; }
+wait_for 20 age_of "$hj" || fail "the released job is not in the queue: $(d priority)"
+# priorities as of a recalculation after the release: a submission makes a pass
+a0=$(age_of "$oj")
+sleep 1
+dj=$(sub_root -N 2 --wrap true)
+grown() { python3 -c "import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))" "$(age_of "$oj")" "$a0"; }
+wait_for 20 grown || fail "no recalculation after the release: $(d priority --json)"
+python3 -c "import sys; h, o = map(float, sys.argv[1:]); sys.exit(not h < o)" \
+  "$(age_of "$hj")" "$(age_of "$oj")" ||
+  fail "the held job aged while held: $(d priority --json)"
+touch "stop.$bl"
+for x in "$oj" "$hj" "$dj"; do expect_state "$x" CD 60; done
 
 # a member removed from its default account gets another of its accounts as default
 d account add extra --add-user root --max-node-hours 0.5 > /dev/null || fail "account add extra"

@@ -116,6 +116,28 @@ static void new_user_has_its_share_at_once(void **state)
     sched_destroy(s);
 }
 
+/* Age counts from when a job could start (after a hold, a --begin, a dependency: the
+ * controller's eligible time), not from its submission. */
+static void age_from_eligible(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "fcfs");
+    weights(s, 1000, 0, 0, 0, 0); /* max age 1000 s */
+    submit(s, job(1, 0, 1, 0, 4));
+    assert_int_equal(started(s, 0), 1);
+    sched_jobspec_t held = job(2, 0, 1, 0, 4); /* submitted first, released at 500 */
+    held.eligible = 500;
+    submit(s, held);
+    submit(s, job(3, 100, 2, 0, 4));
+    sched_clock(s, 600);
+    assert_int_equal(sched_remove(s, 1), 0);
+    assert_int_equal(started(s, 600), 3);
+    sched_prio_info_t p;
+    assert_int_equal(sched_job_priority(s, 2, &p), 0);
+    assert_true(fabs(p.age - 0.1) < 1e-9);
+    sched_destroy(s);
+}
+
 /* What `ductile priority` shows: the queue's order (a higher tier first, whatever the
  * priority), and each job's factors as its priority was computed, adding up to it even
  * when time passed and the usage was refreshed since (a query recomputes nothing). */
@@ -522,7 +544,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fairshare_reorders),   cmocka_unit_test(fairshare_figures),
         cmocka_unit_test(fairshare_order_by_share), cmocka_unit_test(usage_decays),
-        cmocka_unit_test(priority_shown_as_computed),         cmocka_unit_test(account_shares),
+        cmocka_unit_test(priority_shown_as_computed), cmocka_unit_test(age_from_eligible),         cmocka_unit_test(account_shares),
         cmocka_unit_test(other_factors),        cmocka_unit_test(queue_order),
         cmocka_unit_test(grow_in_priority_order), cmocka_unit_test(usage_follows_resizes),
         cmocka_unit_test(bad_settings),         cmocka_unit_test(new_user_has_its_share_at_once),         cmocka_unit_test(queue_sorted_through_changes),
