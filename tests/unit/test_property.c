@@ -9,7 +9,9 @@
  *   - limits per user and per account are never exceeded;
  *   - with random node masks (and nodes failing and coming back), every allocation stays
  *     inside the job's allowed nodes and holds its required ones after every action and
- *     failure, and every job finishes. */
+ *     failure, and every job finishes;
+ *   - reservations never overlap one another, and while one lasts no job but its own
+ *     holds its nodes and its own hold no others (estimates kept). */
 #include "testutil.h"
 
 #include <math.h>
@@ -613,6 +615,122 @@ static void limits_never_exceeded(void **state)
         limits_hold(policies[p]);
 }
 
+/* --- reservations --- */
+
+typedef struct rsv {
+    double start, end;
+    int lo, hi; /* nodes lo..hi */
+    bool ok;    /* accepted */
+} rsv_t;
+
+static bool rsv_overlap(const rsv_t *a, const rsv_t *b)
+{
+    return a->start < b->end && b->start < a->end && a->lo <= b->hi && b->lo <= a->hi;
+}
+
+/* Returns how many times a job of a reservation ran on it, and adds to *beside how many
+ * times another job ran while one lasted (so that the sweep is seen to mean something). */
+static int calendar_holds(const char *policy, uint64_t seed, int *beside)
+{
+    enum { NN = 12, NR = 4, NJ = 60 };
+    sched_t *s = tu_engine(NN, policy);
+    rng_t r;
+    rng_seed(&r, seed);
+    rsv_t rv[NR + 1];
+    char err[SCHED_ERRLEN];
+    /* requests at random: those that would share a node at the same time are refused */
+    for (int k = 1; k <= NR; k++) {
+        rsv_t *x = &rv[k];
+        x->start = 200 + (double)rng_below(&r, 1300);
+        x->end = x->start + 100 + (double)rng_below(&r, 400);
+        x->lo = (int)rng_below(&r, NN - 3);
+        x->hi = x->lo + (int)rng_below(&r, 4);
+        int nodes[NN], n = 0;
+        for (int i = x->lo; i <= x->hi; i++)
+            nodes[n++] = i;
+        x->ok = sched_add_reservation(s, k, x->start, x->end, nodes, n, false, err,
+                                      sizeof(err)) == 0;
+        bool clash = false;
+        for (int m = 1; m < k; m++)
+            clash = clash || (rv[m].ok && rsv_overlap(x, &rv[m]));
+        if (x->ok == clash)
+            fail_msg("%s: reservation %d %s", policy, k, x->ok ? "overlaps one accepted"
+                                                              : "refused without a clash");
+    }
+    double end[NJ + 1] = {0}, wall[NJ + 1] = {0};
+    int64_t of[NJ + 1] = {0};
+    int next = 1, own = 0;
+    for (double t = 1; t < 4000; t += 10) {
+        for (int id = 1; id <= NJ; id++)
+            if (end[id] > 0 && end[id] <= t) {
+                sched_clock(s, t);
+                sched_remove(s, id);
+                end[id] = -1;
+            }
+        for (; next <= NJ && next * 40 <= t; next++) {
+            int k = 1 + (int)rng_below(&r, NR);
+            bool member = rv[k].ok && rv[k].end > t && rng_below(&r, 4) == 0;
+            wall[next] = rng_below(&r, 5) == 0 && !member ? 0 : 20 + (double)rng_below(&r, 300);
+            int size = member ? 1 + (int)rng_below(&r, (uint64_t)(rv[k].hi - rv[k].lo + 1))
+                              : 1 + (int)rng_below(&r, 5);
+            of[next] = member ? k : 0;
+            bool mall = !member && rng_below(&r, 2);
+            sched_jobspec_t j = {.id = next, .submit = t,
+                                 .type = mall ? SCHED_MALLEABLE : SCHED_RIGID,
+                                 .nodes = size, .min_nodes = mall ? 1 : 0,
+                                 .max_nodes = mall ? NN : 0, .walltime = wall[next],
+                                 .reservation = of[next]};
+            assert_int_equal(sched_submit(s, &j, err, sizeof(err)), 0);
+        }
+        const sched_action_t *a;
+        size_t n = tu_pass(s, t, &a);
+        for (size_t i = 0; i < n; i++)
+            if (a[i].op == SCHED_OP_START) { /* within its estimate */
+                int64_t id = a[i].job;
+                end[id] = t + (wall[id] > 0 ? wall[id] * 0.9 : 700);
+                if (of[id] && t < rv[of[id]].start)
+                    fail_msg("%s seed %llu: job %lld started at %g before its reservation",
+                             policy, (unsigned long long)seed, (long long)id, t);
+            }
+        tu_complete(s, a, n);
+        for (int id = 1; id <= NJ; id++) {
+            sched_jobinfo_t info;
+            if (end[id] <= 0 || sched_job_info(s, id, &info) < 0)
+                continue;
+            for (int i = 0; i < info.nalloc; i++)
+                for (int k = 1; k <= NR; k++) {
+                    const rsv_t *x = &rv[k];
+                    if (!x->ok || t < x->start || t >= x->end)
+                        continue;
+                    bool in = info.nodes[i] >= x->lo && info.nodes[i] <= x->hi;
+                    own += in && of[id] == k;
+                    *beside += !in && of[id] != k;
+                    if (in && of[id] != k)
+                        fail_msg("%s seed %llu t=%g: job %d holds node %d of reservation %d",
+                                 policy, (unsigned long long)seed, t, id, info.nodes[i], k);
+                    if (!in && of[id] == k)
+                        fail_msg("%s seed %llu t=%g: job %d of reservation %d holds node %d",
+                                 policy, (unsigned long long)seed, t, id, k, info.nodes[i]);
+                }
+        }
+    }
+    sched_destroy(s);
+    return own;
+}
+
+static void reservations_never_overlapped(void **state)
+{
+    (void)state;
+    for (size_t p = 0; p < NPOL; p++) {
+        int own = 0, beside = 0;
+        for (uint64_t seed = 1; seed <= 5; seed++)
+            own += calendar_holds(policies[p], seed, &beside);
+        if (!own || !beside)
+            fail_msg("%s: no job ran in (%d) or beside (%d) a reservation while it lasted",
+                     policies[p], own, beside);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +740,7 @@ int main(void)
         cmocka_unit_test(elastic_never_delays_reservation),
         cmocka_unit_test(limits_never_exceeded),
         cmocka_unit_test(every_policy_keeps_masks),
+        cmocka_unit_test(reservations_never_overlapped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* Reservations in the engine (src/sched/resv.c): jobs whose estimate reaches into one
  * keep off its nodes; its own jobs wait for it, then run on its nodes only; a malleable
  * job is shrunk to honour one that begins, and does not grow into one ahead; never
- * two on a node at once; every policy keeps to them (a random sweep). */
+ * two on a node at once. That every policy keeps to them is test_property's
+ * reservations_never_overlapped. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -155,71 +156,11 @@ static void never_two(void **state)
     sched_destroy(s);
 }
 
-/* Every policy: no job of no reservation holds a reserved node while it lasts. */
-static void every_policy(void **state)
-{
-    (void)state;
-    static const char *const pol[] = {"fcfs", "easy", "conservative", "egs-prma", "fpsma-pwma",
-                                      "perf", "dmr", "mebf", "equi", "elastic", "io-aware"};
-    for (size_t p = 0; p < sizeof(pol) / sizeof(pol[0]); p++) {
-        int ran = 0;
-        for (unsigned seed = 1; seed <= 6; seed++) {
-            int nn = 8;
-            sched_t *s = tu_engine(nn, pol[p]);
-            reserve(s, 9, 300, 600, 5, 7);
-            unsigned r = seed * 2654435761u;
-            double end[41] = {0}, wall[41] = {0};
-            int next = 1, held = 0;
-            for (double t = 1; t < 2500; t += 10) {
-                for (int id = 1; id <= 40; id++)
-                    if (end[id] > 0 && end[id] <= t) {
-                        sched_clock(s, t);
-                        sched_remove(s, id);
-                        end[id] = -1;
-                    }
-                /* arrivals all along, some across the reservation */
-                for (; next <= 40 && next * 40 <= t; next++) {
-                    r = r * 1103515245u + 12345u;
-                    wall[next] = (r >> 20) % 4 == 0 ? 0 : 20 + (r >> 16) % 300;
-                    int size = 1 + (int)((r >> 8) % 5);
-                    sched_jobspec_t j = {.id = next, .submit = t,
-                                         .type = (r & 1) ? SCHED_MALLEABLE : SCHED_RIGID,
-                                         .nodes = size, .min_nodes = 1, .max_nodes = nn,
-                                         .walltime = wall[next]};
-                    char err[SCHED_ERRLEN];
-                    assert_int_equal(sched_submit(s, &j, err, sizeof(err)), 0);
-                }
-                const sched_action_t *a;
-                size_t n = tu_pass(s, t, &a);
-                for (size_t i = 0; i < n; i++)
-                    if (a[i].op == SCHED_OP_START) /* within its estimate */
-                        end[a[i].job] = t + (wall[a[i].job] > 0 ? wall[a[i].job] * 0.9 : 700);
-                tu_complete(s, a, n);
-                for (int id = 1; id <= 40; id++)
-                    held += end[id] > 0 && t >= 300 && t < 600;
-                if (t >= 300 && t < 600)
-                    for (int id = 1; id <= 40; id++)
-                        for (int node = 5; node <= 7; node++)
-                            if (end[id] > 0 && holds(s, id, node))
-                                fail_msg("%s seed %u t=%g: job %d holds reserved node %d",
-                                         pol[p], seed, t, id, node);
-            }
-            ran += held;
-            sched_destroy(s);
-        }
-        /* the sweep means something: jobs ran while it lasted (io-aware's best candidate
-         * may hold every start back for a while, as its seed has it) */
-        if (ran == 0)
-            fail_msg("%s: no job ran while the reservation lasted", pol[p]);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keeps_off),   cmocka_unit_test(members),
         cmocka_unit_test(malleable),   cmocka_unit_test(never_two),
-        cmocka_unit_test(every_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
