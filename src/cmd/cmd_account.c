@@ -360,9 +360,54 @@ int cmd_priority(int argc, char **argv)
     return 0;
 }
 
+/* ductile partitions update NAME --state STATE (operators; scontrol update
+ * PartitionName=NAME State=STATE) */
+static int partition_update(int argc, char **argv)
+{
+    static const struct option lopts[] = {{"state", required_argument, 0, 's'},
+                                          {"conf", required_argument, 0, 'c'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    const char *conf = NULL, *state = NULL;
+    int o;
+    opterr = 0;
+    optind = 2;
+    while ((o = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
+        switch (o) {
+        case 's': state = optarg; break;
+        case 'c': conf = optarg; break;
+        case 'h':
+            printf("usage: ductile partitions update NAME --state UP|DOWN|DRAIN|INACTIVE\n"
+                   "  (operators) DOWN: its jobs wait (PartitionDown); DRAIN: it takes no new\n"
+                   "  jobs; INACTIVE: neither; UP again. Kept across restarts, over the State\n"
+                   "  of its Partition line in ductile.conf.\n");
+            return 0;
+        case ':': return cmd_fail("partitions update: %s needs a value", argv[optind - 1]);
+        default: return cmd_fail("partitions update: bad option '%s' (try --help)", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cmd_fail("partitions update: which partition? (ductile partitions update NAME "
+                        "--state DOWN)");
+    if (optind + 1 < argc)
+        return cmd_fail("partitions update: one partition at a time ('%s' is extra)",
+                        argv[optind + 1]);
+    if (!state)
+        return cmd_fail("partitions update: --state UP, DOWN, DRAIN or INACTIVE");
+    json_t *rep = cu_request(conf, json_pack("{s:s,s:s,s:s}", "type", "partition_update",
+                                             "name", argv[optind], "state", state));
+    if (!rep)
+        return 1;
+    printf("Partition %s is %s\n", cu_str(rep, "name"), cu_str(rep, "state"));
+    json_decref(rep);
+    return 0;
+}
+
 /* ductile partitions (sinfo's partition view): each partition's state, nodes and rules. */
 int cmd_partitions(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "update"))
+        return partition_update(argc, argv);
     bool json, done;
     json_t *rep = list_request(argc, argv, "partitions",
                                "  the partitions (Partition lines of ductile.conf; docs/partitions.md): state,\n"

@@ -135,6 +135,18 @@ static int scontrol_update(int argc, char **argv)
     };
     argv_b a = {0};
     const char *job = NULL;
+    /* scontrol update PartitionName=P State=S: ductile partitions update P --state S */
+    if (argc > 2 && !strncasecmp(argv[2], "PartitionName=", 14)) {
+        add(&a, "partitions"), add(&a, "update");
+        for (int k = 3; k < argc; k++) {
+            if (strncasecmp(argv[k], "State=", 6))
+                return cmd_fail("scontrol update PartitionName: only State= is supported, not "
+                                "'%s' (docs/partitions.md)", argv[k]);
+            add(&a, "--state"), add(&a, argv[k] + 6);
+        }
+        add(&a, argv[2] + 14);
+        return cmd_partitions(a.n, a.v);
+    }
     add(&a, "update");
     for (int k = 2; k < argc; k++) {
         char *eq = strchr(argv[k], '=');

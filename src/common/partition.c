@@ -15,6 +15,16 @@
 
 static const char *const state_names[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
 
+int partition_state_parse(const char *s, partition_state_t *out)
+{
+    for (int k = PART_UP; k <= PART_INACTIVE; k++)
+        if (!strcasecmp(s, state_names[k])) {
+            *out = (partition_state_t)k;
+            return 0;
+        }
+    return -EINVAL;
+}
+
 const char *partition_state_name(partition_state_t s)
 {
     return s >= PART_UP && s <= PART_INACTIVE ? state_names[s] : "?";
@@ -149,14 +159,10 @@ static int set_attr(struct config *cfg, config_partition_t *p, const char *k, co
         p->tier = (int)n;
         return 0;
     }
-    if (!strcasecmp(k, "State")) {
-        for (int s = PART_UP; s <= PART_INACTIVE; s++)
-            if (!strcasecmp(v, state_names[s])) {
-                p->state = (partition_state_t)s;
-                return 0;
-            }
-        return BAD("State: UP, DOWN, DRAIN or INACTIVE, not '%s'", v);
-    }
+    if (!strcasecmp(k, "State"))
+        return partition_state_parse(v, &p->state) == 0
+                   ? 0
+                   : BAD("State: UP, DOWN, DRAIN or INACTIVE, not '%s'", v);
     if (!strcasecmp(k, "PreemptMode")) {
         if (strcasecmp(v, "OFF") && strcasecmp(v, "REQUEUE"))
             return BAD("PreemptMode: OFF or REQUEUE, not '%s'", v);

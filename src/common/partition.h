@@ -46,5 +46,7 @@ void partitions_free(struct config *cfg);
 /* The partition named, or NULL. */
 const config_partition_t *partition_find(const struct config *cfg, const char *name);
 const char *partition_state_name(partition_state_t s);
+/* "UP", "down"...: 0, or -EINVAL for another word. */
+int partition_state_parse(const char *s, partition_state_t *out);
 
 #endif

@@ -236,6 +236,8 @@ static int reload(ctld_t *c, char *err, size_t errlen)
     if (rc == 0)
         rc = resv_load(c, err, errlen);
     if (rc == 0)
+        rc = parts_load(c, err, errlen);
+    if (rc == 0)
         rc = db_load(c, jobs_restore, err, errlen);
     if (rc < 0)
         return rc;
@@ -484,7 +486,7 @@ int main(int argc, char **argv)
     }
     double t_load = stats_clock();
     if (accounts_load(&c, err, sizeof(err)) < 0 || resv_load(&c, err, sizeof(err)) < 0 ||
-        db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
+        parts_load(&c, err, sizeof(err)) < 0 || db_load(&c, jobs_restore, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);
         return 1;
     }

@@ -280,8 +280,114 @@ bool parts_job_in(const ctld_t *c, const job_t *j, const char *list)
     return name_in_list(list, parts_running_in(c, j));
 }
 
-void parts_rpc(ctld_t *c, conn_t *conn)
+/* --- states changed by operators (partition_state table: kept across restarts) --- */
+
+static config_partition_t *find_mutable(ctld_t *c, const char *name)
 {
+    for (int i = 0; i < c->cfg.npartitions; i++)
+        if (!strcmp(c->cfg.partitions[i].name, name))
+            return &c->cfg.partitions[i];
+    return NULL;
+}
+
+int parts_load(ctld_t *c, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_exec(c->db, "CREATE TABLE IF NOT EXISTS partition_state (name TEXT PRIMARY"
+                            " KEY, state INTEGER)", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "SELECT name, state FROM partition_state", -1, &st, NULL) !=
+            SQLITE_OK) {
+        sqlite3_finalize(st);
+        return BAD("cannot read the partitions' states: %s", sqlite3_errmsg(c->db));
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        int state = sqlite3_column_int(st, 1);
+        config_partition_t *p = name ? find_mutable(c, name) : NULL;
+        if (p && state >= PART_UP && state <= PART_INACTIVE)
+            p->state = (partition_state_t)state; /* a partition gone from the file: none */
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static void collect_pending(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    job_t *j = val, ***out = arg;
+    if (j->state == JS_PENDING && !j->waiting)
+        *(*out)++ = j;
+}
+
+/* partition_update {name, state} (operators): the state from now on, and kept */
+static void update_rpc(ctld_t *c, conn_t *conn, const json_t *m)
+{
+    char err[256];
+    const char *name, *word;
+    partition_state_t state;
+    if (proto_str(m, "name", 256, &name, err, sizeof(err)) < 0 ||
+        proto_str(m, "state", 32, &word, err, sizeof(err)) < 0) {
+        rpc_fail(c, conn, err);
+        return;
+    }
+    config_partition_t *p = find_mutable(c, name);
+    if (!p) {
+        char *e = strparse_escape(name);
+        snprintf(err, sizeof(err), "'%.100s' is not a partition ('ductile partitions' lists them)",
+                 e ? e : "?");
+        free(e);
+        rpc_fail(c, conn, err);
+        return;
+    }
+    if (partition_state_parse(word, &state) < 0) {
+        rpc_fail(c, conn, "a partition's state is UP, DOWN, DRAIN or INACTIVE");
+        return;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = db_write_begin(c) < 0 ||
+                     sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO partition_state VALUES"
+                                               " (?1, ?2)", -1, &st, NULL) != SQLITE_OK
+                 ? -EIO
+                 : 0;
+    if (rc == 0) {
+        sqlite3_bind_text(st, 1, p->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 2, (int)state);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        rpc_fail(c, conn, "the database refused the change: the state is as it was");
+        return;
+    }
+    p->state = state;
+    if (state == PART_DOWN || state == PART_INACTIVE) {
+        /* its waiting jobs with no other partition up leave the engine's plans */
+        size_t n = idmap_count(c->jobs);
+        job_t **v = malloc((n + 1) * sizeof(*v)), **end = v;
+        if (v)
+            idmap_foreach(c->jobs, collect_pending, &end);
+        for (job_t **k = v; v && k < end; k++)
+            if (parts_down(c, *k)) {
+                sched_remove(c->sched, (*k)->id);
+                elig_enter(c, *k);
+            }
+        free(v);
+    }
+    c->elig_due = true; /* those it held may start */
+    jobs_want_schedule(c);
+    rpc_reply(c, conn, json_pack("{s:b,s:s,s:s}", "ok", 1, "name", p->name, "state",
+                                 partition_state_name(state)));
+}
+
+void parts_rpc(ctld_t *c, conn_t *conn, const json_t *m, bool oper)
+{
+    if (m && !strcmp(json_string_value(json_object_get(m, "type")), "partition_update")) {
+        if (!oper)
+            rpc_fail(c, conn, "only operators change a partition's state");
+        else
+            update_rpc(c, conn, m);
+        return;
+    }
     json_t *out = json_array();
     for (int i = 0; i < c->cfg.npartitions; i++) {
         const config_partition_t *p = &c->cfg.partitions[i];

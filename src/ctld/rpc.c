@@ -1248,8 +1248,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         accounts_rpc(c, conn, msg, type, is_operator(c, conn));
     else if (!strcmp(type, "priority"))
         accounts_priority_rpc(c, conn, msg);
-    else if (!strcmp(type, "partitions"))
-        parts_rpc(c, conn);
+    else if (!strcmp(type, "partitions") || !strcmp(type, "partition_update"))
+        parts_rpc(c, conn, msg, is_operator(c, conn));
     else if (!strcmp(type, "reservation_create") || !strcmp(type, "reservation_delete") ||
              !strcmp(type, "reservation_list")) {
         char by[256];

@@ -85,7 +85,10 @@ int parts_tier_max(const ctld_t *c);
 bool parts_preempt(const ctld_t *c, const job_t *j);
 /* The partition a running job runs in (the first of its own that holds all its nodes). */
 const char *parts_running_in(const ctld_t *c, const job_t *j);
-void parts_rpc(ctld_t *c, conn_t *conn);
+/* partitions (the list), partition_update (operators: a state, kept across restarts). */
+void parts_rpc(ctld_t *c, conn_t *conn, const json_t *m, bool oper);
+/* The states operators gave partitions (over ductile.conf's), at start and reload. */
+int parts_load(ctld_t *c, char *err, size_t errlen);
 /* A listing's partitions ("a,b": queue -p), each checked (without partitions: the
  * cluster's name); 0, or -EINVAL with the reason in words. */
 int parts_check_list(const ctld_t *c, const char *list, char *err, size_t errlen);

@@ -3,7 +3,7 @@
 # backfill (the same job in a partition without one waits); a job runs only on its
 # partitions' nodes; a DOWN partition's jobs wait (PartitionDown); MaxNodes, MaxTime,
 # AllowAccounts and unknown names are refused in words; the tier counts in the
-# priority.
+# priority; queue -p; an operator's change of a partition's state, kept across a restart.
 . "$(dirname "$0")/lib.sh"
 up 4 --set PriorityWeightPartition=1000 --set PriorityCalcPeriod=0 \
   --set "Partition=batch Nodes=n[1-4] MaxTime=1-0 PriorityTier=2 Default=YES" \
@@ -62,5 +62,27 @@ refused "'nope' is not a partition ('ductile partitions' lists them)" d queue -p
 d priority | awk -v h="$h" '$1 == h && $8 == 1000 {ok = 1} END {exit !ok}' ||
   fail "the tier's factor: $(d priority)"
 touch "stop.$b" "stop.$h" "stop.$s" "stop.$u"
-d cancel "$x" > /dev/null
+for j in "$b" "$h" "$s" "$u"; do expect_state "$j" CD 60; done
+
+# a partition's state changed by an operator: its waiting jobs start (UP) or wait
+# (DOWN), and the change outlives a restart of the controller
+refused "only operators change a partition's state" as_nobody "$BIN" partitions update closed --state UP
+refused "a partition's state is UP, DOWN, DRAIN or INACTIVE" d partitions update closed --state OPEN
+refused "'nope' is not a partition" d partitions update nope --state UP
+[ "$(d partitions update closed --state UP)" = "Partition closed is UP" ] || fail "update closed"
+expect_state "$x" CD 60
+d partitions update short --state DOWN > /dev/null || fail "update short DOWN"
+y=$(sub_root -p short -N 1 --wrap true)
+wait_for 10 sh -c "[ \"\$(\"$BIN\" show $y | awk '/^Reason/ {print \$2}')\" = PartitionDown ]" ||
+  fail "short DOWN: $(d show "$y")"
+pid=$(cat "$T/c/ctld.pid")
+kill -TERM "$pid"
+wait_for 20 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not stop"
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+d partitions | grep -q "^short .* DOWN " || fail "short's state after a restart: $(d partitions)"
+is_state "$y" PD || fail "short's job ran while it was DOWN: $(d show "$y")"
+ln -s "$REAL_BIN" scontrol
+on login ./scontrol update PartitionName=short State=UP > /dev/null || fail "scontrol update PartitionName"
+expect_state "$y" CD 60
 echo PASS
