@@ -642,6 +642,7 @@ fallback:
         for (sjob_t *j = s->qhead; j; j = j->qnext)
             prio_job_set(s, j);
     list_sort(s);
+    s->pend_moved = true; /* the array keeps the old order: relink it at the next sort */
 }
 
 /* Usage charged up to now and the tree's figures. */

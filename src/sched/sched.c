@@ -501,7 +501,7 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
         spec.pref_nodes = j->sub_pref;
     }
     int *nodes = j->nodes, cap = j->cap, exp = j->expansions, shr = j->shrinks;
-    double *io = j->io, prio = j->prio;
+    double *io = j->io, prio = j->prio, prio_at = j->prio_at, prio_fs = j->prio_fs;
     prio_node_t *leaf = j->leaf;
     lim_state_t *ulim = j->ulim;
     int io_lo = j->io_lo, io_n = j->io_n;
@@ -521,7 +521,9 @@ void core_requeue(sched_t *s, sjob_t *j, sched_class_t cls)
     j->steal_due = cls == SCHED_CLASS_FAILED;
     j->leaf = leaf; /* still its user's and account's */
     j->ulim = ulim;
-    j->prio = prio;
+    j->prio = prio; /* and what it was computed from (sched_job_priority) */
+    j->prio_at = prio_at;
+    j->prio_fs = prio_fs;
     core_queue_insert(s, j);
 }
 

@@ -116,6 +116,28 @@ static void new_user_has_its_share_at_once(void **state)
     sched_destroy(s);
 }
 
+/* A requeued job (a failure, a preemption, ductile requeue) keeps its priority until the
+ * next recalculation, and the factors shown still add up to it (they were cleared with
+ * the job: age and fair share 0 beside a priority of 600; the review). */
+static void requeued_job_priority_shown(void **state)
+{
+    (void)state;
+    sched_t *s = tu_engine(4, "fcfs");
+    weights_every(s, 300, 1000, 0, 500, 0, 0);
+    submit(s, job(1, 0, 1, 0, 4));
+    assert_int_equal(started(s, 100), 1);
+    sched_clock(s, 150);
+    assert_int_equal(sched_requeue(s, 1, SCHED_CLASS_NORMAL), 0);
+    sched_prio_config_t c;
+    sched_get_priority(s, &c);
+    sched_prio_info_t p;
+    assert_int_equal(sched_job_priority(s, 1, &p), 0);
+    assert_true(p.priority > 0);
+    double sum = c.w_age * p.age + c.w_fairshare * p.fairshare - p.nice;
+    assert_true(fabs(sum - p.priority) < 1e-9);
+    sched_destroy(s);
+}
+
 /* Age counts from when a job could start (after a hold, a --begin, a dependency: the
  * controller's eligible time), not from its submission. */
 static void age_from_eligible(void **state)
@@ -544,7 +566,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fairshare_reorders),   cmocka_unit_test(fairshare_figures),
         cmocka_unit_test(fairshare_order_by_share), cmocka_unit_test(usage_decays),
-        cmocka_unit_test(priority_shown_as_computed), cmocka_unit_test(age_from_eligible),         cmocka_unit_test(account_shares),
+        cmocka_unit_test(priority_shown_as_computed), cmocka_unit_test(age_from_eligible),
+        cmocka_unit_test(requeued_job_priority_shown),         cmocka_unit_test(account_shares),
         cmocka_unit_test(other_factors),        cmocka_unit_test(queue_order),
         cmocka_unit_test(grow_in_priority_order), cmocka_unit_test(usage_follows_resizes),
         cmocka_unit_test(bad_settings),         cmocka_unit_test(new_user_has_its_share_at_once),         cmocka_unit_test(queue_sorted_through_changes),
