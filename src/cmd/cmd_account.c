@@ -411,7 +411,8 @@ int cmd_partitions(int argc, char **argv)
     bool json, done;
     json_t *rep = list_request(argc, argv, "partitions",
                                "  the partitions (Partition lines of ductile.conf; docs/partitions.md): state,\n"
-                               "  nodes, default and maximum time limits, most nodes a job, tier, accounts\n",
+                               "  nodes, default and maximum time limits, most nodes a job, tier, accounts\n"
+                               "  ductile partitions update NAME --state UP|DOWN|DRAIN|INACTIVE (operators)\n",
                                &json, &done);
     if (!rep)
         return !done;

@@ -99,8 +99,9 @@ int cmd_reservation(int argc, char **argv)
             break;
         case 'd':
             if (cu_parse_limit(optarg, &duration) < 0 || !(duration > 0))
-                return cmd_fail("reservation: --duration: '%s' is not a duration (" CU_LIMIT_FORMATS
-                                ", not UNLIMITED)", optarg);
+                return cmd_fail("reservation: --duration: '%s' is not a duration (minutes, MM:SS, "
+                                "HH:MM:SS, D-HH[:MM[:SS]], or 90s, 30m, 2h, 1d; a reservation "
+                                "ends)", optarg);
             break;
         case 'N':
             if (strparse_long(optarg, 1, 1L << 24, &nodes) < 0)

@@ -216,6 +216,9 @@ int partition_parse(struct config *cfg, const char *text, char *err, size_t errl
             rc = BAD("Partition %s: it has no node", p.name);
         else if (partition_find(cfg, p.name))
             rc = BAD("Partition %s is given twice", p.name);
+        else if (p.default_time > 0 && p.max_time > 0 && p.default_time > p.max_time)
+            rc = BAD("Partition %s: DefaultTime is longer than MaxTime (a job without --time "
+                     "would be refused)", p.name);
     }
     config_partition_t *np = rc == 0 ? realloc(cfg->partitions,
                                                (size_t)(cfg->npartitions + 1) * sizeof(*np))

@@ -121,7 +121,7 @@ static int none_allowed(const ctld_t *c, const job_sel_t *s, char *err, size_t e
         n += (size_t)snprintf(what + n, sizeof(what) - n, ", --mem %dM", s->mem);
     if (s->exclude && n < sizeof(what))
         snprintf(what + n, sizeof(what) - n, ", --exclude %.200s", s->exclude);
-    return BAD("no node meets %s together (checkpoint nodes run no jobs)", what + 2);
+    return BAD("no node meets %s together", what + 2);
 }
 
 static bool node_allowed(const ctld_t *c, const job_sel_t *s, int i, const nodeset_t *excluded,

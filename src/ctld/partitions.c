@@ -383,7 +383,7 @@ void parts_rpc(ctld_t *c, conn_t *conn, const json_t *m, bool oper)
 {
     if (m && !strcmp(json_string_value(json_object_get(m, "type")), "partition_update")) {
         if (!oper)
-            rpc_fail(c, conn, "only operators change a partition's state");
+            rpc_fail(c, conn, "permission denied: only operators change a partition's state");
         else
             update_rpc(c, conn, m);
         return;

@@ -258,6 +258,19 @@ static void create(ctld_t *c, conn_t *conn, const json_t *m, const char *by)
     if (sched_add_reservation(c->sched, id, start, start + duration, ids, n, maint, why,
                               sizeof(why)) < 0) {
         free(ids);
+        /* the engine knows the other one by its id: the user by its name */
+        const char *w = strstr(why, "with reservation ");
+        long long oid;
+        sqlite3_stmt *q = NULL;
+        if (w && sscanf(w, "with reservation %lld", &oid) == 1 &&
+            sqlite3_prepare_v2(c->db, "SELECT name FROM reservations WHERE id = ?1", -1, &q,
+                               NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(q, 1, oid);
+            if (sqlite3_step(q) == SQLITE_ROW)
+                snprintf(why, sizeof(why), "it would share nodes with reservation %.100s at"
+                         " the same time", (const char *)sqlite3_column_text(q, 0));
+        }
+        sqlite3_finalize(q);
         snprintf(err, sizeof(err), "%s", why);
         rpc_fail(c, conn, err);
         return;

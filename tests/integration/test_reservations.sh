@@ -11,8 +11,10 @@ d reservation create --name mine --nodelist n1 --start now --duration 1h --users
 d reservation create --name upgrade --nodelist n3 --start now+1minute --duration 1h \
   --maintenance > /dev/null || fail "create upgrade"
 d reservation list | grep -q "^upgrade .* n3 .*(maintenance)" || fail "list: $(d reservation list)"
-refused "would share nodes with reservation" d reservation create --nodelist n3 --start now \
+refused "would share nodes with reservation upgrade at the same time" d reservation create --nodelist n3 --start now \
   --duration 2h --users root
+refused "is not a duration (minutes, .*; a reservation ends)" d reservation create --nodes 1 \
+  --start now --duration UNLIMITED
 refused "only operators" as_nobody "$BIN" reservation create --nodes 1 --start now \
   --duration 1h --users nobody
 refused "is for maintenance: it takes no jobs" sub_root --reservation upgrade --wrap true

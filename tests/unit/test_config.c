@@ -396,6 +396,8 @@ static void partitions(void **state)
               NULL, NULL);
     parse_err("Nodes = n[1-2]\nPartition = a\nPartition = a\n", "t.conf:3",
               "Partition a is given twice", NULL);
+    parse_err("Nodes = n[1-2]\nPartition = a DefaultTime=60 MaxTime=30\n", "t.conf:2",
+              "DefaultTime is longer than MaxTime", NULL);
     parse_err("Nodes = n[1-2]\nPartition = a Default=YES\nPartition = b Default=YES\n",
               "but a is the default already", NULL, NULL);
     parse_err("Nodes = n[1-2]\nPartition = a State=open\n", "State: UP, DOWN, DRAIN or INACTIVE",
