@@ -517,6 +517,14 @@ static int apply_all(sub_t *s, int argc, char **argv, const char *where, const c
             return cmd_fail("%soption '%s' needs a value", where, argv[optind - 1]), -1;
         if (o == '?' || o == O_REFUSE ||
             (directive && (o == O_HELP || o == 'h' || o == O_CONF || o == O_WRAP))) {
+            if (o == '?' && optopt >= '0' && optopt <= '9') { /* --nice -10 */
+                const char *num = "";
+                for (int k = optind + 1 > argc ? argc : optind + 1; k > 0 && !*num; k--)
+                    if (argv[k - 1][0] == '-' && argv[k - 1][1] == optopt)
+                        num = argv[k - 1];
+                return cmd_fail("%s%s: a number is not an option; an option with an optional "
+                                "value takes it after '=' (--nice=-10)", where, num), -1;
+            }
             refused_name(argv, optind, o == '?' ? optopt : 0, name, sizeof(name), &why);
             if (o != '?' && o != O_REFUSE)
                 return cmd_fail("%s%s is for the command line, not the script", where, name), -1;

@@ -757,6 +757,17 @@ static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
         return;
     }
     uint32_t id = a ? a->id : 0;
+    size_t k;
+    const json_t *v;
+    json_array_foreach(remove, k, v)
+    {
+        if (!a || !membership(c, id, json_string_value(v))) {
+            snprintf(err, sizeof(err), "%.64s is not a member of account %s: nothing to remove",
+                     json_string_value(v), name);
+            rpc_fail(c, conn, err);
+            return;
+        }
+    }
     if (!add && would_cycle(c, id, parent)) {
         snprintf(err, sizeof(err), "account %s cannot go under %s: %s is under %s", name,
                  parent_name, parent_name, name);

@@ -18,4 +18,9 @@ done
 # an option without its value says so (what follows the script is its arguments, as with
 # sbatch: test_submit_slurm)
 expect_err "option '--io-intensity' needs a value" submit --io-intensity
+# a negative value after an option whose value is optional: said in words (it was
+# "--nice: not an option of ductile submit")
+expect_err "-10: a number is not an option; an option with an optional value takes it after '=' (--nice=-10)" \
+  submit --nice -10 --wrap true
+"$bin" partitions --help | grep -q "partitions update NAME --state" || fail "partitions --help shows update"
 echo ok

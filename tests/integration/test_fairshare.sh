@@ -25,6 +25,8 @@ refused "account: --max-nodes: '20000000' is not a whole number from 0 (no limit
   d account add extra --max-nodes 20000000
 refused "account: --max-node-hours: 'x' is not a number of node-hours" \
   d account add extra --max-node-hours x
+refused "nobody is not a member of account physics: nothing to remove" \
+  d account modify physics --remove-user nobody
 
 # root's account uses the whole cluster for a while
 u=$(sub_root -N 2 --wrap "sleep 2")
