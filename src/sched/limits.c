@@ -48,6 +48,15 @@ static void resolve_jobs(int64_t key, void *val, void *arg)
     j->ulim = s->lim_users ? idmap_get(s->lim_users, j->spec.user) : NULL;
 }
 
+static void free_dropped(sched_t *s)
+{
+    while (s->lim_dropped) {
+        lim_state_t *d = s->lim_dropped;
+        s->lim_dropped = d->next_dropped;
+        free(d);
+    }
+}
+
 /* The jobs see users' limits set or dropped since the last pass: one walk of the jobs
  * for any number of changes (one per change cost seconds with 1,000 users' limits and
  * 100,000 jobs). A dropped state lives until then: jobs still point at it. */
@@ -56,11 +65,7 @@ static void resolve_users(sched_t *s)
     if (!s->lim_resolve)
         return;
     idmap_foreach(s->jobs, resolve_jobs, s);
-    while (s->lim_dropped) {
-        lim_state_t *d = s->lim_dropped;
-        s->lim_dropped = d->next_dropped;
-        free(d);
-    }
+    free_dropped(s);
     s->lim_resolve = false;
 }
 
@@ -120,11 +125,7 @@ int sched_set_account_limits(sched_t *s, uint32_t account, const sched_limits_t 
 
 void lim_free(sched_t *s)
 {
-    while (s->lim_dropped) {
-        lim_state_t *d = s->lim_dropped;
-        s->lim_dropped = d->next_dropped;
-        free(d);
-    }
+    free_dropped(s);
     if (s->lim_users) {
         idmap_foreach(s->lim_users, user_of, NULL);
         idmap_destroy(s->lim_users);
@@ -361,7 +362,7 @@ void lim_pass_begin(sched_t *s)
 
 /* The parked jobs back in their places: both lists are in priority order, so one walk
  * of the queue merges them (putting each back from the queue's tail cost a walk per
- * job: seconds a pass with thousands parked; bench_sim limits). */
+ * job: seconds a pass with thousands parked; bench_sim prio). */
 void lim_pass_end(sched_t *s)
 {
     sjob_t *p = s->lim_parked, *next, *q = s->qhead;

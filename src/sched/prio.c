@@ -571,7 +571,6 @@ static prio_key_t *keys_sort(prio_key_t *k, prio_key_t *tmp, size_t n)
     return k;
 }
 
-
 /* The list and the array in the order of the n keys k. */
 static void relink(sched_t *s, const prio_key_t *k, size_t n)
 {
