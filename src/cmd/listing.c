@@ -605,12 +605,15 @@ static const char *header_of(const listing_ctx_t *x, const col_t *c)
  * fixed width */
 static void print_cell(const col_t *c, int w, const char *s, bool last, bool header)
 {
-    int cut = c->width > 0 ? w : c->max > 0 && !header ? c->max : (int)strlen(s);
+    /* widths and cuts in characters, not bytes: a cut inside 'ö' is not UTF-8 */
+    size_t chars, cut = strparse_utf8_cut(s, c->width > 0 ? (size_t)w
+                                             : c->max > 0 && !header ? (size_t)c->max
+                                                                    : (size_t)-1, &chars);
+    int pad = w > (int)chars ? w - (int)chars : 0;
     fputs(c->sep, stdout);
     if (c->width < 0 || (last && !c->right && c->width == 0))
-        printf("%.*s", cut, s); /* not padded */
-    else
-        printf(c->right ? "%*.*s" : "%-*.*s", w, cut, s);
+        pad = 0; /* not padded */
+    printf("%*s%.*s%*s", c->right ? pad : 0, "", (int)cut, s, c->right ? 0 : pad, "");
 }
 
 static void print_line(const listing_ctx_t *x, const listing_t *l, const int *w, char **cells,
@@ -643,7 +646,7 @@ void listing_print(const listing_ctx_t *x, const listing_t *l, const json_t *job
         w[c] = col->width > 0 ? col->width : noheader ? 0 : (int)strlen(header_of(x, col));
         for (size_t r = 0; r < n; r++) {
             char *v = fields[col->field].value(json_array_get(jobs, r), x);
-            int len = v ? (int)strlen(v) : 0;
+            int len = v ? (int)strparse_utf8_chars(v) : 0;
             if (col->max > 0 && len > col->max)
                 len = col->max;
             if (col->width == 0 && len > w[c])

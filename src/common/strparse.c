@@ -293,6 +293,51 @@ char *strparse_escape(const char *s)
     return out;
 }
 
+size_t strparse_utf8_cut(const char *s, size_t maxchars, size_t *chars)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t k = 0, n = 0;
+    for (; p[k] && n < maxchars; n++) {
+        size_t l = utf8_len(p + k);
+        k += l ? l : 1;
+    }
+    if (chars)
+        *chars = n;
+    return k;
+}
+
+size_t strparse_utf8_chars(const char *s)
+{
+    size_t n;
+    strparse_utf8_cut(s, (size_t)-1, &n);
+    return n;
+}
+
+void strparse_utf8_fix(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (p && *p) {
+        size_t l = utf8_len(p);
+        if (l == 0 && *p >= 0xc2 && *p <= 0xdf && p[1] >= 0x80 && p[1] < 0xa0)
+            l = 2; /* a C1 control: valid UTF-8, only unfit for terminals */
+        if (l) {
+            p += l;
+            continue;
+        }
+        /* the lead byte of a sequence the end cut short: no other character follows */
+        size_t want = *p >= 0xc2 && *p <= 0xdf ? 2 : *p >= 0xe0 && *p <= 0xef ? 3
+                    : *p >= 0xf0 && *p <= 0xf4 ? 4 : 0;
+        size_t have = 1;
+        while (have < want && (p[have] & 0xc0) == 0x80)
+            have++;
+        if (want && !p[have]) {
+            *p = '\0';
+            return;
+        }
+        *p++ = '?';
+    }
+}
+
 void strparse_fmt_limit(double t, char *buf, size_t len)
 {
     if (!(t > 0)) {

@@ -54,4 +54,15 @@ void strparse_fmt_limit(double t, char *buf, size_t len);
  * memory) the caller frees; NULL s gives "". */
 char *strparse_escape(const char *s);
 
+/* UTF-8 text cut to columns: the number of bytes of s's first maxchars characters (a
+ * byte that is not valid UTF-8 counts as one character), and in *chars (not NULL) how
+ * many characters that is. A name cut to 20 columns is cut between characters, never
+ * inside one: half a character is not UTF-8, and JSON cannot carry it. */
+size_t strparse_utf8_cut(const char *s, size_t maxchars, size_t *chars);
+/* The number of characters of s, as strparse_utf8_cut counts them. */
+size_t strparse_utf8_chars(const char *s);
+/* Makes s valid UTF-8 in place: a sequence cut at the end (by a bounded snprintf) is
+ * dropped, any other invalid byte becomes '?'. For messages built from user text. */
+void strparse_utf8_fix(char *s);
+
 #endif

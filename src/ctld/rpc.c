@@ -42,6 +42,11 @@ static bool is_operator(ctld_t *c, conn_t *conn)
 /* Replies wait for the batch to commit whenever this request changed anything. */
 void rpc_reply(ctld_t *c, conn_t *conn, json_t *msg)
 {
+    /* a reply that could not be built (memory, text that is not UTF-8) still answers:
+     * a command must not wait for its timeout */
+    if (!msg)
+        msg = json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "internal",
+                        "error", "the controller could not build its reply (see its log)");
     if (c->in_batch)
         ctld_defer_send(c, conn, msg);
     else
@@ -50,7 +55,13 @@ void rpc_reply(ctld_t *c, conn_t *conn, json_t *msg)
 
 void rpc_fail(ctld_t *c, conn_t *conn, const char *err)
 {
-    rpc_reply(c, conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+    /* a message cut by its buffer may end inside a character of the user's text, and
+     * JSON cannot carry half a character: it would not be sent at all */
+    char *e = strdup(err ? err : "");
+    if (e)
+        strparse_utf8_fix(e);
+    rpc_reply(c, conn, json_pack("{s:b,s:s}", "ok", 0, "error", e ? e : "out of memory"));
+    free(e);
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -530,15 +541,17 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
         } else {
             r->last = nodes_format(c, j->alloc, j->nalloc);
         }
+        /* the name cut to 20 characters (not bytes: 'ö' is two), the columns counted in
+         * characters */
+        r->name[strparse_utf8_cut(r->name, 20, NULL)] = '\0';
         const char *idt = r->fold ? r->fold : r->id;
-        int lens[6] = {r->skip ? 0 : (int)strlen(idt),
-                       (int)strlen(r->name) > 20 ? 20 : (int)strlen(r->name),
-                       (int)strlen(r->user), (int)strlen(r->st), (int)strlen(r->t),
+        int lens[6] = {r->skip ? 0 : (int)strlen(idt), (int)strparse_utf8_chars(r->name),
+                       (int)strparse_utf8_chars(r->user), (int)strlen(r->st), (int)strlen(r->t),
                        (int)strlen(r->nodes)};
         for (int k = 0; k < 6; k++)
             if (lens[k] > w[k])
                 w[k] = lens[k];
-        total += (r->last ? strlen(r->last) : 0) + 16;
+        total += (r->last ? strlen(r->last) : 0) + strlen(r->name) + strlen(r->user) + 16;
     }
     size_t linew = 0;
     for (int k = 0; k < 6; k++)
@@ -554,11 +567,12 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
             qrow_t *r = &rows[i];
             if (r->skip)
                 continue;
-            pos += (size_t)snprintf(buf + pos, total - pos,
-                                    "%-*s  %-*.20s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0],
-                                    r->fold ? r->fold : r->id, w[1],
-                                    r->name, w[2], r->user, w[3], r->st, w[4], r->t, w[5], r->nodes,
-                                    r->last ? r->last : "");
+            const char *cells[6] = {r->fold ? r->fold : r->id, r->name, r->user, r->st, r->t,
+                                    r->nodes};
+            for (int k = 0; k < 6; k++) /* padded by characters: printf's %-*s counts bytes */
+                pos += (size_t)snprintf(buf + pos, total - pos, "%s%*s", cells[k],
+                                        w[k] - (int)strparse_utf8_chars(cells[k]) + 2, "");
+            pos += (size_t)snprintf(buf + pos, total - pos, "%s\n", r->last ? r->last : "");
         }
     }
     for (size_t i = 0; i < n; i++) {

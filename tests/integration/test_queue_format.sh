@@ -87,6 +87,20 @@ sq -j "$j3" -o "%i %-6j|%T" | head -1 | grep -qx "JOBID NAME  |STATE" ||
 [ "$(sq -h -o %i --sort=-i -j "$j1,$j2")" = "$(printf '%s\n%s' "$j2" "$j1")" ] ||
   fail "squeue --sort: $(sq -h -o %i --sort=-i -j "$j1,$j2")"
 
+# --- a name with letters of two bytes: cut at 20 characters, not inside one (cut at 20
+# bytes inside 'ä', the reply could not be encoded and every queue that listed it hung)
+uj=$(submit --hold -J 'relax-Ångström-öäü-2x' --wrap true)
+LC_ALL=C.UTF-8 timeout 20 "$BIN" queue > uq.txt || fail "queue with a non-ASCII name: $(cat uq.txt)"
+grep -qE "^$uj +relax-Ångström-öäü-2 +$u +PD " uq.txt || fail "non-ASCII name: $(cat uq.txt)"
+# the columns stay aligned (counted in characters): USER starts where it does on j2's line
+w_u=$(LC_ALL=C.UTF-8 grep "^$uj " uq.txt | sed "s/ $u .*//" | wc -m)
+w_2=$(LC_ALL=C.UTF-8 grep "^$j2 " uq.txt | sed "s/ $u .*//" | wc -m)
+[ "$w_u" = "$w_2" ] || fail "columns after a non-ASCII name: $w_u, $w_2 characters: $(cat uq.txt)"
+[ "$(LC_ALL=C.UTF-8 sq -h -j "$uj" -o '%.8j|%-21j|')" = "relax-Ån|relax-Ångström-öäü-2x|" ] ||
+  fail "squeue -o widths: $(sq -h -j "$uj" -o '%.8j|%-21j|')"
+d queue -j "$uj" --json | grep -q 'relax-Ångström-öäü-2x' || fail "queue --json: $(d queue -j "$uj" --json)"
+d cancel "$uj" > /dev/null
+
 # --- errors name what is wrong, and what is right
 refused "queue: --format: 'Bogus' is not a field (JobID, .*Reason" d queue --format JobID,Bogus
 refused "queue: --sort: 'Bogus' is not a sort key" d queue --sort=i,-Bogus

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,45 @@ static void control_and_escape(void **state)
     free(s);
 }
 
+/* Names cut to a column's width between characters, never inside one (the queue's
+ * NAME column cut 'relax-Ångström-öäü-2' inside 'ü' and the reply could not be sent). */
+static void utf8_cuts(void **state)
+{
+    (void)state;
+    const char *name = "relax-\xc3\x85ngstr\xc3\xb6m-\xc3\xb6\xc3\xa4\xc3\xbc-2";
+    size_t chars;
+    size_t b = strparse_utf8_cut(name, 20, &chars);
+    assert_int_equal(chars, 20);
+    assert_int_equal(b, 25); /* 20 characters, five of them two bytes long */
+    assert_int_equal(strparse_utf8_chars(name), 20);
+    assert_int_equal(strparse_utf8_cut(name, 17, NULL), 21); /* up to the 'ä' */
+    assert_int_equal(strparse_utf8_cut(name, 18, NULL), 23); /* and the 'ü' whole */
+    assert_int_equal(strparse_utf8_cut("abc", 10, &chars), 3);
+    assert_int_equal(chars, 3);
+    assert_int_equal(strparse_utf8_cut("a\xffz", 2, &chars), 2); /* invalid: one each */
+    assert_int_equal(strparse_utf8_cut(NULL, 2, &chars), 0);
+    struct { const char *in, *out; } f[] = {
+        {"plain", "plain"},
+        {"caf\xc3\xa9", "caf\xc3\xa9"},
+        {"cut \xc3", "cut "},               /* a two-byte character cut after its lead */
+        {"cut \xe2\x82", "cut "},          /* a three-byte one after two */
+        {"bad\xff!", "bad?!"},
+        {"mid\xc3x", "mid?x"},              /* a lead byte without its follower */
+        {"c1\xc2\x9b", "c1\xc2\x9b"},        /* a C1 control is valid UTF-8 */
+    };
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%s", f[i].in);
+        strparse_utf8_fix(buf);
+        assert_string_equal(buf, f[i].out);
+    }
+    /* what a bounded snprintf of a message leaves, made whole */
+    char err[13]; /* 'name relax-' and the first byte of 'Å' */
+    snprintf(err, sizeof(err), "name %s", name);
+    strparse_utf8_fix(err);
+    assert_string_equal(err, "name relax-");
+}
+
 /* --mem and NodeMemory: MiB, or with a unit as sbatch takes it. */
 static void memory_sizes(void **state)
 {
@@ -184,6 +224,7 @@ int main(void)
         cmocka_unit_test(duration_forms),
         cmocka_unit_test(control_and_escape),
         cmocka_unit_test(memory_sizes),
+        cmocka_unit_test(utf8_cuts),
         cmocka_unit_test(feature_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
