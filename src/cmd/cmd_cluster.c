@@ -695,6 +695,15 @@ static int cluster_status(int argc, char **argv)
            (long long)json_integer_value(json_object_get(rep, "pending")), cu_str(rep, "policy"));
     print_timings("scheduling passes", json_object_get(rep, "passes"));
     print_timings("commits", json_object_get(rep, "commits"));
+    const json_t *l = json_object_get(rep, "loop");
+    if (l) /* a controller before this one says nothing of its loop */
+        printf("loop: longest turn %.3f ms, %lld of %lld turns over %.0f ms; longest piece of "
+               "work %.3f ms (%s)\n", json_real_value(json_object_get(l, "longest_turn_ms")),
+               (long long)json_integer_value(json_object_get(l, "slow_turns")),
+               (long long)json_integer_value(json_object_get(l, "turns")),
+               json_real_value(json_object_get(l, "slow_ms")),
+               json_real_value(json_object_get(l, "longest_work_ms")),
+               *cu_str(l, "longest_work") ? cu_str(l, "longest_work") : "none");
     json_decref(rep);
     return 0;
 }

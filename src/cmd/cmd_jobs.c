@@ -1007,6 +1007,33 @@ static const listing_col_def_t history_cols[] = {
 };
 #define HISTORY_PARSABLE "JobID,JobName,User,State,Elapsed,NNodes,NodeSecs,Energy,ExitCode,Sizes"
 
+/* The controller answers a long history a page at a time (a page holds its loop for
+ * tens of milliseconds, never for the whole history): ask for the next page, from where
+ * the last ended, until the limit or the end. req is consumed; the reply has every
+ * page's jobs. */
+static json_t *history_pages(const char *conf, json_t *req, long limit)
+{
+    json_t *rep = cu_request(conf, json_deep_copy(req));
+    json_t *jobs = rep ? json_object_get(rep, "jobs") : NULL;
+    while (jobs && json_object_get(rep, "next") && (long)json_array_size(jobs) < limit) {
+        json_object_set(req, "after", json_object_get(rep, "next"));
+        json_object_set_new(req, "limit", json_integer(limit - (long)json_array_size(jobs)));
+        json_t *more = cu_request(conf, json_deep_copy(req));
+        if (!more) {
+            json_decref(rep);
+            rep = NULL;
+            break;
+        }
+        json_array_extend(jobs, json_object_get(more, "jobs"));
+        json_object_del(rep, "next");
+        if (json_object_get(more, "next")) /* none after the last */
+            json_object_set(rep, "next", json_object_get(more, "next"));
+        json_decref(more);
+    }
+    json_decref(req);
+    return rep;
+}
+
 int cmd_history(int argc, char **argv)
 {
     common_t o = {0};
@@ -1055,7 +1082,7 @@ int cmd_history(int argc, char **argv)
         }
         json_object_set_new(req, w ? "until" : "since", json_real(t));
     }
-    json_t *rep = cu_request(o.conf, req);
+    json_t *rep = history_pages(o.conf, req, o.limit ? o.limit : 1000);
     if (!rep)
         return 1;
     json_t *jobs = json_object_get(rep, "jobs");

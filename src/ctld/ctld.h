@@ -30,6 +30,29 @@ void stats_add(stats_ring_t *r, double ms);
 /* {count, kept, last_ms, median_ms, p99_ms, max_ms}; the quantiles over the kept ones */
 json_t *stats_json(const stats_ring_t *r);
 
+/* The controller's loop: how long it was held at a time. A turn is one iteration of the
+ * loop less the time it waited for events (libuv's idle-time metric), so a turn of
+ * 50 s is 50 s in which no node's heartbeat and no command was read. The longest
+ * single piece of work (a request by its type, a pass, a commit) is kept with it. */
+#define STATS_SLOW_MS 100.0
+typedef struct stats_loop {
+    uint64_t last_ns, last_idle_ns; /* at the previous turn's end */
+    int64_t turns, slow;            /* all turns; those over STATS_SLOW_MS */
+    double max_ms, max_at;          /* the longest turn, and when it ended (wall clock) */
+    double work_ms;                 /* the longest piece of work */
+    char work[40];                  /* what it was: "queue", "pass", "commit"... */
+    double work_at;
+} stats_loop_t;
+struct uv_loop_s;
+/* Before uv_run: asks libuv to measure its idle time. */
+void stats_loop_init(stats_loop_t *l, struct uv_loop_s *loop);
+/* At the end of each turn (the loop's check phase). */
+void stats_loop_turn(stats_loop_t *l, struct uv_loop_s *loop, double wall);
+/* A piece of work that took ms (what: a request's type, "pass", "commit"). */
+void stats_loop_work(stats_loop_t *l, const char *what, double ms, double wall);
+/* {turns, slow_turns, longest_turn_ms, longest_turn_at, longest_work, ...} */
+json_t *stats_loop_json(const stats_loop_t *l);
+
 /* Job states, shown as two letters by `ductile queue`. */
 typedef enum jstate {
     JS_PENDING = 0, /* PD */
@@ -104,6 +127,10 @@ typedef struct job {
     int hold;                /* 1 held by its user, 2 by an operator; 0 not held */
     double begin;            /* not before this time (--begin); 0: any time */
     char *depend;            /* --dependency, as given ("afterok:12,singleton"); NULL */
+    unsigned char *dep_done; /* per job id the dependency names, in its order: 1 met, 2
+                              * never, for good (that job has ended); 0: to ask again
+                              * (eligible.c); NULL: not asked yet */
+    size_t dep_ndone;
     bool waiting;            /* kept out of the engine for one of the above */
     int64_t array_id;        /* an element of a job array: the id of its first element */
     int array_task;          /* its index (SLURM_ARRAY_TASK_ID); -1: not an element */
@@ -234,6 +261,7 @@ typedef struct node {
     char reason[128];
     conn_t *conn;            /* the node daemon's connection */
     double last_seen;        /* monotonic seconds */
+    double stalled_seen;     /* the controller's `stalled` at last_seen */
     int cpus;
     long memory_mb;
     int step_port;           /* where its daemon takes other nodes' step output; 0: none */
@@ -303,6 +331,12 @@ typedef struct ctld {
     struct accounts *acct;       /* accounts and fair share (accounts.c) */
     stats_ring_t pass_stats;     /* scheduling passes (stats.c) */
     stats_ring_t commit_stats;   /* batch commits */
+    stats_loop_t loop_stats;     /* the loop's longest turns (stats.c) */
+    /* Seconds the controller itself could not listen (its watchdog ran late: a long
+     * turn, the process stopped, its host frozen), summed since the start: none of it is
+     * counted against a node's heartbeats (nodes_check_timeouts). */
+    double stalled;
+    double watchdog_last;        /* monotonic: the watchdog's previous run */
 } ctld_t;
 
 /* Wall-clock seconds (jobs are accounted in Unix time). */
@@ -344,9 +378,17 @@ int db_node_save(ctld_t *c, const node_t *n);
  * reported, skipped, and counted). A live job on nodes no longer configured is settled
  * here (ends NODE_FAIL, or requeued with --requeue) rather than handed to fn. */
 int db_load(ctld_t *c, void (*fn)(ctld_t *c, job_t *j), char *err, size_t errlen);
-/* Finished jobs for `ductile history`, newest first. */
+/* Finished jobs for `ductile history`, newest first, one page at a time: at most limit
+ * rows, and no more once stop_ms (stats_clock) has passed, so that no reply holds the
+ * loop for long however large the history. *cur is where the page starts (end 0: the
+ * newest) and, when it returns 1, where the next starts (0: no more rows). */
+typedef struct hist_cursor {
+    double end;
+    int64_t id;
+} hist_cursor_t;
 int db_history(ctld_t *c, const char *user, const char *state, double since, double until,
-               int limit, json_t *out, char *err, size_t errlen);
+               int limit, double stop_ms, hist_cursor_t *cur, json_t *out, char *err,
+               size_t errlen);
 /* Allocation changes of one job (resizes), oldest first. */
 int db_job_events(ctld_t *c, int64_t job, json_t *out);
 /* A job from the table (finished ones for `show`); NULL if absent or unreadable. */

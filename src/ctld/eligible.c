@@ -31,12 +31,19 @@ static void earlier_twin(int64_t id, void *val, void *arg)
 }
 
 /* The state a job a dependency names is in, for one kind of condition (0 after, 1
- * afterany, 2 afterok, 3 afternotok). -1 and err: no such job (at submission) or the
- * database cannot say. */
-static int one_job(ctld_t *c, int kind, int64_t id, bool submitting, dep_t *out, char *err,
-                   size_t errlen)
+ * afterany, 2 afterok, 3 afternotok); *settled: it will not change (that job, or every
+ * element of that array, has ended). -1 and err: no such job (at submission) or the
+ * database cannot say. A live job that is not an array is answered from memory; the
+ * database (by its primary key, and the array_id index) only for the others. */
+static int one_job(ctld_t *c, int kind, int64_t id, bool submitting, dep_t *out, bool *settled,
+                   char *err, size_t errlen)
 {
     const job_t *o = idmap_get(c->jobs, id);
+    *settled = false;
+    if (o && o->array_id != o->id) { /* after: once it has started; the others once it ended */
+        *out = kind == 0 && o->state != JS_PENDING ? DEP_MET : DEP_WAIT;
+        return 0;
+    }
     int live, succeeded, failed, started;
     /* an array (named by its id, its first element's): every element, as in Slurm */
     if (db_array_states(c, id, &live, &succeeded, &failed, &started) == 0 &&
@@ -49,9 +56,10 @@ static int one_job(ctld_t *c, int kind, int64_t id, bool submitting, dep_t *out,
             *out = DEP_WAIT;
         else
             *out = kind == 3 && !failed ? DEP_NEVER : DEP_MET;
+        *settled = !live;
         return 0;
     }
-    if (o) { /* after: once it has started; the others once it has ended */
+    if (o) {
         *out = kind == 0 && o->state != JS_PENDING ? DEP_MET : DEP_WAIT;
         return 0;
     }
@@ -71,16 +79,53 @@ static int one_job(ctld_t *c, int kind, int64_t id, bool submitting, dep_t *out,
             return -1;
         }
         *out = DEP_NEVER; /* gone from the database: it will never end again */
+        *settled = true;
         return 0;
     }
     bool ok = st == JS_COMPLETED;
     *out = (kind == 2 && !ok) || (kind == 3 && ok) ? DEP_NEVER : DEP_MET;
+    *settled = true;
+    return 0;
+}
+
+/* What a waiting job's dependency has settled so far (j->dep_done), so that a review
+ * asks only about the jobs still live: a 500-term dependency on jobs long ended, or a
+ * chain of thousands, asks the database once per job named, not at every pass. NULL
+ * at submission (nothing to keep). */
+typedef struct depmemo {
+    job_t *j;
+    size_t pos; /* the index of the next job id in the dependency's order */
+} depmemo_t;
+
+static int memo_job(ctld_t *c, depmemo_t *m, int kind, int64_t id, bool submitting, dep_t *out,
+                    char *err, size_t errlen)
+{
+    size_t k = m ? m->pos++ : 0;
+    if (m && k < m->j->dep_ndone && m->j->dep_done[k]) {
+        *out = m->j->dep_done[k] == 1 ? DEP_MET : DEP_NEVER;
+        return 0;
+    }
+    bool settled;
+    if (one_job(c, kind, id, submitting, out, &settled, err, errlen) < 0)
+        return -1;
+    if (m && settled) {
+        if (k >= m->j->dep_ndone) {
+            size_t n = k < 8 ? 8 : 2 * k;
+            unsigned char *v = realloc(m->j->dep_done, n);
+            if (!v)
+                return 0; /* asked again next time */
+            memset(v + m->j->dep_ndone, 0, n - m->j->dep_ndone);
+            m->j->dep_done = v;
+            m->j->dep_ndone = n;
+        }
+        m->j->dep_done[k] = *out == DEP_MET ? 1 : 2;
+    }
     return 0;
 }
 
 /* One condition of job `self` (0 at submission), "afterok:12:13" or "singleton". */
-static int one_term(ctld_t *c, const char *term, uint32_t uid, const char *name, int64_t self,
-                    dep_t *out, char *err, size_t errlen)
+static int one_term(ctld_t *c, depmemo_t *m, const char *term, uint32_t uid, const char *name,
+                    int64_t self, dep_t *out, char *err, size_t errlen)
 {
     if (!strcmp(term, "singleton")) {
         single_t s = {.uid = uid, .name = name, .self = self ? self : INT64_MAX};
@@ -120,7 +165,7 @@ static int one_term(ctld_t *c, const char *term, uint32_t uid, const char *name,
             return -1;
         }
         dep_t d;
-        if (one_job(c, kind, id, self == 0, &d, err, errlen) < 0)
+        if (memo_job(c, m, kind, id, self == 0, &d, err, errlen) < 0)
             return -1;
         wait = wait || d == DEP_WAIT;
         never = never || d == DEP_NEVER;
@@ -130,8 +175,8 @@ static int one_term(ctld_t *c, const char *term, uint32_t uid, const char *name,
 }
 
 /* The whole --dependency: conditions joined by ',' (all of them) or by '?' (any). */
-static int evaluate(ctld_t *c, const char *spec, uint32_t uid, const char *name, int64_t self,
-                    dep_t *out, char *err, size_t errlen)
+static int evaluate(ctld_t *c, job_t *j, const char *spec, uint32_t uid, const char *name,
+                    int64_t self, dep_t *out, char *err, size_t errlen)
 {
     bool any = strchr(spec, '?') != NULL;
     if (any && strchr(spec, ',')) {
@@ -148,9 +193,10 @@ static int evaluate(ctld_t *c, const char *spec, uint32_t uid, const char *name,
     int met = 0, wait = 0, terms = 0;
     const char *sep = any ? "?" : ",";
     char *save = NULL;
+    depmemo_t memo = {.j = j}, *m = j ? &memo : NULL;
     for (char *t = strtok_r(copy, sep, &save); t; t = strtok_r(NULL, sep, &save)) {
         dep_t d;
-        if (one_term(c, t, uid, name, self, &d, err, errlen) < 0)
+        if (one_term(c, m, t, uid, name, self, &d, err, errlen) < 0)
             return -1;
         terms++;
         met += d == DEP_MET;
@@ -171,11 +217,11 @@ int elig_check_dependency(ctld_t *c, const char *spec, uint32_t uid, const char 
                           size_t errlen)
 {
     dep_t d;
-    return evaluate(c, spec, uid, name, 0, &d, err, errlen);
+    return evaluate(c, NULL, spec, uid, name, 0, &d, err, errlen);
 }
 
 /* Why j may not enter the engine now; NULL: nothing holds it. */
-static const char *holds_it(ctld_t *c, const job_t *j, double now)
+static const char *holds_it(ctld_t *c, job_t *j, double now)
 {
     if (j->hold == 2)
         return "JobHeldAdmin";
@@ -186,7 +232,7 @@ static const char *holds_it(ctld_t *c, const job_t *j, double now)
     if (j->depend) {
         dep_t d;
         char err[256];
-        if (evaluate(c, j->depend, j->uid, j->name ? j->name : "", j->id, &d, err,
+        if (evaluate(c, j, j->depend, j->uid, j->name ? j->name : "", j->id, &d, err,
                      sizeof(err)) < 0)
             return "Dependency"; /* the database could not say: ask again later */
         if (d != DEP_MET)

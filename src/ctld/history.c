@@ -77,6 +77,9 @@ static void add_live(int64_t id, void *val, void *arg)
         json_array_append_new(x->ids, json_integer(id));
 }
 
+#define HISTORY_PAGE 1000
+#define HISTORY_PAGE_MS 20.0
+
 void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[256];
@@ -139,13 +142,26 @@ void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
         rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
         return;
     }
-    if (db_history(c, user, state ? jstate_code(st) : NULL, since, until, (int)limit, arr, err,
-                   sizeof(err)) < 0) {
+    /* a page at a time (HISTORY_PAGE rows, or what HISTORY_PAGE_MS allows): a million
+     * rows in one reply held the loop for half a minute and half a gigabyte */
+    hist_cursor_t cur = {0, 0};
+    const json_t *after = json_object_get(m, "after");
+    if (after && (proto_num_opt(after, "end", 0, 1e12, 0, &cur.end, err, sizeof(err)) < 0 ||
+                  proto_int_opt(after, "id", 0, INT64_MAX, 0, &cur.id, err, sizeof(err)) < 0)) {
         json_decref(arr);
         rpc_fail(c, conn, err);
         return;
     }
-    if (live) { /* after the ended ones, in id order */
+    int page = limit < HISTORY_PAGE ? (int)limit : HISTORY_PAGE;
+    int more = db_history(c, user, state ? jstate_code(st) : NULL, since, until, page,
+                          stats_clock() + HISTORY_PAGE_MS, &cur, arr, err, sizeof(err));
+    if (more < 0) {
+        json_decref(arr);
+        rpc_fail(c, conn, err);
+        return;
+    }
+    /* the running ones after the last page the client asks for */
+    if (live && (!more || (int64_t)json_array_size(arr) >= limit)) { /* in id order */
         live_t x = {c, user, state != NULL, state ? st : JS_PENDING, json_array()};
         idmap_foreach(c->jobs, add_live, &x);
         size_t n = json_array_size(x.ids), q;
@@ -160,5 +176,9 @@ void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
         json_decref(x.ids);
     }
     add_usage(c, arr, steps);
-    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", arr));
+    json_t *rep = json_pack("{s:b,s:o}", "ok", 1, "jobs", arr);
+    if (rep && more) /* where the next page starts */
+        json_object_set_new(rep, "next", json_pack("{s:f,s:I}", "end", cur.end, "id",
+                                                   (json_int_t)cur.id));
+    rpc_reply(c, conn, rep);
 }

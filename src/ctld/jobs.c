@@ -109,6 +109,7 @@ void job_free(job_t *j)
     free(j->out_path);
     free(j->err_path);
     free(j->depend);
+    free(j->dep_done);
     free(j->account);
     free(j->partition);
     free(j->reservation);

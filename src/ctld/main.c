@@ -84,7 +84,11 @@ static void on_message(conn_t *conn, json_t *msg, void *arg)
                                           "permission denied: not a node daemon"));
         return;
     }
+    double t0 = stats_clock();
+    char what[40];
+    snprintf(what, sizeof(what), "%s", type); /* msg may be gone after it */
     rpc_on_message(c, conn, msg);
+    stats_loop_work(&c->loop_stats, what, stats_clock() - t0, ctld_now());
 }
 
 static void on_close(conn_t *conn, void *arg)
@@ -268,19 +272,25 @@ static bool tick_due;
 static void on_check(uv_check_t *h)
 {
     ctld_t *c = h->data;
+    double t0 = stats_clock();
     if (c->sched_wanted && !jobs_pass_paced(c)) {
         if (!db_degraded(c) || tick_due) {
             jobs_schedule(c);
+            stats_loop_work(&c->loop_stats, "pass", stats_clock() - t0, ctld_now());
         } else { /* the disk refused the last batch: retry on the tick, do not spin */
             c->sched_wanted = false;
             uv_idle_stop(&c->sched_idle);
         }
     }
     tick_due = false;
-    if (c->in_batch)
+    if (c->in_batch) {
+        t0 = stats_clock();
         commit(c);
+        stats_loop_work(&c->loop_stats, "commit", stats_clock() - t0, ctld_now());
+    }
     if (c->deferred)
         ctld_flush_deferred(c);
+    stats_loop_turn(&c->loop_stats, c->loop, ctld_now());
     if (c->stopping)
         stop(c);
 }
@@ -298,6 +308,13 @@ static void on_tick(uv_timer_t *h)
 static void on_watchdog(uv_timer_t *h)
 {
     ctld_t *c = h->data;
+    /* Late by more than a second: the loop was held (a long turn), or the process or its
+     * host stopped. The nodes' heartbeats of that time wait unread in the sockets (timers
+     * run before the loop reads them): that time is not their silence. */
+    double now = ctld_mono();
+    if (c->watchdog_last > 0 && now - c->watchdog_last > 2.0)
+        c->stalled += now - c->watchdog_last - 1.0;
+    c->watchdog_last = now;
     nodes_check_timeouts(c);
     jobs_check_timeouts(c);
     ckptsvc_check(c);
@@ -536,6 +553,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "ductiled: cluster %s, %d nodes, policy %s, listening on %s and %s:%d\n",
             c.cfg.cluster_name, c.nnodes, sched_policy_spec(c.sched), c.cfg.control_socket,
             c.cfg.control_addr, c.cfg.control_port);
+    stats_loop_init(&c.loop_stats, c.loop);
     uv_run(c.loop, UV_RUN_DEFAULT);
     energy_close(&c);
     accounts_free(&c);

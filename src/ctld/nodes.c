@@ -298,6 +298,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     conn_set_data(conn, n);
     n->state = NS_UP;
     n->last_seen = ctld_mono();
+    n->stalled_seen = c->stalled;
     n->cpus = (int)cpus;
     n->memory_mb = mem;
     n->step_port = (int)step_port;
@@ -324,6 +325,7 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     if (!n)
         return; /* not registered: ignore */
     n->last_seen = ctld_mono();
+    n->stalled_seen = c->stalled;
     if (!strcmp(type, "ping")) {
         /* the node's proof that we still hear it: a daemon that hears nothing for
          * NodeTimeout ends its requeueable jobs (noded main.c, on_heartbeat) */
@@ -421,8 +423,9 @@ void nodes_check_timeouts(ctld_t *c)
     double now = ctld_mono();
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
-        if ((n->state == NS_UP || n->state == NS_UNKNOWN) &&
-            now - n->last_seen > c->cfg.node_timeout)
+        /* its silence while the controller was not listening does not count */
+        double silence = now - n->last_seen - (c->stalled - n->stalled_seen);
+        if ((n->state == NS_UP || n->state == NS_UNKNOWN) && silence > c->cfg.node_timeout)
             node_down(c, n, n->state == NS_UP ? "not responding" : "never registered");
     }
 }

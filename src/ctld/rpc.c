@@ -1189,12 +1189,13 @@ static void do_status(ctld_t *c, conn_t *conn)
     for (int i = 0; i < c->nnodes; i++)
         up += c->nodes[i].state == NS_UP;
     rpc_reply(c, conn,
-          json_pack("{s:b,s:s,s:s,s:i,s:i,s:I,s:i,s:I,s:o,s:o}", "ok", 1, "cluster",
+          json_pack("{s:b,s:s,s:s,s:i,s:i,s:I,s:i,s:I,s:o,s:o,s:o,s:f}", "ok", 1, "cluster",
                     c->cfg.cluster_name, "policy", sched_policy_spec(c->sched), "nodes",
                     c->nnodes, "nodes_up", up, "jobs", (json_int_t)c->njobs_live, "pending",
                     sched_pending_count(c->sched), "step_output_bytes",
                     (json_int_t)c->step_bytes_relayed, "passes", stats_json(&c->pass_stats),
-                    "commits", stats_json(&c->commit_stats)));
+                    "commits", stats_json(&c->commit_stats), "loop",
+                    stats_loop_json(&c->loop_stats), "stalled_s", c->stalled));
 }
 
 static void do_reconfigure(ctld_t *c, conn_t *conn)

@@ -3,9 +3,11 @@
  * last STATS_KEEP durations and a count of all; percentiles are taken over the kept
  * ones when asked, so recording costs two stores. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <uv.h>
 
 #include "ctld.h"
 
@@ -52,4 +54,44 @@ json_t *stats_json(const stats_ring_t *r)
     free(v);
     return json_pack("{s:I,s:i,s:f,s:f,s:f,s:f}", "count", (json_int_t)r->count, "kept", n,
                      "last_ms", last, "median_ms", median, "p99_ms", p99, "max_ms", r->max);
+}
+
+void stats_loop_init(stats_loop_t *l, uv_loop_t *loop)
+{
+    memset(l, 0, sizeof(*l));
+    uv_loop_configure(loop, UV_METRICS_IDLE_TIME);
+    l->last_ns = uv_hrtime();
+    l->last_idle_ns = uv_metrics_idle_time(loop);
+}
+
+void stats_loop_turn(stats_loop_t *l, uv_loop_t *loop, double wall)
+{
+    uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(loop);
+    double ms = ((double)(now - l->last_ns) - (double)(idle - l->last_idle_ns)) * 1e-6;
+    l->last_ns = now;
+    l->last_idle_ns = idle;
+    l->turns++;
+    l->slow += ms > STATS_SLOW_MS;
+    if (ms > l->max_ms) {
+        l->max_ms = ms;
+        l->max_at = wall;
+    }
+}
+
+void stats_loop_work(stats_loop_t *l, const char *what, double ms, double wall)
+{
+    if (ms <= l->work_ms)
+        return;
+    l->work_ms = ms;
+    l->work_at = wall;
+    snprintf(l->work, sizeof(l->work), "%s", what);
+}
+
+json_t *stats_loop_json(const stats_loop_t *l)
+{
+    return json_pack("{s:I,s:I,s:f,s:f,s:f,s:s,s:f,s:f}", "turns", (json_int_t)l->turns,
+                     "slow_turns", (json_int_t)l->slow, "slow_ms", STATS_SLOW_MS,
+                     "longest_turn_ms", l->max_ms, "longest_turn_at", l->max_at,
+                     "longest_work", l->work, "longest_work_ms", l->work_ms, "longest_work_at",
+                     l->work_at);
 }

@@ -259,7 +259,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         /* and reading the history does not crash either */
         json_t *h = json_array();
-        db_history(&c, NULL, NULL, 0, 0, 1000, h, err, sizeof(err));
+        hist_cursor_t cur = {0, 0};
+        db_history(&c, NULL, NULL, 0, 0, 1000, stats_clock() + 1e6, &cur, h, err, sizeof(err));
         json_decref(h);
     }
     fz_ctld_free(&c);
