@@ -536,6 +536,7 @@ int main(int argc, char **argv)
     uv_timer_init(c.loop, &c.watchdog);
     c.watchdog.data = &c;
     uv_timer_start(&c.watchdog, on_watchdog, 1000, 1000);
+    c.watchdog_last = ctld_mono(); /* a stop before its first run is a stop too */
     /* after the loop's handles: a corridor change that is due wants a pass */
     if (energy_init(&c, err, sizeof(err)) < 0) {
         fprintf(stderr, "ductiled: %s\n", err);

@@ -33,6 +33,9 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
         d->last_heard = uv_now(d->loop);
         d->ctl_refused = false;
         d->cut_off_fenced = false;
+        if (d->ctl_slow_said)
+            fprintf(stderr, "ductile-noded %s: the controller answers again\n", d->name);
+        d->ctl_slow_said = false;
     }
     noded_dispatch(d, msg);
 }
@@ -128,8 +131,20 @@ static void on_heartbeat(uv_timer_t *t)
     double silence = d->last_heard ? (double)(now - d->last_heard) / 1000.0 : 0;
     if (d->registered_once && !d->ctl_refused && !d->cut_off_fenced &&
         silence > d->cfg.node_timeout) {
-        d->cut_off_fenced = true;
-        jobs_fence_cut_off(d, silence);
+        /* The controller's host still acknowledges what we send: its process is slow (a
+         * long turn, stopped for a moment), not gone, and it does not count that time
+         * against us (ctld main.c, on_watchdog): ending the jobs would be the only harm. */
+        double ack = conn_peer_ack_age(d->ctl);
+        if (ack >= 0 && ack < d->cfg.node_timeout / 2) {
+            if (!d->ctl_slow_said)
+                fprintf(stderr, "ductile-noded %s: no answer from the controller for %.0f s, "
+                        "but its host acknowledges what this node sends: it is slow, not cut "
+                        "off; the jobs here go on\n", d->name, silence);
+            d->ctl_slow_said = true;
+        } else {
+            d->cut_off_fenced = true;
+            jobs_fence_cut_off(d, silence);
+        }
     }
     json_t *ping = json_pack("{s:s}", "type", "ping");
     if (ping) {

@@ -90,6 +90,7 @@ struct noded {
     uint64_t last_heard;        /* uv_now() of the last message from the controller */
     bool ctl_refused;           /* the last attempt to connect was refused: its host is up */
     bool cut_off_fenced;        /* this silence's requeueable jobs were ended */
+    bool ctl_slow_said;         /* this silence was said to be the controller's slowness */
     uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
     char app_socket[4200];
     idmap_t *chans;             /* relayed clients by channel (apps.c) */

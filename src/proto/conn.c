@@ -3,6 +3,8 @@
 #include "idmap.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <munge.h>
 #include <stdio.h>
@@ -933,6 +935,19 @@ gid_t conn_gid(const conn_t *c) { return c->gid; }
 pid_t conn_pid(const conn_t *c) { return c->pid; }
 int conn_error(const conn_t *c) { return c->error; }
 bool conn_is_local(const conn_t *c) { return c->local; }
+
+double conn_peer_ack_age(const conn_t *c)
+{
+    uv_os_fd_t fd;
+    if (!c || c->closing || c->local || c->carrier || c->h.handle.type != UV_TCP ||
+        uv_fileno(&c->h.handle, &fd) != 0)
+        return -1;
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || ti.tcpi_state != TCP_ESTABLISHED)
+        return -1;
+    return ti.tcpi_last_ack_recv / 1000.0;
+}
 void *conn_data(const conn_t *c) { return c->data; }
 void conn_set_data(conn_t *c, void *data) { c->data = data; }
 const char *conn_peer(const conn_t *c) { return c->peer; }

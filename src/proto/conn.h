@@ -126,6 +126,10 @@ pid_t conn_pid(const conn_t *c); /* accepted Unix socket: the peer's pid; else 0
 /* A client connection that could not be made: why (UV_ECONNREFUSED...); else 0. */
 int conn_error(const conn_t *c);
 bool conn_is_local(const conn_t *c);
+/* A TCP connection's peer host: the seconds since its kernel last acknowledged anything
+ * we sent (TCP_INFO), or -1 (not TCP, not established, or the kernel cannot say). A
+ * peer process that does not answer while its host acknowledges is slow, not cut off. */
+double conn_peer_ack_age(const conn_t *c);
 void *conn_data(const conn_t *c);
 void conn_set_data(conn_t *c, void *data);
 const char *conn_peer(const conn_t *c); /* "unix:uid=1000" or "10.0.0.2:40312" */
