@@ -77,7 +77,7 @@ static void agent(const opts_t *o, int fd)
         die("agent", "out of memory");
     memset(buf, 0x5a, o->max);
     if (fab_open(o->provider, NULL, &f, err, sizeof(err)) ||
-        fab_mr_reg(f, buf, o->max, &mr, err, sizeof(err)))
+        fab_mr_reg(f, buf, o->max, FAB_REMOTE_READ | FAB_REMOTE_WRITE, &mr, err, sizeof(err)))
         die("agent", err);
     size_t n = sizeof(blob);
     if (fab_addr_blob(f, blob, &n, err, sizeof(err)))
@@ -152,7 +152,7 @@ static void stage_for(run_t *r, size_t len)
 {
     char err[256];
     fab_mr_close(r->stage);
-    if (fab_mr_reg(r->f, r->stage_buf, len / 8, &r->stage, err, sizeof(err)))
+    if (fab_mr_reg(r->f, r->stage_buf, len / 8, FAB_LOCAL, &r->stage, err, sizeof(err)))
         die("staging", err);
 }
 
@@ -227,7 +227,7 @@ static void run_open(const opts_t *o, run_t *r)
     memset(r->dst, 0, o->max);
     snprintf(r->path, sizeof(r->path), "%s/bench_fabric.%d", o->dir, (int)getpid());
     if (fab_open(o->provider, NULL, &r->f, err, sizeof(err)) ||
-        fab_mr_reg(r->f, r->src, o->max, &r->mr, err, sizeof(err)))
+        fab_mr_reg(r->f, r->src, o->max, FAB_LOCAL, &r->mr, err, sizeof(err)))
         die("fab_open", err);
 }
 

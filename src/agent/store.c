@@ -159,7 +159,8 @@ static afile_t *region_new(store_t *s, app_t *a, aver_t *v, long file, size_t le
     afile_t *grown = realloc(v->files, (size_t)(v->nheld + 1) * sizeof(*grown));
     if (grown)
         v->files = grown;
-    if (!grown || fab_mr_reg(s->fab, buf, len ? len : 1, &mr, err, errlen) < 0) {
+    if (!grown || fab_mr_reg(s->fab, buf, len ? len : 1, FAB_REMOTE_READ | FAB_REMOTE_WRITE, &mr,
+                             err, errlen) < 0) {
         if (!grown)
             snprintf(err, errlen, "out of memory");
         region_release(buf, len, mapped || spill);

@@ -311,7 +311,8 @@ int ckag_peers(const ckag_addr_t *addrs, int endpoint, int staging, char *err, s
         rc = ag.stage_buf ? 0 : failf(err, errlen, -ENOMEM, "out of memory");
         if (rc == 0) {
             memset(ag.stage_buf, 0, len);
-            rc = fab_mr_reg(ag.fab, ag.stage_buf, len, &ag.staging, err, errlen);
+            rc = fab_mr_reg(ag.fab, ag.stage_buf, len, FAB_REMOTE_READ | FAB_REMOTE_WRITE,
+                            &ag.staging, err, errlen);
         }
     }
     if (rc < 0) {
@@ -338,7 +339,7 @@ int ckag_register(void *buf, size_t len, fab_mr_t **out, char *err, size_t errle
 {
     if (!ag.fab)
         return failf(err, errlen, -ENOTCONN, "no fabric endpoint");
-    int rc = fab_mr_reg(ag.fab, buf, len, out, err, errlen);
+    int rc = fab_mr_reg(ag.fab, buf, len, FAB_REMOTE_READ | FAB_REMOTE_WRITE, out, err, errlen);
     if (rc == 0)
         ag.st.regions++;
     return rc;
