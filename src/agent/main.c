@@ -76,6 +76,7 @@ typedef struct agent {
     int report_fd; /* --report-fd: what it holds and moved, for its manager; -1: none */
     unsigned long report_seq;
     uv_timer_t report;
+    conn_guard_t *guard; /* unauthenticated peers: a deadline, a quiet log */
 } agent_t;
 
 typedef struct client_state {
@@ -518,12 +519,19 @@ static void on_close(conn_t *c, void *arg)
 
 static const conn_ops_t ops = {on_message, on_close};
 
+/* Anyone who reaches the control port may connect: a peer that has not proved the key
+ * within this is closed (the cluster's AuthTimeout default), and the refusals are logged
+ * at most once a second, so that another user can neither hold connections open nor
+ * fill the agent's log (a file in its manager's spool). No other limit: a pull-mode
+ * job's processes each connect, and rank 0's connection idles between commits. */
+#define AGENT_AUTH_TIMEOUT_S 10.0
+
 static void on_connection(uv_stream_t *server, int status)
 {
     agent_t *a = server->data;
     if (status < 0 || a->stopping)
         return;
-    conn_cfg_t cc = {.auth = PROTO_AUTH_KEY, .key = a->key};
+    conn_cfg_t cc = {.auth = PROTO_AUTH_KEY, .key = a->key, .guard = a->guard};
     conn_t *c = conn_accept(server, &cc, &ops, a);
     client_state_t *cs = c ? calloc(1, sizeof(*cs)) : NULL;
     if (c && !cs)
@@ -714,6 +722,11 @@ int main(int argc, char **argv)
     int namelen = sizeof(sa);
     uv_tcp_getsockname(&a.listen, (struct sockaddr *)&sa, &namelen);
     int bound = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+    conn_limits_t lim = {.auth_timeout = AGENT_AUTH_TIMEOUT_S};
+    if (!(a.guard = conn_guard_create(a.loop, &lim))) {
+        fprintf(stderr, "ductile-agent: out of memory\n");
+        return 1;
+    }
     uv_idle_init(a.loop, &a.spin);
     a.spin.data = &a;
     uv_async_init(a.loop, &a.flushed, on_flushed);

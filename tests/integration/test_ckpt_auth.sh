@@ -3,7 +3,8 @@
 # --checkpoint-agents has its agent on the checkpoint node n2, keyed with the job's key.
 # Another user (nobody), who finds the agent's ports with ss:
 # - on the control channel, without the job's key, is dropped and learns nothing (from
-#   the login host: an attacker on the network);
+#   the login host: an attacker on the network); a connection that never proves it is
+#   closed, and a flood of them does not flood the agent's log;
 # - on the data endpoint, on n2 itself, guesses region keys 1, 2, 3 at offset 0
 #   (tests/tools/fab_guess.c), reading and writing: all refused, and the restore that
 #   follows, from the agent's memory (the files removed), checks every element (it read
@@ -71,6 +72,20 @@ chmod 600 "$T/nobody.key"
   fail "another user's key listed the agent: $(cat "$T/ck")"
 ! grep -q "$D" "$T/ck" || fail "another user learnt what the agent holds: $(cat "$T/ck")"
 
+# a connection that never proves the key is closed within the agent's authentication
+# deadline (10 s: opened now, looked at once the rest is done); a flood of bad frames
+# leaves about a line a second in the agent's log (in its manager's spool), not one each
+nobody_on() { local h=$1; shift; on "$h" setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+nobody_on n2 bash -c 'exec 3<>"/dev/tcp/$0/$1" && cat <&3 > /dev/null; echo closed' "$ahost" "$aport" \
+  > "$T/idle.out" 2>&1 &
+idle=$!
+nobody_on n2 bash -c 'for i in $(seq 30); do exec 3<>"/dev/tcp/$0/$1" || exit 1
+  printf "%064d" 0 >&3; cat <&3 > /dev/null; exec 3<&-; done' "$ahost" "$aport" ||
+  fail "could not connect to the agent's control port"
+alog=$(on n2 sh -c "cat $(spool_of n2)/agent.$j.*/log")
+lines=$(echo "$alog" | grep -c "connection from" || true)
+[ "$lines" -ge 1 ] && [ "$lines" -le 10 ] || fail "the agent logged $lines refusals of 30: $alog"
+
 # the data endpoint: the agent's other port
 dports=$(listen_ports n2 "$ahost" $apid | grep -vx "$aport" || true)
 [ "$(echo "$dports" | grep -c .)" = 1 ] ||
@@ -110,4 +125,6 @@ hurry
 expect_state "$j" CD 60
 grep -qx "done at step 40" "$pull" || fail "the pull-mode run: $(cat "$pull")"
 ! grep -q "using the checkpoint files" "$out" "$pull" || fail "a commit fell back to the files: $(cat "$out" "$pull")"
+wait_for 20 grep -q closed "$T/idle.out" || fail "an unauthenticated connection is still open"
+wait "$idle" || true
 echo "ok: the agent's port $dports and the processes' ports $(echo $pports) refused every guess"
