@@ -13,7 +13,14 @@
  * connection of its own (rank 0 shares the service's key), tells the agent where its
  * region is and how many bytes each chunk has (the seed's extra step: the agent
  * learns the size before it reads), and progresses its endpoint until the agent
- * answers (tcp;ofi_rxm moves data only while the target progresses). */
+ * answers (tcp;ofi_rxm moves data only while the target progresses).
+ *
+ * Anyone who reaches an endpoint can post RMA to it, so nothing is open on it but what a
+ * transfer under way needs (docs/security-ckpt.md): in push mode the agent opens a node
+ * file's region to rank 0 for one commit (writes) or restart (reads), with a random key
+ * that rank 0 hands to the job's processes over MPI; in pull mode the agent opens
+ * nothing and a process opens the one chunk the agent's transfer moves. The processes'
+ * staging and shared regions are otherwise their own transfers' buffers only. */
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <errno.h>
