@@ -14,6 +14,7 @@
 #   with every commit through the agent.
 . "$(dirname "$0")/lib.sh"
 mpi_setup
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # the job's Open MPI (see test_mpi.sh)
 up 2 --set CheckpointNodes=n2
 cd "$T"
 ckpt_app_setup
