@@ -2,7 +2,9 @@
  * (push to an agent) and a read (pull back) through libfabric on loopback, against
  * memcpy of the same bytes and against write()+fsync() of them to a file, for regions of
  * 8 MB to 512 MB; and a write of unregistered memory through a staging region an eighth
- * of its size (fab_copy_pipelined). The agent is a forked process on the same machine that only
+ * of its size (fab_copy_pipelined); and the time to open a region of that size to a peer
+ * and close it again (reg, in microseconds: what registering a region per transfer adds
+ * to each one). The agent is a forked process on the same machine that only
  * progresses its endpoint, as a checkpoint agent would.
  *
  *   bench_fabric [-p provider] [-d dir] [-r repeats] [-m max_mb]
@@ -77,7 +79,7 @@ static void agent(const opts_t *o, int fd)
         die("agent", "out of memory");
     memset(buf, 0x5a, o->max);
     if (fab_open(o->provider, NULL, &f, err, sizeof(err)) ||
-        fab_mr_reg(f, buf, o->max, &mr, err, sizeof(err)))
+        fab_mr_reg(f, buf, o->max, FAB_REMOTE_READ | FAB_REMOTE_WRITE, &mr, err, sizeof(err)))
         die("agent", err);
     size_t n = sizeof(blob);
     if (fab_addr_blob(f, blob, &n, err, sizeof(err)))
@@ -152,7 +154,7 @@ static void stage_for(run_t *r, size_t len)
 {
     char err[256];
     fab_mr_close(r->stage);
-    if (fab_mr_reg(r->f, r->stage_buf, len / 8, &r->stage, err, sizeof(err)))
+    if (fab_mr_reg(r->f, r->stage_buf, len / 8, FAB_LOCAL, &r->stage, err, sizeof(err)))
         die("staging", err);
 }
 
@@ -178,6 +180,31 @@ static int op_file(run_t *r, size_t len)
         die("fsync", strerror(errno));
     close(fd);
     return 0;
+}
+
+/* A region opened to a peer for one transfer and closed after it (the agent's ck_put
+ * and ck_get, a pull-mode process's chunk): what per-transfer registration adds. */
+static int op_register(run_t *r, size_t len)
+{
+    char err[256];
+    fab_mr_t *m;
+    if (fab_mr_reg(r->f, r->src, len, FAB_REMOTE_WRITE, &m, err, sizeof(err)))
+        die("fab_mr_reg", err);
+    fab_mr_close(m);
+    return 0;
+}
+
+/* Median time of op in microseconds. */
+static double measure_us(run_t *r, op_fn op, size_t len, int repeats)
+{
+    double us[MAX_REPEATS];
+    for (int i = 0; i < repeats; i++) {
+        double t0 = now();
+        op(r, len);
+        us[i] = (now() - t0) * 1e6;
+    }
+    qsort(us, (size_t)repeats, sizeof(*us), cmp);
+    return us[repeats / 2];
 }
 
 /* Median bandwidth in MB/s. */
@@ -227,7 +254,7 @@ static void run_open(const opts_t *o, run_t *r)
     memset(r->dst, 0, o->max);
     snprintf(r->path, sizeof(r->path), "%s/bench_fabric.%d", o->dir, (int)getpid());
     if (fab_open(o->provider, NULL, &r->f, err, sizeof(err)) ||
-        fab_mr_reg(r->f, r->src, o->max, &r->mr, err, sizeof(err)))
+        fab_mr_reg(r->f, r->src, o->max, FAB_LOCAL, &r->mr, err, sizeof(err)))
         die("fab_open", err);
 }
 
@@ -242,8 +269,8 @@ int main(int argc, char **argv)
 
     printf("provider %s, file in %s, median of %d\n", fab_provider_name(r.f), o.dir,
            o.repeats);
-    printf("%6s %8s %8s %8s %8s %8s %9s %8s %8s\n", "MB", "write", "read", "pipe/8",
-           "memcpy", "file", "wr/memcpy", "wr/file", "pipe/wr");
+    printf("%6s %8s %8s %8s %8s %8s %9s %8s %8s %8s\n", "MB", "write", "read", "pipe/8",
+           "memcpy", "file", "wr/memcpy", "wr/file", "pipe/wr", "reg(us)");
     for (size_t len = 8u << 20; len <= o.max; len *= 2) {
         double w = measure(&r, op_write, len, o.repeats);
         double rd = measure(&r, op_read, len, o.repeats);
@@ -251,8 +278,9 @@ int main(int argc, char **argv)
         double p = measure(&r, op_pipelined, len, o.repeats);
         double m = measure(&r, op_memcpy, len, o.repeats);
         double fl = measure(&r, op_file, len, o.repeats);
-        printf("%6zu %8.0f %8.0f %8.0f %8.0f %8.0f %9.3f %8.2f %8.2f\n", len >> 20, w, rd, p,
-               m, fl, w / m, w / fl, p / w);
+        double reg = measure_us(&r, op_register, len, o.repeats);
+        printf("%6zu %8.0f %8.0f %8.0f %8.0f %8.0f %9.3f %8.2f %8.2f %8.1f\n", len >> 20, w, rd,
+               p, m, fl, w / m, w / fl, p / w, reg);
         fflush(stdout);
     }
     printf("(MB/s, MB = 2^20 bytes)\n");

@@ -10,11 +10,12 @@
  * which names it and is where its versions are flushed):
  *
  *   ck_hello                                    -> fabric (base64 endpoint), provider
- *   ck_put {app, version, file, bytes}          -> mr (base64 region): write it, then ck_done
+ *   ck_put {app, version, file, bytes, pull?}   -> mr (base64 region): write it, then ck_done
  *   ck_publish {app, version, nfiles, files[], manifest}
  *   ck_latest {app}                             -> version (0: none), files[], manifest
- *   ck_get {app, version, file}                 -> mr, bytes: read it, then ck_done
- *   ck_done                                     this client's transfers are over
+ *   ck_get {app, version, file, pull?}          -> mr, bytes: read it, then ck_done
+ *   ck_done                                     this client's transfers are over: the
+ *                                                  regions it was given are closed
  *   ck_release {app}                            its run ended: drop its versions from
  *                                                  memory once they are in the files
  *   ck_list                                     -> apps[{app, versions[{version, files,
@@ -27,6 +28,16 @@
  *   ck_fill {same}                              the agent writes [off, +len) of a complete
  *                                                  version's node file into the client's
  *                                                  region (pull mode's restart)
+ *
+ * Who may touch what (docs/security-ckpt.md): every frame of the control channel carries
+ * an HMAC with the key only the job's processes have (their node daemon gives it to them),
+ * so a peer without it is dropped at its first frame and never sees a region. The data
+ * endpoint accepts RMA from anyone who reaches its port, so a region is opened to a
+ * client only as its transfer needs: ck_put opens the node file for writing, ck_get for
+ * reading, each a registration of its own with a random 64-bit key given to that client
+ * alone, closed at its ck_done, when it goes, or (writes) when the version is published.
+ * In pull mode ("pull": true) nothing is opened: the agent reads and writes the
+ * client's region, which the client opens for that one chunk.
  *
  * In pull mode the agent initiates the transfers: the client progresses its endpoint
  * until the answer arrives, and the agent's loop waits for the transfer (at most the
@@ -65,6 +76,7 @@ typedef struct agent {
     int report_fd; /* --report-fd: what it holds and moved, for its manager; -1: none */
     unsigned long report_seq;
     uv_timer_t report;
+    conn_guard_t *guard; /* unauthenticated peers: a deadline, a quiet log */
 } agent_t;
 
 typedef struct client_state {
@@ -136,13 +148,26 @@ static json_t *blob_json(const void *blob, size_t len)
     return j;
 }
 
-static json_t *mr_json(const afile_t *f, char *err, size_t errlen)
+/* Push mode: node file f's region opened to this client alone for one kind of transfer
+ * (store_grant), as a blob for its reply; its registration is closed at the client's
+ * ck_done or when it goes. Pull mode ("pull": true) opens nothing: the agent makes the
+ * transfers itself, with the region's own registration. *out stays NULL then. */
+static int grant_json(agent_t *a, conn_t *c, const json_t *m, afile_t *f, int access,
+                      json_t **out, char *err, size_t errlen)
 {
+    *out = NULL;
+    if (json_is_true(json_object_get(m, "pull")))
+        return 0;
+    fab_mr_t *mr = store_grant(&a->st, f, c, access, err, errlen);
     uint8_t blob[FAB_BLOB_MAX];
     size_t len = sizeof(blob);
-    if (fab_mr_blob(f->mr, blob, &len, err, errlen) < 0)
-        return NULL;
-    return blob_json(blob, len);
+    if (!mr || fab_mr_blob(mr, blob, &len, err, errlen) < 0)
+        return -EIO;
+    if (!(*out = blob_json(blob, len))) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 static void after_flush(void *arg) { uv_async_send(arg); }
@@ -195,12 +220,15 @@ static void do_put(agent_t *a, conn_t *c, const json_t *m)
     if (!app)
         return reply_err(c, "ck_put: %s", "out of memory");
     afile_t *f = store_put(&a->st, app, version, file, (size_t)bytes, err, sizeof(err));
-    json_t *mr = f ? mr_json(f, err, sizeof(err)) : NULL;
-    if (!mr)
+    json_t *mr;
+    if (!f || grant_json(a, c, m, f, FAB_REMOTE_WRITE, &mr, err, sizeof(err)) < 0)
         return reply_err(c, "ck_put: %s", err);
     set_busy(a, c, true);
     a->st.moved += (unsigned long long)bytes;
-    conn_send_new(c, json_pack("{s:b,s:o}", "ok", 1, "mr", mr));
+    json_t *r = json_pack("{s:b}", "ok", 1);
+    if (mr)
+        json_object_set_new(r, "mr", mr);
+    conn_send_new(c, r);
     /* Tests only (test_ckpt_agent): the agent dies in the middle of a commit, once its
      * region is handed out and before the data arrives. */
     const char *die = getenv("DUCTILE_TEST_AGENT_DIE");
@@ -282,9 +310,6 @@ static void do_get(agent_t *a, conn_t *c, const json_t *m)
     afile_t *f = v && v->complete ? store_file(v, file) : NULL;
     if (!f)
         return reply_err(c, "ck_get: %s", "no such complete version or node file here");
-    json_t *mr = mr_json(f, err, sizeof(err));
-    if (!mr)
-        return reply_err(c, "ck_get: %s", err);
     client_state_t *cs = conn_data(c);
     aver_t **pin = realloc(cs->pin, (size_t)(cs->npin + 1) * sizeof(*pin));
     if (pin)
@@ -292,10 +317,11 @@ static void do_get(agent_t *a, conn_t *c, const json_t *m)
     app_t **pin_app = pin ? realloc(cs->pin_app, (size_t)(cs->npin + 1) * sizeof(*pin_app)) : NULL;
     if (pin_app)
         cs->pin_app = pin_app;
-    if (!pin || !pin_app) {
-        json_decref(mr);
+    if (!pin || !pin_app)
         return reply_err(c, "ck_get: %s", "out of memory");
-    }
+    json_t *mr;
+    if (grant_json(a, c, m, f, FAB_REMOTE_READ, &mr, err, sizeof(err)) < 0)
+        return reply_err(c, "ck_get: %s", err);
     cs->pin[cs->npin] = v;
     cs->pin_app[cs->npin++] = app;
     pthread_mutex_lock(&a->st.mu);
@@ -303,7 +329,10 @@ static void do_get(agent_t *a, conn_t *c, const json_t *m)
     pthread_mutex_unlock(&a->st.mu);
     set_busy(a, c, true);
     a->st.moved += f->len;
-    conn_send_new(c, json_pack("{s:b,s:o,s:I}", "ok", 1, "mr", mr, "bytes", (json_int_t)f->len));
+    json_t *r = json_pack("{s:b,s:I}", "ok", 1, "bytes", (json_int_t)f->len);
+    if (mr)
+        json_object_set_new(r, "mr", mr);
+    conn_send_new(c, r);
 }
 
 static long blob_arg(const json_t *m, const char *key, uint8_t *out)
@@ -455,6 +484,7 @@ static void on_message(conn_t *c, json_t *m, void *arg)
         do_get(a, c, m);
     } else if (!strcmp(type, "ck_done")) {
         set_busy(a, c, false);
+        store_revoke(&a->st, c); /* the keys it was given open nothing any more */
         unpin(a, conn_data(c));
         conn_send_new(c, json_pack("{s:b}", "ok", 1));
     } else if (!strcmp(type, "ck_release")) {
@@ -478,6 +508,7 @@ static void on_message(conn_t *c, json_t *m, void *arg)
 static void on_close(conn_t *c, void *arg)
 {
     set_busy(arg, c, false);
+    store_revoke(&((agent_t *)arg)->st, c);
     client_state_t *cs = conn_data(c);
     if (cs)
         unpin(arg, cs);
@@ -488,12 +519,19 @@ static void on_close(conn_t *c, void *arg)
 
 static const conn_ops_t ops = {on_message, on_close};
 
+/* Anyone who reaches the control port may connect: a peer that has not proved the key
+ * within this is closed (the cluster's AuthTimeout default), and the refusals are logged
+ * at most once a second, so that another user can neither hold connections open nor
+ * fill the agent's log (a file in its manager's spool). No other limit: a pull-mode
+ * job's processes each connect, and rank 0's connection idles between commits. */
+#define AGENT_AUTH_TIMEOUT_S 10.0
+
 static void on_connection(uv_stream_t *server, int status)
 {
     agent_t *a = server->data;
     if (status < 0 || a->stopping)
         return;
-    conn_cfg_t cc = {.auth = PROTO_AUTH_KEY, .key = a->key};
+    conn_cfg_t cc = {.auth = PROTO_AUTH_KEY, .key = a->key, .guard = a->guard};
     conn_t *c = conn_accept(server, &cc, &ops, a);
     client_state_t *cs = c ? calloc(1, sizeof(*cs)) : NULL;
     if (c && !cs)
@@ -684,6 +722,11 @@ int main(int argc, char **argv)
     int namelen = sizeof(sa);
     uv_tcp_getsockname(&a.listen, (struct sockaddr *)&sa, &namelen);
     int bound = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+    conn_limits_t lim = {.auth_timeout = AGENT_AUTH_TIMEOUT_S};
+    if (!(a.guard = conn_guard_create(a.loop, &lim))) {
+        fprintf(stderr, "ductile-agent: out of memory\n");
+        return 1;
+    }
     uv_idle_init(a.loop, &a.spin);
     a.spin.data = &a;
     uv_async_init(a.loop, &a.flushed, on_flushed);

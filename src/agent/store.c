@@ -77,8 +77,55 @@ static void region_release(char *buf, size_t len, bool mapped)
         free(buf);
 }
 
+fab_mr_t *store_grant(store_t *s, afile_t *f, const void *owner, int access, char *err,
+                      size_t errlen)
+{
+    grant_t *g = calloc(1, sizeof(*g));
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (fab_mr_reg(s->fab, f->buf, f->len ? f->len : 1, access, &g->mr, err, errlen) < 0) {
+        free(g);
+        return NULL;
+    }
+    g->owner = owner;
+    g->next = f->grants;
+    f->grants = g;
+    return g->mr;
+}
+
+/* Closes the grants of f given to owner, or all of them (owner NULL). */
+static void revoke_file(afile_t *f, const void *owner)
+{
+    for (grant_t **p = &f->grants; *p;) {
+        grant_t *g = *p;
+        if (owner && g->owner != owner) {
+            p = &g->next;
+            continue;
+        }
+        *p = g->next;
+        fab_mr_close(g->mr);
+        free(g);
+    }
+}
+
+static void revoke_version(aver_t *v, const void *owner)
+{
+    for (int i = 0; i < v->nheld; i++)
+        revoke_file(&v->files[i], owner);
+}
+
+void store_revoke(store_t *s, const void *owner)
+{
+    for (int i = 0; i < s->napps; i++)
+        for (int k = 0; k < s->apps[i]->nv; k++)
+            revoke_version(s->apps[i]->v[k], owner);
+}
+
 static void free_region(store_t *s, afile_t *f)
 {
+    revoke_file(f, NULL);
     if (f->mr)
         fab_mr_close(f->mr);
     region_release(f->buf, f->len, f->mapped || f->spilled);
@@ -88,6 +135,7 @@ static void free_region(store_t *s, afile_t *f)
 
 static void free_version(store_t *s, aver_t *v)
 {
+    revoke_version(v, NULL); /* a spare's next version is someone else's */
     for (int i = 0; i < v->nheld; i++) {
         if (v->files[i].spilled) /* a file's mapping: no use to another version */
             free_region(s, &v->files[i]);
@@ -159,7 +207,7 @@ static afile_t *region_new(store_t *s, app_t *a, aver_t *v, long file, size_t le
     afile_t *grown = realloc(v->files, (size_t)(v->nheld + 1) * sizeof(*grown));
     if (grown)
         v->files = grown;
-    if (!grown || fab_mr_reg(s->fab, buf, len ? len : 1, &mr, err, errlen) < 0) {
+    if (!grown || fab_mr_reg(s->fab, buf, len ? len : 1, FAB_LOCAL, &mr, err, errlen) < 0) {
         if (!grown)
             snprintf(err, errlen, "out of memory");
         region_release(buf, len, mapped || spill);
@@ -167,9 +215,11 @@ static afile_t *region_new(store_t *s, app_t *a, aver_t *v, long file, size_t le
     }
     afile_t *f = &v->files[v->nheld++];
     /* Allocated, not touched: a provider that pins registered memory (verbs) faults the
-     * pages in itself; tcp takes them as the data arrives. Allocation and registration
-     * are what a first commit pays and a steady one does not (the seed's first-commit
-     * cost): a steady one takes a spare. */
+     * pages in itself; tcp takes them as the data arrives. Allocation and this (local)
+     * registration are what a first commit pays and a steady one does not (the seed's
+     * first-commit cost): a steady one takes a spare. Every commit and restart pays the
+     * registration that opens the region to its client (store_grant; bench_fabric's
+     * reg column says what it costs). */
     *f = (afile_t){.file = file, .len = len, .buf = buf, .mapped = mapped, .spilled = spill,
                    .mr = mr};
     if (spill)
@@ -265,6 +315,7 @@ int store_publish(store_t *s, app_t *a, long version, long nfiles, const long *f
                  v->nheld, n);
         return -EINVAL;
     }
+    revoke_version(v, NULL);
     v->complete = true;
     v->nfiles = nfiles;
     json_decref(v->manifest);

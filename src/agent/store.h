@@ -23,6 +23,17 @@
 #define STORE_SPARES 8
 #define STORE_STOP_WAIT_MS 30000
 
+/* A client's right to one node file's region for one transfer (seed 002's push: the
+ * processes write it at a commit, read it at a restart): a registration of its own with
+ * its own random key and only that access, given to that client alone and closed when
+ * its transfer ends (store_revoke), when the version is published (no write after it) or
+ * dropped. The region's own registration (afile_t.mr) is never open to peers. */
+typedef struct grant {
+    const void *owner; /* the client (its connection) */
+    fab_mr_t *mr;
+    struct grant *next;
+} grant_t;
+
 typedef struct afile {
     long file; /* the node file's number in the version */
     size_t len;
@@ -30,7 +41,8 @@ typedef struct afile {
     bool mapped; /* buf is an anonymous mapping (large regions), not malloc's */
     bool spilled; /* buf maps the node file on the file level (store_put: short of
                    * memory); it does not count in the store's bytes */
-    fab_mr_t *mr;
+    fab_mr_t *mr; /* FAB_LOCAL: the agent's own transfers (pull mode) */
+    grant_t *grants;
 } afile_t;
 
 typedef struct aver {
@@ -87,7 +99,15 @@ aver_t *store_version(app_t *a, long version);
  * the version stays whole, its flush only syncs that file; NULL when that fails too. */
 afile_t *store_put(store_t *s, app_t *a, long version, long file, size_t len, char *err,
                    size_t errlen);
-/* Completes an open version that holds every file in files[0..n); takes the manifest. */
+/* Opens node file f's region to one client for one kind of transfer (FAB_REMOTE_WRITE
+ * into an open version, FAB_REMOTE_READ of a complete one): the registration whose blob
+ * goes to that client alone; NULL with a message in err. */
+fab_mr_t *store_grant(store_t *s, afile_t *f, const void *owner, int access, char *err,
+                      size_t errlen);
+/* Closes every region the client was given: its transfers are over (or it is gone). */
+void store_revoke(store_t *s, const void *owner);
+/* Completes an open version that holds every file in files[0..n); takes the manifest.
+ * Its regions' grants are closed: nobody writes a complete version. */
 int store_publish(store_t *s, app_t *a, long version, long nfiles, const long *files, int n,
                   json_t *manifest, char *err, size_t errlen);
 /* The newest complete version, or NULL. */

@@ -28,6 +28,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "rng.h"
+
 #define FAB_API FI_VERSION(1, 17)
 #define FAB_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 /* The registration modes this file knows how to honour; a provider that needs another
@@ -55,7 +57,6 @@ struct fab {
     size_t max_msg;
     int timeout_ms;
     uint64_t posted, errs_seen;
-    uint64_t next_key;
     struct fi_context2 ctx[FAB_NCTX];
     fab_peer_t *peers;
 };
@@ -65,6 +66,7 @@ struct fab_mr {
     struct fid_mr *mr;
     void *buf;
     size_t len;
+    int access; /* FAB_LOCAL, FAB_REMOTE_* */
 };
 
 struct fab_rmr {
@@ -237,7 +239,6 @@ int fab_open(const char *provider, const char *node, fab_t **out, char *err, siz
     if (!f)
         return fail(err, errlen, -ENOMEM, "out of memory");
     f->timeout_ms = FAB_TIMEOUT_MS_DEFAULT;
-    f->next_key = 1;
     if ((rc = find_info(provider, addr, &f->info, err, errlen)) ||
         (rc = open_resources(f, err, errlen))) {
         fab_close(f);
@@ -311,20 +312,44 @@ static int mr_attach(fab_t *f, struct fid_mr *mr, char *err, size_t errlen)
     return 0;
 }
 
-int fab_mr_reg(fab_t *f, void *buf, size_t len, fab_mr_t **out, char *err, size_t errlen)
+/* A key of our choosing must be unique in the domain and is the region's only guard
+ * against any process that reaches the endpoint: 64 random bits, drawn again in the
+ * unlikely case the domain has it already. Where the provider chooses keys
+ * (FI_MR_PROV_KEY: verbs, cxi) we take its key, and how guessable it is is the
+ * provider's (docs/security-ckpt.md). */
+#define FAB_KEY_TRIES 4
+
+static int mr_reg_key(fab_t *f, void *buf, size_t len, uint64_t acc, struct fid_mr **mr,
+                      char *err, size_t errlen)
+{
+    int rc = -FI_ENOKEY;
+    for (int i = 0; i < FAB_KEY_TRIES && rc == -FI_ENOKEY; i++) {
+        uint64_t key = 0;
+        if (!(f->mr_mode & FI_MR_PROV_KEY) && (rc = rng_secret(&key, sizeof(key))) < 0)
+            return fail(err, errlen, rc, "no random key: %s", strerror(-rc));
+        rc = fi_mr_reg(f->domain, buf, len, acc, 0, key, 0, mr, NULL);
+    }
+    return rc ? fi_fail(err, errlen, rc, "fi_mr_reg") : 0;
+}
+
+int fab_mr_reg(fab_t *f, void *buf, size_t len, int access, fab_mr_t **out, char *err,
+               size_t errlen)
 {
     if (!buf || !len)
         return fail(err, errlen, -EINVAL, "fab_mr_reg: empty region");
+    if (access & ~(FAB_REMOTE_READ | FAB_REMOTE_WRITE))
+        return fail(err, errlen, -EINVAL, "fab_mr_reg: unknown access %#x", access);
     fab_mr_t *m = calloc(1, sizeof(*m));
     if (!m)
         return fail(err, errlen, -ENOMEM, "out of memory");
-    /* Without FI_MR_PROV_KEY the key is ours to choose and must be unique per domain. */
-    uint64_t key = (f->mr_mode & FI_MR_PROV_KEY) ? 0 : f->next_key++;
-    int rc = fi_mr_reg(f->domain, buf, len, FI_READ | FI_WRITE | FI_REMOTE_READ |
-                       FI_REMOTE_WRITE, 0, key, 0, &m->mr, NULL);
+    /* Our own transfers may always use it (a descriptor for FI_MR_LOCAL providers); a
+     * peer only as asked. */
+    uint64_t acc = FI_READ | FI_WRITE | ((access & FAB_REMOTE_READ) ? FI_REMOTE_READ : 0) |
+                   ((access & FAB_REMOTE_WRITE) ? FI_REMOTE_WRITE : 0);
+    int rc = mr_reg_key(f, buf, len, acc, &m->mr, err, errlen);
     if (rc) {
         free(m);
-        return fi_fail(err, errlen, rc, "fi_mr_reg");
+        return rc;
     }
     if ((rc = mr_attach(f, m->mr, err, errlen))) {
         fab_mr_close(m);
@@ -333,6 +358,7 @@ int fab_mr_reg(fab_t *f, void *buf, size_t len, fab_mr_t **out, char *err, size_
     m->fab = f;
     m->buf = buf;
     m->len = len;
+    m->access = access;
     *out = m;
     return 0;
 }
@@ -374,6 +400,8 @@ int fab_addr_blob(fab_t *f, void *out, size_t *len, char *err, size_t errlen)
 
 int fab_mr_blob(const fab_mr_t *m, void *out, size_t *len, char *err, size_t errlen)
 {
+    if (m->access == FAB_LOCAL)
+        return fail(err, errlen, -EPERM, "the region is not open to peers");
     if (*len < sizeof(mr_wire_t))
         return fail(err, errlen, -ENOSPC, "region blob needs %zu bytes", sizeof(mr_wire_t));
     /* The base is the offset origin for the peer: the virtual address where the provider

@@ -48,13 +48,25 @@ uint64_t fab_ops(const fab_t *fab);
 /* Lets the provider move data for transfers that target this endpoint; returns 0. */
 int fab_progress(fab_t *fab);
 
-/* buf must stay valid and be backed by real pages (FI_MR_ALLOCATED) until closed. */
-int fab_mr_reg(fab_t *fab, void *buf, size_t len, fab_mr_t **out, char *err, size_t errlen);
+/* What a peer holding a region's blob may do to it. The endpoint accepts RMA from any
+ * process that reaches its port (tcp;ofi_rxm authenticates nobody), so a region is
+ * protected only by its key: unguessable (64 random bits, or the provider's own where it
+ * chooses them, FI_MR_PROV_KEY), given by its blob only to the peer that needs it, for
+ * the operation it needs, and closed (revoked) when that transfer is over. FAB_LOCAL: the
+ * buffer of this side's own transfers only; it has no blob. */
+enum { FAB_LOCAL = 0, FAB_REMOTE_READ = 1, FAB_REMOTE_WRITE = 2 };
+
+/* buf must stay valid and be backed by real pages (FI_MR_ALLOCATED) until closed.
+ * access: FAB_LOCAL, or FAB_REMOTE_READ and/or FAB_REMOTE_WRITE. */
+int fab_mr_reg(fab_t *fab, void *buf, size_t len, int access, fab_mr_t **out, char *err,
+               size_t errlen);
 void fab_mr_close(fab_mr_t *mr);
 void *fab_mr_buf(const fab_mr_t *mr);
 size_t fab_mr_len(const fab_mr_t *mr);
 
-/* Blobs: *len is the buffer's size on entry and the blob's on return. */
+/* Blobs: *len is the buffer's size on entry and the blob's on return. A region's blob
+ * holds its key: send it over an authenticated channel to the peer it is meant for;
+ * -EPERM for a FAB_LOCAL region. */
 int fab_addr_blob(fab_t *fab, void *out, size_t *len, char *err, size_t errlen);
 int fab_mr_blob(const fab_mr_t *mr, void *out, size_t *len, char *err, size_t errlen);
 int fab_peer_add(fab_t *fab, const void *blob, size_t len, fab_peer_t **out, char *err,

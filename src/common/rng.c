@@ -64,11 +64,9 @@ void rng_shuffle(rng_t *r, void *base, size_t n, size_t sz)
     }
 }
 
-int rng_secret_hex(char *out, size_t len, size_t nbytes)
+int rng_secret(void *out, size_t nbytes)
 {
-    unsigned char r[64];
-    if (nbytes > sizeof(r) || len < 2 * nbytes + 1)
-        return -EINVAL;
+    unsigned char *r = out;
     size_t got = 0;
     while (got < nbytes) {
         ssize_t n = getrandom(r + got, nbytes - got, 0);
@@ -78,6 +76,17 @@ int rng_secret_hex(char *out, size_t len, size_t nbytes)
             return n < 0 ? -errno : -EIO;
         got += (size_t)n;
     }
+    return 0;
+}
+
+int rng_secret_hex(char *out, size_t len, size_t nbytes)
+{
+    unsigned char r[64];
+    if (nbytes > sizeof(r) || len < 2 * nbytes + 1)
+        return -EINVAL;
+    int rc = rng_secret(r, nbytes);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < nbytes; i++)
         snprintf(out + 2 * i, 3, "%02x", r[i]);
     out[2 * nbytes] = '\0';

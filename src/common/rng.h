@@ -21,9 +21,11 @@ double rng_exp(rng_t *r, double mean);
 /* Shuffles n elements of size sz in place (Fisher-Yates). */
 void rng_shuffle(rng_t *r, void *base, size_t n, size_t sz);
 
-/* Not the generator above: nbytes from the kernel's random source, written as 2*nbytes
- * lower-case hex digits and a NUL into out (len at least 2*nbytes + 1), for keys.
- * 0 or a negative errno. */
+/* Not the generator above: nbytes from the kernel's random source (getrandom), for
+ * secrets; 0 or a negative errno. */
+int rng_secret(void *out, size_t nbytes);
+/* The same, written as 2*nbytes lower-case hex digits and a NUL into out (len at least
+ * 2*nbytes + 1), for keys. 0 or a negative errno. */
 int rng_secret_hex(char *out, size_t len, size_t nbytes);
 
 #endif

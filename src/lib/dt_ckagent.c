@@ -13,7 +13,14 @@
  * connection of its own (rank 0 shares the service's key), tells the agent where its
  * region is and how many bytes each chunk has (the seed's extra step: the agent
  * learns the size before it reads), and progresses its endpoint until the agent
- * answers (tcp;ofi_rxm moves data only while the target progresses). */
+ * answers (tcp;ofi_rxm moves data only while the target progresses).
+ *
+ * Anyone who reaches an endpoint can post RMA to it, so nothing is open on it but what a
+ * transfer under way needs (docs/security-ckpt.md): in push mode the agent opens a node
+ * file's region to rank 0 for one commit (writes) or restart (reads), with a random key
+ * that rank 0 hands to the job's processes over MPI; in pull mode the agent opens
+ * nothing and a process opens the one chunk the agent's transfer moves. The processes'
+ * staging and shared regions are otherwise their own transfers' buffers only. */
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -311,7 +318,9 @@ int ckag_peers(const ckag_addr_t *addrs, int endpoint, int staging, char *err, s
         rc = ag.stage_buf ? 0 : failf(err, errlen, -ENOMEM, "out of memory");
         if (rc == 0) {
             memset(ag.stage_buf, 0, len);
-            rc = fab_mr_reg(ag.fab, ag.stage_buf, len, &ag.staging, err, errlen);
+            /* (our own transfers' buffer: in pull mode the agent gets each chunk of it
+             * opened for its one transfer, agent_moves) */
+            rc = fab_mr_reg(ag.fab, ag.stage_buf, len, FAB_LOCAL, &ag.staging, err, errlen);
         }
     }
     if (rc < 0) {
@@ -338,7 +347,7 @@ int ckag_register(void *buf, size_t len, fab_mr_t **out, char *err, size_t errle
 {
     if (!ag.fab)
         return failf(err, errlen, -ENOTCONN, "no fabric endpoint");
-    int rc = fab_mr_reg(ag.fab, buf, len, out, err, errlen);
+    int rc = fab_mr_reg(ag.fab, buf, len, FAB_LOCAL, out, err, errlen);
     if (rc == 0)
         ag.st.regions++;
     return rc;
@@ -352,26 +361,38 @@ void ckag_unregister(fab_mr_t *mr)
     ag.st.regions--;
 }
 
-int ckag_put(long version, long file, long bytes, ckag_region_t *out, char *err, size_t errlen)
+/* A ck_put's or ck_get's answer: in push mode the blob of the region the agent opened
+ * to us for this transfer; in pull mode none (the agent opens nothing, it moves the
+ * data itself). */
+static int region_of(const json_t *r, int i, ckag_region_t *out, char *err, size_t errlen)
 {
-    int i = (int)(file % ag.n);
-    json_t *r = NULL;
-    int rc = call(i, json_pack("{s:s,s:s,s:I,s:I,s:I}", "type", "ck_put", "app", ag.app,
-                               "version", (json_int_t)version, "file", (json_int_t)file,
-                               "bytes", (json_int_t)bytes),
-                  &r, err, errlen);
-    if (rc < 0)
-        return rc;
-    ag.a[i].busy = 1;
+    out->len = 0;
+    if (ag.pull)
+        return 0;
     long n = blob_of(r, "mr", out->blob);
-    json_decref(r);
-    out->version = version;
     if (n <= 0)
         return failf(err, errlen, -EPROTO, "checkpoint agent %s:%d: no region", ag.a[i].host,
                      ag.a[i].port);
     out->len = (size_t)n;
-    out->bytes = bytes;
     return 0;
+}
+
+int ckag_put(long version, long file, long bytes, ckag_region_t *out, char *err, size_t errlen)
+{
+    int i = (int)(file % ag.n);
+    json_t *r = NULL;
+    int rc = call(i, json_pack("{s:s,s:s,s:I,s:I,s:I,s:b}", "type", "ck_put", "app", ag.app,
+                               "version", (json_int_t)version, "file", (json_int_t)file,
+                               "bytes", (json_int_t)bytes, "pull", ag.pull),
+                  &r, err, errlen);
+    if (rc < 0)
+        return rc;
+    ag.a[i].busy = 1;
+    rc = region_of(r, i, out, err, errlen);
+    json_decref(r);
+    out->version = version;
+    out->bytes = bytes;
+    return rc;
 }
 
 /* Pull mode: a request on this process's own connection to the agent, answered once
@@ -420,19 +441,32 @@ static int agent_moves(agent_t *a, long file, const ckag_region_t *reg, fab_dir_
                        fab_mr_t *local, size_t loff, size_t roff, size_t len, char *err,
                        size_t errlen)
 {
-    uint8_t blob[FAB_BLOB_MAX];
-    size_t blen = sizeof(blob);
-    int rc = fab_mr_blob(local, blob, &blen, err, errlen);
+    /* The chunk alone is opened to the agent, for the one operation it makes (it reads
+     * a commit's, writes a restart's), and closed once it answered: between transfers
+     * nothing of this process is open to whoever reaches its endpoint. */
+    fab_mr_t *chunk;
+    int rc = fab_mr_reg(ag.fab, (char *)fab_mr_buf(local) + loff, len,
+                        dir == FAB_PUSH ? FAB_REMOTE_READ : FAB_REMOTE_WRITE, &chunk, err, errlen);
     if (rc < 0)
         return rc;
+    uint8_t blob[FAB_BLOB_MAX];
+    size_t blen = sizeof(blob);
+    rc = fab_mr_blob(chunk, blob, &blen, err, errlen);
     char mr[FAB_BLOB_MAX * 2];
-    b64_encode(blob, blen, mr);
-    return agent_call(a, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "type",
-                                   dir == FAB_PUSH ? "ck_pull" : "ck_fill", "app", ag.app,
-                                   "version", (json_int_t)reg->version, "file", (json_int_t)file,
-                                   "off", (json_int_t)roff, "len", (json_int_t)len, "loff",
-                                   (json_int_t)loff, "fabric", ag.me, "mr", mr),
-                      err, errlen);
+    if (rc == 0) {
+        b64_encode(blob, blen, mr);
+        rc = agent_call(a, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "type",
+                                     dir == FAB_PUSH ? "ck_pull" : "ck_fill", "app", ag.app,
+                                     "version", (json_int_t)reg->version, "file",
+                                     (json_int_t)file, "off", (json_int_t)roff, "len",
+                                     (json_int_t)len, "loff", (json_int_t)0, "fabric", ag.me,
+                                     "mr", mr),
+                        err, errlen);
+    }
+    /* (after a timeout the agent's transfer may still be under way: closing the
+     * registration makes it fail rather than land later) */
+    fab_mr_close(chunk);
+    return rc;
 }
 
 /* One transfer between a registered local region and the node file's region, by us
@@ -443,6 +477,8 @@ static int move_one(agent_t *a, long file, const ckag_region_t *reg, fab_dir_t d
 {
     if (ag.pull)
         return agent_moves(a, file, reg, dir, local, loff, roff, len, err, errlen);
+    if (!reg->len) /* (a restart's regions asked for in pull mode, read after a switch) */
+        return failf(err, errlen, -EPROTO, "the agent opened no region for this transfer");
     fab_rmr_t *rmr = NULL;
     int rc = fab_rmr_import(reg->blob, reg->len, &rmr, err, errlen);
     if (rc == 0)
@@ -595,17 +631,14 @@ int ckag_latest(long *version, char **manifest, long *nfiles, ckag_region_t **re
     for (long f = 0; rc == 0 && reg && f < nf; f++) {
         json_t *g = NULL;
         int i = (int)(f % ag.n);
-        rc = call(i, json_pack("{s:s,s:s,s:I,s:I}", "type", "ck_get", "app", ag.app, "version",
-                               (json_int_t)v, "file", (json_int_t)f),
+        rc = call(i, json_pack("{s:s,s:s,s:I,s:I,s:b}", "type", "ck_get", "app", ag.app,
+                               "version", (json_int_t)v, "file", (json_int_t)f, "pull", ag.pull),
                   &g, err, errlen);
         if (rc == 0) {
             ag.a[i].busy = 1;
-            long n = blob_of(g, "mr", reg[f].blob);
-            reg[f].len = n > 0 ? (size_t)n : 0;
+            rc = region_of(g, i, &reg[f], err, errlen);
             reg[f].bytes = (long)json_integer_value(json_object_get(g, "bytes"));
             reg[f].version = v;
-            if (n <= 0)
-                rc = failf(err, errlen, -EPROTO, "checkpoint agent: no region for file %ld", f);
         }
         json_decref(g);
     }

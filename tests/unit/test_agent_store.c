@@ -126,6 +126,58 @@ static void a_read_version_stays(void **state)
     assert_int_equal(a->nv, n - 1);
 }
 
+static int ngrants(const afile_t *f)
+{
+    int n = 0;
+    for (const grant_t *g = f->grants; g; g = g->next)
+        n++;
+    return n;
+}
+
+/* A region is opened to a client for its transfer only (the security issue: regions were
+ * open to anyone for their whole life): the region's own registration has no blob; each
+ * grant has its own, with another key; a client's ck_done (store_revoke) closes its own
+ * grants and no other's; a publish closes the writers' grants; a dropped version's go
+ * before its region becomes a spare. */
+static void grants_for_transfers_only(void **state)
+{
+    (void)state;
+    char err[256] = "", blob[FAB_BLOB_MAX], blob2[FAB_BLOB_MAX];
+    int c1, c2; /* two clients: their addresses stand for their connections */
+    app_t *a = app_named("grants");
+    afile_t *f = store_put(&st, a, 1, 0, 4096, err, sizeof(err));
+    assert_non_null(f);
+    size_t n = sizeof(blob);
+    assert_int_equal(fab_mr_blob(f->mr, blob, &n, err, sizeof(err)), -EPERM);
+    fab_mr_t *g1 = store_grant(&st, f, &c1, FAB_REMOTE_WRITE, err, sizeof(err));
+    fab_mr_t *g2 = store_grant(&st, f, &c2, FAB_REMOTE_WRITE, err, sizeof(err));
+    assert_non_null(g1);
+    assert_non_null(g2);
+    n = sizeof(blob);
+    size_t n2 = sizeof(blob2);
+    assert_int_equal(fab_mr_blob(g1, blob, &n, err, sizeof(err)), 0);
+    assert_int_equal(fab_mr_blob(g2, blob2, &n2, err, sizeof(err)), 0);
+    assert_memory_not_equal(blob, blob2, n); /* another key */
+    assert_int_equal(ngrants(f), 2);
+    store_revoke(&st, &c1);
+    assert_int_equal(ngrants(f), 1);
+    assert_ptr_equal(f->grants->owner, &c2);
+    /* published: nobody writes it any more */
+    long files[1] = {0};
+    json_t *man = json_object();
+    assert_int_equal(store_publish(&st, a, 1, 1, files, 1, man, err, sizeof(err)), 0);
+    json_decref(man);
+    assert_int_equal(ngrants(f), 0);
+    /* a restart's reader; the version dropped (two newer ones) once it is done */
+    assert_non_null(store_grant(&st, f, &c1, FAB_REMOTE_READ, err, sizeof(err)));
+    commit(a, 2, 4096);
+    commit(a, 3, 4096);
+    assert_null(store_version(a, 1));
+    for (int i = 0; i < st.nspare; i++)
+        assert_null(st.spare[i].grants);
+    store_revoke(&st, &c1); /* (nothing left to close) */
+}
+
 /* Past its limit a node file is spilled: its region maps the file on the file level
  * (not counted in what the agent holds), and the flush names it and publishes the
  * version; where the file level fails too, the region is refused. */
@@ -288,6 +340,7 @@ int main(void)
         cmocka_unit_test(last_two_kept_and_regions_reused),
         cmocka_unit_test(another_history_replaces_the_old),
         cmocka_unit_test(a_read_version_stays),
+        cmocka_unit_test(grants_for_transfers_only),
         cmocka_unit_test(memory_limit_spills),
         cmocka_unit_test(released_versions_go_once_flushed),
         cmocka_unit_test(flushed_to_the_files),

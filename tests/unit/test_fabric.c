@@ -43,6 +43,8 @@ typedef struct agent {
     int fd;
     fab_peer_t *peer;
     fab_rmr_t *rmr;
+    char addr[FAB_BLOB_MAX]; /* its endpoint's blob: what anyone on the node can learn */
+    size_t addrlen;
 } agent_t;
 
 static int64_t ms_now(void)
@@ -126,18 +128,35 @@ static int agent_announce(fab_t *f, fab_mr_t *mr, int fd)
     return 0;
 }
 
+static int send_mr(fab_mr_t *mr, int fd)
+{
+    char blob[FAB_BLOB_MAX], err[256];
+    size_t len = sizeof(blob);
+    if (fab_mr_blob(mr, blob, &len, err, sizeof(err)) || send_blob(fd, blob, (uint32_t)len))
+        return -1;
+    return 0;
+}
+
 /* Serves until told: 'v' + seed verifies the region against fill(seed) and answers the
- * first differing offset; 'q' ends. The agent only progresses its endpoint. */
-static int agent_serve(fab_t *f, uint8_t *buf, size_t len, int fd)
+ * first differing offset; 'r' closes the region's registration (revokes its key) and
+ * registers it again with the same access, answering the new blob; 'q' ends. The agent
+ * only progresses its endpoint. */
+static int agent_serve(fab_t *f, uint8_t *buf, size_t len, int access, fab_mr_t *mr, int fd)
 {
     for (;;) {
         fab_progress(f);
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (poll(&p, 1, 0) != 1)
             continue;
-        char cmd;
+        char cmd, err[256];
         if (read(fd, &cmd, 1) != 1 || cmd == 'q')
             return 0;
+        if (cmd == 'r') {
+            fab_mr_close(mr);
+            if (fab_mr_reg(f, buf, len, access, &mr, err, sizeof(err)) || send_mr(mr, fd))
+                return 1;
+            continue;
+        }
         uint64_t seed, at;
         if (read_full(fd, &seed, sizeof(seed), ms_now() + DEADLINE_MS))
             return 1;
@@ -157,7 +176,8 @@ static int agent_die_on_data(fab_t *f, volatile uint8_t *buf)
     return 1;
 }
 
-static _Noreturn void agent_main(int fd, size_t len, uint64_t seed, agent_mode_t mode)
+static _Noreturn void agent_main(int fd, size_t len, uint64_t seed, agent_mode_t mode,
+                                 int access)
 {
     char err[256];
     fab_t *f;
@@ -167,24 +187,28 @@ static _Noreturn void agent_main(int fd, size_t len, uint64_t seed, agent_mode_t
         _exit(2);
     if (seed)
         fill(buf, len, seed);
-    if (fab_mr_reg(f, buf, len, &mr, err, sizeof(err)) || agent_announce(f, mr, fd))
+    if (fab_mr_reg(f, buf, len, access, &mr, err, sizeof(err)) || agent_announce(f, mr, fd))
         _exit(3);
-    _exit(mode == AGENT_SERVE ? agent_serve(f, buf, len, fd) : agent_die_on_data(f, buf));
+    _exit(mode == AGENT_SERVE ? agent_serve(f, buf, len, access, mr, fd)
+                              : agent_die_on_data(f, buf));
 }
 
-/* Starts an agent with a region of len bytes (fill(seed), zeros for seed 0) and imports
- * its blobs into f. */
-static agent_t agent_start(fab_t *f, size_t len, uint64_t seed, agent_mode_t mode)
+/* Starts an agent with a region of len bytes (fill(seed), zeros for seed 0) open to its
+ * peers as access says, and imports its blobs into f. */
+static agent_t agent_start_as(fab_t *f, size_t len, uint64_t seed, agent_mode_t mode,
+                              int access)
 {
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     /* everything the child needs is prepared before the fork (see the top of the file) */
-    char name[] = "test_fabric", flag[] = "--agent", afd[16], alen[32], aseed[32], amode[16];
+    char name[] = "test_fabric", flag[] = "--agent", afd[16], alen[32], aseed[32], amode[16],
+         aacc[16];
     snprintf(afd, sizeof(afd), "%d", sv[1]);
     snprintf(alen, sizeof(alen), "%zu", len);
     snprintf(aseed, sizeof(aseed), "%llu", (unsigned long long)seed);
     snprintf(amode, sizeof(amode), "%d", (int)mode);
-    char *args[] = {name, flag, afd, alen, aseed, amode, NULL};
+    snprintf(aacc, sizeof(aacc), "%d", access);
+    char *args[] = {name, flag, afd, alen, aseed, amode, aacc, NULL};
     agent_t a = {.pid = fork()};
     assert_true(a.pid >= 0);
     if (!a.pid) {
@@ -199,11 +223,38 @@ static agent_t agent_start(fab_t *f, size_t len, uint64_t seed, agent_mode_t mod
     int64_t deadline = ms_now() + DEADLINE_MS;
     assert_int_equal(recv_blob(a.fd, blob, &n, deadline), 0);
     assert_int_equal(fab_peer_add(f, blob, n, &a.peer, err, sizeof(err)), 0);
+    memcpy(a.addr, blob, n);
+    a.addrlen = n;
     n = sizeof(blob);
     assert_int_equal(recv_blob(a.fd, blob, &n, deadline), 0);
     assert_int_equal(fab_rmr_import(blob, n, &a.rmr, err, sizeof(err)), 0);
     assert_int_equal(fab_rmr_len(a.rmr), len);
     return a;
+}
+
+static agent_t agent_start(fab_t *f, size_t len, uint64_t seed, agent_mode_t mode)
+{
+    return agent_start_as(f, len, seed, mode, FAB_REMOTE_READ | FAB_REMOTE_WRITE);
+}
+
+/* The agent's peer again after a transfer that timed out (fab.h: it was abandoned). */
+static void agent_reconnect(fab_t *f, agent_t *a)
+{
+    char err[256];
+    fab_peer_remove(f, a->peer);
+    assert_int_equal(fab_peer_add(f, a->addr, a->addrlen, &a->peer, err, sizeof(err)), 0);
+}
+
+/* The agent revokes its region's key and registers it again: *old keeps the old blob,
+ * a->rmr is the new one. */
+static void agent_reregister(agent_t *a, fab_rmr_t **old)
+{
+    char cmd = 'r', blob[FAB_BLOB_MAX], err[256];
+    size_t n = sizeof(blob);
+    assert_int_equal(write(a->fd, &cmd, 1), 1);
+    assert_int_equal(recv_blob(a->fd, blob, &n, ms_now() + DEADLINE_MS), 0);
+    *old = a->rmr;
+    assert_int_equal(fab_rmr_import(blob, n, &a->rmr, err, sizeof(err)), 0);
 }
 
 /* The first offset where the agent's region differs from fill(seed). */
@@ -256,7 +307,7 @@ static side_t side_open(size_t len, uint64_t seed)
     assert_non_null(s.buf);
     if (seed)
         fill(s.buf, len, seed);
-    if (fab_mr_reg(s.f, s.buf, len, &s.mr, err, sizeof(err)))
+    if (fab_mr_reg(s.f, s.buf, len, FAB_LOCAL, &s.mr, err, sizeof(err)))
         fail_msg("fab_mr_reg: %s", err);
     return s;
 }
@@ -385,7 +436,7 @@ static void bad_key(void **state)
     /* a key of ours, not the agent's: a region of this side, closed again */
     uint8_t other[64];
     fab_mr_t *mine;
-    if (fab_mr_reg(me.f, other, sizeof(other), &mine, err, sizeof(err)))
+    if (fab_mr_reg(me.f, other, sizeof(other), FAB_REMOTE_WRITE, &mine, err, sizeof(err)))
         fail_msg("fab_mr_reg: %s", err);
     assert_int_equal(fab_mr_blob(mine, blob, &n, err, sizeof(err)), 0);
     fab_mr_close(mine);
@@ -396,6 +447,184 @@ static void bad_key(void **state)
     fab_rmr_free(forged);
     assert_int_equal(agent_stop(&a), 0);
     side_close(&me);
+}
+
+/* What an attacker on the node does (the security issue): it finds the agent's data
+ * port (ss -tln), opens an endpoint of its own, never gets a region's blob, and tries the
+ * keys a naive registration hands out (1, 2, ...) at offset 0 of the region, reading and
+ * writing. Every guess must fail, the region must hold what it held, and the agent must
+ * still serve its own peer. The blob's layout (fabric.c's mr_wire_t) is public knowledge:
+ * the source is. */
+#define GUESSES 4
+#define GUESS_TIMEOUT_MS 300
+
+typedef struct mr_wire {
+    uint32_t magic, pad;
+    uint64_t key, base, len;
+} mr_wire_t;
+
+static fab_rmr_t *forge(uint64_t key, uint64_t len)
+{
+    mr_wire_t w = {.magic = 0x464d5231u, .key = key, .len = len};
+    char err[256];
+    fab_rmr_t *r = NULL;
+    assert_int_equal(fab_rmr_import(&w, sizeof(w), &r, err, sizeof(err)), 0);
+    return r;
+}
+
+/* n guesses of keys 1..n, reading (FAB_PULL) or writing; the number that succeeded */
+static int guess_keys(fab_t *evil, const void *addr, size_t addrlen, fab_dir_t dir, size_t len,
+                      int n)
+{
+    char err[256];
+    uint8_t *buf = calloc(1, len);
+    assert_non_null(buf);
+    fill(buf, len, 99);
+    fab_mr_t *mr;
+    if (fab_mr_reg(evil, buf, len, FAB_LOCAL, &mr, err, sizeof(err)))
+        fail_msg("fab_mr_reg: %s", err);
+    int got = 0;
+    for (uint64_t key = 1; key <= (uint64_t)n; key++) {
+        fab_peer_t *p;
+        /* (a peer whose transfer timed out is abandoned: the attacker adds it again) */
+        assert_int_equal(fab_peer_add(evil, addr, addrlen, &p, err, sizeof(err)), 0);
+        fab_rmr_t *r = forge(key, len);
+        int rc = dir == FAB_PUSH ? fab_write(evil, p, mr, 0, r, 0, len, err, sizeof(err))
+                                 : fab_read(evil, p, mr, 0, r, 0, len, err, sizeof(err));
+        print_message("%s with guessed key %llu: %d (%s)\n", dir == FAB_PUSH ? "write" : "read",
+                      (unsigned long long)key, rc, rc ? err : "done");
+        got += rc == 0;
+        fab_rmr_free(r);
+        fab_peer_remove(evil, p);
+    }
+    fab_mr_close(mr);
+    free(buf);
+    return got;
+}
+
+static void third_party_guesses(void **state)
+{
+    const size_t len = 4096;
+    char err[256] = "";
+    side_t me = side_open(len, 0);
+    agent_t a = agent_start(me.f, len, 22, AGENT_SERVE);
+    fab_t *evil = open_local();
+    fab_set_timeout(evil, GUESS_TIMEOUT_MS);
+    int reads = guess_keys(evil, a.addr, a.addrlen, FAB_PULL, len, GUESSES);
+    int writes = guess_keys(evil, a.addr, a.addrlen, FAB_PUSH, len, GUESSES);
+    /* and the application's endpoint (pull mode's target), whose region is its own
+     * transfers' buffer: the refused guesses it finds at its next progress do not count
+     * as failures of its own transfers */
+    char mine[FAB_BLOB_MAX];
+    size_t minelen = sizeof(mine);
+    assert_int_equal(fab_addr_blob(me.f, mine, &minelen, err, sizeof(err)), 0);
+    reads += guess_keys(evil, mine, minelen, FAB_PULL, len, 2);
+    writes += guess_keys(evil, mine, minelen, FAB_PUSH, len, 2);
+    fab_close(evil);
+    assert_int_equal(reads, 0);
+    assert_int_equal(writes, 0);
+    /* the agent's region is intact, and its own peer still reads it */
+    assert_int_equal(agent_verify(&a, 22), len);
+    if (fab_read(me.f, a.peer, me.mr, 0, a.rmr, 0, len, err, sizeof(err)))
+        fail_msg("the agent's own peer after the attack: %s", err);
+    assert_int_equal(first_diff(me.buf, len, 22), len);
+    fill(me.buf, len, 23);
+    if (fab_write(me.f, a.peer, me.mr, 0, a.rmr, 0, len, err, sizeof(err)))
+        fail_msg("the agent's own peer's write after the attack: %s", err);
+    assert_int_equal(agent_verify(&a, 23), len);
+    assert_int_equal(agent_stop(&a), 0);
+    side_close(&me);
+}
+
+/* A peer holding a region's blob may do only what the region was opened for: one a
+ * commit writes cannot be read with its key, one a restart reads cannot be written. */
+static void access_per_operation(void **state)
+{
+    const size_t len = 4096;
+    char err[256] = "", blob[FAB_BLOB_MAX];
+    side_t me = side_open(len, 31);
+    fab_set_timeout(me.f, GUESS_TIMEOUT_MS);
+    agent_t w = agent_start_as(me.f, len, 0, AGENT_SERVE, FAB_REMOTE_WRITE);
+    if (fab_write(me.f, w.peer, me.mr, 0, w.rmr, 0, len, err, sizeof(err)))
+        fail_msg("write into a region opened for writing: %s", err);
+    assert_int_equal(agent_verify(&w, 31), len);
+    memset(me.buf, 0, len);
+    int rc = fab_read(me.f, w.peer, me.mr, 0, w.rmr, 0, len, err, sizeof(err));
+    print_message("read of a region opened for writing: %d (%s)\n", rc, err);
+    assert_true(rc == -EIO || rc == -ETIMEDOUT);
+    for (size_t i = 0; i < len; i++)
+        assert_int_equal(me.buf[i], 0);
+    assert_int_equal(agent_stop(&w), 0);
+
+    agent_t r = agent_start_as(me.f, len, 32, AGENT_SERVE, FAB_REMOTE_READ);
+    if (fab_read(me.f, r.peer, me.mr, 0, r.rmr, 0, len, err, sizeof(err)))
+        fail_msg("read of a region opened for reading: %s", err);
+    assert_int_equal(first_diff(me.buf, len, 32), len);
+    fill(me.buf, len, 33);
+    rc = fab_write(me.f, r.peer, me.mr, 0, r.rmr, 0, len, err, sizeof(err));
+    print_message("write into a region opened for reading: %d (%s)\n", rc, err);
+    assert_true(rc == -EIO || rc == -ETIMEDOUT);
+    assert_int_equal(agent_verify(&r, 32), len);
+    assert_int_equal(agent_stop(&r), 0);
+
+    /* the buffer of our own transfers has no blob to give */
+    size_t n = sizeof(blob);
+    assert_int_equal(fab_mr_blob(me.mr, blob, &n, err, sizeof(err)), -EPERM);
+    side_close(&me);
+}
+
+/* A key opens nothing once its registration is closed (the agent revokes it when the
+ * transfer ends); the same memory registered again has another key. */
+static void revoked(void **state)
+{
+    const size_t len = 4096;
+    char err[256] = "";
+    side_t me = side_open(len, 41);
+    agent_t a = agent_start(me.f, len, 0, AGENT_SERVE);
+    fab_set_timeout(me.f, GUESS_TIMEOUT_MS);
+    if (fab_write(me.f, a.peer, me.mr, 0, a.rmr, 0, len, err, sizeof(err)))
+        fail_msg("write: %s", err);
+    fab_rmr_t *old;
+    agent_reregister(&a, &old);
+    fill(me.buf, len, 42);
+    int rc = fab_write(me.f, a.peer, me.mr, 0, old, 0, len, err, sizeof(err));
+    print_message("write with a revoked key: %d (%s)\n", rc, err);
+    assert_true(rc == -EIO || rc == -ETIMEDOUT);
+    agent_reconnect(me.f, &a);
+    assert_int_equal(agent_verify(&a, 41), len);
+    if (fab_write(me.f, a.peer, me.mr, 0, a.rmr, 0, len, err, sizeof(err)))
+        fail_msg("write with the new key: %s", err);
+    assert_int_equal(agent_verify(&a, 42), len);
+    fab_rmr_free(old);
+    assert_int_equal(agent_stop(&a), 0);
+    side_close(&me);
+}
+
+/* Keys are 64 random bits where the provider lets us choose them: not 1, 2, 3, ... */
+static void keys_random(void **state)
+{
+    enum { N = 16 };
+    char err[256] = "";
+    fab_t *f = open_local();
+    uint8_t buf[64];
+    fab_mr_t *mr[N];
+    uint64_t keys[N];
+    for (int i = 0; i < N; i++) {
+        mr_wire_t w;
+        size_t n = sizeof(w);
+        if (fab_mr_reg(f, buf, sizeof(buf), FAB_REMOTE_READ, &mr[i], err, sizeof(err)))
+            fail_msg("fab_mr_reg: %s", err);
+        assert_int_equal(fab_mr_blob(mr[i], &w, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, sizeof(w));
+        keys[i] = w.key;
+        /* (one chance in 2^48 that a random key is this small) */
+        assert_true(keys[i] >= (1u << 16));
+        for (int k = 0; k < i; k++)
+            assert_true(keys[k] != keys[i]);
+    }
+    for (int i = 0; i < N; i++)
+        fab_mr_close(mr[i]);
+    fab_close(f);
 }
 
 /* The registration modes verbs and cxi need (keys chosen by the provider, regions
@@ -444,7 +673,8 @@ static void bad_input(void **state)
     uint8_t local[64];
     fab_mr_t *mr;
     size_t n = sizeof(blob);
-    assert_int_equal(fab_mr_reg(f, local, sizeof(local), &mr, err, sizeof(err)), 0);
+    assert_int_equal(fab_mr_reg(f, local, sizeof(local), FAB_REMOTE_READ, &mr, err, sizeof(err)),
+                     0);
     assert_int_equal(fab_mr_blob(mr, blob, &n, err, sizeof(err)), 0);
     assert_int_equal(fab_rmr_import(blob, n, &r, err, sizeof(err)), 0);
     n = sizeof(blob);
@@ -460,12 +690,16 @@ static void bad_input(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc == 6 && !strcmp(argv[1], "--agent")) /* agent_start's child */
+    if (argc == 7 && !strcmp(argv[1], "--agent")) /* agent_start's child */
         agent_main(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
-                   (agent_mode_t)atoi(argv[5]));
+                   (agent_mode_t)atoi(argv[5]), atoi(argv[6]));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_input),
         cmocka_unit_test(bad_key),
+        cmocka_unit_test(third_party_guesses),
+        cmocka_unit_test(access_per_operation),
+        cmocka_unit_test(revoked),
+        cmocka_unit_test(keys_random),
         cmocka_unit_test(open_by_interface),
         cmocka_unit_test(push_pull),
         cmocka_unit_test(pipelined),
