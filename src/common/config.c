@@ -27,7 +27,7 @@ enum {
     K_CORES, K_MEMORY, K_STATE_DIR, K_LOG_DIR, K_POLICY, K_TICK, K_NODE_TIMEOUT,
     K_HEARTBEAT, K_RESIZE_TIMEOUT, K_KILL_WAIT, K_AUTH_TYPE, K_AUTH_KEY_FILE,
     K_MUNGE_SOCKET, K_OPERATORS, K_MAX_JOBS, K_MAX_SCRIPT, K_NODE_ADDR,
-    K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_AUTH_TIMEOUT,
+    K_MAX_CONNS, K_RESERVED_CONNS, K_CONNS_PER_USER, K_CONNS_PER_HOST, K_UNAUTH_CONNS, K_AUTH_TIMEOUT,
     K_FRAME_TIMEOUT, K_IDLE_TIMEOUT, K_NODE_PORT, K_RESIZE_BACKOFF, K_RESIZE_BACKOFF_MAX,
     K_OPER_HOLD, K_POWER_SOURCE, K_IDLE_POWER, K_DEFAULT_JOB_POWER, K_POWER_LOWER,
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
@@ -152,6 +152,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_RESERVED_CONNS] = {"ReservedConnections", T_INT, F(reserved_connections), 0, 1000000},
     [K_CONNS_PER_USER] = {"MaxConnectionsPerUser", T_INT, F(max_connections_per_user), 0, 1000000},
     [K_CONNS_PER_HOST] = {"MaxConnectionsPerHost", T_INT, F(max_connections_per_host), 0, 1000000},
+    [K_UNAUTH_CONNS] = {"MaxUnauthConnections", T_INT, F(max_unauth_connections), 1, 1000000},
     [K_AUTH_TIMEOUT] = {"AuthTimeout", T_SEC0, F(auth_timeout), 0, 0},
     [K_FRAME_TIMEOUT] = {"FrameTimeout", T_SEC0, F(frame_timeout), 0, 0},
     [K_IDLE_TIMEOUT] = {"IdleTimeout", T_SEC0, F(idle_timeout), 0, 0},
@@ -736,6 +737,14 @@ static int finish(parse_t *ps)
                                                    : ps->line[K_MAX_CONNS],
                     "ReservedConnections: %d must be less than MaxConnections (%d), or ordinary "
                     "users could never connect", cfg->reserved_connections, cfg->max_connections);
+    if (!ps->line[K_UNAUTH_CONNS])
+        cfg->max_unauth_connections = cfg->max_connections / 4;
+    else if (cfg->max_unauth_connections > cfg->max_connections - cfg->reserved_connections)
+        return fail(ps, ps->line[K_UNAUTH_CONNS],
+                    "MaxUnauthConnections: %d is more than MaxConnections less "
+                    "ReservedConnections (%d): peers that have not authenticated could take "
+                    "every connection", cfg->max_unauth_connections,
+                    cfg->max_connections - cfg->reserved_connections);
     if (cfg->idle_timeout > 0 && cfg->idle_timeout < 2 * CONFIG_KEEPALIVE_SECONDS)
         return fail(ps, ps->line[K_IDLE_TIMEOUT],
                     "IdleTimeout: %g s is too short: waiting clients send a keepalive every %d s; "

@@ -99,6 +99,8 @@ typedef struct config {
     int reserved_connections;     /* ReservedConnections: of those, kept for operators */
     int max_connections_per_user; /* MaxConnectionsPerUser, 0: no limit */
     int max_connections_per_host; /* MaxConnectionsPerHost: unauthenticated, 0: no limit */
+    int max_unauth_connections;   /* MaxUnauthConnections: unauthenticated from all addresses
+                                   * (default: a quarter of MaxConnections) */
     double auth_timeout;          /* AuthTimeout: seconds to authenticate on TCP, 0: none */
     double frame_timeout;         /* FrameTimeout: seconds a half-sent frame may stall, 0: none */
     double idle_timeout;          /* IdleTimeout: seconds a client may stay silent, 0: none */

@@ -151,6 +151,9 @@ static int guard_create(ctld_t *c, char *err, size_t errlen)
         .reserve = reserve,
         .per_user = c->cfg.max_connections_per_user,
         .per_host = c->cfg.max_connections_per_host,
+        /* within what the open-files limit left, as MaxConnections */
+        .max_unauth = c->cfg.max_unauth_connections <= max - reserve ? c->cfg.max_unauth_connections
+                                                                     : max / 4,
         .auth_timeout = c->cfg.auth_timeout,
         .frame_timeout = c->cfg.frame_timeout,
         .idle_timeout = c->cfg.idle_timeout,

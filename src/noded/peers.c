@@ -89,6 +89,8 @@ conn_guard_t *peers_guard(noded_t *d)
         .reserve = d->cfg.reserved_connections < max ? d->cfg.reserved_connections : max / 2,
         .per_user = d->cfg.max_connections_per_user,
         .per_host = d->cfg.max_connections_per_host,
+        .max_unauth = d->cfg.max_unauth_connections <= max / 2 ? d->cfg.max_unauth_connections
+                                                                : max / 4,
         .auth_timeout = d->cfg.auth_timeout,
         .frame_timeout = d->cfg.frame_timeout,
         /* no idle timeout: a step's connection is quiet while its tasks are, and a

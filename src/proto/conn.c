@@ -73,6 +73,8 @@ struct conn_guard {
      * uid once authenticated: the limits look them up instead of walking every
      * connection, which made 10,000 node daemons connecting at once quadratic */
     idmap_t *hosts, *uids;
+    int nunauth;         /* counted by host: not authenticated yet */
+    int nunauth_reserve; /* of those, admitted into the reserve */
 };
 
 typedef struct wreq {
@@ -109,10 +111,13 @@ static void count_add(conn_t *c)
     if (!g || c->counted)
         return;
     c->counted = c->authed ? 2 : 1;
-    if (c->authed)
+    if (c->authed) {
         tally_add(g->uids, (int64_t)c->uid, 1);
-    else
+    } else {
         tally_add(g->hosts, host_key(c->host), 1);
+        g->nunauth++;
+        g->nunauth_reserve += c->in_reserve;
+    }
 }
 
 static void count_drop(conn_t *c)
@@ -120,10 +125,13 @@ static void count_drop(conn_t *c)
     conn_guard_t *g = c->guard;
     if (!g || !c->counted)
         return;
-    if (c->counted == 2)
+    if (c->counted == 2) {
         tally_add(g->uids, (int64_t)c->uid, -1);
-    else
+    } else {
         tally_add(g->hosts, host_key(c->host), -1);
+        g->nunauth--;
+        g->nunauth_reserve -= c->in_reserve;
+    }
     c->counted = 0;
 }
 
@@ -615,6 +623,18 @@ static bool guard_admit(conn_guard_t *g, conn_t *c)
     if (l->per_host && count_host(g, c->host) >= l->per_host) {
         refuse(c, "too many unauthenticated connections from %s (MaxConnectionsPerHost = %d)",
                c->host, l->per_host);
+        return false;
+    }
+    /* Peers still to prove who they are, from any number of addresses (40 addresses at
+     * 128 each took every connection, the reserve too): at most max_unauth of them,
+     * and at most half the reserve, so that root and the operators always find a slot. */
+    if (l->max_unauth && g->nunauth >= l->max_unauth) {
+        refuse(c, "too many unauthenticated connections (MaxUnauthConnections = %d)",
+               l->max_unauth);
+        return false;
+    }
+    if (reserve && g->nunauth_reserve >= l->reserve / 2) {
+        refuse(c, "too many connections: the last %d are reserved for operators", l->reserve);
         return false;
     }
     c->in_reserve = reserve;

@@ -48,14 +48,16 @@ typedef struct conn_cfg {
  * is counted per uid once known (the kernel's word on a Unix socket, MUNGE's on TCP; a
  * holder of the cluster key is uid 0) and per remote address until then. The last
  * `reserve` connections are kept for privileged peers: a local ordinary user is refused
- * them at once; an unauthenticated TCP peer may take one but is closed if it turns out
- * to be an ordinary user. A refused peer gets {"ok": false, "code":
+ * them at once; an unauthenticated TCP peer may take one (half of them at most, so that
+ * a flood cannot fill them) but is closed if it turns out to be an ordinary user. A refused peer gets {"ok": false, "code":
  * "too_many_connections", "error": ...} and the connection is closed. */
 typedef struct conn_limits {
     int max_conns;        /* all guarded connections at most; 0: no limit */
     int reserve;          /* of max_conns, kept for privileged peers */
     int per_user;         /* connections per uid, privileged peers exempt; 0: no limit */
     int per_host;         /* unauthenticated TCP connections per remote address; 0: no limit */
+    int max_unauth;       /* unauthenticated TCP connections in all; 0: no limit (at most
+                           * half of the reserve is ever theirs) */
     double auth_timeout;  /* seconds a TCP peer has to authenticate; 0: no limit */
     double frame_timeout; /* seconds a half-received frame may wait for its next byte; 0: none */
     double idle_timeout;  /* seconds a client connection may send nothing; 0: never */

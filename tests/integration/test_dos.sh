@@ -9,7 +9,8 @@ if [ "$(id -u)" -ne 0 ] || ! command -v setpriv > /dev/null || ! command -v prli
   echo "needs root, setpriv and prlimit"
   exit 77
 fi
-up 1
+# (AuthTimeout 60: section 3's flood of 5,000 connections outlasts the default 10 s)
+up 1 --set AuthTimeout=60
 cd "$T"
 port=$(awk '$1 == "ControlPort" {print $3}' "$DUCTILE_CONF")
 sock="$T/c/ctld.sock"
@@ -60,11 +61,43 @@ echo "controller descriptors with nobody holding $(cat hold.out): $n (at most $p
 [ "$peak" -lt 500 ] || fail "the controller reached $peak descriptors during the flood"
 release
 
-# 3. A frame that stops half-way is closed after FrameTimeout (2 s here), on TCP and
+# 3. Unauthenticated TCP connections from 40 addresses (issue 34): at 128 each they took
+#    all 4,096 of the controller's connections, the operators' reserve too, and root's
+#    queue was refused; the same on a node daemon's step port refused the jobs' steps.
+#    Now at most MaxUnauthConnections (a quarter of MaxConnections) are let in, and at
+#    most half the reserve. The controller restarts with its own limit again (raised to
+#    its hard limit), after section 2 lowered it.
+kill "$(ctld_pid)"
+wait_for 20 sh -c "! kill -0 $(ctld_pid) 2>/dev/null" || fail "controller did not stop"
+setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
+echo $! > "$T/c/ctld.pid"
+wait_for 30 sh -c "'$BIN' cluster status | grep -q '1 of 1 nodes up'" || fail "controller did not come back"
+stepper=$(script stepper.sh "while [ ! -e '$T/go' ]; do sleep 0.1; done; '$BIN' run true && echo stepped")
+sj=$(submit -o "$T/stepper.out" "$stepper")
+expect_state "$sj" R
+noded_port=$(ss -Htlnp | awk '/ductile-noded/ {n = split($4, a, ":"); print a[n]; exit}')
+[ -n "$noded_port" ] || fail "no step port: $(ss -tlnp)"
+GARBAGE_SOURCES=40 "$GARBAGE" tcp 127.0.0.1 "$port" hold 5000 > flood.out 2>&1 &
+held=$!
+GARBAGE_SOURCES=40 "$GARBAGE" tcp 127.0.0.1 "$noded_port" hold 5000 > flood2.out 2>&1 &
+held="$held $!"
+wait_for 60 grep -q '^held' flood.out || fail "the flood did not finish: $(cat flood.out)"
+wait_for 60 grep -q '^held' flood2.out || fail "the step port's flood did not finish: $(cat flood2.out)"
+d queue > /dev/null || fail "root's queue refused during a flood from 40 addresses"
+as_nobody "$BIN" queue > /dev/null || fail "nobody's queue refused during a flood from 40 addresses"
+touch "$T/go"
+expect_state "$sj" CD 30
+grep -q stepped "$T/stepper.out" || fail "the job's step during the flood: $(cat "$T/stepper.out")"
+grep -q "MaxUnauthConnections" "$T/c/log/ductiled.log" || fail "no refusal logged"
+echo "flood from 40 addresses: $(cat flood.out) on the controller, $(cat flood2.out) on the step port"
+release
+
+# 4. A frame that stops half-way is closed after FrameTimeout (2 s here), on TCP and
 #    on the local socket; with a small MaxConnections and no per-user cap, the
 #    reserve keeps root's way in. The controller is restarted with these settings.
 kill "$(ctld_pid)"
 wait_for 20 sh -c "! kill -0 $(ctld_pid) 2>/dev/null" || fail "controller did not stop"
+sed -i '/^AuthTimeout/d' "$DUCTILE_CONF"
 printf 'FrameTimeout = 2\nAuthTimeout = 3\nMaxConnections = 48\nReservedConnections = 8\nMaxConnectionsPerUser = 0\n' >> "$DUCTILE_CONF"
 setsid "$BINDIR/ductiled" --conf "$DUCTILE_CONF" >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
 echo $! > "$T/c/ctld.pid"

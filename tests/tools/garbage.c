@@ -11,6 +11,7 @@
  *   stall SECS   one connection that sends half a frame, then waits for the daemon to
  *                hang up: prints "closed after S s" (exit 0) or "still open" (exit 1)
  *   silent SECS  the same without sending anything.
+ * With GARBAGE_SOURCES=K, TCP connections come from K loopback addresses in turn.
  * A well-formed request, on a Unix socket (no MAC: the kernel names the sender):
  *   request FILE  one frame whose payload is FILE's bytes; prints the first frame that
  *                 comes back ("reply: " and up to 300 bytes of it) or "closed". */
@@ -44,8 +45,22 @@ static int dial(int argc, char **argv)
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
         inet_pton(AF_INET, argv[2], &sa.sin_addr);
         fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        /* GARBAGE_SOURCES=K: from K loopback addresses in turn, 127.0.1.1 to 127.0.1.K
+         * (a flood from many hosts, for the per-address limits) */
+        static int turn;
+        const char *k = getenv("GARBAGE_SOURCES");
+        if (k && atoi(k) > 0) {
+            struct sockaddr_in me = {.sin_family = AF_INET};
+            me.sin_addr.s_addr = htonl(0x7f000101u + (uint32_t)(turn++ % atoi(k)));
+            if (bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0) {
+                close(fd);
+                return -1;
+            }
+        }
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+            close(fd);
             return -1;
+        }
     }
     return fd;
 }

@@ -84,6 +84,7 @@ static void defaults(void **state)
     assert_int_equal(c.reserved_connections, 32);
     assert_int_equal(c.max_connections_per_user, 64);
     assert_int_equal(c.max_connections_per_host, 128);
+    assert_int_equal(c.max_unauth_connections, 1024); /* a quarter of MaxConnections */
     assert_true(c.auth_timeout == 10.0);
     assert_true(c.frame_timeout == 30.0);
     assert_true(c.idle_timeout == 600.0);
@@ -175,6 +176,7 @@ static void every_key(void **state)
     assert_int_equal(c.reserved_connections, 0);
     assert_int_equal(c.max_connections_per_user, 0);
     assert_int_equal(c.max_connections_per_host, 16);
+    assert_int_equal(c.max_unauth_connections, 250); /* a quarter of the 1000 given */
     assert_true(c.auth_timeout == 2.5);
     assert_true(c.frame_timeout == 0.0);
     assert_true(c.idle_timeout == 0.0);
@@ -312,6 +314,11 @@ static void cross_key_errors(void **state)
               "ReservedConnections: 40 must be less than MaxConnections (40)", NULL);
     parse_err("Nodes = n1\nMaxConnections = 20\n", "t.conf:2:",
               "ReservedConnections: 32 must be less than MaxConnections (20)", NULL);
+    parse_err("Nodes = n1\nMaxConnections = 100\nMaxUnauthConnections = 90\n", "t.conf:3:",
+              "MaxUnauthConnections: 90 is more than MaxConnections less ReservedConnections (68)",
+              NULL);
+    parse_err("Nodes = n1\nMaxUnauthConnections = 0\n", "t.conf:2:", "MaxUnauthConnections",
+              NULL);
     parse_err("Nodes = n1\nIdleTimeout = 30\n", "t.conf:2:", "IdleTimeout: 30 s is too short",
               "at least 120 s");
     parse_err("Nodes = n1\nMaxConnections = 15\n", "t.conf:2:", "MaxConnections", NULL);
