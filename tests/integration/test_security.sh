@@ -48,6 +48,14 @@ cat "$T/bad.log"
 grep -q started "$T/bad.log" || fail "the daemon with the wrong key did not start: $(cat "$T/bad.log")"
 ! grep -q registered "$T/bad.log" || fail "a daemon with the wrong key registered"
 healthy "wrong key"
+# A NUL inside a string (\u0000, valid JSON) gets an error reply naming the field, and
+# the connection stays open for the next request (docs/protocol.md)
+printf '{"type":"queue","user":"ro\\u0000ot"}' > "$T/nul.json"
+printf '{"type":"status"}' > "$T/status.json"
+on ctl "$GARBAGE" unix "$sock" request "$T/nul.json" "$T/status.json" > "$T/nul.out"
+grep -q "^reply: .*field 'user' contains a NUL byte" "$T/nul.out" || fail "NUL: $(cat "$T/nul.out")"
+[ "$(sed -n 2p "$T/nul.out" | grep -c '^reply: .*"ok": *true')" = 1 ] ||
+  fail "the connection did not serve a request after the NUL: $(cat "$T/nul.out")"
 # Bad requests on the local socket get an error and change nothing.
 printf '#!/bin/sh\nsleep 300\n' > long.sh
 j=$(submit long.sh)
