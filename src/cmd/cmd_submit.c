@@ -422,6 +422,12 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
         if (!*arg || strlen(arg) > 256 || strparse_has_control(arg))
             return cmd_fail("%s--partition: give a partition's name, or several joined by "
                             "',' (ductile partitions lists them)", where);
+        if (!arg[strspn(arg, ",")])
+            return cmd_fail("%s--partition: '%s' names no partition: give a partition's name, "
+                            "or several joined by ','", where, arg);
+        if (arg[0] == ',' || strstr(arg, ",,") || arg[strlen(arg) - 1] == ',')
+            return cmd_fail("%s--partition: '%s' has an empty name: join names by one ',' "
+                            "(ductile partitions lists them)", where, arg);
         s->partition = arg;
         return 0;
     case O_RESV:

@@ -29,5 +29,9 @@ expect_err "--nice 10000001: out of range (-10000000 to 10000000); an option wit
 expect_err "--nice 5: an option with an optional value takes it after '=' (--nice=5); 5 is not the script" \
   submit --nice 5 script.sh
 (cd "$tmp" && printf '#!/bin/sh\ntrue\n' > 7 && expect_err "no cluster" submit --nice 7)
+# a list of partitions with no name in it (it printed "ductile: " alone)
+expect_err "--partition: ',' names no partition: give a partition's name, or several joined by ','" \
+  submit -p , --wrap true
+expect_err "--partition: 'a,,b' has an empty name" submit -p a,,b --wrap true
 "$bin" partitions --help | grep -q "partitions update NAME --state" || fail "partitions --help shows update"
 echo ok
