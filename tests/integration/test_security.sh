@@ -74,6 +74,18 @@ expect_state "$j" R
 ! as_nobody "$BIN" drain n1 2> e.txt || fail "nobody drained a node"
 grep -q "only operators" e.txt || fail "drain message: $(cat e.txt)"
 d cancel "$j"
+if [ "$HOSTS" != 1 ]; then
+  # `cluster up`'s logs name other users' paths and jobs, its state directory holds the
+  # database: neither is the world's (the state directory stays passable, for the node
+  # daemons' sockets in it)
+  [ "$(stat -c %a "$T/c/log")" = 700 ] || fail "log directory $(stat -c %a "$T/c/log")"
+  for f in "$T"/c/log/*.log; do
+    [ "$(stat -c %a "$f")" = 600 ] || fail "$f is $(stat -c %a "$f")"
+  done
+  [ "$(stat -c %a "$T/c/state")" = 711 ] || fail "state directory $(stat -c %a "$T/c/state")"
+  ! as_nobody cat "$T/c/log/ductiled.log" > /dev/null 2>&1 || fail "nobody read the controller's log"
+  ! as_nobody ls "$T/c/state" > /dev/null 2>&1 || fail "nobody listed the state directory"
+fi
 # A job runs as the user who submitted it, never as root.
 mkdir -m 777 "$T/pub"
 printf '#!/bin/sh\nid -u\ntouch mine\n' > "$T/pub/who.sh"
