@@ -1068,6 +1068,8 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
         json_object_set_new(req, "reservation", json_string(s.reservation));
     if (req && s.nice)
         json_object_set_new(req, "nice", json_integer(s.nice));
+    if (req) /* the job's files are created as this shell would create them */
+        json_object_set_new(req, "umask", json_integer(cu_umask()));
     if (req && s.array) {
         json_object_set_new(req, "array", aidx ? json_incref(aidx) : json_array());
         if (amax)

@@ -36,6 +36,7 @@ static job_t *clone(const job_t *t)
     j->args = t->args ? json_deep_copy(t->args) : NULL;
     j->out_path = dup_opt(t->out_path);
     j->err_path = dup_opt(t->err_path);
+    j->umask = t->umask;
     j->hold = t->hold;
     j->begin = t->begin;
     j->depend = dup_opt(t->depend);

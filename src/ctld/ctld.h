@@ -120,6 +120,9 @@ typedef struct job {
     char *reservation;       /* the reservation it runs in (reservations.c); NULL: none */
     int64_t resv_id;         /* its id for the engine; 0: none, or gone */
     char *out_path, *err_path;
+    int umask;               /* its submitter's file-creation mask (0 to 0777), which its
+                              * processes and output files get; -1: not known (submitted
+                              * by an older command): the node daemon's */
     job_sel_t sel;           /* node selection (nodesel.c) */
     double submit, start, end;
     int exit_code;           /* -1 unknown */

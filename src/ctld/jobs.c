@@ -92,6 +92,7 @@ job_t *job_new(void)
         j->exit_code = -1;
         j->final = JS_PENDING;
         j->array_task = -1;
+        j->umask = -1;
     }
     return j;
 }
@@ -863,6 +864,8 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
     free(nl);
     if (m && j->requeue)
         json_object_set_new(m, "requeue", json_true()); /* ended by a node cut off from us */
+    if (m && j->umask >= 0) /* its processes' and output files' (launch.c) */
+        json_object_set_new(m, "umask", json_integer(j->umask));
     if (m && j->array_id) /* an element of an array (arrays.c) */
         json_object_set_new(m, "array", json_pack("[I,i]", (json_int_t)j->array_id,
                                                   j->array_task));

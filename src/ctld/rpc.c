@@ -144,7 +144,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     bool requeue, ck_want, hold, test_only;
     double begin;
     const char *depend, *account, *partition, *reservation;
-    int64_t nice;
+    int64_t nice, umask_;
     const json_t *env, *args;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, "script", &name, err, sizeof(err)) < 0 ||
@@ -168,6 +168,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_str_opt(m, "partition", 256, NULL, &partition, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "reservation", 64, NULL, &reservation, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "nice", -NICE_MAX, NICE_MAX, 0, &nice, err, sizeof(err)) < 0 ||
+        proto_int_opt(m, "umask", -1, 0777, -1, &umask_, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "args", MAX_ARGS, MAX_ENV_LEN, &args, err, sizeof(err)) < 0 ||
         check_text("job name", name, err, sizeof(err)) < 0 ||
@@ -282,6 +283,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->out_path = dup_or_null(out);
     j->err_path = dup_or_null(errp);
     j->nice = (int)nice;
+    j->umask = (int)umask_;
     if (accounts_resolve(c, j, account, is_operator(c, conn), idx ? nidx : 1, err,
                          sizeof(err)) < 0 ||
         parts_submit(c, j, partition, is_operator(c, conn), err, sizeof(err)) < 0 ||

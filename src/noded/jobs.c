@@ -498,6 +498,7 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
         for (size_t a = 0; a < nargs; a++)
             argv[k++] = (char *)json_string_value(json_array_get(args, a));
     }
+    int um = noded_umask(msg);
     if (path && env && argv) {
         launch_spec_t spec = {
             .argv = argv,
@@ -514,6 +515,8 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
             .tag = "batch",
             .uid = ruid,
             .gid = rgid,
+            .set_umask = um >= 0,
+            .umask = (mode_t)(um >= 0 ? um : 0),
             .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
             .status_fd = runs_status_open(d, id),
             .gate = true, /* no exec before the run is on record (launch_go below) */

@@ -304,6 +304,7 @@ struct child_plan {
     const char *out_path, *err_path; /* expanded, never NULL */
     const char *in_path;             /* the standard input; NULL: /dev/null */
     bool same_out_err;
+    int umask;                       /* the job's; -1: the daemon's */
     const char *cg_procs;            /* NULL: no cgroup */
     bool cg_joined;                  /* created inside it already (clone3) */
     bool drop;
@@ -341,10 +342,11 @@ static int child_lift(int fd)
     return nfd;
 }
 
-/* O_NONBLOCK so a FIFO without a reader fails (ENXIO) instead of hanging the start. */
+/* O_NONBLOCK so a FIFO without a reader fails (ENXIO) instead of hanging the start.
+ * 0666: the umask decides, as for the files the job creates itself. */
 static int child_open_out(const char *path)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0666);
     if (fd < 0)
         return -1;
     int fl = fcntl(fd, F_GETFL);
@@ -491,6 +493,9 @@ static _Noreturn void child_main(const struct child_plan *pl)
             child_fail(pl, STEP_SETUID, errno);
     }
 
+    /* Before the output files: a user with umask 077 does not get them 0644. */
+    if (pl->umask >= 0)
+        umask((mode_t)pl->umask);
     if (chdir(pl->cwd) < 0)
         child_fail(pl, STEP_CHDIR, errno);
 
@@ -966,6 +971,7 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
         .err_path = err_path,
         .in_path = spec->stdin_path,
         .same_out_err = strcmp(out_path, err_path) == 0,
+        .umask = spec->set_umask ? (int)(spec->umask & 0777) : -1,
         .drop = geteuid() == 0 && spec->uid != 0,
         .gate = spec->gate,
         .uid = spec->uid,

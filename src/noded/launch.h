@@ -25,9 +25,10 @@ typedef struct launch_spec {
     char *const *argv;       /* argv[0] is a path, used as is: no PATH search */
     char *const *envp;       /* the job's whole environment; NULL means empty */
     const char *cwd;         /* NULL means "/" */
-    /* Created or truncated, mode 0644 (less the umask), as the job's user, after the
-     * chdir to cwd (so relative paths are relative to it), with the patterns of
-     * launch_expand_path. NULL means /dev/null. Equal paths share one file. */
+    /* Created or truncated, mode 0666 less the umask (as a shell's redirection makes
+     * them), as the job's user, after the chdir to cwd (so relative paths are relative
+     * to it), with the patterns of launch_expand_path. NULL means /dev/null. Equal
+     * paths share one file. */
     const char *stdout_path;
     const char *stderr_path;
     /* Opened for reading as the job's user, after the chdir; NULL: /dev/null. */
@@ -43,6 +44,10 @@ typedef struct launch_spec {
      * the user's supplementary groups. As non-root, uid must be 0 or our own uid. */
     uid_t uid;
     gid_t gid;
+    /* The job's file-creation mask (its submitter's), set before its output files are
+     * opened, and its processes' from then on; without set_umask, the daemon's own. */
+    bool set_umask;
+    mode_t umask;
     /* Relative to the cgroup2 mount, e.g. "ductile/n01"; created as needed.
      * NULL: no cgroup (process group/session tracking only). */
     const char *cgroup_parent;
