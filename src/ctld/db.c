@@ -1362,7 +1362,7 @@ int db_array_states(ctld_t *c, int64_t array, int *live, int *ok, int *failed, i
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(c->db, "SELECT coalesce(sum(" LIVE "), 0),"
                            " coalesce(sum(state = 'CD'), 0),"
-                           " coalesce(sum(state IN ('F','CA','TO','NF')), 0),"
+                           " coalesce(sum(state IN ('F','CA','TO','NF','OOM')), 0),"
                            " coalesce(sum(start > 0), 0) FROM jobs WHERE array_id = ?1",
                            -1, &st, NULL))
         return -EIO;
@@ -1450,7 +1450,7 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, dou
     const char *q = "SELECT *, (SELECT substr(group_concat(CASE e.event WHEN 'start' THEN ','"
                     " ELSE '>' END || e.nodes_after, ''), 2) FROM job_events e"
                     " WHERE e.job = jobs.id AND e.event IN ('start','expand','shrink'))"
-                    " FROM jobs WHERE state IN ('CD','F','CA','TO','NF')"
+                    " FROM jobs WHERE state IN ('CD','F','CA','TO','NF','OOM')"
                     " AND (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR state = ?2)"
                     " AND end_ >= ?3 AND (?5 <= 0 OR end_ <= ?5)"
                     " ORDER BY end_ DESC, id DESC LIMIT ?4";

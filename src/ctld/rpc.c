@@ -1122,6 +1122,10 @@ static void do_nodes(ctld_t *c, conn_t *conn)
         if (c->cfg.node_gpus[i])
             json_object_set_new(o, "gpus", json_integer(c->cfg.node_gpus[i]));
         json_object_set_new(o, "sched_memory_mb", json_integer(c->cfg.node_memory[i]));
+        if (n->limits) /* which of a job's limits its cgroups enforce there */
+            json_object_set_new(o, "limits",
+                                json_pack("{s:b,s:b}", "memory", (n->limits & NODE_LIMITS_MEMORY) != 0,
+                                          "pids", (n->limits & NODE_LIMITS_PIDS) != 0));
         /* its last power reading while it is fresh (a silent node's is not its draw) */
         if (n->power_at > 0 && ctld_mono() - n->power_at <= c->cfg.node_timeout) {
             json_object_set_new(o, "power", json_real(n->power_w));

@@ -51,6 +51,12 @@ typedef struct launch_spec {
     /* Relative to the cgroup2 mount, e.g. "ductile/n01"; created as needed.
      * NULL: no cgroup (process group/session tracking only). */
     const char *cgroup_parent;
+    /* Limits of the job's cgroup: memory.max in bytes (with memory.swap.max 0, so that
+     * the job cannot swap past it) and pids.max (processes and threads); 0: none.
+     * Where the hierarchy lacks a controller, the job runs without that limit and
+     * launch_warning says so. */
+    int64_t mem_max;
+    int64_t pids_max;
     /* >= 0 (a batch script): the job runs under a small shepherd process that waits for
      * it, writes its wait status to this descriptor (as "%d\n" at offset 0, over what the
      * caller may have written there) and then ends the same
@@ -135,6 +141,17 @@ bool launch_shepherded(const launch_proc_t *p);
  * process and the descendants it waited for; the largest one's peak resident size). */
 void launch_usage(const launch_proc_t *p, double *cpu, long long *mem);
 void launch_set_shepherded(launch_proc_t *p, bool on);
+
+/* The limits the jobs' cgroups under cgroup_parent can have (LAUNCH_LIMIT_* bits): the
+ * controllers are enabled in every cgroup from the mount down to cgroup_parent (made
+ * as needed), each for the one below. 0 without a cgroup2 hierarchy, or where it lacks
+ * them (a host whose memory controller belongs to cgroup v1). */
+#define LAUNCH_LIMIT_MEMORY 1
+#define LAUNCH_LIMIT_PIDS 2
+int launch_cgroup_limits(const char *cgroup_parent);
+/* How many of the job's processes the kernel killed for passing its memory.max (its
+ * cgroup's memory.events); 0 without a cgroup or a memory controller. */
+long long launch_oom_kills(const launch_proc_t *p);
 
 /* Removes the empty cgroups under cgroup_parent (relative to the cgroup2 mount) and,
  * with self and nothing left, cgroup_parent and its empty parents below "ductile".

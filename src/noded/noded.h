@@ -42,6 +42,9 @@ typedef struct njob {
     bool ended;              /* the script ended (result below) */
     int kind, code;          /* 0 exit code, 1 signal, 2 could not start */
     bool timed_out;
+    bool oom;                /* the kernel killed a process of the script's cgroup for
+                              * passing its memory limit */
+    int64_t mem_mb;          /* --mem: its cgroups' memory.max here (MiB); 0: none */
     bool acked;              /* the controller has the result on disk */
     bool cleaning;           /* the controller asked us to clean up */
     bool cleaned;
@@ -104,6 +107,8 @@ struct noded {
     char spool[4096];
     char cgroup_parent[256];
     char cgroup_root[256];      /* the cgroup2 mount, when cgroup_parent is set */
+    int limits;                 /* LAUNCH_LIMIT_* its jobs' cgroups get (told at registration):
+                                 * the others are not tried at each start */
     nodepower_t power;          /* where the node's power readings come from */
     struct agent_seen *agents_seen; /* its agents' last reports (agents.c), by name */
     int agents_nseen;

@@ -407,7 +407,8 @@ void steps_on_start(noded_t *d, const json_t *msg)
         fprintf(stderr, "ductile-noded %s: bad step_start: %s\n", d->name, err);
         return;
     }
-    if (!idmap_get(d->jobs, job)) {
+    const njob_t *nj = idmap_get(d->jobs, job);
+    if (!nj) {
         fail_start(d, job, (int)step, (int)rank, "the job does not run on this node");
         return;
     }
@@ -475,6 +476,10 @@ void steps_on_start(noded_t *d, const json_t *msg)
             .set_umask = um >= 0,
             .umask = (mode_t)(um >= 0 ? um : 0),
             .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
+            /* each task's cgroup, as the script's (none where the node has no such
+             * controller: `ductile nodes` says so, each start need not find out) */
+            .mem_max = d->limits & LAUNCH_LIMIT_MEMORY ? nj->mem_mb << 20 : 0,
+            .pids_max = d->limits & LAUNCH_LIMIT_PIDS ? d->cfg.max_procs_per_job : 0,
         };
         rc = launch_start(&spec, &t->proc, err, sizeof(err));
     } else {
