@@ -144,6 +144,15 @@ static launch_proc_t *start_ok(const launch_spec_t *s)
     return p;
 }
 
+/* Starts the job and waits for it to exit 0; nothing of it is left. */
+static void run_ok(const launch_spec_t *s)
+{
+    launch_proc_t *p = start_ok(s);
+    int st = reap_within(p, 10);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    launch_cleanup(p);
+}
+
 static void expand_path(void **state)
 {
     (void)state;
@@ -255,12 +264,7 @@ static void job_umask(void **state)
     s.set_umask = true;
     s.umask = 077;
     s.mem_max = 64 << 20; /* enforced or not, the job runs */
-    launch_proc_t *p = start_ok(&s);
-    int st = reap_within(p, 10);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
-    assert_int_equal(launch_wait_gone(p, 10), 0);
-    launch_cleanup(p);
+    run_ok(&s);
     const char *names[] = {"out.txt", "made", "made.d"};
     const mode_t want[] = {0600, 0600, 0700};
     for (int k = 0; k < 3; k++) {
@@ -288,10 +292,7 @@ static void shared_output(void **state)
     launch_spec_t s = base_spec(argv, dir);
     s.stdout_path = out_t;
     s.stderr_path = out_t;
-    launch_proc_t *p = start_ok(&s);
-    int st = reap_within(p, 10);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    launch_cleanup(p);
+    run_ok(&s);
     char *path = path_in(dir, "all-42.txt");
     char *got = tu_slurp(path, NULL);
     assert_non_null(got);
