@@ -224,7 +224,10 @@ static int node_start(noded_t *d, const config_t *cfg, const char *conf_path, in
         if (noded_nall == 1)
             fprintf(stderr, "ductile-noded %s: jobs' cgroups under %s/%s\n", d->name, root,
                     d->cgroup_parent);
-        d->limits = launch_cgroup_limits(d->cgroup_parent);
+        /* one hierarchy for every node of this process: asked once (an emulated
+         * cluster's daemon may hold thousands), each node's own cgroup enables the
+         * controllers at its first job (launch.c) */
+        d->limits = d == noded_all ? launch_cgroup_limits(d->cgroup_parent) : noded_all->limits;
     }
     bool mem = d->limits & LAUNCH_LIMIT_MEMORY, pids = d->limits & LAUNCH_LIMIT_PIDS;
     if (d == noded_all && !(mem && pids))
