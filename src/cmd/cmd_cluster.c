@@ -93,9 +93,11 @@ static pid_t spawn(char *const argv[], const char *log, const char *pidfile)
         return -1;
     if (pid == 0) {
         setsid();
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        /* the daemon's alone: it names users, their jobs and their paths (one kept
+         * from an earlier run of the cluster too) */
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || nul < 0)
+        if (fd < 0 || nul < 0 || fchmod(fd, 0600) < 0)
             _exit(127);
         dup2(nul, 0);
         dup2(fd, 1);
@@ -120,6 +122,8 @@ static void undo_dir(const char *adir, bool made)
     snprintf(p, sizeof(p), "%s/cluster.key", adir);
     unlink(p);
     snprintf(p, sizeof(p), "%s/log", adir);
+    rmdir(p);
+    snprintf(p, sizeof(p), "%s/state", adir);
     rmdir(p);
     rmdir(adir);
 }
@@ -234,8 +238,18 @@ static int cluster_up(int argc, char **argv)
     if (access(path, F_OK) == 0)
         return cmd_fail("a cluster seems to run in %s already (ductile cluster down --dir %s)",
                         adir, adir);
+    /* The logs name other users' jobs and paths: root's alone. The state directory
+     * holds the database: not to be listed, but passable to the node daemons' sockets
+     * in its spool (the controller would make it 0755). Made so again over an earlier
+     * run's. */
     snprintf(logd, sizeof(logd), "%s/log", adir);
-    mkdir(logd, 0755);
+    snprintf(path, sizeof(path), "%s/state", adir);
+    if ((mkdir(logd, 0700) < 0 && errno != EEXIST) || chmod(logd, 0700) < 0 ||
+        (mkdir(path, 0711) < 0 && errno != EEXIST) || chmod(path, 0711) < 0) {
+        int e = errno;
+        undo_dir(adir, made);
+        return cmd_fail("cannot make %s/log and %s/state private: %s", adir, adir, strerror(e));
+    }
     char err[1024];
     snprintf(path, sizeof(path), "%s/cluster.key", adir);
     if (access(path, F_OK) != 0 && proto_key_create(path, err, sizeof(err)) < 0)

@@ -832,6 +832,26 @@ out:
     return status;
 }
 
+/* Where a job's limit is not enforced (its node has no cgroup v2 controller for it):
+ * a note under the table, so that a user of --mem knows. */
+static void unenforced_note(const json_t *nodes, const char *limit, const char *what,
+                            const char *ctl)
+{
+    size_t k, n = 0;
+    json_t *x;
+    char **names = calloc(json_array_size(nodes) + 1, sizeof(char *));
+    json_array_foreach(nodes, k, x) {
+        const json_t *lim = json_object_get(x, "limits");
+        if (names && lim && !json_is_true(json_object_get(lim, limit)))
+            names[n++] = (char *)cu_str(x, "name");
+    }
+    char list[512];
+    if (n && hostlist_compress(names, (int)n, list, sizeof(list)) >= 0)
+        printf("note: %s not enforced on %s (no cgroup v2 %s controller there)\n", what, list,
+               ctl);
+    free(names);
+}
+
 int cmd_nodes(int argc, char **argv)
 {
     common_t o = {0};
@@ -918,6 +938,8 @@ int cmd_nodes(int argc, char **argv)
     if (count[7]) /* nodes for jobs lent to the checkpoint service (CheckpointLending) */
         printf(", %d lent to checkpoints", count[7]);
     printf("\n");
+    unenforced_note(nodes, "memory", "--mem is", "memory");
+    unenforced_note(nodes, "pids", "MaxProcessesPerJob is", "pids");
     json_decref(rep);
     return 0;
 }

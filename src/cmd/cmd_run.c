@@ -235,6 +235,7 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
         json_object_set_new(req, "node", json_string(node));
     if (fwd)
         json_object_set_new(req, "stdin", json_true());
+    json_object_set_new(req, "umask", json_integer(cu_umask())); /* the tasks' */
     client_t *c;
     int rc = cu_open(&cfg, &c, err, sizeof(err));
     config_free(&cfg);

@@ -347,6 +347,25 @@ static int parse_selection(sub_t *s, int o, const char *arg, const char *where)
     }
 }
 
+#define NICE_MAX 10000000
+
+/* "--nice 5 job.sh": --nice takes its value after '=' only, so 5 would be the script.
+ * A number there (on the command line, one that names no file) was meant as the value:
+ * said so, with its range when it is out of it. */
+static int nice_value_apart(const char *word, const char *where, bool directive)
+{
+    const char *p = word + (*word == '-' || *word == '+');
+    if (!*p || strspn(p, "0123456789") != strlen(p) || (!directive && access(word, F_OK) == 0))
+        return 0;
+    long v;
+    if (strparse_long(word, -NICE_MAX, NICE_MAX, &v) < 0)
+        return cmd_fail("%s--nice %s: out of range (-%d to %d); an option with an optional value "
+                        "takes it after '=' (--nice=N)", where, word, NICE_MAX, NICE_MAX);
+    return cmd_fail("%s--nice %s: an option with an optional value takes it after '=' "
+                    "(--nice=%s)%s%s%s", where, word, word, directive ? "" : "; ",
+                    directive ? "" : word, directive ? "" : " is not the script");
+}
+
 /* Applies one option; `where` names its origin for messages. */
 static int apply(sub_t *s, int o, const char *arg, const char *where, const char **conf)
 {
@@ -403,6 +422,12 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
         if (!*arg || strlen(arg) > 256 || strparse_has_control(arg))
             return cmd_fail("%s--partition: give a partition's name, or several joined by "
                             "',' (ductile partitions lists them)", where);
+        if (!arg[strspn(arg, ",")])
+            return cmd_fail("%s--partition: '%s' names no partition: give a partition's name, "
+                            "or several joined by ','", where, arg);
+        if (arg[0] == ',' || strstr(arg, ",,") || arg[strlen(arg) - 1] == ',')
+            return cmd_fail("%s--partition: '%s' has an empty name: join names by one ',' "
+                            "(ductile partitions lists them)", where, arg);
         s->partition = arg;
         return 0;
     case O_RESV:
@@ -419,9 +444,10 @@ static int apply(sub_t *s, int o, const char *arg, const char *where, const char
         return 0;
     case O_NICE: /* sbatch's --nice alone lowers the priority by 100 */
         s->nice = 100;
-        if (arg && strparse_long(arg, -10000000, 10000000, &s->nice) < 0)
-            return cmd_fail("%s--nice: '%s' is not a whole number from -10000000 to 10000000 (a "
-                            "negative one, a higher priority, is for operators)", where, arg);
+        if (arg && strparse_long(arg, -NICE_MAX, NICE_MAX, &s->nice) < 0)
+            return cmd_fail("%s--nice: '%s' is not a whole number from -%d to %d (a negative "
+                            "one, a higher priority, is for operators)", where, arg, NICE_MAX,
+                            NICE_MAX);
         return 0;
     case 'b':
         if (cmd_parse_begin(arg, &s->begin) < 0)
@@ -508,9 +534,11 @@ static int apply_all(sub_t *s, int argc, char **argv, const char *where, const c
                      bool directive)
 {
     int o;
+    bool nice_bare = false; /* the last option was --nice without '=' */
     opterr = 0;
     optind = 0; /* a new argv: getopt starts over */
     while ((o = getopt_long(argc, argv, shortopts, lopts, NULL)) != -1) {
+        nice_bare = o == O_NICE && !optarg;
         char name[80];
         const char *why;
         if (o == ':')
@@ -540,6 +568,8 @@ static int apply_all(sub_t *s, int argc, char **argv, const char *where, const c
         if (apply(s, o, optarg, where, conf))
             return -1;
     }
+    if (nice_bare && optind < argc && nice_value_apart(argv[optind], where, directive))
+        return -1;
     return optind;
 }
 static char *read_file(const char *path, size_t max, size_t *len)
@@ -1038,6 +1068,8 @@ static int submit(int argc, char **argv, const char *fixed, long long *id_out, i
         json_object_set_new(req, "reservation", json_string(s.reservation));
     if (req && s.nice)
         json_object_set_new(req, "nice", json_integer(s.nice));
+    if (req) /* the job's files are created as this shell would create them */
+        json_object_set_new(req, "umask", json_integer(cu_umask()));
     if (req && s.array) {
         json_object_set_new(req, "array", aidx ? json_incref(aidx) : json_array());
         if (amax)

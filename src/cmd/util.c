@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -103,6 +104,13 @@ json_t *cu_call(const config_t *cfg, json_t *req)
         return NULL;
     }
     return reply;
+}
+
+int cu_umask(void)
+{
+    mode_t m = umask(0); /* the only way to read it; put back at once */
+    umask(m);
+    return (int)(m & 0777);
 }
 
 int cu_submit_key(char *key, size_t len)

@@ -20,6 +20,9 @@ json_t *cu_request(const char *conf, json_t *req);
 /* A submission's idempotency key: $DUCTILE_SUBMIT_KEY if set (checked), else 32
  * random hex digits; one per `ductile submit` invocation. 0, or 1 once told. */
 int cu_submit_key(char *key, size_t len);
+/* This command's file-creation mask: a job or a step it starts gets it (as sbatch
+ * records it at submission, and srun's tasks inherit it). */
+int cu_umask(void);
 /* Seconds on the monotonic clock (for deadlines). */
 double cu_mono(void);
 /* cu_call for a request that is safe to repeat (a submission with its key): on a

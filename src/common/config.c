@@ -35,7 +35,7 @@ enum {
     K_RECLAIM_WAIT, K_AGENT_SCALING, K_CKPT_TRANSFER, K_CKPT_REGIONS, K_MAX_REQUEUE,
     K_CKPT_NODE_MEMORY, K_SCALER_LOWER, K_SCALER_UPPER, K_STEP_OUTPUT_WAIT, K_SLURM_ENV,
     K_PW_AGE, K_PW_SIZE, K_PW_FAIRSHARE, K_PW_PARTITION, K_PRIO_MAX_AGE, K_PRIO_HALF_LIFE,
-    K_PRIO_CALC, K_ACCOUNTS_REQUIRED, K_NODE_FEATURES, K_NODE_GRES, K_NODE_MEMORY, NKEYS
+    K_PRIO_CALC, K_ACCOUNTS_REQUIRED, K_NODE_FEATURES, K_NODE_GRES, K_NODE_MEMORY, K_MAX_PROCS, NKEYS
 };
 
 typedef enum ktype {
@@ -144,6 +144,8 @@ static const cfgkey_t keys[NKEYS] = {
     [K_OPERATORS] = {"Operators", T_USERS, F(operators), 0, 0, NULL, true},
     [K_MAX_JOBS] = {"MaxJobs", T_INT, F(max_jobs), 1, INT_MAX, NULL, true},
     [K_MAX_SCRIPT] = {"MaxScriptSize", T_INT, F(max_script_size), 1024, 16777216},
+    /* Linux's largest pid_max */
+    [K_MAX_PROCS] = {"MaxProcessesPerJob", T_INT, F(max_procs_per_job), 0, 4194304},
     [K_NODE_ADDR] = {"NodeAddr", T_NODE_ADDR, F(node_addr), 0, 0},
     [K_NODE_FEATURES] = {"NodeFeatures", T_NODE_ATTR, F(node_features), NODEATTR_FEATURES, 0},
     [K_NODE_GRES] = {"NodeGres", T_NODE_ATTR, F(node_gpus), NODEATTR_GRES, 0},
@@ -798,6 +800,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
         .agent_stop_wait = 120, .scaler_lower = 80, .scaler_upper = 90,
         .resize_backoff = 10, .resize_backoff_max = 300,
         .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_requeue = 5, .max_script_size = 1048576,
+        .max_procs_per_job = 4096,
         .max_connections = 4096, .reserved_connections = 32, .max_connections_per_user = 64,
         .max_connections_per_host = 128, .auth_timeout = 10, .frame_timeout = 30,
         .idle_timeout = 600, .operator_resize_hold = 3600,

@@ -94,6 +94,9 @@ typedef struct config {
     int max_jobs;        /* MaxJobs: queued and running jobs at most */
     int max_requeue;     /* MaxRequeue: runs a --requeue job may lose to node failures */
     int max_script_size; /* MaxScriptSize, bytes */
+    /* MaxProcessesPerJob: processes and threads of a job's cgroup on a node (pids.max),
+     * each of its batch script's and steps' tasks'; 0: no limit */
+    int max_procs_per_job;
     /* Connections to the controller (docs/reliability-dos.md) */
     int max_connections;          /* MaxConnections: all at once */
     int reserved_connections;     /* ReservedConnections: of those, kept for operators */

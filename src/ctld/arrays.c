@@ -36,6 +36,7 @@ static job_t *clone(const job_t *t)
     j->args = t->args ? json_deep_copy(t->args) : NULL;
     j->out_path = dup_opt(t->out_path);
     j->err_path = dup_opt(t->err_path);
+    j->umask = t->umask;
     j->hold = t->hold;
     j->begin = t->begin;
     j->depend = dup_opt(t->depend);
@@ -164,7 +165,8 @@ int arrays_resolve(ctld_t *c, const json_t *ref, int64_t *id)
     const char *s = json_string_value(ref);
     long long a;
     int t, used = 0;
-    if (!s || sscanf(s, "%lld_%d%n", &a, &t, &used) != 2 || s[used] || a < 1 || t < 0)
+    if (!s || strlen(s) != json_string_length(ref) || /* "12_3\u0000x" is not 12_3 */
+        sscanf(s, "%lld_%d%n", &a, &t, &used) != 2 || s[used] || a < 1 || t < 0)
         return -EINVAL;
     find_t f = {.array = a, .task = t};
     idmap_foreach(c->jobs, find_element, &f);

@@ -64,6 +64,7 @@ typedef enum jstate {
     JS_CANCELLED,   /* CA */
     JS_TIMEOUT,     /* TO: walltime reached */
     JS_NODE_FAIL,   /* NF: a node of the job went down */
+    JS_OUT_OF_MEMORY, /* OOM: the kernel killed a process of it for passing its --mem */
     JS__COUNT
 } jstate_t;
 
@@ -147,6 +148,9 @@ typedef struct job {
     char *reservation;       /* the reservation it runs in (reservations.c); NULL: none */
     int64_t resv_id;         /* its id for the engine; 0: none, or gone */
     char *out_path, *err_path;
+    int umask;               /* its submitter's file-creation mask (0 to 0777), which its
+                              * processes and output files get; -1: not known (submitted
+                              * by an older command): the node daemon's */
     job_sel_t sel;           /* node selection (nodesel.c) */
     double submit, start, end;
     int exit_code;           /* -1 unknown */
@@ -253,6 +257,10 @@ typedef enum nstate {
     NS_DOWN,
 } nstate_t;
 
+#define NODE_LIMITS_TOLD 1
+#define NODE_LIMITS_MEMORY 2 /* --mem: memory.max */
+#define NODE_LIMITS_PIDS 4   /* MaxProcessesPerJob: pids.max */
+
 typedef struct node {
     int index;
     const char *name;        /* owned by the config */
@@ -264,6 +272,8 @@ typedef struct node {
     double stalled_seen;     /* the controller's `stalled` at last_seen */
     int cpus;
     long memory_mb;
+    unsigned limits;         /* NODE_LIMITS_*: what its jobs' cgroups are limited in, as
+                              * its daemon registered (0: not told) */
     int step_port;           /* where its daemon takes other nodes' step output; 0: none */
     double power_w;          /* its last power reading, W */
     double power_at;         /* when it came (monotonic); 0: none */
@@ -566,9 +576,10 @@ void jobs_schedule(ctld_t *c);
 /* A long pass (a queue of 100,000 jobs) spaces the next one: true, with the pass wanted
  * again at its time, when the one wanted now has to wait. */
 bool jobs_pass_paced(ctld_t *c);
-/* The batch script ended on the job's first node. */
+/* The batch script ended on the job's first node; oom: a process of its cgroup there
+ * was killed for passing its memory limit. */
 void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool timed_out,
-                       const char *error, bool clean, double node_end);
+                       bool oom, const char *error, bool clean, double node_end);
 /* A node daemon confirmed that every process of the job is gone from it. */
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
 /* The batch node confirmed the script started. */

@@ -90,8 +90,12 @@ static const char *schema =
  * Version 11: jobs have the account they run under (account, "" none; accounts.c),
  * their nice, the partitions they may run in (partition, "" none; partitions.c), the
  * reservation they run in (reservation, "" none; reservations.c), and the nodes they asked for (nodesel: JSON of --constraint,
- * --gpus-per-node, --mem, --nodelist, --exclude; "" without), resolved at each start. */
-#define SCHEMA_VERSION 12
+ * --gpus-per-node, --mem, --nodelist, --exclude; "" without), resolved at each start.
+ * Version 12: jobs have the time they became eligible (eligible).
+ * Version 13: jobs have their submitter's umask (umask, -1: not known, the node daemon's). */
+#define SCHEMA_VERSION 13
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 enum { ST_INSERT, ST_SAVE, ST_EVENT, ST_NODE, ST_SEQ, ST_ENERGY, ST_SAMPLED, ST__N };
 static const char *const sql[ST__N] = {
@@ -101,11 +105,11 @@ static const char *const sql[ST__N] = {
                   " node_seconds, alloc_since, reason, id, launched, power_min, power_max,"
                   " power_from, energy, ckpt, io_intensity, io_measured, io_from, wait_class,"
                   " args, hold, begin, depend, array_id, array_task, array_max, account, nice,"
-                  " nodesel, partition, reservation, eligible)"
+                  " nodesel, partition, reservation, eligible, umask)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
                   " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
                   " ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45,"
-                  " ?46, ?47, ?48, ?49, ?50, ?51, ?52)",
+                  " ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53)",
     [ST_SAVE] = "UPDATE jobs SET name = ?1, nodes = ?8, min_nodes = ?9, max_nodes = ?10,"
                 " time_limit = ?12, state = ?5, final = ?6, start = ?20, end_ = ?21,"
                 " exit_code = ?22, signal = ?23, restarts = ?24, alloc = ?25,"
@@ -492,6 +496,7 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
         {"partition", "ALTER TABLE jobs ADD COLUMN partition TEXT DEFAULT ''"},
         {"reservation", "ALTER TABLE jobs ADD COLUMN reservation TEXT DEFAULT ''"},
         {"eligible", "ALTER TABLE jobs ADD COLUMN eligible REAL DEFAULT 0"},
+        {"umask", "ALTER TABLE jobs ADD COLUMN umask INTEGER DEFAULT -1"},
     };
     int rc = exec_sql(c->db, "BEGIN IMMEDIATE", err, errlen);
     for (size_t k = 0; rc == 0 && k < sizeof(add) / sizeof(add[0]); k++) {
@@ -505,7 +510,8 @@ static int migrate(ctld_t *c, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = exec_sql(c->db, "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs(user, name);"
-                             HISTORY_INDEXES " PRAGMA user_version = 11; COMMIT", err, errlen);
+                             HISTORY_INDEXES " PRAGMA user_version = " STR(SCHEMA_VERSION) "; COMMIT",
+                      err, errlen);
     if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
         return -EIO;
@@ -863,6 +869,7 @@ int db_job_insert(ctld_t *c, job_t *j)
                       SQLITE_TRANSIENT);
     sqlite3_bind_text(s->st[ST_INSERT], 51, j->reservation ? j->reservation : "", -1,
                       SQLITE_TRANSIENT);
+    sqlite3_bind_int(s->st[ST_INSERT], 53, j->umask); /* never changes either */
     free(sel);
     if (rc == 0)
         rc = run(s->st[ST_INSERT], c, "saving a new job");
@@ -941,7 +948,7 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
  * of a new one. Past the first 30 (the table as created); -1: none. */
 enum { XC_PMIN, XC_PMAX, XC_PFROM, XC_ENERGY, XC_CKPT, XC_IO, XC_IOM, XC_IOFROM, XC_CLASS,
        XC_ARGS, XC_HOLD, XC_BEGIN, XC_DEPEND, XC_ARRAY, XC_ATASK, XC_AMAX, XC_ACCOUNT,
-       XC_NICE, XC_NODESEL, XC_PARTITION, XC_RESV, XC_ELIGIBLE, XC__N };
+       XC_NICE, XC_NODESEL, XC_PARTITION, XC_RESV, XC_ELIGIBLE, XC_UMASK, XC__N };
 static void added_columns(sqlite3_stmt *st, int *at)
 {
     static const char *const names[XC__N] = {"power_min", "power_max", "power_from",
@@ -949,7 +956,8 @@ static void added_columns(sqlite3_stmt *st, int *at)
                                              "io_from", "wait_class", "args", "hold",
                                              "begin", "depend", "array_id", "array_task",
                                              "array_max", "account", "nice", "nodesel",
-                                             "partition", "reservation", "eligible"};
+                                             "partition", "reservation", "eligible",
+                                             "umask"};
     int n = sqlite3_column_count(st);
     for (int x = 0; x < XC__N; x++) {
         at[x] = -1;
@@ -1091,6 +1099,9 @@ static job_t *row_job(ctld_t *c, sqlite3_stmt *st, char *err, size_t errlen)
     accounts_job_limits(c, j);
     j->nice = at[XC_NICE] < 0 ? 0 : sqlite3_column_int(st, at[XC_NICE]);
     j->eligible_at = at[XC_ELIGIBLE] < 0 ? 0 : sqlite3_column_double(st, at[XC_ELIGIBLE]);
+    j->umask = at[XC_UMASK] < 0 ? -1 : sqlite3_column_int(st, at[XC_UMASK]);
+    if (j->umask < -1 || j->umask > 0777)
+        bad = "umask";
     s = col_text(st, at[XC_PARTITION]);
     if (s && *s && !(j->partition = strdup(s)))
         rc = -ENOMEM;
@@ -1360,7 +1371,7 @@ int db_array_states(ctld_t *c, int64_t array, int *live, int *ok, int *failed, i
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(c->db, "SELECT coalesce(sum(" LIVE "), 0),"
                            " coalesce(sum(state = 'CD'), 0),"
-                           " coalesce(sum(state IN ('F','CA','TO','NF')), 0),"
+                           " coalesce(sum(state IN ('F','CA','TO','NF','OOM')), 0),"
                            " coalesce(sum(start > 0), 0) FROM jobs WHERE array_id = ?1",
                            -1, &st, NULL))
         return -EIO;
@@ -1449,8 +1460,8 @@ int db_history(ctld_t *c, const char *user, const char *state, double since, dou
      * the job's sizes in order, "1>4>2" (start, then each resize), its runs apart, "3,3"
      * (requeued). */
     static const char *const where[] = {
-        " FROM jobs WHERE +state IN ('CD','F','CA','TO','NF')",
-        " FROM jobs WHERE user = ?1 AND +state IN ('CD','F','CA','TO','NF')",
+        " FROM jobs WHERE +state IN ('CD','F','CA','TO','NF','OOM')",
+        " FROM jobs WHERE user = ?1 AND +state IN ('CD','F','CA','TO','NF','OOM')",
         " FROM jobs WHERE state = ?2",
         " FROM jobs WHERE user = ?1 AND +state = ?2",
     };

@@ -98,7 +98,7 @@ void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
     }
     jstate_t st;
     if (state && jstate_parse(state, &st) < 0) {
-        rpc_fail(c, conn, "unknown state (use CD, F, CA, TO or NF; with running jobs also PD, R)");
+        rpc_fail(c, conn, "unknown state (use CD, F, CA, TO, NF or OOM; with running jobs also PD, R)");
         return;
     }
     const json_t *ids = json_object_get(m, "jobs");

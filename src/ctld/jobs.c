@@ -13,10 +13,12 @@
 #include "ctld.h"
 #include "hostlist.h"
 
-static const char *const codes[JS__COUNT] = {"PD", "R", "RS", "CG", "CD", "F", "CA", "TO", "NF"};
+static const char *const codes[JS__COUNT] = {"PD", "R", "RS", "CG", "CD", "F", "CA", "TO", "NF",
+                                             "OOM"};
 static const char *const names[JS__COUNT] = {"PENDING",   "RUNNING", "RESIZING",
                                              "COMPLETING", "COMPLETED", "FAILED",
-                                             "CANCELLED", "TIMEOUT", "NODE_FAIL"};
+                                             "CANCELLED", "TIMEOUT", "NODE_FAIL",
+                                             "OUT_OF_MEMORY"};
 
 const char *jstate_code(jstate_t s) { return s >= 0 && s < JS__COUNT ? codes[s] : "?"; }
 const char *jstate_name(jstate_t s) { return s >= 0 && s < JS__COUNT ? names[s] : "?"; }
@@ -92,6 +94,7 @@ job_t *job_new(void)
         j->exit_code = -1;
         j->final = JS_PENDING;
         j->array_task = -1;
+        j->umask = -1;
     }
     return j;
 }
@@ -561,7 +564,7 @@ int jobs_cancel(ctld_t *c, job_t *j, const char *why)
     return 0;
 }
 
-void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out,
+void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out, bool oom,
                        const char *error, bool clean, double node_end)
 {
     if (j->state != JS_RUNNING && j->state != JS_RESIZING)
@@ -586,6 +589,12 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out,
     } else {
         j->exit_code = code;
         final = timed_out ? JS_TIMEOUT : code == 0 ? JS_COMPLETED : JS_FAILED;
+    }
+    /* as Slurm says it: a script that failed (or was killed) after the kernel killed a
+     * process of it for its memory; one that went on and succeeded did not */
+    if (oom && final == JS_FAILED) {
+        final = JS_OUT_OF_MEMORY;
+        snprintf(j->reason, sizeof(j->reason), "OutOfMemory");
     }
     start_cleanup(c, j, final);
 }
@@ -864,6 +873,10 @@ static json_t *start_msg(ctld_t *c, const job_t *j, bool batch)
     free(nl);
     if (m && j->requeue)
         json_object_set_new(m, "requeue", json_true()); /* ended by a node cut off from us */
+    if (m && j->sel.mem > 0) /* its cgroups' memory.max on each node */
+        json_object_set_new(m, "mem_mb", json_integer(j->sel.mem));
+    if (m && j->umask >= 0) /* its processes' and output files' (launch.c) */
+        json_object_set_new(m, "umask", json_integer(j->umask));
     if (m && j->array_id) /* an element of an array (arrays.c) */
         json_object_set_new(m, "array", json_pack("[I,i]", (json_int_t)j->array_id,
                                                   j->array_task));

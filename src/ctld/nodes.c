@@ -186,7 +186,7 @@ static void settle_unreported(ctld_t *c, node_t *n, idmap_t *reported)
         else if (j->alloc[0] == n->index && !j->launched)
             jobs_requeue(c, j, "LaunchLost"); /* the start never reached the node */
         else if (j->alloc[0] == n->index)
-            jobs_script_ended(c, j, 2, 0, false, "the node no longer had the job", true, 0);
+            jobs_script_ended(c, j, 2, 0, false, false, "the node no longer had the job", true, 0);
     }
     free(u.v);
 }
@@ -248,8 +248,10 @@ void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             proto_bool_opt(e, "timed_out", false, &timed_out, err, sizeof(err));
             proto_num_opt(e, "end", 0, 1e12, 0, &t_end, err, sizeof(err));
             const char *why = NULL;
+            bool oom;
             proto_str_opt(e, "error", 255, NULL, &why, err, sizeof(err));
-            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, why, false, t_end);
+            proto_bool_opt(e, "oom", false, &oom, err, sizeof(err));
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, oom, why, false, t_end);
         }
         /* still to clean there (its daemon was away or down when we asked) */
         jobs_clean_again(c, j, n);
@@ -301,6 +303,12 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     n->stalled_seen = c->stalled;
     n->cpus = (int)cpus;
     n->memory_mb = mem;
+    /* for `ductile nodes`: where --mem and MaxProcessesPerJob are not enforced */
+    const json_t *lim = json_object_get(msg, "limits");
+    n->limits = !json_is_object(lim) ? 0
+                : NODE_LIMITS_TOLD |
+                      (json_is_true(json_object_get(lim, "memory")) ? NODE_LIMITS_MEMORY : 0) |
+                      (json_is_true(json_object_get(lim, "pids")) ? NODE_LIMITS_PIDS : 0);
     n->step_port = (int)step_port;
     if (!n->drain)
         n->reason[0] = '\0';
@@ -365,9 +373,10 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
             proto_num_opt(msg, "end", 0, 1e12, 0, &t_end, err, sizeof(err)) < 0)
             return;
         const char *error = NULL;
-        bool clean;
+        bool clean, oom;
         proto_str_opt(msg, "error", 255, NULL, &error, err, sizeof(err));
         proto_bool_opt(msg, "clean", false, &clean, err, sizeof(err));
+        proto_bool_opt(msg, "oom", false, &oom, err, sizeof(err));
         if (j && j->alloc[0] == n->index) {
             double cpu;
             int64_t mem;
@@ -382,7 +391,7 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
                             .status = kind == 1 ? 128 + (int)code : kind == 2 ? 127 : (int)code,
                             .cpu = cpu, .mem = (long long)mem};
             db_step_put(c, &r); /* step 0: the batch script (history --steps) */
-            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, error, clean, t_end);
+            jobs_script_ended(c, j, (int)kind, (int)code, timed_out, oom, error, clean, t_end);
         }
         else if (!j && !clean)
             nodes_end_stale(c, n, id, run); /* what is left of an old run must go */

@@ -121,6 +121,9 @@ int parts_submit(ctld_t *c, job_t *j, const char *asked, bool oper, char *err, s
                 return BAD("there is no partition '%.64s' (ductile partitions lists them)", w);
             cand[n++] = p;
         }
+        if (!n) /* "," (the command refuses it too): no empty reason below */
+            return BAD("--partition '%.64s' names no partition (ductile partitions lists them)",
+                       asked);
     } else {
         cand[n++] = default_partition(c);
     }

@@ -155,7 +155,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     bool requeue, ck_want, hold, test_only;
     double begin;
     const char *depend, *account, *partition, *reservation;
-    int64_t nice;
+    int64_t nice, umask_;
     const json_t *env, *args;
     if (proto_str_opt(m, "key", 64, NULL, &key, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "name", 128, "script", &name, err, sizeof(err)) < 0 ||
@@ -179,6 +179,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         proto_str_opt(m, "partition", 256, NULL, &partition, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "reservation", 64, NULL, &reservation, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "nice", -NICE_MAX, NICE_MAX, 0, &nice, err, sizeof(err)) < 0 ||
+        proto_int_opt(m, "umask", -1, 0777, -1, &umask_, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "env", MAX_ENV, MAX_ENV_LEN, &env, err, sizeof(err)) < 0 ||
         proto_strarray_opt(m, "args", MAX_ARGS, MAX_ENV_LEN, &args, err, sizeof(err)) < 0 ||
         check_text("job name", name, err, sizeof(err)) < 0 ||
@@ -293,6 +294,7 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->out_path = dup_or_null(out);
     j->err_path = dup_or_null(errp);
     j->nice = (int)nice;
+    j->umask = (int)umask_;
     if (accounts_resolve(c, j, account, is_operator(c, conn), idx ? nidx : 1, err,
                          sizeof(err)) < 0 ||
         parts_submit(c, j, partition, is_operator(c, conn), err, sizeof(err)) < 0 ||
@@ -1134,6 +1136,10 @@ static void do_nodes(ctld_t *c, conn_t *conn)
         if (c->cfg.node_gpus[i])
             json_object_set_new(o, "gpus", json_integer(c->cfg.node_gpus[i]));
         json_object_set_new(o, "sched_memory_mb", json_integer(c->cfg.node_memory[i]));
+        if (n->limits) /* which of a job's limits its cgroups enforce there */
+            json_object_set_new(o, "limits",
+                                json_pack("{s:b,s:b}", "memory", (n->limits & NODE_LIMITS_MEMORY) != 0,
+                                          "pids", (n->limits & NODE_LIMITS_PIDS) != 0));
         /* its last power reading while it is fresh (a silent node's is not its draw) */
         if (n->power_at > 0 && ctld_mono() - n->power_at <= c->cfg.node_timeout) {
             json_object_set_new(o, "power", json_real(n->power_w));

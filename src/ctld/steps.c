@@ -171,10 +171,11 @@ static json_t *step_home(conn_t *conn)
 void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
 {
     char err[256];
-    int64_t id, n;
+    int64_t id, n, um;
     const char *node, *cwd;
     const json_t *argv, *env;
     if (proto_int(m, "job", 1, INT64_MAX, &id, err, sizeof(err)) < 0 ||
+        proto_int_opt(m, "umask", -1, 0777, -1, &um, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "nodes", 0, 1 << 24, 0, &n, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "node", 63, NULL, &node, err, sizeof(err)) < 0 ||
         proto_str(m, "cwd", 4096, &cwd, err, sizeof(err)) < 0 ||
@@ -288,6 +289,8 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
             json_object_set(msg, "home", home);
         if (msg && r == 0 && s->stdin_open)
             json_object_set_new(msg, "stdin", json_true());
+        if (msg && um >= 0) /* the `ductile run` command's, for its tasks */
+            json_object_set_new(msg, "umask", json_integer(um));
         if (nodes_send(c, nodes[r], msg) < 0)
             s->done[r] = 2; /* the node is unreachable: that task fails at once */
     }

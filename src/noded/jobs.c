@@ -105,6 +105,8 @@ static void report_end(noded_t *d, njob_t *j)
                           "end", j->end_time);
     if (m && j->error[0])
         json_object_set_new(m, "error", json_string(j->error));
+    if (m && j->oom)
+        json_object_set_new(m, "oom", json_true());
     if (j->proc && !j->used_known) { /* the script's use, as it ended (history) */
         launch_usage(j->proc, &j->used_cpu, &j->used_mem);
         j->used_known = true;
@@ -498,6 +500,7 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
         for (size_t a = 0; a < nargs; a++)
             argv[k++] = (char *)json_string_value(json_array_get(args, a));
     }
+    int um = noded_umask(msg);
     if (path && env && argv) {
         launch_spec_t spec = {
             .argv = argv,
@@ -514,7 +517,11 @@ static void start_batch(noded_t *d, njob_t *j, const json_t *msg)
             .tag = "batch",
             .uid = ruid,
             .gid = rgid,
+            .set_umask = um >= 0,
+            .umask = (mode_t)(um >= 0 ? um : 0),
             .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
+            .mem_max = d->limits & LAUNCH_LIMIT_MEMORY ? j->mem_mb << 20 : 0,
+            .pids_max = d->limits & LAUNCH_LIMIT_PIDS ? d->cfg.max_procs_per_job : 0,
             .status_fd = runs_status_open(d, id),
             .gate = true, /* no exec before the run is on record (launch_go below) */
         };
@@ -651,6 +658,9 @@ void jobs_on_start(noded_t *d, const json_t *msg)
     j->run = (int)run;
     j->batch = batch;
     j->requeue = json_is_true(json_object_get(msg, "requeue"));
+    /* --mem, its cgroups' memory limit here (the script's and its steps' tasks') */
+    if (proto_int_opt(msg, "mem_mb", 0, INT32_MAX, 0, &j->mem_mb, err, sizeof(err)) < 0)
+        j->mem_mb = 0;
     /* the power it may draw per node, for the power model (metering.c) */
     json_t *pw = json_object_get(msg, "power");
     if (json_is_array(pw) && json_array_size(pw) == 2 && json_is_number(json_array_get(pw, 0)) &&
@@ -795,6 +805,7 @@ static void reap_one(noded_t *d, njob_t *j)
         return;
     set_ended(j, WIFSIGNALED(status) ? 1 : 0,
               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    j->oom = launch_oom_kills(j->proc) > 0; /* read before its cgroup goes */
     uv_timer_stop(&j->wall);
     uv_timer_stop(&j->warn);
     /* Nothing left of the job here: say so with the end and save a round trip (unless
@@ -875,13 +886,14 @@ static void report_one(int64_t id, void *val, void *arg)
     njob_t *j = val;
     json_t *arr = arg;
     if (j->ended && j->batch && !j->acked)
-        json_array_append_new(arr, json_pack("{s:I,s:i,s:s,s:i,s:i,s:b,s:f}",
+        json_array_append_new(arr, json_pack("{s:I,s:i,s:s,s:i,s:i,s:b,s:b,s:f}",
                                              "job", (json_int_t)j->id,
                                              "run", j->run,
                                              "state", "ended",
                                              "kind", j->kind,
                                              "code", j->code,
                                              "timed_out", j->timed_out,
+                                             "oom", j->oom,
                                              "end", j->end_time));
     else if (!j->cleaned) {
         json_t *e = json_pack("{s:I,s:i,s:s,s:b}", "job", (json_int_t)j->id, "run", j->run,

@@ -1,6 +1,7 @@
 /* launch: a job's processes on a node. See launch.h for the tracking model. */
 #define _GNU_SOURCE /* pipe2, close_range, getgrouplist, setmntent/getmntent_r */
 #include "launch.h"
+#include "fsutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -219,6 +220,95 @@ static int cg_create(const char *root, const char *parent, const char *leaf, cha
     return -e;
 }
 
+/* Writes text into a control file of dir: 0 or a negative errno (-ENOENT: the
+ * controller that has the file is not enabled there). */
+static int cg_write(const char *dir, const char *file, const char *text)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t w = write(fd, text, strlen(text));
+    int rc = w == (ssize_t)strlen(text) ? 0 : w < 0 ? -errno : -EIO;
+    close(fd);
+    return rc;
+}
+
+static const char *const limit_ctl[] = {"memory", "pids"}; /* LAUNCH_LIMIT_* order */
+
+/* Each cgroup from the mount down to parent enables the controllers for the one below
+ * (one at a time: a hierarchy without one still gets the other). A cgroup that holds
+ * processes refuses (EBUSY), as does one whose parent lacks the controller: then its
+ * children have no limit files, which launch_cgroup_limits and cg_limit notice. */
+static void cg_enable(const char *root, const char *parent)
+{
+    char dir[PATH_MAX];
+    int n = snprintf(dir, sizeof(dir), "%s/%s", root, parent);
+    if (n < 0 || (size_t)n >= sizeof(dir))
+        return;
+    size_t cut = strlen(root);
+    for (;;) {
+        char save = dir[cut];
+        dir[cut] = '\0';
+        for (size_t k = 0; k < 2; k++) {
+            char ctl[16];
+            snprintf(ctl, sizeof(ctl), "+%s", limit_ctl[k]);
+            cg_write(dir, "cgroup.subtree_control", ctl);
+        }
+        dir[cut] = save;
+        if (!save)
+            return;
+        char *slash = strchr(dir + cut + 1, '/');
+        cut = slash ? (size_t)(slash - dir) : strlen(dir);
+    }
+}
+
+int launch_cgroup_limits(const char *cgroup_parent)
+{
+    char root[PATH_MAX], dir[PATH_MAX + 8], line[256];
+    if (!cgroup_parent || !cg_parent_ok(cgroup_parent) ||
+        launch_cgroup_root(root, sizeof(root)) < 0)
+        return 0;
+    snprintf(dir, sizeof(dir), "%s/%s", root, cgroup_parent);
+    if (fsutil_mkdirs(dir, 0755) < 0)
+        return 0;
+    cg_enable(root, cgroup_parent);
+    char path[PATH_MAX + 40];
+    snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+    FILE *f = fopen(path, "re");
+    int bits = 0;
+    if (f && fgets(line, sizeof(line), f))
+        for (char *save = NULL, *w = strtok_r(line, " \n", &save); w;
+             w = strtok_r(NULL, " \n", &save))
+            for (int k = 0; k < 2; k++)
+                if (!strcmp(w, limit_ctl[k]))
+                    bits |= 1 << k;
+    if (f)
+        fclose(f);
+    return bits;
+}
+
+/* Sets one limit of the job's cgroup cg (file, e.g. memory.max, to value), enabling
+ * the controllers above it first if the file is not there; a limit that cannot be set
+ * is said in *warn (appended) and the job runs without it. */
+static void cg_limit(const char *root, const char *parent, const char *cg, const char *file,
+                     long long value, char *warn, size_t warnlen)
+{
+    char v[32];
+    snprintf(v, sizeof(v), "%lld", value);
+    int rc = cg_write(cg, file, v);
+    if (rc == -ENOENT) {
+        cg_enable(root, parent);
+        rc = cg_write(cg, file, v);
+    }
+    if (rc == 0)
+        return;
+    size_t l = strlen(warn);
+    snprintf(warn + l, warnlen - l, "%s%s not set (%s): not enforced", l ? "; " : "", file,
+             rc == -ENOENT ? "no such controller in this cgroup v2 hierarchy" : strerror(-rc));
+}
+
 /* rmdir fails with EBUSY for a short while after the last process has exited. */
 static void cg_remove(const char *cg)
 {
@@ -304,6 +394,7 @@ struct child_plan {
     const char *out_path, *err_path; /* expanded, never NULL */
     const char *in_path;             /* the standard input; NULL: /dev/null */
     bool same_out_err;
+    int umask;                       /* the job's; -1: the daemon's */
     const char *cg_procs;            /* NULL: no cgroup */
     bool cg_joined;                  /* created inside it already (clone3) */
     bool drop;
@@ -341,10 +432,11 @@ static int child_lift(int fd)
     return nfd;
 }
 
-/* O_NONBLOCK so a FIFO without a reader fails (ENXIO) instead of hanging the start. */
+/* O_NONBLOCK so a FIFO without a reader fails (ENXIO) instead of hanging the start.
+ * 0666: the umask decides, as for the files the job creates itself. */
 static int child_open_out(const char *path)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0666);
     if (fd < 0)
         return -1;
     int fl = fcntl(fd, F_GETFL);
@@ -491,6 +583,9 @@ static _Noreturn void child_main(const struct child_plan *pl)
             child_fail(pl, STEP_SETUID, errno);
     }
 
+    /* Before the output files: a user with umask 077 does not get them 0644. */
+    if (pl->umask >= 0)
+        umask((mode_t)pl->umask);
     if (chdir(pl->cwd) < 0)
         child_fail(pl, STEP_CHDIR, errno);
 
@@ -737,6 +832,15 @@ static int prepare_cgroup(const launch_spec_t *s, launch_proc_t *p, char *err, s
     char kill_path[PATH_MAX + 16];
     snprintf(kill_path, sizeof(kill_path), "%s/cgroup.kill", path);
     p->has_kill = access(kill_path, F_OK) == 0;
+    /* before any process of the job is in it */
+    if (s->mem_max > 0) {
+        cg_limit(root, s->cgroup_parent, path, "memory.max", s->mem_max, p->warning,
+                 sizeof(p->warning));
+        cg_write(path, "memory.swap.max", "0"); /* (no such file without swap accounting) */
+    }
+    if (s->pids_max > 0)
+        cg_limit(root, s->cgroup_parent, path, "pids.max", s->pids_max, p->warning,
+                 sizeof(p->warning));
     return 0;
 }
 
@@ -966,6 +1070,7 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
         .err_path = err_path,
         .in_path = spec->stdin_path,
         .same_out_err = strcmp(out_path, err_path) == 0,
+        .umask = spec->set_umask ? (int)(spec->umask & 0777) : -1,
         .drop = geteuid() == 0 && spec->uid != 0,
         .gate = spec->gate,
         .uid = spec->uid,
@@ -1052,6 +1157,12 @@ static long long cg_read(const char *dir, const char *file, const char *key)
     if (f)
         fclose(f);
     return v;
+}
+
+long long launch_oom_kills(const launch_proc_t *p)
+{
+    long long n = p && p->cgroup ? cg_read(p->cgroup, "memory.events", "oom_kill") : -1;
+    return n > 0 ? n : 0;
 }
 
 void launch_usage(const launch_proc_t *p, double *cpu, long long *mem)

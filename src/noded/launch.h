@@ -25,9 +25,10 @@ typedef struct launch_spec {
     char *const *argv;       /* argv[0] is a path, used as is: no PATH search */
     char *const *envp;       /* the job's whole environment; NULL means empty */
     const char *cwd;         /* NULL means "/" */
-    /* Created or truncated, mode 0644 (less the umask), as the job's user, after the
-     * chdir to cwd (so relative paths are relative to it), with the patterns of
-     * launch_expand_path. NULL means /dev/null. Equal paths share one file. */
+    /* Created or truncated, mode 0666 less the umask (as a shell's redirection makes
+     * them), as the job's user, after the chdir to cwd (so relative paths are relative
+     * to it), with the patterns of launch_expand_path. NULL means /dev/null. Equal
+     * paths share one file. */
     const char *stdout_path;
     const char *stderr_path;
     /* Opened for reading as the job's user, after the chdir; NULL: /dev/null. */
@@ -43,9 +44,19 @@ typedef struct launch_spec {
      * the user's supplementary groups. As non-root, uid must be 0 or our own uid. */
     uid_t uid;
     gid_t gid;
+    /* The job's file-creation mask (its submitter's), set before its output files are
+     * opened, and its processes' from then on; without set_umask, the daemon's own. */
+    bool set_umask;
+    mode_t umask;
     /* Relative to the cgroup2 mount, e.g. "ductile/n01"; created as needed.
      * NULL: no cgroup (process group/session tracking only). */
     const char *cgroup_parent;
+    /* Limits of the job's cgroup: memory.max in bytes (with memory.swap.max 0, so that
+     * the job cannot swap past it) and pids.max (processes and threads); 0: none.
+     * Where the hierarchy lacks a controller, the job runs without that limit and
+     * launch_warning says so. */
+    int64_t mem_max;
+    int64_t pids_max;
     /* >= 0 (a batch script): the job runs under a small shepherd process that waits for
      * it, writes its wait status to this descriptor (as "%d\n" at offset 0, over what the
      * caller may have written there) and then ends the same
@@ -130,6 +141,17 @@ bool launch_shepherded(const launch_proc_t *p);
  * process and the descendants it waited for; the largest one's peak resident size). */
 void launch_usage(const launch_proc_t *p, double *cpu, long long *mem);
 void launch_set_shepherded(launch_proc_t *p, bool on);
+
+/* The limits the jobs' cgroups under cgroup_parent can have (LAUNCH_LIMIT_* bits): the
+ * controllers are enabled in every cgroup from the mount down to cgroup_parent (made
+ * as needed), each for the one below. 0 without a cgroup2 hierarchy, or where it lacks
+ * them (a host whose memory controller belongs to cgroup v1). */
+#define LAUNCH_LIMIT_MEMORY 1
+#define LAUNCH_LIMIT_PIDS 2
+int launch_cgroup_limits(const char *cgroup_parent);
+/* How many of the job's processes the kernel killed for passing its memory.max (its
+ * cgroup's memory.events); 0 without a cgroup or a memory controller. */
+long long launch_oom_kills(const launch_proc_t *p);
 
 /* Removes the empty cgroups under cgroup_parent (relative to the cgroup2 mount) and,
  * with self and nothing left, cgroup_parent and its empty parents below "ductile".

@@ -98,6 +98,10 @@ static void connect_ctl(noded_t *d)
     json_object_set_new(reg, "runs", json_true());
     /* where other nodes send the output of steps whose client runs here */
     json_object_set_new(reg, "step_port", json_integer(d->step_port));
+    /* the limits its jobs' cgroups get: `ductile nodes` says where they are not enforced */
+    json_object_set_new(reg, "limits", json_pack("{s:b,s:b}",
+                                                 "memory", (d->limits & LAUNCH_LIMIT_MEMORY) != 0,
+                                                 "pids", (d->limits & LAUNCH_LIMIT_PIDS) != 0));
     /* the jobs whose checkpoint agents run here (a checkpoint node) */
     json_object_set_new(reg, "agents", agents_report(d));
     conn_send_new(d->ctl, reg);
@@ -235,7 +239,17 @@ static int node_start(noded_t *d, const config_t *cfg, const char *conf_path, in
         if (noded_nall == 1)
             fprintf(stderr, "ductile-noded %s: jobs' cgroups under %s/%s\n", d->name, root,
                     d->cgroup_parent);
+        /* one hierarchy for every node of this process: asked once (an emulated
+         * cluster's daemon may hold thousands), each node's own cgroup enables the
+         * controllers at its first job (launch.c) */
+        d->limits = d == noded_all ? launch_cgroup_limits(d->cgroup_parent) : noded_all->limits;
     }
+    bool mem = d->limits & LAUNCH_LIMIT_MEMORY, pids = d->limits & LAUNCH_LIMIT_PIDS;
+    if (d == noded_all && !(mem && pids))
+        fprintf(stderr, "ductile-noded %s: jobs' %s%s%s not enforced here: no cgroup v2 %s "
+                "controller%s\n", d->name, mem ? "" : "memory (--mem)", mem || pids ? "" : " and ",
+                pids ? "" : "processes (MaxProcessesPerJob)",
+                mem ? "pids" : pids ? "memory" : "memory and pids", mem || pids ? "" : "s");
     if (nodepower_init(&d->power, d->cfg.power_source, d->cfg.powercap_dir) < 0) {
         fprintf(stderr, "ductile-noded %s: PowerSource = rapl: %s\n", d->name, d->power.why);
         return -1;

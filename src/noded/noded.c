@@ -26,6 +26,12 @@ int noded_send(noded_t *d, json_t *msg)
     return rc;
 }
 
+int noded_umask(const json_t *msg)
+{
+    char err[64];
+    int64_t v;
+    return proto_int_opt(msg, "umask", 0, 0777, -1, &v, err, sizeof(err)) < 0 ? -1 : (int)v;
+}
 
 void noded_dispatch(noded_t *d, const json_t *msg)
 {

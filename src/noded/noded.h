@@ -42,6 +42,9 @@ typedef struct njob {
     bool ended;              /* the script ended (result below) */
     int kind, code;          /* 0 exit code, 1 signal, 2 could not start */
     bool timed_out;
+    bool oom;                /* the kernel killed a process of the script's cgroup for
+                              * passing its memory limit */
+    int64_t mem_mb;          /* --mem: its cgroups' memory.max here (MiB); 0: none */
     bool acked;              /* the controller has the result on disk */
     bool cleaning;           /* the controller asked us to clean up */
     bool cleaned;
@@ -105,6 +108,8 @@ struct noded {
     char spool[4096];
     char cgroup_parent[256];
     char cgroup_root[256];      /* the cgroup2 mount, when cgroup_parent is set */
+    int limits;                 /* LAUNCH_LIMIT_* its jobs' cgroups get (told at registration):
+                                 * the others are not tried at each start */
     nodepower_t power;          /* where the node's power readings come from */
     struct agent_seen *agents_seen; /* its agents' last reports (agents.c), by name */
     int agents_nseen;
@@ -191,12 +196,14 @@ int hosts_env(const noded_t *d, int64_t job, char *const *base, char kv[][HOSTS_
 const char *hosts_env_get(char *const *env, const char *key);
 /* slurmenv.c: Slurm's names for a job's variables (SlurmEnvironment = yes; 0 entries
  * with no): at most SLURMENV_JOB_MAX; for a step's task, at most SLURMENV_STEP_MAX */
-#define SLURMENV_JOB_MAX 17
-#define SLURMENV_STEP_MAX 6
+#define SLURMENV_JOB_MAX 18
+#define SLURMENV_STEP_MAX 7
 #define SLURMENV_STEP_LEN 4300
 int slurmenv_job(const noded_t *d, const json_t *msg, int64_t id, char *const *base,
                  char kv[][HOSTS_KV_LEN]);
-int slurmenv_step(const noded_t *d, int64_t job, int step, int rank, char kv[][SLURMENV_STEP_LEN]);
+/* umask: the task's (SLURM_UMASK), -1: none */
+int slurmenv_step(const noded_t *d, int64_t job, int step, int rank, int umask,
+                  char kv[][SLURMENV_STEP_LEN]);
 /* agents.c: DUCTILE_CKPT_AGENTS and DUCTILE_CKPT_KEY_FILE for a job with agents, and
  * the site's CheckpointTransfer and CheckpointRegions unless the job sets them; how
  * many (4 at most) */
@@ -253,6 +260,10 @@ void metering_ping(noded_t *d, json_t *ping);
 /* noded.c: one message from the controller, dispatched by type. Never trusts it: bad
  * or unknown messages are logged and dropped. */
 void noded_dispatch(noded_t *d, const json_t *msg);
+/* The umask a job_start or step_start carries (its submitter's, or the `ductile run`
+ * command's): 0 to 0777, or -1 when it carries none (an older controller or command:
+ * the job gets the daemon's). */
+int noded_umask(const json_t *msg);
 
 /* uv_close, unless the handle is closing already: a daemon that stops closes every
  * handle of its loop (main.c), and libuv aborts on a second close. */

@@ -96,6 +96,7 @@ conn_guard_t *peers_guard(noded_t *d)
         /* no idle timeout: a step's connection is quiet while its tasks are, and a
          * job's leader waits on its connection for offers */
         .privileged = privileged,
+        .server = "this node's daemon",
     };
     return guard = conn_guard_create(d->loop, &lim);
 }

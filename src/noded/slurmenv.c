@@ -34,6 +34,9 @@ int slurmenv_job(const noded_t *d, const json_t *msg, int64_t id, char *const *b
         snprintf(kv[n++], HOSTS_KV_LEN, "SLURM_JOB_CPUS_PER_NODE=%d(x%lld)", cores, nn);
     else
         snprintf(kv[n++], HOSTS_KV_LEN, "SLURM_JOB_CPUS_PER_NODE=%d", cores);
+    int um = noded_umask(msg);
+    if (um >= 0) /* as sbatch records it: four octal digits */
+        snprintf(kv[n++], HOSTS_KV_LEN, "SLURM_UMASK=%04o", (unsigned)um);
     const json_t *arr = json_object_get(msg, "array"); /* [array id, index] */
     if (json_array_size(arr) == 2) {
         snprintf(kv[n++], HOSTS_KV_LEN, "SLURM_ARRAY_JOB_ID=%lld",
@@ -51,7 +54,8 @@ int slurmenv_job(const noded_t *d, const json_t *msg, int64_t id, char *const *b
     return n;
 }
 
-int slurmenv_step(const noded_t *d, int64_t job, int step, int rank, char kv[][SLURMENV_STEP_LEN])
+int slurmenv_step(const noded_t *d, int64_t job, int step, int rank, int umask,
+                  char kv[][SLURMENV_STEP_LEN])
 {
     if (!d->cfg.slurm_env)
         return 0;
@@ -63,5 +67,7 @@ int slurmenv_step(const noded_t *d, int64_t job, int step, int rank, char kv[][S
     snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_STEPID=%d", step - 1);
     snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_PROCID=%d", rank);
     snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURMD_NODENAME=%s", d->name);
+    if (umask >= 0)
+        snprintf(kv[n++], SLURMENV_STEP_LEN, "SLURM_UMASK=%04o", (unsigned)umask);
     return n;
 }

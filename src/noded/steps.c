@@ -407,7 +407,8 @@ void steps_on_start(noded_t *d, const json_t *msg)
         fprintf(stderr, "ductile-noded %s: bad step_start: %s\n", d->name, err);
         return;
     }
-    if (!idmap_get(d->jobs, job)) {
+    const njob_t *nj = idmap_get(d->jobs, job);
+    if (!nj) {
         fail_start(d, job, (int)step, (int)rank, "the job does not run on this node");
         return;
     }
@@ -449,7 +450,8 @@ void steps_on_start(noded_t *d, const json_t *msg)
     snprintf(kv[3], sizeof(kv[3]), "DUCTILE_NODED_SOCKET=%s", d->app_socket);
     /* a step started from outside the job (a login host) is inside it all the same */
     snprintf(kv[4], sizeof(kv[4]), "DUCTILE_JOB_ID=%lld", (long long)job);
-    int nkv = 5 + slurmenv_step(d, job, (int)step, (int)rank, kv + 5);
+    int um = noded_umask(msg);
+    int nkv = 5 + slurmenv_step(d, job, (int)step, (int)rank, um, kv + 5);
     const char *extra[5 + SLURMENV_STEP_MAX];
     for (int q = 0; q < nkv; q++)
         extra[q] = kv[q];
@@ -471,7 +473,13 @@ void steps_on_start(noded_t *d, const json_t *msg)
             .tag = tag,
             .uid = ruid,
             .gid = rgid,
+            .set_umask = um >= 0,
+            .umask = (mode_t)(um >= 0 ? um : 0),
             .cgroup_parent = d->cgroup_parent[0] ? d->cgroup_parent : NULL,
+            /* each task's cgroup, as the script's (none where the node has no such
+             * controller: `ductile nodes` says so, each start need not find out) */
+            .mem_max = d->limits & LAUNCH_LIMIT_MEMORY ? nj->mem_mb << 20 : 0,
+            .pids_max = d->limits & LAUNCH_LIMIT_PIDS ? d->cfg.max_procs_per_job : 0,
         };
         rc = launch_start(&spec, &t->proc, err, sizeof(err));
     } else {

@@ -600,8 +600,8 @@ static bool guard_admit(conn_guard_t *g, conn_t *c)
     g->n++;
     int others = g->n - 1 - g->nrefusing; /* a flood's refusals in flight do not count */
     if (l->max_conns && others >= l->max_conns) {
-        refuse(c, "too many connections: the controller is at MaxConnections = %d",
-               l->max_conns);
+        refuse(c, "too many connections: %s is at MaxConnections = %d",
+               l->server ? l->server : "the controller", l->max_conns);
         return false;
     }
     bool reserve = l->max_conns && others >= l->max_conns - l->reserve;

@@ -66,6 +66,9 @@ typedef struct conn_limits {
      * up); NULL: nobody is privileged. */
     bool (*privileged)(uid_t uid, void *arg);
     void *arg;
+    /* Who refuses, in the refusals' words ("the controller", "this node's daemon"): the
+     * user may be talking to either. NULL: "the controller". */
+    const char *server;
 } conn_limits_t;
 
 /* The guard's timer runs on loop; the guard lives as long as the daemon (it is not

@@ -196,7 +196,11 @@ int proto_decoder_next(proto_decoder_t *d, proto_session_t *ss, json_t **msg, ch
             }
         }
         json_error_t jerr;
-        json_t *m = json_loadb((const char *)payload, n, JSON_REJECT_DUPLICATES, &jerr);
+        /* A NUL inside a string is valid JSON: the message is read, and the accessors
+         * (proto_str_opt...) refuse the field with an error the daemon replies with,
+         * instead of dropping the connection over one bad field. */
+        json_t *m = json_loadb((const char *)payload, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+                               &jerr);
         size_t used = PROTO_HDR_LEN + (size_t)n;
         memmove(d->buf, d->buf + used, d->len - used);
         d->len -= used;

@@ -22,5 +22,16 @@ expect_err "option '--io-intensity' needs a value" submit --io-intensity
 # "--nice: not an option of ductile submit")
 expect_err "-10: a number is not an option; an option with an optional value takes it after '=' (--nice=-10)" \
   submit --nice -10 --wrap true
+# a value after a space, where the script's name goes: said in words (it was "cannot
+# read 10000001"), out of range or not; a file of that name is still the script
+expect_err "--nice 10000001: out of range (-10000000 to 10000000); an option with an optional value takes it after '=' (--nice=N)" \
+  submit --nice 10000001 script.sh
+expect_err "--nice 5: an option with an optional value takes it after '=' (--nice=5); 5 is not the script" \
+  submit --nice 5 script.sh
+(cd "$tmp" && printf '#!/bin/sh\ntrue\n' > 7 && expect_err "no cluster" submit --nice 7)
+# a list of partitions with no name in it (it printed "ductile: " alone)
+expect_err "--partition: ',' names no partition: give a partition's name, or several joined by ','" \
+  submit -p , --wrap true
+expect_err "--partition: 'a,,b' has an empty name" submit -p a,,b --wrap true
 "$bin" partitions --help | grep -q "partitions update NAME --state" || fail "partitions --help shows update"
 echo ok

@@ -48,6 +48,14 @@ cat "$T/bad.log"
 grep -q started "$T/bad.log" || fail "the daemon with the wrong key did not start: $(cat "$T/bad.log")"
 ! grep -q registered "$T/bad.log" || fail "a daemon with the wrong key registered"
 healthy "wrong key"
+# A NUL inside a string (\u0000, valid JSON) gets an error reply naming the field, and
+# the connection stays open for the next request (docs/protocol.md)
+printf '{"type":"queue","user":"ro\\u0000ot"}' > "$T/nul.json"
+printf '{"type":"status"}' > "$T/status.json"
+on ctl "$GARBAGE" unix "$sock" request "$T/nul.json" "$T/status.json" > "$T/nul.out"
+grep -q "^reply: .*field 'user' contains a NUL byte" "$T/nul.out" || fail "NUL: $(cat "$T/nul.out")"
+[ "$(sed -n 2p "$T/nul.out" | grep -c '^reply: .*"ok": *true')" = 1 ] ||
+  fail "the connection did not serve a request after the NUL: $(cat "$T/nul.out")"
 # Bad requests on the local socket get an error and change nothing.
 printf '#!/bin/sh\nsleep 300\n' > long.sh
 j=$(submit long.sh)
@@ -66,6 +74,18 @@ expect_state "$j" R
 ! as_nobody "$BIN" drain n1 2> e.txt || fail "nobody drained a node"
 grep -q "only operators" e.txt || fail "drain message: $(cat e.txt)"
 d cancel "$j"
+if [ "$HOSTS" != 1 ]; then
+  # `cluster up`'s logs name other users' paths and jobs, its state directory holds the
+  # database: neither is the world's (the state directory stays passable, for the node
+  # daemons' sockets in it)
+  [ "$(stat -c %a "$T/c/log")" = 700 ] || fail "log directory $(stat -c %a "$T/c/log")"
+  for f in "$T"/c/log/*.log; do
+    [ "$(stat -c %a "$f")" = 600 ] || fail "$f is $(stat -c %a "$f")"
+  done
+  [ "$(stat -c %a "$T/c/state")" = 711 ] || fail "state directory $(stat -c %a "$T/c/state")"
+  ! as_nobody cat "$T/c/log/ductiled.log" > /dev/null 2>&1 || fail "nobody read the controller's log"
+  ! as_nobody ls "$T/c/state" > /dev/null 2>&1 || fail "nobody listed the state directory"
+fi
 # A job runs as the user who submitted it, never as root.
 mkdir -m 777 "$T/pub"
 printf '#!/bin/sh\nid -u\ntouch mine\n' > "$T/pub/who.sh"

@@ -12,9 +12,10 @@
  *                hang up: prints "closed after S s" (exit 0) or "still open" (exit 1)
  *   silent SECS  the same without sending anything.
  * With GARBAGE_SOURCES=K, TCP connections come from K loopback addresses in turn.
- * A well-formed request, on a Unix socket (no MAC: the kernel names the sender):
- *   request FILE  one frame whose payload is FILE's bytes; prints the first frame that
- *                 comes back ("reply: " and up to 300 bytes of it) or "closed". */
+ * Well-formed requests, on a Unix socket (no MAC: the kernel names the sender):
+ *   request FILE...  for each FILE in turn, on one connection, a frame whose payload is
+ *                 its bytes; prints the first frame that comes back for it ("reply: " and
+ *                 up to 300 bytes of it), or "closed" and stops. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
@@ -174,30 +175,15 @@ static bool read_all(int fd, uint8_t *buf, size_t n)
     return true;
 }
 
-static int request(const char *path, const char *file)
+/* One request on fd, frame number seq: prints its reply; false once the peer closed. */
+static bool request_one(int fd, uint64_t seq, const char *payload, size_t n)
 {
-    FILE *f = fopen(file, "rb");
-    if (!f) {
-        perror(file);
-        return 2;
-    }
-    static char payload[64u << 20];
-    size_t n = fread(payload, 1, sizeof(payload) - 1, f);
-    fclose(f);
-    payload[n] = '\0';
-    char *args[] = {"garbage", "unix", (char *)path};
-    int fd = dial(3, args);
-    if (fd < 0) {
-        perror("connect");
-        return 1;
-    }
     uint8_t h[48] = {0};
     put32(h, 0x44435431u);
     put32(h + 4, (uint32_t)n);
-    h[15] = 1; /* seq 1; a Unix socket's frames carry no MAC */
+    put32(h + 12, (uint32_t)seq); /* a Unix socket's frames carry no MAC */
     /* A refusal is written, then the connection closed, maybe before our request is
      * all sent: the answer may still be there to read. */
-    signal(SIGPIPE, SIG_IGN);
     if (write(fd, h, sizeof(h)) == (ssize_t)sizeof(h))
         for (size_t off = 0; off < n;) {
             ssize_t w = write(fd, payload + off, n - off);
@@ -208,16 +194,44 @@ static int request(const char *path, const char *file)
     uint8_t rh[48];
     if (!read_all(fd, rh, sizeof(rh))) {
         printf("closed\n");
-        return 0;
+        return false;
     }
     uint32_t len = (uint32_t)rh[4] << 24 | (uint32_t)rh[5] << 16 | (uint32_t)rh[6] << 8 | rh[7];
-    uint8_t body[301] = {0};
-    size_t want = len < 300 ? len : 300;
-    if (!read_all(fd, body, want)) {
+    /* all of it, so that the next reply starts where it should */
+    uint8_t *body = malloc((size_t)len + 1);
+    if (!body || !read_all(fd, body, len)) {
+        free(body);
         printf("closed\n");
-        return 0;
+        return false;
     }
-    printf("reply: %s\n", (char *)body);
+    body[len] = '\0';
+    printf("reply: %.300s\n", (char *)body);
+    free(body);
+    return true;
+}
+
+static int request(const char *path, char **files, int nfiles)
+{
+    static char payload[64u << 20];
+    char *args[] = {"garbage", "unix", (char *)path};
+    int fd = dial(3, args);
+    if (fd < 0) {
+        perror("connect");
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    for (int k = 0; k < nfiles; k++) {
+        FILE *f = fopen(files[k], "rb");
+        if (!f) {
+            perror(files[k]);
+            return 2;
+        }
+        size_t n = fread(payload, 1, sizeof(payload) - 1, f);
+        fclose(f);
+        payload[n] = '\0';
+        if (!request_one(fd, (uint64_t)k + 1, payload, n))
+            break;
+    }
     close(fd);
     return 0;
 }
@@ -229,8 +243,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *mode = argv[argc - 1];
-    if (argc == 5 && !strcmp(argv[1], "unix") && !strcmp(argv[3], "request"))
-        return request(argv[2], argv[4]);
+    if (argc >= 5 && !strcmp(argv[1], "unix") && !strcmp(argv[3], "request"))
+        return request(argv[2], argv + 4, argc - 4);
     if (argc >= 5 && (!strcmp(argv[argc - 2], "hold") || !strcmp(argv[argc - 2], "bigframe") ||
                       !strcmp(argv[argc - 2], "stall") ||
                       !strcmp(argv[argc - 2], "silent")))

@@ -79,6 +79,7 @@ static void defaults(void **state)
     assert_int_equal(c.noperators, 0);
     assert_int_equal(c.max_jobs, 1000000);
     assert_int_equal(c.max_requeue, 5);
+    assert_int_equal(c.max_procs_per_job, 4096);
     assert_int_equal(c.max_script_size, 1048576);
     assert_int_equal(c.max_connections, 4096);
     assert_int_equal(c.reserved_connections, 32);
@@ -127,6 +128,7 @@ static void every_key(void **state)
                           "Operators = alice, bob\n"
                           "MaxJobs = 5000\n"
                           "MaxRequeue = 0\n"
+                          "MaxProcessesPerJob = 0\n"
                           "MaxScriptSize = 1024\n"
                           "NodeAddr = n01=10.0.0.1, n03 = host3:7001\n"
                           "MaxConnections = 1000\n"
@@ -167,6 +169,7 @@ static void every_key(void **state)
     assert_false(config_is_operator(&c, "carol"));
     assert_int_equal(c.max_jobs, 5000);
     assert_int_equal(c.max_requeue, 0);
+    assert_int_equal(c.max_procs_per_job, 0);
     assert_int_equal(c.max_script_size, 1024);
     assert_null(c.node_addr[0]);
     assert_string_equal(c.node_addr[1], "10.0.0.1");
@@ -279,6 +282,10 @@ static void range_errors(void **state)
     parse_err("Nodes = n1\nMaxJobs = 0\n", "MaxJobs", "accepted: 1..2147483647", NULL);
     parse_err("Nodes = n1\nMaxJobs = 2147483648\n", "MaxJobs", "out of range", NULL);
     parse_err("Nodes = n1\nMaxRequeue = -1\n", "MaxRequeue", "accepted: 0..1000000", NULL);
+    parse_err("Nodes = n1\nMaxProcessesPerJob = -1\n", "MaxProcessesPerJob",
+              "accepted: 0..4194304", NULL);
+    parse_err("Nodes = n1\nMaxProcessesPerJob = 4194305\n", "MaxProcessesPerJob",
+              "out of range", NULL);
     parse_err("Nodes = n1\nMaxScriptSize = 1023\n", "t.conf:2:", "MaxScriptSize",
               "accepted: 1024..16777216");
     parse_err("Nodes = n1\nMaxScriptSize = 16777217\n", "accepted: 1024..16777216", NULL, NULL);

@@ -210,6 +210,26 @@ static void per_user_cap(void **state)
     srv_stop(s);
 }
 
+/* A refusal names the daemon that refuses: a job's command talks to its node's daemon,
+ * which said "the controller is at MaxConnections". */
+static void refusal_names_the_server(void **state)
+{
+    (void)state;
+    conn_limits_t lim = {.max_conns = 1, .server = "this node's daemon"};
+    srv_t *s = srv_start(&lim);
+    int a = dial_unix(s->path), b = dial_unix(s->path);
+    assert_true(run_until(s, &s->closed, 1, 5));
+    char buf[4096];
+    ssize_t n = recv(b, buf, sizeof(buf) - 1, 0);
+    assert_true(n > PROTO_HDR_LEN);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf + PROTO_HDR_LEN,
+                           "too many connections: this node's daemon is at MaxConnections = 1"));
+    close(a), close(b);
+    assert_true(run_until(s, &s->closed, 2, 5));
+    srv_stop(s);
+}
+
 /* The reserve: with 3 of 4 slots used, an ordinary user is refused, a privileged one
  * is not. */
 static bool uid_is_privileged;
@@ -305,6 +325,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(preauth_frames_are_small),
         cmocka_unit_test(per_user_cap),
+        cmocka_unit_test(refusal_names_the_server),
         cmocka_unit_test(reserve_for_operators),
         cmocka_unit_test(timeouts),
         cmocka_unit_test(close_after_walk),

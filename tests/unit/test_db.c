@@ -309,6 +309,23 @@ static void checkpoint_agents_column(void **state)
     damaged_is_not_found(f, &c, id, "ckpt = '{\"agents\":5}'");
 }
 
+/* Inserts j (freed) as a finished job, commits, reopens the database and returns the
+ * job as a restart finds it (c open; *id its id). */
+static job_t *kept_across_restart(fixture_t *f, ctld_t *c, job_t *j, int64_t *id)
+{
+    assert_int_equal(db_job_insert(c, j), 0);
+    j->state = JS_COMPLETED;
+    assert_int_equal(db_job_save(c, j), 0);
+    *id = j->id;
+    job_free(j);
+    assert_int_equal(db_commit(c), 0);
+    close_ctld(c);
+    open_ctld(f, c, 0, 0);
+    j = db_job_find_finished(c, *id);
+    assert_non_null(j);
+    return j;
+}
+
 /* A job's script arguments (schema 8): an upgraded database has none for its old jobs;
  * a job keeps them across a restart; a value that is not an array of strings is a
  * damaged row. */
@@ -322,21 +339,32 @@ static void script_arguments_column(void **state)
     j = new_job(1);
     json_t *want = json_pack("[s,s,s]", "x  y", "-N", "");
     j->args = json_deep_copy(want);
-    assert_int_equal(db_job_insert(&c, j), 0);
-    j->state = JS_COMPLETED;
-    assert_int_equal(db_job_save(&c, j), 0);
-    int64_t id = j->id;
-    job_free(j);
-    assert_int_equal(db_commit(&c), 0);
-    close_ctld(&c);
-    open_ctld(f, &c, 0, 0);
-    j = db_job_find_finished(&c, id);
-    assert_non_null(j);
+    int64_t id;
+    j = kept_across_restart(f, &c, j, &id);
     assert_true(json_equal(j->args, want));
     json_decref(want);
     job_free(j);
     close_ctld(&c);
     damaged_is_not_found(f, &c, id, "args = '[1]'");
+}
+
+/* Schema 13: a job keeps its submitter's umask across a restart; an upgraded
+ * database's jobs have none (-1: the node daemon's), and a damaged one is not loaded. */
+static void umask_column(void **state)
+{
+    fixture_t *f = *state;
+    ctld_t c;
+    job_t *j = upgraded_job(f, &c, "ALTER TABLE jobs DROP COLUMN umask; PRAGMA user_version = 12");
+    assert_int_equal(j->umask, -1);
+    job_free(j);
+    j = new_job(1);
+    j->umask = 077;
+    int64_t id;
+    j = kept_across_restart(f, &c, j, &id);
+    assert_int_equal(j->umask, 077);
+    job_free(j);
+    close_ctld(&c);
+    damaged_is_not_found(f, &c, id, "umask = 4096");
 }
 
 /* Pages of the database a call reads (SQLite's page cache: hits and misses). */
@@ -402,6 +430,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(power_columns_and_energy, setup, teardown),
         cmocka_unit_test_setup_teardown(checkpoint_agents_column, setup, teardown),
         cmocka_unit_test_setup_teardown(history_ignores_the_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(umask_column, setup, teardown),
         cmocka_unit_test_setup_teardown(script_arguments_column, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -144,6 +144,15 @@ static launch_proc_t *start_ok(const launch_spec_t *s)
     return p;
 }
 
+/* Starts the job and waits for it to exit 0; nothing of it is left. */
+static void run_ok(const launch_spec_t *s)
+{
+    launch_proc_t *p = start_ok(s);
+    int st = reap_within(p, 10);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    launch_cleanup(p);
+}
+
 static void expand_path(void **state)
 {
     (void)state;
@@ -241,6 +250,37 @@ static void output_env_cwd_status(void **state)
     free(dir);
 }
 
+/* The job's umask (its submitter's): its output file and what it creates get it, not
+ * the daemon's 022; a limit the hierarchy cannot enforce leaves the job running. */
+static void job_umask(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir();
+    char *sh = write_script(dir, "job.sh", "#!/bin/sh\ntouch made\nmkdir made.d\numask\n");
+    char *out_t = path_in(dir, "out.txt");
+    char *const argv[] = {sh, NULL};
+    launch_spec_t s = base_spec(argv, dir);
+    s.stdout_path = out_t;
+    s.set_umask = true;
+    s.umask = 077;
+    s.mem_max = 64 << 20; /* enforced or not, the job runs */
+    run_ok(&s);
+    const char *names[] = {"out.txt", "made", "made.d"};
+    const mode_t want[] = {0600, 0600, 0700};
+    for (int k = 0; k < 3; k++) {
+        char *f = path_in(dir, names[k]);
+        struct stat sb;
+        assert_int_equal(stat(f, &sb), 0);
+        assert_int_equal(sb.st_mode & 0777, want[k]);
+        free(f);
+    }
+    char *got = tu_slurp(out_t, NULL);
+    assert_string_equal(got, "0077\n");
+    free(got), free(out_t), free(sh);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* One path for both streams: one open file, so the lines interleave in order. */
 static void shared_output(void **state)
 {
@@ -252,10 +292,7 @@ static void shared_output(void **state)
     launch_spec_t s = base_spec(argv, dir);
     s.stdout_path = out_t;
     s.stderr_path = out_t;
-    launch_proc_t *p = start_ok(&s);
-    int st = reap_within(p, 10);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    launch_cleanup(p);
+    run_ok(&s);
     char *path = path_in(dir, "all-42.txt");
     char *got = tu_slurp(path, NULL);
     assert_non_null(got);
@@ -818,6 +855,7 @@ int main(void)
         cmocka_unit_test(expand_path),
         cmocka_unit_test(env_build),
         cmocka_unit_test(output_env_cwd_status),
+        cmocka_unit_test(job_umask),
         cmocka_unit_test(shared_output),
         cmocka_unit_test(killed_by_sigterm),
         cmocka_unit_test(only_given_env),

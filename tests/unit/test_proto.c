@@ -163,6 +163,40 @@ static void rejects_malformed(void **state)
     proto_decoder_free(&d);
 }
 
+/* A NUL inside a string is valid JSON: the frame decodes, and the field's accessor
+ * refuses it with an error the server replies with; the connection stays (it used to
+ * be dropped as "not a JSON object"). */
+static void nul_in_string_decodes(void **state)
+{
+    (void)state;
+    char err[256];
+    json_t *m = NULL;
+    proto_session_t srv, cli;
+    proto_decoder_t d = {0};
+    proto_session_init(&srv, PROTO_AUTH_NONE, PROTO_ROLE_SERVER, NULL);
+    proto_session_init(&cli, PROTO_AUTH_NONE, PROTO_ROLE_CLIENT, NULL);
+    const char payload[] = "{\"type\":\"queue\",\"user\":\"ro\\u0000ot\"}";
+    uint8_t h[PROTO_HDR_LEN] = {0x44, 0x43, 0x54, 0x31, 0, 0, 0, sizeof(payload) - 1};
+    h[15] = 1; /* seq 1 */
+    proto_decoder_feed(&d, h, sizeof(h));
+    proto_decoder_feed(&d, payload, sizeof(payload) - 1);
+    assert_int_equal(proto_decoder_next(&d, &srv, &m, err, sizeof(err)), 1);
+    const char *s;
+    assert_int_equal(proto_str(m, "user", 64, &s, err, sizeof(err)), -EINVAL);
+    assert_string_equal(err, "field 'user' contains a NUL byte");
+    json_decref(m);
+    /* the next frame on the same stream is read as usual */
+    size_t n;
+    uint8_t *f = enc(&cli, "{\"type\":\"status\"}", &n);
+    f[15] = 2;
+    proto_decoder_feed(&d, f, n);
+    free(f);
+    assert_int_equal(proto_decoder_next(&d, &srv, &m, err, sizeof(err)), 1);
+    assert_string_equal(json_string_value(json_object_get(m, "type")), "status");
+    json_decref(m);
+    proto_decoder_free(&d);
+}
+
 static void field_checks(void **state)
 {
     (void)state;
@@ -288,6 +322,7 @@ int main(void)
         cmocka_unit_test(roundtrip_with_key),
         cmocka_unit_test(rejects_wrong_key_tamper_replay_reflection),
         cmocka_unit_test(rejects_malformed),
+        cmocka_unit_test(nul_in_string_decodes),
         cmocka_unit_test(field_checks),
         cmocka_unit_test(key_files),
         cmocka_unit_test(script_bytes),
