@@ -92,6 +92,9 @@ typedef struct config {
     char **operators;          /* Operators, without duplicates; root is implied */
     int noperators;
     int max_jobs;        /* MaxJobs: queued and running jobs at most */
+    int max_jobs_per_user; /* MaxJobsPerUser: of one user (operators exempt), 0: no limit */
+    int max_submit_rate;   /* MaxSubmitRate: a user's submissions a second (bursts of ten
+                            * times as many; operators exempt), 0: no limit */
     int max_requeue;     /* MaxRequeue: runs a --requeue job may lose to node failures */
     int max_script_size; /* MaxScriptSize, bytes */
     /* MaxProcessesPerJob: processes and threads of a job's cgroup on a node (pids.max),

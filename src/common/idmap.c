@@ -141,3 +141,12 @@ int idmap_cmp_key(const void *a, const void *b)
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
 }
+
+int idmap_tally_get(const idmap_t *m, int64_t key) { return (int)(intptr_t)idmap_get(m, key); }
+
+void idmap_tally_add(idmap_t *m, int64_t key, int d)
+{
+    intptr_t n = (intptr_t)idmap_del(m, key) + d;
+    if (n > 0)
+        idmap_put(m, key, (void *)n);
+}

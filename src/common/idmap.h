@@ -18,6 +18,9 @@ void *idmap_del(idmap_t *m, int64_t key);
 size_t idmap_count(const idmap_t *m);
 /* Calls fn for every entry (order unspecified); the map must not change meanwhile. */
 void idmap_foreach(const idmap_t *m, void (*fn)(int64_t key, void *val, void *arg), void *arg);
+/* Counters kept in a map (a count per key, absent when 0): the count, and a change. */
+int idmap_tally_get(const idmap_t *m, int64_t key);
+void idmap_tally_add(idmap_t *m, int64_t key, int d);
 /* qsort's comparison of two int64_t keys, rising: keys collected by idmap_foreach in order */
 int idmap_cmp_key(const void *a, const void *b);
 

@@ -182,6 +182,12 @@ static const ulimit_t *user_limits(const ctld_t *c, const char *user)
     return NULL;
 }
 
+int accounts_user_max_submit(const ctld_t *c, const char *user)
+{
+    const ulimit_t *u = user_limits(c, user);
+    return u ? u->lim.max_submit : 0;
+}
+
 /* The tables into memory (replacing what it held). */
 static int read_tables(ctld_t *c, char *err, size_t errlen)
 {

@@ -342,6 +342,8 @@ typedef struct ctld {
     stats_ring_t pass_stats;     /* scheduling passes (stats.c) */
     stats_ring_t commit_stats;   /* batch commits */
     stats_loop_t loop_stats;     /* the loop's longest turns (stats.c) */
+    idmap_t *user_jobs;          /* uid -> live jobs (quota.c) */
+    idmap_t *submit_buckets;     /* uid -> its submissions' token bucket (quota.c) */
     /* Seconds the controller itself could not listen (its watchdog ran late: a long
      * turn, the process stopped, its host frozen), summed since the start: none of it is
      * counted against a node's heartbeats (nodes_check_timeouts). */
@@ -351,6 +353,16 @@ typedef struct ctld {
 
 /* Wall-clock seconds (jobs are accounted in Unix time). */
 double ctld_now(void);
+
+/* --- quota.c: every user's fair share of the queue (MaxJobsPerUser, MaxSubmitRate) --- */
+/* A job enters (d = 1) or leaves (-1) the live jobs. */
+void quota_count(ctld_t *c, const job_t *j, int d);
+int quota_user_jobs(const ctld_t *c, uid_t uid);
+/* May j's user submit njobs more now? 0, or -EDQUOT (too many queued) or -EAGAIN (too
+ * fast: *retry says in how many seconds) with the reason in err. oper: exempt. */
+int quota_submit(ctld_t *c, const job_t *j, bool oper, int njobs, double *retry, char *err,
+                 size_t errlen);
+void quota_free(ctld_t *c);
 /* Reads conf_path again and takes the keys that may change at run time (SIGHUP,
  * `ductile reconfigure`); the file's mistakes change nothing. -1 with the reason in
  * err, else 0 with *ch saying what changed and what waits for a restart. */

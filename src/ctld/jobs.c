@@ -381,6 +381,7 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
     if (!elig_enter(c, j)) {
         idmap_put(c->jobs, j->id, j);
         c->njobs_live++;
+        quota_count(c, j, 1);
         return 0;
     }
     spec = spec_of(c, j); /* with its id, and its node sets in the buffer of now */
@@ -391,6 +392,7 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
     }
     idmap_put(c->jobs, j->id, j);
     c->njobs_live++;
+    quota_count(c, j, 1);
     jobs_want_schedule(c);
     return 0;
 }
@@ -433,6 +435,7 @@ static void finish(ctld_t *c, job_t *j)
     idmap_del(c->jobs, j->id);
     idmap_del(c->placed, j->id);
     c->njobs_live--;
+    quota_count(c, j, -1);
     job_free(j);
     c->elig_due = true; /* a job that waited for this one's end */
     jobs_want_schedule(c);
@@ -1285,6 +1288,7 @@ void jobs_restore(ctld_t *c, job_t *j)
     idmap_put(c->jobs, j->id, j);
     track_placed(c, j);
     c->njobs_live++;
+    quota_count(c, j, 1);
 }
 
 /* A restarted controller numbers a job's next step after those on record. */

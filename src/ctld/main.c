@@ -235,6 +235,7 @@ static int reload(ctld_t *c, char *err, size_t errlen)
     c->jobs = idmap_create();
     c->placed = idmap_create();
     c->njobs_live = 0;
+    quota_free(c); /* counted again as the jobs come back */
     sched_destroy(c->sched);
     c->sched = NULL;
     if (!c->jobs || !c->placed || engine_create(c, err, errlen) < 0)

@@ -295,13 +295,20 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
     j->err_path = dup_or_null(errp);
     j->nice = (int)nice;
     j->umask = (int)umask_;
-    if (accounts_resolve(c, j, account, is_operator(c, conn), idx ? nidx : 1, err,
+    double retry = 0;
+    if ((!test_only && quota_submit(c, j, is_operator(c, conn), idx ? nidx : 1, &retry, err,
+                                    sizeof(err)) < 0) ||
+        accounts_resolve(c, j, account, is_operator(c, conn), idx ? nidx : 1, err,
                          sizeof(err)) < 0 ||
         parts_submit(c, j, partition, is_operator(c, conn), err, sizeof(err)) < 0 ||
         resv_submit(c, j, reservation, is_operator(c, conn), err, sizeof(err)) < 0) {
         free(idx);
         job_free(j);
-        rpc_fail(c, conn, err);
+        if (retry > 0) /* the client waits as long and tries again (util.c) */
+            rpc_reply(c, conn, json_pack("{s:b,s:s,s:s,s:f}", "ok", 0, "code", "try_later",
+                                         "error", err, "retry_after", retry));
+        else
+            rpc_fail(c, conn, err);
         return;
     }
     energy_resolve(c, j, declared == 1, pmin, pmax);

@@ -40,6 +40,8 @@ void accounts_engine_settings(ctld_t *c);
  * array's elements): a job no limit would ever let start, or past max_submit. */
 int accounts_resolve(ctld_t *c, job_t *j, const char *asked, bool oper, int njobs, char *err,
                      size_t errlen);
+/* The --max-submit an operator gave the user (0: none: MaxJobsPerUser applies). */
+int accounts_user_max_submit(const ctld_t *c, const char *user);
 /* The job's user's limits into the engine, by its uid (a submission, a restore). */
 void accounts_job_limits(ctld_t *c, const job_t *j);
 /* What holds a waiting job the engine keeps back for a limit, in words ("account

@@ -279,10 +279,13 @@ int client_call(client_t *c, const json_t *req, json_t **reply, double timeout, 
         return rc;
     if (!json_is_true(json_object_get(*reply, "ok"))) {
         const char *e = json_string_value(json_object_get(*reply, "error"));
+        /* "not now": a user's submissions past MaxSubmitRate; a retry will do */
+        const char *code = json_string_value(json_object_get(*reply, "code"));
+        bool later = code && !strcmp(code, "try_later");
         snprintf(err, errlen, "%s", e ? e : "the controller refused the request");
         json_decref(*reply);
         *reply = NULL;
-        return -EREMOTE;
+        return later ? -EBUSY : -EREMOTE;
     }
     return 0;
 }
@@ -297,6 +300,7 @@ bool client_retryable(int rc)
     case ETIMEDOUT:    /* no answer in time: it may still come, the key makes it safe */
     case ECONNABORTED:
     case EAGAIN:       /* a full listen queue */
+    case EBUSY:        /* the controller said: try later (MaxSubmitRate) */
         return true;
     default:
         return false;

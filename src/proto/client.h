@@ -19,7 +19,8 @@ int client_send(client_t *c, const json_t *msg, char *err, size_t errlen);
 /* Next message, waiting at most timeout seconds (< 0: forever). */
 int client_recv(client_t *c, json_t **msg, double timeout, char *err, size_t errlen);
 /* Send a request and wait for its reply. A reply {"ok": false, "error": "..."} becomes
- * -EREMOTE with the controller's message in err. */
+ * -EREMOTE with the controller's message in err; -EBUSY when its code is "try_later"
+ * (a user's submissions past MaxSubmitRate: retryable). */
 int client_call(client_t *c, const json_t *req, json_t **reply, double timeout, char *err,
                 size_t errlen);
 /* True for the failures after which a request may have been lost on the way, or the

@@ -94,14 +94,6 @@ static int64_t host_key(const char *host)
     return (int64_t)h;
 }
 
-static int tally_get(const idmap_t *m, int64_t key) { return (int)(intptr_t)idmap_get(m, key); }
-
-static void tally_add(idmap_t *m, int64_t key, int d)
-{
-    intptr_t n = (intptr_t)idmap_del(m, key) + d;
-    if (n > 0)
-        idmap_put(m, key, (void *)n);
-}
 
 /* c counts against its host until it authenticates, then against its uid; not once it
  * is refused or closing. */
@@ -112,9 +104,9 @@ static void count_add(conn_t *c)
         return;
     c->counted = c->authed ? 2 : 1;
     if (c->authed) {
-        tally_add(g->uids, (int64_t)c->uid, 1);
+        idmap_tally_add(g->uids, (int64_t)c->uid, 1);
     } else {
-        tally_add(g->hosts, host_key(c->host), 1);
+        idmap_tally_add(g->hosts, host_key(c->host), 1);
         g->nunauth++;
         g->nunauth_reserve += c->in_reserve;
     }
@@ -126,9 +118,9 @@ static void count_drop(conn_t *c)
     if (!g || !c->counted)
         return;
     if (c->counted == 2) {
-        tally_add(g->uids, (int64_t)c->uid, -1);
+        idmap_tally_add(g->uids, (int64_t)c->uid, -1);
     } else {
-        tally_add(g->hosts, host_key(c->host), -1);
+        idmap_tally_add(g->hosts, host_key(c->host), -1);
         g->nunauth--;
         g->nunauth_reserve -= c->in_reserve;
     }
@@ -578,11 +570,11 @@ static void refuse(conn_t *c, const char *fmt, ...)
 }
 
 /* The others of a uid or host (c itself is not counted yet when these are asked). */
-static int count_uid(const conn_guard_t *g, uid_t uid) { return tally_get(g->uids, (int64_t)uid); }
+static int count_uid(const conn_guard_t *g, uid_t uid) { return idmap_tally_get(g->uids, (int64_t)uid); }
 
 static int count_host(const conn_guard_t *g, const char *host)
 {
-    return tally_get(g->hosts, host_key(host));
+    return idmap_tally_get(g->hosts, host_key(host));
 }
 
 /* A new connection: refused (false) or counted. Local peers are known already; TCP

@@ -78,6 +78,8 @@ static void defaults(void **state)
     assert_string_equal(c.munge_socket, "");
     assert_int_equal(c.noperators, 0);
     assert_int_equal(c.max_jobs, 1000000);
+    assert_int_equal(c.max_jobs_per_user, 10000); /* every user's share out of the box */
+    assert_int_equal(c.max_submit_rate, 20);
     assert_int_equal(c.max_requeue, 5);
     assert_int_equal(c.max_procs_per_job, 4096);
     assert_int_equal(c.max_script_size, 1048576);
