@@ -3,8 +3,8 @@
 # only their own jobs (queue, squeue, show, scontrol show job, history, sacct, priority,
 # sprio), their own usage and the accounts they belong to (account list, sshare); a
 # hidden job is answered as one that does not exist; the nodes' states and the counts
-# stay public; root (an operator) sees everything. Without it (reconfigure: it changes
-# at run time) everything is visible again, as before.
+# stay public; root and the users of Operators see everything. Without it (reconfigure:
+# it changes at run time) everything is visible again, as before.
 . "$(dirname "$0")/lib.sh"
 up 2 --set PrivateData=jobs,usage,accounts --set PriorityWeightFairshare=1000 \
   --set PriorityCalcPeriod=0
@@ -76,9 +76,18 @@ out=$(d account list)
 has physics "$out" && has chem "$out" || fail "account list as root: $out"
 d priority | grep -qw "$p" || fail "priority as root: $(d priority)"
 
-# PrivateData changes at run time; without it all is visible, as before
+# an operator of Operators, as root: everything (Operators and PrivateData change at
+# run time)
+echo "Operators = nobody" >> "$DUCTILE_CONF"
+d reconfigure | grep -qx "now in effect: Operators" || fail "reconfigure: $(d reconfigure)"
+has rootrun "$(nb queue)" || fail "queue as nobody, an operator: $(nb queue)"
+nb show "$f" | grep -q rootdone || fail "show as nobody, an operator"
+sed -i '/^Operators/d' "$DUCTILE_CONF"
+
+# without PrivateData all is visible, as before
 sed -i '/^PrivateData/d' "$DUCTILE_CONF"
-d reconfigure | grep -qx "now in effect: PrivateData" || fail "reconfigure: $(d reconfigure)"
+d reconfigure | grep -qx "now in effect: Operators, PrivateData" ||
+  fail "reconfigure: $(d reconfigure)"
 has rootrun "$(nb queue)" || fail "queue as nobody without PrivateData: $(nb queue)"
 nb show "$r" | grep -q rootrun || fail "show as nobody without PrivateData"
 has rootdone "$(nb history)" || fail "history as nobody without PrivateData"
