@@ -42,7 +42,24 @@ static json_t *names(const char *list)
     return a;
 }
 
-static char *node_secs(double ns) { return cu_sprintf("%.0f", ns); }
+/* A figure of the reply; "-" where the controller keeps it from this user (hidden: the
+ * reply says PrivateData hides something). */
+static char *figure(const json_t *o, const char *key, const char *fmt, bool hidden)
+{
+    const json_t *v = json_object_get(o, key);
+    return !json_is_number(v) && hidden ? cu_sprintf("-") : cu_sprintf(fmt, cu_num(o, key));
+}
+
+/* What PrivateData left out of a reply, said once under it. */
+static void private_note(const json_t *rep)
+{
+    const char *p = cu_str(rep, "private");
+    bool usage = strstr(p, "usage") != NULL, accounts = strstr(p, "accounts") != NULL;
+    if (usage || accounts)
+        printf("(not shown, PrivateData = %s: %s%s%s)\n", p,
+               usage ? "other users' usage and priority" : "", usage && accounts ? "; " : "",
+               accounts ? "the accounts you are not a member of, other users' limits" : "");
+}
 
 /* "running=2,nodes=8,node-hours=100,submit=50", or "-" without any */
 static char *limits_text(const json_t *l)
@@ -73,6 +90,7 @@ static int list(const char *conf, bool json)
     json_t *accts = json_object_get(rep, "accounts"), *assoc = json_object_get(rep, "associations");
     size_t na = json_array_size(accts), nu = json_array_size(assoc), k;
     json_t *x;
+    bool hidden = *cu_str(rep, "private");
     if (na) {
         static const char *hdr[] = {"ACCOUNT", "PARENT", "SHARES", "NORM_SHARES", "USAGE_NODE_S",
                                     "FAIRSHARE", "USERS", "LIMITS"};
@@ -84,8 +102,8 @@ static int list(const char *conf, bool json)
             rows[k][1] = cu_sprintf("%s", cu_str(x, "parent"));
             rows[k][2] = cu_sprintf("%g", cu_num(x, "shares"));
             rows[k][3] = cu_sprintf("%.3f", cu_num(x, "norm_shares"));
-            rows[k][4] = node_secs(cu_num(x, "usage"));
-            rows[k][5] = cu_sprintf("%.3f", cu_num(x, "fairshare"));
+            rows[k][4] = figure(x, "usage", "%.0f", hidden);
+            rows[k][5] = figure(x, "fairshare", "%.3f", hidden);
             char users[512] = "";
             size_t q, pos = 0;
             json_t *u;
@@ -102,6 +120,8 @@ static int list(const char *conf, bool json)
         cu_table(hdr, rows, (int)na, 8);
         cu_free_rows(rows, (int)na, 8);
         printf("(* the user's default account)\n");
+    } else if (strstr(cu_str(rep, "private"), "accounts")) {
+        printf("No account of yours.\n");
     } else {
         printf("No accounts: jobs run under none, and fair share is between users.\n");
     }
@@ -116,7 +136,7 @@ static int list(const char *conf, bool json)
             rows[k][0] = cu_sprintf("%s", *cu_str(x, "account") ? cu_str(x, "account") : "-");
             rows[k][1] = cu_sprintf("%s", cu_str(x, "user"));
             rows[k][2] = cu_sprintf("%.3f", cu_num(x, "norm_shares"));
-            rows[k][3] = node_secs(cu_num(x, "usage"));
+            rows[k][3] = figure(x, "usage", "%.0f", hidden);
             rows[k][4] = cu_sprintf("%.3f", cu_num(x, "eff_usage"));
             rows[k][5] = cu_sprintf("%.3f", cu_num(x, "fairshare"));
         }
@@ -138,6 +158,7 @@ static int list(const char *conf, bool json)
         cu_table(hdr, rows, (int)nl, 2);
         cu_free_rows(rows, (int)nl, 2);
     }
+    private_note(rep);
     json_decref(rep);
     return 0;
 }
@@ -341,9 +362,9 @@ int cmd_priority(int argc, char **argv)
         rows[i][0] = cu_sprintf("%lld", (long long)cu_num(v[i], "id"));
         rows[i][1] = cu_sprintf("%s", cu_str(v[i], "user"));
         rows[i][2] = cu_sprintf("%s", *cu_str(v[i], "account") ? cu_str(v[i], "account") : "-");
-        rows[i][3] = cu_sprintf("%.0f", cu_num(v[i], "priority"));
+        rows[i][3] = figure(v[i], "priority", "%.0f", true);
         rows[i][4] = cu_sprintf("%.0f", cu_num(v[i], "age"));
-        rows[i][5] = cu_sprintf("%.0f", cu_num(v[i], "fairshare"));
+        rows[i][5] = figure(v[i], "fairshare", "%.0f", true);
         rows[i][6] = cu_sprintf("%.0f", cu_num(v[i], "size"));
         rows[i][7] = cu_sprintf("%.0f", cu_num(v[i], "partition"));
         rows[i][8] = cu_sprintf("%lld", (long long)cu_num(v[i], "nice"));

@@ -35,7 +35,8 @@ enum {
     K_RECLAIM_WAIT, K_AGENT_SCALING, K_CKPT_TRANSFER, K_CKPT_REGIONS, K_MAX_REQUEUE,
     K_CKPT_NODE_MEMORY, K_SCALER_LOWER, K_SCALER_UPPER, K_STEP_OUTPUT_WAIT, K_SLURM_ENV,
     K_PW_AGE, K_PW_SIZE, K_PW_FAIRSHARE, K_PW_PARTITION, K_PRIO_MAX_AGE, K_PRIO_HALF_LIFE,
-    K_PRIO_CALC, K_ACCOUNTS_REQUIRED, K_NODE_FEATURES, K_NODE_GRES, K_NODE_MEMORY, K_MAX_PROCS, NKEYS
+    K_PRIO_CALC, K_ACCOUNTS_REQUIRED, K_NODE_FEATURES, K_NODE_GRES, K_NODE_MEMORY, K_MAX_PROCS,
+    K_PRIVATE_DATA, NKEYS
 };
 
 typedef enum ktype {
@@ -48,6 +49,7 @@ typedef enum ktype {
     T_SEC,       /* seconds, > 0 */
     T_SEC0,      /* seconds, >= 0 */
     T_ENUM,      /* one of the key's words (case-insensitive), stored as an int */
+    T_FLAGS,     /* some of the key's words, comma-separated, their values or'ed in an int */
     T_NODES,     /* host list */
     T_USERS,     /* comma-separated user names */
     T_NODE_ADDR, /* name=host,...: checked once Nodes is known */
@@ -101,6 +103,12 @@ static const word_t select_words[] = {
     {"frequency", CONFIG_CKPT_SEL_FREQUENCY, "the nodes with the fewest commits per second "
      "first"},
     {"power", CONFIG_CKPT_SEL_POWER, "the nodes that draw the least first"}, {NULL, 0, NULL}};
+static const word_t private_words[] = {
+    {"jobs", CONFIG_PRIVATE_JOBS, NULL}, {"usage", CONFIG_PRIVATE_USAGE, NULL},
+    {"accounts", CONFIG_PRIVATE_ACCOUNTS, NULL}, {NULL, 0, NULL}};
+/* Slurm's other PrivateData words: a line copied from slurm.conf is told what they are */
+static const char *const slurm_private_words[] = {"events", "nodes", "partitions",
+                                                  "reservations", "users", NULL};
 static const word_t dist_words[] = {
     {"block", CONFIG_CKPT_DIST_BLOCK, "an even run of agents on each node"},
     {"round-robin", CONFIG_CKPT_DIST_ROUNDROBIN, "one agent per node in turn"},
@@ -200,6 +208,8 @@ static const cfgkey_t keys[NKEYS] = {
     [K_PRIO_CALC] = {"PriorityCalcPeriod", T_SEC0, F(prio_calc_period), 0, 0, NULL, true},
     [K_ACCOUNTS_REQUIRED] = {"AccountsRequired", T_ENUM, F(accounts_required), 0, 0,
                              accounts_words, true},
+    /* what users see of others' (docs/security-private.md) */
+    [K_PRIVATE_DATA] = {"PrivateData", T_FLAGS, F(private_data), 0, 0, private_words, true},
 };
 #undef F
 
@@ -347,6 +357,43 @@ static int set_enum(parse_t *ps, const cfgkey_t *k, int line, const char *v, int
                 clip(v, strlen(v), q), list);
 }
 
+/* "jobs,usage": each word one of the key's, in any case; "" sets none. */
+static int set_flags(parse_t *ps, const cfgkey_t *k, int line, const char *v, int *out)
+{
+    *out = 0;
+    if (!*v)
+        return 0; /* "": none of them */
+    for (const char *p = v;;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        const char *s = p;
+        while (n && blank(*s))
+            s++, n--;
+        while (n && blank(s[n - 1]))
+            n--;
+        const word_t *w = k->words;
+        while (w->word && !(strlen(w->word) == n && !strncasecmp(w->word, s, n)))
+            w++;
+        if (!w->word) {
+            char q[72], list[256] = "";
+            for (w = k->words; w->word; w++) {
+                size_t l = strlen(list);
+                snprintf(list + l, sizeof(list) - l, "%s%s", l ? ", " : "", w->word);
+            }
+            bool slurms = false;
+            for (const char *const *sw = slurm_private_words; *sw && !slurms; sw++)
+                slurms = strlen(*sw) == n && !strncasecmp(*sw, s, n);
+            return fail(ps, line, "%s: '%s' is not one of %s%s%s%s", k->name, clip(s, n, q),
+                        list, slurms ? " (Slurm hides " : "", slurms ? q : "",
+                        slurms ? " with it; Ductile does not)" : "");
+        }
+        *out |= w->value;
+        if (!e)
+            return 0;
+        p = e + 1;
+    }
+}
+
 static bool user_char(char c)
 {
     return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-';
@@ -442,6 +489,8 @@ static int set_value(parse_t *ps, int kid, int line, const char *v)
         return set_seconds(ps, k, line, v, field);
     case T_ENUM:
         return set_enum(ps, k, line, v, field);
+    case T_FLAGS:
+        return set_flags(ps, k, line, v, field);
     case T_NODES: {
         char herr[256];
         rc = hostlist_expand(v, &ps->cfg->nodes, &ps->cfg->nnodes, herr, sizeof(herr));
@@ -977,6 +1026,16 @@ void config_free(config_t *cfg)
     *cfg = (config_t){0};
 }
 
+void config_private_names(int bits, char *buf, size_t len)
+{
+    size_t pos = 0;
+    if (len)
+        buf[0] = '\0';
+    for (const word_t *w = private_words; w->word && pos < len; w++)
+        if (bits & w->value)
+            pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", pos ? "," : "", w->word);
+}
+
 const char *config_power_source_name(config_power_source_t s)
 {
     for (const word_t *w = power_words; w->word; w++)
@@ -1039,6 +1098,7 @@ static bool same_value(const config_t *a, const config_t *b, const cfgkey_t *k)
     switch (k->type) {
     case T_INT:
     case T_ENUM:
+    case T_FLAGS:
         return *(const int *)fa == *(const int *)fb;
     case T_SEC:
     case T_SEC0:
@@ -1108,6 +1168,7 @@ void config_apply_changes(config_t *cur, config_t *fresh, config_changes_t *ch)
         switch (k->type) {
         case T_INT:
         case T_ENUM:
+        case T_FLAGS:
             memcpy(to, from, sizeof(int));
             break;
         case T_SEC:

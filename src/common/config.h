@@ -23,6 +23,12 @@
  * protocol library checks against it); IdleTimeout must be at least twice it. */
 #define CONFIG_KEEPALIVE_SECONDS 60
 
+/* PrivateData (Slurm's): bits of what users other than operators see of their own only
+ * (docs/security-private.md). */
+#define CONFIG_PRIVATE_JOBS 1     /* jobs and their steps */
+#define CONFIG_PRIVATE_USAGE 2    /* fair-share usage and the priority it gives */
+#define CONFIG_PRIVATE_ACCOUNTS 4 /* accounts they do not belong to, others' limits */
+
 typedef enum config_auth {
     CONFIG_AUTH_KEY,   /* a shared secret in AuthKeyFile */
     CONFIG_AUTH_MUNGE, /* MUNGE credentials */
@@ -91,6 +97,7 @@ typedef struct config {
     char *munge_socket;        /* MungeSocket; "" means libmunge's default */
     char **operators;          /* Operators, without duplicates; root is implied */
     int noperators;
+    int private_data;          /* PrivateData: CONFIG_PRIVATE_* bits; 0: all public */
     int max_jobs;        /* MaxJobs: queued and running jobs at most */
     int max_jobs_per_user; /* MaxJobsPerUser: of one user (operators exempt), 0: no limit */
     int max_submit_rate;   /* MaxSubmitRate: a user's submissions a second (bursts of ten
@@ -193,6 +200,8 @@ void config_apply_changes(config_t *cur, config_t *fresh, config_changes_t *ch);
 int config_node_index(const config_t *cfg, const char *name);
 
 const char *config_power_source_name(config_power_source_t s);
+/* CONFIG_PRIVATE_* bits as PrivateData writes them ("jobs,usage"; "" for none). */
+void config_private_names(int bits, char *buf, size_t len);
 
 /* True for root and for every user listed in Operators. */
 bool config_is_operator(const config_t *cfg, const char *user);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ctld.h"
+#include "privacy.h"
 
 /* Limits of an account (its sub-accounts' jobs included) or a user (all their jobs);
  * 0: none. The engine holds the first three (limits.c), the controller max_submit. */
@@ -818,9 +819,16 @@ static void account_change(ctld_t *c, conn_t *conn, json_t *m, bool add)
     rpc_reply(c, conn, json_pack("{s:b,s:s}", "ok", 1, "account", name));
 }
 
+/* PrivateData=accounts: an account's definition is for its members (Slurm's: for its
+ * coordinators, which Ductile does not have). */
+static bool sees_account(const ctld_t *c, const viewer_t *v, uint32_t id)
+{
+    return privacy_sees(v, CONFIG_PRIVATE_ACCOUNTS, membership(c, id, v->user) ? v->user : NULL);
+}
+
 /* The tree with each account's figures, and each association's (user names from the
- * controller's users database). */
-static json_t *list(ctld_t *c)
+ * controller's users database), as much of it as v may see. */
+static json_t *list(ctld_t *c, const viewer_t *v)
 {
     sched_clock(c->sched, ctld_now());
     sched_usage_refresh(c->sched); /* anyone may ask: the figures, not the queue */
@@ -828,8 +836,12 @@ static json_t *list(ctld_t *c)
     size_t n = sched_associations(c->sched, NULL, 0);
     sched_assoc_t *as = n ? calloc(n, sizeof(*as)) : NULL;
     n = as ? sched_associations(c->sched, as, n) : 0;
+    /* an account's usage is its members' summed: no one user's (PrivateData=usage) */
+    bool usage = privacy_sees(v, CONFIG_PRIVATE_USAGE, NULL);
     for (int i = 0; i < c->acct->na; i++) {
         const acct_t *a = &c->acct->a[i];
+        if (!sees_account(c, v, a->id))
+            continue;
         const acct_t *p = by_id(c, a->parent);
         json_t *o = json_pack("{s:s,s:s,s:f,s:s}", "name", a->name, "parent",
                               p ? p->name : "root", "shares", a->shares, "description", a->desc);
@@ -843,6 +855,8 @@ static json_t *list(ctld_t *c)
         for (size_t k = 0; k < n; k++)
             if (as[k].is_account && as[k].account == a->id) {
                 json_object_set_new(o, "norm_shares", json_real(as[k].norm_shares));
+                if (!usage)
+                    continue;
                 json_object_set_new(o, "usage", json_real(as[k].usage));
                 json_object_set_new(o, "norm_usage", json_real(as[k].norm_usage));
                 json_object_set_new(o, "eff_usage", json_real(as[k].eff_usage));
@@ -857,6 +871,8 @@ static json_t *list(ctld_t *c)
         const acct_t *a = by_id(c, as[k].account);
         char user[64];
         ctld_user_name(as[k].user, user, sizeof(user));
+        if (!privacy_sees(v, CONFIG_PRIVATE_USAGE, user) || (a && !sees_account(c, v, a->id)))
+            continue;
         json_array_append_new(assoc, json_pack("{s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "account",
                                                a ? a->name : "", "user", user, "uid",
                                                (json_int_t)as[k].user, "shares", as[k].shares,
@@ -868,10 +884,16 @@ static json_t *list(ctld_t *c)
     free(as);
     json_t *ul = json_array();
     for (int i = 0; i < c->acct->nu; i++)
-        json_array_append_new(ul, json_pack("{s:s,s:o}", "user", c->acct->u[i].user, "limits",
-                                            limits_json(&c->acct->u[i].lim)));
+        if (privacy_sees(v, CONFIG_PRIVATE_ACCOUNTS, c->acct->u[i].user))
+            json_array_append_new(ul, json_pack("{s:s,s:o}", "user", c->acct->u[i].user,
+                                                "limits", limits_json(&c->acct->u[i].lim)));
     json_t *rep = json_pack("{s:b,s:o,s:o,s:o}", "ok", 1, "accounts", out, "associations", assoc,
                             "user_limits", ul);
+    char hidden[64];
+    config_private_names(v->hidden & (CONFIG_PRIVATE_USAGE | CONFIG_PRIVATE_ACCOUNTS), hidden,
+                         sizeof(hidden));
+    if (rep && *hidden) /* what the listing leaves out, so that the command can say so */
+        json_object_set_new(rep, "private", json_string(hidden));
     return rep;
 }
 
@@ -882,7 +904,9 @@ void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool o
         return;
     }
     if (!strcmp(type, "account_list")) {
-        rpc_reply(c, conn, list(c));
+        viewer_t who;
+        privacy_viewer(c, conn, &who);
+        rpc_reply(c, conn, list(c, &who));
         return;
     }
     if (!oper) {
@@ -902,6 +926,8 @@ void accounts_rpc(ctld_t *c, conn_t *conn, json_t *msg, const char *type, bool o
 void accounts_priority_rpc(ctld_t *c, conn_t *conn, json_t *msg)
 {
     (void)msg;
+    viewer_t who;
+    privacy_viewer(c, conn, &who);
     json_t *rows = json_array();
     sched_prio_config_t w;
     sched_get_priority(c->sched, &w);
@@ -911,14 +937,17 @@ void accounts_priority_rpc(ctld_t *c, conn_t *conn, json_t *msg)
     for (size_t i = 0; i < n; i++) {
         const job_t *j = idmap_get(c->jobs, ids[i]);
         sched_prio_info_t p;
-        if (!j || sched_job_priority(c->sched, ids[i], &p) < 0)
+        if (!j || !privacy_sees(&who, CONFIG_PRIVATE_JOBS, j->user) ||
+            sched_job_priority(c->sched, ids[i], &p) < 0)
             continue;
-        json_array_append_new(
-            rows, json_pack("{s:I,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:i}", "id", (json_int_t)j->id,
-                            "user", j->user ? j->user : "", "account", j->account ? j->account : "",
-                            "priority", p.priority, "age", p.age * w.w_age, "size",
-                            p.size * w.w_size, "fairshare", p.fairshare * w.w_fairshare,
-                            "partition", p.tier * w.w_tier, "nice", p.nice));
+        json_t *row = json_pack("{s:I,s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:i}", "id", (json_int_t)j->id,
+                                "user", j->user ? j->user : "", "account",
+                                j->account ? j->account : "", "priority", p.priority, "age",
+                                p.age * w.w_age, "size", p.size * w.w_size, "fairshare",
+                                p.fairshare * w.w_fairshare, "partition", p.tier * w.w_tier,
+                                "nice", p.nice);
+        privacy_trim(&who, j->user, row);
+        json_array_append_new(rows, row);
     }
     free(ids);
     rpc_reply(c, conn,

@@ -20,6 +20,7 @@
 
 #include "ctld.h"
 #include "forecast.h"
+#include "privacy.h"
 #include "strparse.h"
 
 #define SERIES_MAX 4096 /* samples of the cluster's draw kept (11 h at 10 s) */
@@ -457,13 +458,15 @@ typedef struct jlist {
     json_t *arr;
     bool forecast;
     int h;
+    const viewer_t *who; /* PrivateData=jobs: the caller's jobs only */
 } jlist_t;
 
 static void job_row(int64_t id, void *val, void *arg)
 {
     job_t *j = val;
     jlist_t *x = arg;
-    if (j->state != JS_RUNNING && j->state != JS_RESIZING && j->state != JS_COMPLETING)
+    if ((j->state != JS_RUNNING && j->state != JS_RESIZING && j->state != JS_COMPLETING) ||
+        !privacy_sees(x->who, CONFIG_PRIVATE_JOBS, j->user))
         return;
     json_t *o = json_pack("{s:I,s:s,s:s,s:i,s:f,s:f,s:f,s:s,s:f}", "id", (json_int_t)id, "name",
                           j->name, "user", j->user, "nodes", j->nalloc, "draw", j->power_w,
@@ -503,7 +506,9 @@ void energy_rpc_power(ctld_t *c, conn_t *conn, const json_t *m)
     double lo = 0, hi = 0;
     if (c->sched)
         sched_power_estimate(c->sched, &lo, &hi);
-    jlist_t x = {json_array(), want_forecast, (int)h};
+    viewer_t who;
+    privacy_viewer(c, conn, &who);
+    jlist_t x = {json_array(), want_forecast, (int)h, &who};
     idmap_foreach(c->jobs, job_row, &x);
     json_t *r = json_pack(
         "{s:b,s:o,s:o,s:f,s:i,s:i,s:s,s:f,s:f,s:f,s:{s:I,s:f,s:f,s:f,s:b},s:o,s:f}", "ok", 1,

@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "ctld.h"
+#include "privacy.h"
 
 /* A finished job as db_history gives it: with its sizes in order ("1>4>2": the start,
  * then each resize; "3,3": two runs), from its events. */
-static json_t *history_json(ctld_t *c, const job_t *j)
+static json_t *history_json(ctld_t *c, const viewer_t *who, const job_t *j)
 {
     json_t *o = job_to_json(c, j, false), *ev = json_array();
+    privacy_trim(who, j->user, o);
     db_job_events(c, j->id, ev);
     char sizes[256] = "";
     size_t pos = 0, k;
@@ -106,6 +108,13 @@ void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
         rpc_fail(c, conn, "field 'jobs' must be an array of at most 10000 job ids");
         return;
     }
+    /* PrivateData=jobs: the caller's own, by their ids or not (sacct's way) */
+    viewer_t who;
+    privacy_viewer(c, conn, &who);
+    if (!privacy_jobs_of(&who, user, &user)) {
+        rpc_reply(c, conn, json_pack("{s:b,s:[]}", "ok", 1, "jobs"));
+        return;
+    }
     json_t *arr = json_array();
     if (ids) { /* those jobs (the finished ones among them), with the same filters */
         size_t k;
@@ -128,13 +137,13 @@ void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
             const job_t *lj = live ? idmap_get(c->jobs, id) : NULL;
             if (lj) { /* --running: a job that has not ended, as it stands */
                 if ((!user || !strcmp(lj->user, user)) && (!state || lj->state == st))
-                    json_array_append_new(arr, history_json(c, lj));
+                    json_array_append_new(arr, history_json(c, &who, lj));
                 continue;
             }
             job_t *j = db_job_find_finished(c, id);
             if (j && jstate_final(j->state) && (!user || !strcmp(j->user, user)) &&
                 (!state || j->state == st) && j->end >= since && (until <= 0 || j->end <= until))
-                json_array_append_new(arr, history_json(c, j));
+                json_array_append_new(arr, history_json(c, &who, j));
             job_free(j);
         }
         json_decref(named);
@@ -171,7 +180,8 @@ void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
         if (sorted)
             qsort(sorted, n, sizeof(int64_t), idmap_cmp_key);
         for (q = 0; sorted && q < n; q++)
-            json_array_append_new(arr, history_json(c, idmap_get(c->jobs, sorted[q])));
+            json_array_append_new(arr,
+                                  history_json(c, &who, idmap_get(c->jobs, sorted[q])));
         free(sorted);
         json_decref(x.ids);
     }

@@ -12,6 +12,7 @@
 
 #include "ctld.h"
 #include "hostlist.h"
+#include "privacy.h"
 #include "strparse.h"
 
 #define MAX_ENV 4096
@@ -32,11 +33,9 @@ void ctld_user_name(uid_t uid, char *buf, size_t len)
 
 static bool is_operator(ctld_t *c, conn_t *conn)
 {
-    if (conn_uid(conn) == 0)
-        return true;
-    char name[256];
-    ctld_user_name(conn_uid(conn), name, sizeof(name));
-    return config_is_operator(&c->cfg, name);
+    viewer_t v;
+    privacy_viewer(c, conn, &v);
+    return v.oper;
 }
 
 /* Replies wait for the batch to commit whenever this request changed anything. */
@@ -597,7 +596,7 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t *len)
 
 /* The jobs as JSON; with fold, the pending elements of an array as the table shows
  * them: their first one, whose "folded" is the line's id ("12_[3-6]"), for all. */
-static json_t *queue_json(ctld_t *c, job_t **v, size_t n, bool fold)
+static json_t *queue_json(ctld_t *c, const viewer_t *who, job_t **v, size_t n, bool fold)
 {
     json_t *arr = json_array();
     qrow_t *rows = fold ? calloc(n + 1, sizeof(qrow_t)) : NULL;
@@ -607,6 +606,7 @@ static json_t *queue_json(ctld_t *c, job_t **v, size_t n, bool fold)
         if (rows && rows[i].skip)
             continue;
         json_t *o = job_to_json(c, v[i], false);
+        privacy_trim(who, v[i]->user, o);
         if (o && rows && rows[i].fold)
             json_object_set_new(o, "folded", json_string(rows[i].fold));
         json_array_append_new(arr, o);
@@ -623,6 +623,8 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
     collect_t x = {.uid = conn_uid(conn), .c = c};
     const char *format, *states;
     bool fold;
+    viewer_t who;
+    privacy_viewer(c, conn, &who);
     if (proto_str_opt(m, "user", 255, NULL, &x.user, err, sizeof(err)) < 0 ||
         proto_bool_opt(m, "fold", false, &fold, err, sizeof(err)) < 0 ||
         proto_str_opt(m, "state", 120, NULL, &states, err, sizeof(err)) < 0 ||
@@ -659,7 +661,8 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
         rpc_fail(c, conn, "out of memory");
         return;
     }
-    idmap_foreach(c->jobs, collect_one, &x);
+    if (privacy_jobs_of(&who, x.user, &x.user)) /* else another's, hidden: none */
+        idmap_foreach(c->jobs, collect_one, &x);
     qsort(x.v, x.n, sizeof(job_t *), by_id);
     if (!strcmp(format, "table")) {
         size_t len;
@@ -675,9 +678,23 @@ static void do_queue(ctld_t *c, conn_t *conn, const json_t *m)
         json_decref(ids);
         return;
     }
-    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs", queue_json(c, x.v, x.n, fold)));
+    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "jobs",
+                                 queue_json(c, &who, x.v, x.n, fold)));
     free(x.v);
     json_decref(ids);
+}
+
+/* The answer about a job that does not exist, given also about one the caller may not
+ * see (PrivateData=jobs): Slurm says "Invalid job id specified" for both, and so the
+ * answer does not tell a hidden job from none. */
+static void no_such_job(ctld_t *c, conn_t *conn, const json_t *ref, int64_t id)
+{
+    char err[128];
+    if (json_is_string(ref))
+        snprintf(err, sizeof(err), "job %.40s does not exist", json_string_value(ref));
+    else
+        snprintf(err, sizeof(err), "job %lld does not exist", (long long)id);
+    rpc_fail(c, conn, err);
 }
 
 static job_t *lookup(ctld_t *c, conn_t *conn, const json_t *m, bool *finished)
@@ -688,8 +705,7 @@ static job_t *lookup(ctld_t *c, conn_t *conn, const json_t *m, bool *finished)
     const json_t *ref = json_object_get(m, "job");
     int rr = json_is_string(ref) ? arrays_resolve(c, ref, &id) : 0; /* "12_3" */
     if (rr == -ENOENT) {
-        snprintf(err, sizeof(err), "job %.40s does not exist", json_string_value(ref));
-        rpc_fail(c, conn, err);
+        no_such_job(c, conn, ref, 0);
         return NULL;
     }
     if (rr < 0 || (!json_is_string(ref) &&
@@ -700,10 +716,8 @@ static job_t *lookup(ctld_t *c, conn_t *conn, const json_t *m, bool *finished)
     job_t *j = idmap_get(c->jobs, id);
     if (!j && (j = db_job_find_finished(c, id)))
         *finished = true;
-    if (!j) {
-        snprintf(err, sizeof(err), "job %lld does not exist", (long long)id);
-        rpc_fail(c, conn, err);
-    }
+    if (!j)
+        no_such_job(c, conn, ref, id);
     return j;
 }
 
@@ -713,7 +727,16 @@ static void do_show(ctld_t *c, conn_t *conn, const json_t *m)
     job_t *j = lookup(c, conn, m, &finished);
     if (!j)
         return;
+    viewer_t who;
+    privacy_viewer(c, conn, &who);
+    if (!privacy_sees(&who, CONFIG_PRIVATE_JOBS, j->user)) {
+        no_such_job(c, conn, json_object_get(m, "job"), j->id);
+        if (finished)
+            job_free(j);
+        return;
+    }
     json_t *o = job_to_json(c, j, true);
+    privacy_trim(&who, j->user, o);
     json_t *ev = json_array();
     db_job_events(c, j->id, ev);
     json_object_set_new(o, "events", ev);
@@ -805,9 +828,11 @@ static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m)
         rpc_fail(c, conn, err);
         return NULL;
     }
+    viewer_t who;
+    privacy_viewer(c, conn, &who);
     if (!may_modify(c, conn, j)) {
         snprintf(err, sizeof(err), "permission denied: job %lld belongs to %s", (long long)j->id,
-                 j->user);
+                 privacy_owner(&who, j));
         rpc_fail(c, conn, err);
         return NULL;
     }
@@ -991,7 +1016,9 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
     ctld_user_name(conn_uid(conn), me, sizeof(me));
     if (mine && !f.user) /* scancel --me: the caller's, whoever the caller's $USER says */
         f.user = me;
-    bool op = is_operator(c, conn);
+    viewer_t who;
+    privacy_viewer(c, conn, &who);
+    bool op = who.oper;
     if (f.user && strcmp(f.user, me) && !op) {
         rpc_fail(c, conn, "permission denied: only operators may cancel other users' jobs");
         return;
@@ -1010,7 +1037,8 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
                                                                       : "no such job", NULL));
                 job_free(done);
             } else if (!may_modify(c, conn, j)) {
-                snprintf(why, sizeof(why), "permission denied: it belongs to %s", j->user);
+                snprintf(why, sizeof(why), "permission denied: it belongs to %s",
+                         privacy_owner(&who, j));
                 json_array_append_new(results, cancel_result(id, "not yours", why));
             } else if (ending(j)) {
                 json_array_append_new(results, cancel_result(id, "already ended", "ending"));
@@ -1068,7 +1096,9 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
     }
     size_t k;
     json_t *v;
-    bool op = is_operator(c, conn);
+    viewer_t who;
+    privacy_viewer(c, conn, &who);
+    bool op = who.oper;
     json_t *results = json_array();
     json_t *named = expand_refs(c, ids, results);
     json_array_foreach(named, k, v)
@@ -1081,7 +1111,8 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
             snprintf(why, sizeof(why), "%s", done ? "it has ended" : "no such job");
             job_free(done);
         } else if (!may_modify(c, conn, j)) {
-            snprintf(why, sizeof(why), "permission denied: it belongs to %s", j->user);
+            snprintf(why, sizeof(why), "permission denied: it belongs to %s",
+                     privacy_owner(&who, j));
         } else if (act == ACT_HOLD) {
             elig_hold(c, j, op, why, sizeof(why));
         } else if (act == ACT_RELEASE) {
