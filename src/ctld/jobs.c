@@ -371,7 +371,10 @@ int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
     if (rc < 0)
         return rc;
     j->state = JS_PENDING; /* a new job: where every lifecycle begins */
-    snprintf(j->reason, sizeof(j->reason), "Priority");
+    /* a held one is written once, held (elig_enter would save it again to say so: a
+     * held 10,000-element array wrote 20,000 rows) */
+    snprintf(j->reason, sizeof(j->reason), "%s",
+             j->hold == 2 ? "JobHeldAdmin" : j->hold == 1 ? "JobHeldUser" : "Priority");
     if (db_job_insert(c, j) < 0 ||
         db_job_event(c, j->id, j->submit, "submit", 0, 0, NULL, 0, NULL) < 0) {
         snprintf(err, errlen, "the controller could not record the job");

@@ -60,6 +60,12 @@ d cancel "$ok"
 rm -f run.* # (the cancelled elements left theirs)
 c=$(d submit --parsable --array=1-4%1 el.sh seen3.txt go)
 wait_for 20 sh -c "\"$BIN\" queue | grep -q '^${c}_1 .* R '" || fail "queue: $(d queue)"
+# the elements' script and environment are stored once, with the first element (10,000
+# copies of a 1 MiB script made one submission write 10 GB), and the restart below
+# gives them theirs from it
+if [ "$HOSTS" = 1 ]; then db=/var/spool/ductile/ductile.db; else db="$T/c/state/ductile.db"; fi
+[ "$(on ctl sqlite3 "$db" ".timeout 5000" "SELECT count(script) || ',' || count(env) FROM jobs WHERE array_id = $c")" = 1,1 ] ||
+  fail "the array's script stored per element: $(on ctl sqlite3 "$db" "SELECT id, length(script) FROM jobs WHERE array_id = $c")"
 pid=$(cat "$T/c/ctld.pid")
 kill -9 "$pid"
 wait_for 10 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not die"
