@@ -29,7 +29,7 @@
  *                                                  version's node file into the client's
  *                                                  region (pull mode's restart)
  *
- * Who may touch what (docs/security-ckpt.md): every frame of the control channel carries
+ * Who may touch what (docs/security.md, "The checkpoint data path"): every frame of the control channel carries
  * an HMAC with the key only the job's processes have (their node daemon gives it to them),
  * so a peer without it is dropped at its first frame and never sees a region. The data
  * endpoint accepts RMA from anyone who reaches its port, so a region is opened to a

@@ -316,7 +316,7 @@ static int mr_attach(fab_t *f, struct fid_mr *mr, char *err, size_t errlen)
  * against any process that reaches the endpoint: 64 random bits, drawn again in the
  * unlikely case the domain has it already. Where the provider chooses keys
  * (FI_MR_PROV_KEY: verbs, cxi) we take its key, and how guessable it is is the
- * provider's (docs/security-ckpt.md). */
+ * provider's (docs/security.md, "The checkpoint data path"). */
 #define FAB_KEY_TRIES 4
 
 static int mr_reg_key(fab_t *f, void *buf, size_t len, uint64_t acc, struct fid_mr **mr,

@@ -208,7 +208,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_PRIO_CALC] = {"PriorityCalcPeriod", T_SEC0, F(prio_calc_period), 0, 0, NULL, true},
     [K_ACCOUNTS_REQUIRED] = {"AccountsRequired", T_ENUM, F(accounts_required), 0, 0,
                              accounts_words, true},
-    /* what users see of others' (docs/security-private.md) */
+    /* what users see of others' (docs/security.md, "What users see of each other") */
     [K_PRIVATE_DATA] = {"PrivateData", T_FLAGS, F(private_data), 0, 0, private_words, true},
 };
 #undef F

@@ -24,7 +24,7 @@
 #define CONFIG_KEEPALIVE_SECONDS 60
 
 /* PrivateData (Slurm's): bits of what users other than operators see of their own only
- * (docs/security-private.md). */
+ * (docs/security.md, "What users see of each other"). */
 #define CONFIG_PRIVATE_JOBS 1     /* jobs and their steps */
 #define CONFIG_PRIVATE_USAGE 2    /* fair-share usage and the priority it gives */
 #define CONFIG_PRIVATE_ACCOUNTS 4 /* accounts they do not belong to, others' limits */

@@ -1,4 +1,4 @@
-/* PrivateData (Slurm's; docs/security-private.md): what users who are not operators see
+/* PrivateData (Slurm's; docs/security.md, "What users see of each other"): what users who are not operators see
  * of other users' jobs, usage and accounts. Every view that shows such data asks the one
  * question, privacy_sees, about a caller resolved once per request. */
 #ifndef DUCTILE_CTLD_PRIVACY_H

@@ -16,7 +16,7 @@
  * answers (tcp;ofi_rxm moves data only while the target progresses).
  *
  * Anyone who reaches an endpoint can post RMA to it, so nothing is open on it but what a
- * transfer under way needs (docs/security-ckpt.md): in push mode the agent opens a node
+ * transfer under way needs (docs/security.md, "The checkpoint data path"): in push mode the agent opens a node
  * file's region to rank 0 for one commit (writes) or restart (reads), with a random key
  * that rank 0 hands to the job's processes over MPI; in pull mode the agent opens
  * nothing and a process opens the one chunk the agent's transfer moves. The processes'

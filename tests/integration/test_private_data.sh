@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PrivateData (Slurm's; docs/security-private.md). With jobs,usage,accounts, nobody sees
+# PrivateData (Slurm's; docs/security.md, "What users see of each other"). With jobs,usage,accounts, nobody sees
 # only their own jobs (queue, squeue, show, scontrol show job, history, sacct, priority,
 # sprio), their own usage and the accounts they belong to (account list, sshare); a
 # hidden job is answered as one that does not exist; the nodes' states and the counts
