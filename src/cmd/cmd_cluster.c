@@ -450,7 +450,7 @@ static json_t *quiet_call(const config_t *cfg, json_t *req)
 
 static json_t *live_jobs(const config_t *cfg)
 {
-    json_t *rep = quiet_call(cfg, json_pack("{s:s}", "type", "queue"));
+    json_t *rep = cu_paged(quiet_call, cfg, json_pack("{s:s}", "type", "queue"), 0);
     json_t *jobs = rep ? json_incref(json_object_get(rep, "jobs")) : NULL;
     json_decref(rep);
     return json_is_array(jobs) ? jobs : (json_decref(jobs), NULL);

@@ -307,7 +307,7 @@ int cmd_queue(int argc, char **argv)
     bool listing = !o.json && (o.format || o.sort || o.parsable || o.start);
     listing_t *l = listing && !bad ? queue_listing(&x, &o) : NULL;
     json_t *req = bad || (listing && !l) ? NULL : queue_request(&o, o.json || listing, listing);
-    json_t *rep = req ? cu_call(&cfg, req) : NULL;
+    json_t *rep = req ? cu_paged(cu_call, &cfg, req, 0) : NULL; /* a long queue: pages */
     if (rep) {
         json_t *jobs = json_object_get(rep, "jobs");
         const json_t *text = json_object_get(rep, "text");
@@ -1029,33 +1029,6 @@ static const listing_col_def_t history_cols[] = {
 };
 #define HISTORY_PARSABLE "JobID,JobName,User,State,Elapsed,NNodes,NodeSecs,Energy,ExitCode,Sizes"
 
-/* The controller answers a long history a page at a time (a page holds its loop for
- * tens of milliseconds, never for the whole history): ask for the next page, from where
- * the last ended, until the limit or the end. req is consumed; the reply has every
- * page's jobs. */
-static json_t *history_pages(const char *conf, json_t *req, long limit)
-{
-    json_t *rep = cu_request(conf, json_deep_copy(req));
-    json_t *jobs = rep ? json_object_get(rep, "jobs") : NULL;
-    while (jobs && json_object_get(rep, "next") && (long)json_array_size(jobs) < limit) {
-        json_object_set(req, "after", json_object_get(rep, "next"));
-        json_object_set_new(req, "limit", json_integer(limit - (long)json_array_size(jobs)));
-        json_t *more = cu_request(conf, json_deep_copy(req));
-        if (!more) {
-            json_decref(rep);
-            rep = NULL;
-            break;
-        }
-        json_array_extend(jobs, json_object_get(more, "jobs"));
-        json_object_del(rep, "next");
-        if (json_object_get(more, "next")) /* none after the last */
-            json_object_set(rep, "next", json_object_get(more, "next"));
-        json_decref(more);
-    }
-    json_decref(req);
-    return rep;
-}
-
 int cmd_history(int argc, char **argv)
 {
     common_t o = {0};
@@ -1104,7 +1077,14 @@ int cmd_history(int argc, char **argv)
         }
         json_object_set_new(req, w ? "until" : "since", json_real(t));
     }
-    json_t *rep = history_pages(o.conf, req, o.limit ? o.limit : 1000);
+    config_t cfg = {0};
+    if (cu_load_conf(o.conf, &cfg)) {
+        json_decref(req);
+        return 1;
+    }
+    /* a long history comes a page at a time (it never holds the controller long) */
+    json_t *rep = cu_paged(cu_call, &cfg, req, o.limit ? o.limit : 1000);
+    config_free(&cfg);
     if (!rep)
         return 1;
     json_t *jobs = json_object_get(rep, "jobs");

@@ -106,6 +106,46 @@ json_t *cu_call(const config_t *cfg, json_t *req)
     return reply;
 }
 
+json_t *cu_paged(json_t *(*call)(const config_t *cfg, json_t *req), const config_t *cfg,
+                 json_t *req, long limit)
+{
+    json_t *rep = call(cfg, json_deep_copy(req));
+    json_t *jobs = rep ? json_object_get(rep, "jobs") : NULL;
+    while (rep && json_object_get(rep, "next") &&
+           (!limit || !jobs || (long)json_array_size(jobs) < limit)) {
+        json_object_set(req, "after", json_object_get(rep, "next"));
+        if (limit && jobs)
+            json_object_set_new(req, "limit", json_integer(limit - (long)json_array_size(jobs)));
+        json_t *more = call(cfg, json_deep_copy(req));
+        if (!more) {
+            json_decref(rep);
+            rep = NULL;
+            break;
+        }
+        if (jobs)
+            json_array_extend(jobs, json_object_get(more, "jobs"));
+        const char *t = json_string_value(json_object_get(rep, "text"));
+        const char *u = json_string_value(json_object_get(more, "text"));
+        if (t && u) {
+            size_t a = json_string_length(json_object_get(rep, "text"));
+            size_t b = json_string_length(json_object_get(more, "text"));
+            char *both = malloc(a + b + 1);
+            if (both) {
+                memcpy(both, t, a);
+                memcpy(both + a, u, b);
+                json_object_set_new(rep, "text", json_stringn(both, a + b));
+            }
+            free(both);
+        }
+        json_object_del(rep, "next");
+        if (json_object_get(more, "next")) /* none after the last */
+            json_object_set(rep, "next", json_object_get(more, "next"));
+        json_decref(more);
+    }
+    json_decref(req);
+    return rep;
+}
+
 int cu_umask(void)
 {
     mode_t m = umask(0); /* the only way to read it; put back at once */

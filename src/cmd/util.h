@@ -15,6 +15,12 @@ int cu_load_conf(const char *conf, config_t *cfg);
  * local socket, else TCP with MUNGE (a login host). */
 int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen);
 json_t *cu_call(const config_t *cfg, json_t *req);
+/* A listing the controller answers a page at a time (queue, history): asks for the next
+ * page (the reply's "next" as "after") until none is left or limit items came (0: no
+ * limit; the request's "limit" is lowered as they come), through call (cu_call, or a
+ * quieter one). The pages' "jobs" are joined, and their "text"; req is consumed. */
+json_t *cu_paged(json_t *(*call)(const config_t *cfg, json_t *req), const config_t *cfg,
+                 json_t *req, long limit);
 /* cu_call with the configuration named by conf (--conf) or DUCTILE_CONF. */
 json_t *cu_request(const char *conf, json_t *req);
 /* A submission's idempotency key: $DUCTILE_SUBMIT_KEY if set (checked), else 32

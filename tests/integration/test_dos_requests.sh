@@ -53,6 +53,19 @@ turn_ok "loading $CHAIN dependent jobs"
 [ "$(d queue -j "$((base + 2))" --format Reason --noheader)" = Dependency ] ||
   fail "a link of the chain: $(d queue -j "$((base + 2))")"
 
+# the queue comes a page at a time (2,000 lines, or what 20 ms allows), put together
+# by the command: every waiting job once, in order, one header, columns aligned
+live=$(status jobs)
+d queue > q.txt
+[ "$(grep -c '^JOBID' q.txt)" = 1 ] || fail "headers: $(grep -c '^JOBID' q.txt)"
+[ "$(($(wc -l < q.txt) - 1))" = "$live" ] || fail "queue: $(($(wc -l < q.txt) - 1)) lines for $live jobs"
+[ "$(awk 'NR > 1 {print index($0, " PD ")}' q.txt | sort -u | wc -l)" = 1 ] ||
+  fail "the pages' columns differ: $(awk 'NR > 1 {print index($0, " PD ")}' q.txt | sort | uniq -c)"
+d queue --json | python3 -c "import json, sys
+ids = [j['id'] for j in json.load(sys.stdin)]
+assert len(ids) == $live and ids == sorted(set(ids)), (len(ids), $live)" || fail "queue --json pages"
+turn_ok "the queue of $live jobs"
+
 # a job that runs while the rest goes on: nothing may end it
 r=$(submit --export=NONE -N 1 --wrap "while [ ! -e '$T/stop' ]; do sleep 0.1; done")
 expect_state "$r" R 30
