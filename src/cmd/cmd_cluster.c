@@ -456,7 +456,7 @@ static json_t *live_jobs(const config_t *cfg)
     return json_is_array(jobs) ? jobs : (json_decref(jobs), NULL);
 }
 
-#define CANCEL_CHUNK 1000
+#define CANCEL_CHUNK 250 /* no more than the controller acts on in one request (rpc.c) */
 
 /* Cancels every live job and waits up to `wait` seconds for them to end. Prints each
  * job it ended; returns how many are still live at the deadline. */

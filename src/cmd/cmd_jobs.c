@@ -634,8 +634,14 @@ int cmd_cancel(int argc, char **argv)
         json_object_set_new(req, "state", json_string(o.state));
     if (o.name)
         json_object_set_new(req, "name", json_string(o.name));
-    return job_results(cu_request(o.conf, req), o.json, sig ? "signalled" : "cancelled",
-                       sig ? "not signalled" : NULL);
+    config_t cfg = {0};
+    if (cu_load_conf(o.conf, &cfg)) {
+        json_decref(req);
+        return 1;
+    }
+    json_t *rep = cu_call_parts(&cfg, req); /* many jobs: in parts */
+    config_free(&cfg);
+    return job_results(rep, o.json, sig ? "signalled" : "cancelled", sig ? "not signalled" : NULL);
 }
 
 /* ductile hold / release / requeue JOB...: pending jobs kept out of scheduling or let
@@ -659,8 +665,14 @@ static int hold_or_release(int argc, char **argv, const char *verb)
                                                                           ? "released"
                                                                           : "requeued");
     snprintf(failed, sizeof(failed), "not %s", done);
-    return job_results(cu_request(o.conf, json_pack("{s:s,s:o}", "type", verb, "jobs", ids)),
-                       o.json, done, failed);
+    config_t cfg = {0};
+    if (cu_load_conf(o.conf, &cfg)) {
+        json_decref(ids);
+        return 1;
+    }
+    json_t *rep = cu_call_parts(&cfg, json_pack("{s:s,s:o}", "type", verb, "jobs", ids));
+    config_free(&cfg);
+    return job_results(rep, o.json, done, failed);
 }
 
 int cmd_hold(int argc, char **argv) { return hold_or_release(argc, argv, "hold"); }
@@ -1083,10 +1095,14 @@ int cmd_history(int argc, char **argv)
         return 1;
     }
     /* a long history comes a page at a time (it never holds the controller long) */
-    json_t *rep = cu_paged(cu_call, &cfg, req, o.limit ? o.limit : 1000);
+    long limit = o.limit ? o.limit : 1000;
+    json_t *rep = cu_paged(cu_call, &cfg, req, limit);
     config_free(&cfg);
     if (!rep)
         return 1;
+    if (json_object_get(rep, "next")) /* cut by the limit: say so (to stderr: the table stays whole) */
+        fprintf(stderr, "ductile: history: the newest %ld jobs shown; more ended before them "
+                        "(--limit N shows more, --since T and --until T choose a time)\n", limit);
     json_t *jobs = json_object_get(rep, "jobs");
     if (o.json) {
         cu_print_json(jobs);

@@ -106,6 +106,30 @@ json_t *cu_call(const config_t *cfg, json_t *req)
     return reply;
 }
 
+json_t *cu_call_parts(const config_t *cfg, json_t *req)
+{
+    json_t *rep = cu_call(cfg, json_deep_copy(req));
+    while (rep && json_is_array(json_object_get(rep, "rest"))) {
+        json_object_set(req, "jobs", json_object_get(rep, "rest"));
+        static const char *const filters[] = {"user", "me", "state", "name"};
+        for (size_t k = 0; k < sizeof(filters) / sizeof(filters[0]); k++)
+            json_object_del(req, filters[k]);
+        json_t *more = cu_call(cfg, json_deep_copy(req));
+        if (!more) {
+            json_decref(rep);
+            rep = NULL;
+            break;
+        }
+        json_array_extend(json_object_get(rep, "results"), json_object_get(more, "results"));
+        json_object_del(rep, "rest");
+        if (json_object_get(more, "rest"))
+            json_object_set(rep, "rest", json_object_get(more, "rest"));
+        json_decref(more);
+    }
+    json_decref(req);
+    return rep;
+}
+
 json_t *cu_paged(json_t *(*call)(const config_t *cfg, json_t *req), const config_t *cfg,
                  json_t *req, long limit)
 {

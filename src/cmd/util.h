@@ -15,6 +15,10 @@ int cu_load_conf(const char *conf, config_t *cfg);
  * local socket, else TCP with MUNGE (a login host). */
 int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen);
 json_t *cu_call(const config_t *cfg, json_t *req);
+/* A request on many jobs (cancel, hold, release, requeue) the controller answers in
+ * parts: while the reply names the jobs it left (`rest`), sends them again by id (the
+ * filters had chosen them), and joins the parts' `results`. req is consumed. */
+json_t *cu_call_parts(const config_t *cfg, json_t *req);
 /* A listing the controller answers a page at a time (queue, history): asks for the next
  * page (the reply's "next" as "after") until none is left or limit items came (0: no
  * limit; the request's "limit" is lowered as they come), through call (cu_call, or a

@@ -426,24 +426,64 @@ typedef struct qrow {
     bool skip;  /* one of those elements, on its first one's line */
 } qrow_t;
 
-/* Appends index k to a folded list "3-5,7" (its last range ends at *last). */
-static void fold_add(char **list, int *last, int k, bool *open)
+/* A folded list of indices, "3-5,7" or, for a stepped array, "0-1998:2" as squeue
+ * writes it (listed one by one, a 1,000-element stepped array made every line of
+ * everyone's queue 4,000 columns wide): the runs written so far, and the one under way
+ * (from `start` by `step`, `n` of them, the last `last`). */
+typedef struct fold {
+    char *list;
+    size_t len;
+    int start, step, last, n;
+    int count; /* indices in all */
+} fold_t;
+
+/* Writes the run under way; false when memory ran out. */
+static bool fold_flush(fold_t *f)
 {
-    char *s = *list;
-    size_t len = s ? strlen(s) : 0;
-    char *n = realloc(s, len + 24);
-    if (!n)
+    if (!f->n)
+        return true;
+    char *l = realloc(f->list, f->len + 48);
+    if (!l)
+        return false;
+    f->list = l;
+    const char *sep = f->len ? "," : "";
+    if (f->n == 1)
+        f->len += (size_t)snprintf(l + f->len, 48, "%s%d", sep, f->start);
+    else if (f->step == 1)
+        f->len += (size_t)snprintf(l + f->len, 48, "%s%d-%d", sep, f->start, f->last);
+    else if (f->n == 2)
+        f->len += (size_t)snprintf(l + f->len, 48, "%s%d,%d", sep, f->start, f->last);
+    else
+        f->len += (size_t)snprintf(l + f->len, 48, "%s%d-%d:%d", sep, f->start, f->last, f->step);
+    f->n = 0;
+    return true;
+}
+
+/* Appends index k (rising). */
+static void fold_add(fold_t *f, int k)
+{
+    f->count++;
+    if (f->n == 1 || (f->n > 1 && k - f->last == f->step)) {
+        f->step = k - f->last;
+        f->last = k;
+        f->n++;
         return;
-    if (len && k == *last + 1) {
-        *open = true; /* extends the range; written when it ends */
-    } else {
-        if (*open)
-            len += (size_t)snprintf(n + len, 24, "-%d", *last);
-        len += (size_t)snprintf(n + len, 24, "%s%d", len ? "," : "", k);
-        *open = false;
     }
-    *list = n;
-    *last = k;
+    if (f->n == 2 && f->step > 1) { /* two by a step, then another step: start again from
+                                     * the second ("1,3,4-6", not "1,3" then "4-6") */
+        int second = f->last;
+        f->n = 1;
+        f->last = f->start;
+        fold_flush(f);
+        f->start = f->last = second;
+        f->n = 1;
+        fold_add(f, k);
+        f->count--;
+        return;
+    }
+    fold_flush(f);
+    f->start = f->last = k;
+    f->n = 1;
 }
 
 /* As squeue shows an array: its pending elements as one line, "12_[3-6,9%2]", where the
@@ -451,10 +491,8 @@ static void fold_add(char **list, int *last, int k, bool *open)
 static void fold_arrays(const job_t *const *v, size_t n, qrow_t *rows)
 {
     idmap_t *lead = idmap_create(); /* array id -> its line's index + 1 */
-    char **list = calloc(n + 1, sizeof(char *));
-    int *last = calloc(n + 1, sizeof(int)), *count = calloc(n + 1, sizeof(int));
-    bool *open = calloc(n + 1, sizeof(bool));
-    for (size_t i = 0; lead && list && last && count && open && i < n; i++) {
+    fold_t *f = calloc(n + 1, sizeof(fold_t));
+    for (size_t i = 0; lead && f && i < n; i++) {
         const job_t *j = v[i];
         if (!j->array_id || j->state != JS_PENDING)
             continue;
@@ -465,29 +503,22 @@ static void fold_arrays(const job_t *const *v, size_t n, qrow_t *rows)
         } else {
             rows[i].skip = true;
         }
-        fold_add(&list[at - 1], &last[at - 1], j->array_task, &open[at - 1]);
-        count[at - 1]++;
+        fold_add(&f[at - 1], j->array_task);
     }
-    for (size_t i = 0; list && last && count && open && i < n; i++) {
-        if (count[i] > 1 && list[i]) {
-            char tail[24] = "", max[24] = "";
-            if (open[i])
-                snprintf(tail, sizeof(tail), "-%d", last[i]);
+    for (size_t i = 0; f && i < n; i++) {
+        if (f[i].count > 1 && fold_flush(&f[i]) && f[i].list) {
+            char max[24] = "";
             if (v[i]->array_max)
                 snprintf(max, sizeof(max), "%%%d", v[i]->array_max);
-            size_t l = strlen(list[i]) + 64;
+            size_t l = f[i].len + 64;
             rows[i].fold = malloc(l);
             if (rows[i].fold)
-                snprintf(rows[i].fold, l, "%lld_[%s%s%s]", (long long)v[i]->array_id, list[i],
-                         tail, max);
+                snprintf(rows[i].fold, l, "%lld_[%s%s]", (long long)v[i]->array_id, f[i].list,
+                         max);
         }
-        if (list)
-            free(list[i]);
+        free(f[i].list);
     }
-    free(list);
-    free(last);
-    free(count);
-    free(open);
+    free(f);
     idmap_destroy(lead);
 }
 
@@ -558,6 +589,8 @@ static char *render_queue(ctld_t *c, job_t **v, size_t n, size_t from, size_t *n
     size_t total = 128, linew = 0, lines = 0, i = from;
     for (int k = 0; k < 6; k++)
         linew += (size_t)w[k] + 2;
+    total += linew; /* the header: as wide as the columns (a folded array's id widens the
+                     * first: left out, it overran the buffer) */
     for (; i < n && lines < QUEUE_PAGE && (lines == 0 || stats_clock() < stop); i++) {
         job_t *j = v[i];
         qrow_t *r = &rows[i];
@@ -1004,6 +1037,37 @@ static json_t *expand_refs(ctld_t *c, const json_t *refs, json_t *results)
  * "skipped" (a filter did not match; the detail says which). With ids: only the
  * listed jobs that match every filter; without: every matching job of the caller, or
  * of --user (operators only for others). The older form {"job": ID} still works. */
+/* A request on many jobs (cancel, hold, release, requeue of an array of 10,000, or
+ * `cancel -u alice`) acts on at most OPS_PER_REQUEST of them and answers the others'
+ * ids as `rest`, which the command sends again: each job costs its saves, and 10,000
+ * releases held the loop 1.5 s. Between two parts a pass may run, as between two
+ * commands. */
+#define OPS_PER_REQUEST 250
+
+/* The ids of named (job ids, in order) past the first OPS_PER_REQUEST, taken out of it
+ * into a new array; NULL: none. */
+static json_t *take_rest(json_t *named)
+{
+    size_t n = json_array_size(named);
+    if (n <= OPS_PER_REQUEST)
+        return NULL;
+    json_t *rest = json_array();
+    for (size_t k = OPS_PER_REQUEST; rest && k < n; k++)
+        json_array_append(rest, json_array_get(named, k));
+    while (json_array_size(named) > OPS_PER_REQUEST)
+        json_array_remove(named, json_array_size(named) - 1);
+    return rest;
+}
+
+static void reply_results(ctld_t *c, conn_t *conn, json_t *results, json_t *rest)
+{
+    json_t *rep = json_pack("{s:b,s:o}", "ok", 1, "results", results);
+    if (rep && rest)
+        json_object_set(rep, "rest", rest);
+    json_decref(rest);
+    rpc_reply(c, conn, rep);
+}
+
 static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
 {
     if (!json_object_get(m, "jobs")) { /* a client before the list form */
@@ -1058,10 +1122,11 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         rpc_fail(c, conn, "permission denied: only operators may cancel other users' jobs");
         return;
     }
-    json_t *results = json_array();
+    json_t *results = json_array(), *rest = NULL;
     char why[160];
     if (json_array_size(ids)) {
         json_t *named = expand_refs(c, ids, results);
+        rest = take_rest(named);
         json_array_foreach(named, k, v)
         {
             int64_t id = json_integer_value(v);
@@ -1099,6 +1164,12 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         }
         idmap_foreach(c->jobs, match_one, &x);
         qsort(x.v, x.n, sizeof(job_t *), by_id);
+        if (x.n > OPS_PER_REQUEST) { /* the others by id: they matched the filter */
+            rest = json_array();
+            for (size_t i = OPS_PER_REQUEST; rest && i < x.n; i++)
+                json_array_append_new(rest, json_integer(x.v[i]->id));
+            x.n = OPS_PER_REQUEST;
+        }
         for (size_t i = 0; i < x.n; i++) {
             int64_t id = x.v[i]->id;
             if (sig) {
@@ -1112,7 +1183,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         }
         free(x.v);
     }
-    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
+    reply_results(c, conn, results, rest);
 }
 
 /* ductile hold / release / requeue {"jobs": [ids]}: pending jobs kept out of the
@@ -1136,6 +1207,7 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
     bool op = who.oper;
     json_t *results = json_array();
     json_t *named = expand_refs(c, ids, results);
+    json_t *rest = take_rest(named);
     json_array_foreach(named, k, v)
     {
         int64_t id = json_integer_value(v);
@@ -1160,7 +1232,7 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
                                                      *why ? why : NULL));
     }
     json_decref(named);
-    rpc_reply(c, conn, json_pack("{s:b,s:o}", "ok", 1, "results", results));
+    reply_results(c, conn, results, rest);
 }
 
 /* An operator's resize ({nodes}) or the release of one ({release: true}); the reply
@@ -1271,7 +1343,9 @@ static void do_status(ctld_t *c, conn_t *conn)
           json_pack("{s:b,s:s,s:s,s:i,s:i,s:I,s:i,s:I,s:o,s:o,s:o,s:f}", "ok", 1, "cluster",
                     c->cfg.cluster_name, "policy", sched_policy_spec(c->sched), "nodes",
                     c->nnodes, "nodes_up", up, "jobs", (json_int_t)c->njobs_live, "pending",
-                    sched_pending_count(c->sched), "step_output_bytes",
+                    /* held and waiting ones too (out of the engine: eligible.c) */
+                    sched_pending_count(c->sched) + (int)(c->waiting ? idmap_count(c->waiting) : 0),
+                    "step_output_bytes",
                     (json_int_t)c->step_bytes_relayed, "passes", stats_json(&c->pass_stats),
                     "commits", stats_json(&c->commit_stats), "loop",
                     stats_loop_json(&c->loop_stats), "stalled_s", c->stalled));

@@ -21,7 +21,7 @@ a=$(d submit --parsable --array=0-8:2,9%2 -o 'arr-%A_%a.out' el.sh seen.txt go)
 [[ "$a" =~ ^[0-9]+$ ]] || fail "--parsable printed '$a'"
 wait_for 20 sh -c "[ \$(\"$BIN\" queue | grep -c ' R ') = 2 ]" || fail "queue: $(d queue)"
 q=$(d queue)
-grep -qE "^${a}_\[[0-9,-]+%2\] +el.sh +root +PD .*\(JobArrayTaskLimit\)$" <<< "$q" ||
+grep -qE "^${a}_\[[0-9,:-]+%2\] +el.sh +root +PD .*\(JobArrayTaskLimit\)$" <<< "$q" ||
   fail "the pending elements are not folded: $q"
 [ "$(grep -c "^${a}_" <<< "$q")" = 3 ] || fail "queue lines: $q"
 field "${a}_4" ArrayElement | grep -qx "${a}_4" || fail "show ${a}_4: $(d show "${a}_4")"
@@ -78,6 +78,20 @@ for t in 1 2 3 4; do
   expect_state "$j" CD 60
 done
 [ "$(sort -n seen3.txt | tail -1)" = 1 ] || fail "%1 let more run: $(cat seen3.txt)"
+
+# a stepped array folds as squeue writes it, not index by index (a 1,000-element one
+# made every line of everyone's queue 4,000 columns wide); an array that folds into a
+# long id widens the JOBID column and the header with it (the header was not counted
+# in the reply's buffer, which the controller then overran: "out of memory" for every
+# queue after, a corrupt heap)
+st=$(d submit --parsable -H --array=0-300:2 --wrap true)
+d queue --noheader --format JobID | grep -qx "${st}_\[0-300:2\]" || fail "stepped: $(d queue --format JobID)"
+squares=1; for k in $(seq 2 150); do squares="$squares,$((k * k))"; done
+sq=$(d submit --parsable -H --array="$squares" --wrap true)
+d queue > long.txt || fail "queue with a long folded id: $(head -c 300 long.txt)"
+head -1 long.txt | grep -q "^JOBID  *NAME" || fail "header: $(head -c 200 long.txt)"
+grep -q "^${sq}_\[1,4,9,16,.*,22201,22500\] " long.txt || fail "the long fold: $(grep "^${sq}_" long.txt | head -c 200)"
+d cancel "$st" "$sq" > /dev/null
 
 # refused
 refused "is not a list of indices" d submit --array=5-3 --wrap true

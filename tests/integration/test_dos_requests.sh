@@ -50,6 +50,8 @@ turn_ok() { # WHAT: the longest turn so far is under 2 s
     fail "$1: the controller's loop was held for $t ms ($(status loop.longest_work))"
 }
 turn_ok "loading $CHAIN dependent jobs"
+# the jobs waiting for others count as pending (those out of the engine were left out)
+[ "$(status pending)" -ge "$CHAIN" ] || fail "pending: $(status pending) with $CHAIN waiting"
 [ "$(d queue -j "$((base + 2))" --format Reason --noheader)" = Dependency ] ||
   fail "a link of the chain: $(d queue -j "$((base + 2))")"
 
@@ -96,8 +98,25 @@ assert all(a > b or (a == b and i > j) for a, b, i, j in zip(ends, ends[1:], ids
     "not newest first"
 PY
 turn_ok "a history of 20,000 jobs"
+# a history cut by its limit says so (it showed the newest 1,000 without a word)
+d history --limit 5 > h5.txt 2> h5.err
+[ "$(wc -l < h5.txt)" = 6 ] || fail "history --limit 5: $(cat h5.txt)"
+grep -q "the newest 5 jobs shown; more ended before them" h5.err || fail "no word of the cut: $(cat h5.err)"
 all_up || fail "a node was called down: $(d nodes)"
 is_state "$r" R || fail "the running job: $(d show "$r")"
 touch "$T/stop"
 expect_state "$r" CD 30
+
+# a request on thousands of jobs acts on a part at a time (10,000 releases held the loop
+# 1.5 s): the command sends the rest again until none is left, by a filter (the chain's
+# name) and by ids, and every job is done once
+d cancel --name chain > cancel.out 2>&1 || fail "cancel --name chain: $(tail -3 cancel.out)"
+[ -z "$(d queue --noheader --format Name | grep -x chain)" ] || fail "chain jobs left: $(d queue | head)"
+a=$(d submit --parsable -H --array=0-1199 --wrap true)
+d release "$a" > /dev/null || fail "release of a 1,200-element array"
+d cancel "$a" > /dev/null || fail "cancel of a 1,200-element array"
+wait_for 30 sh -c "[ -z \"\$('$BIN' queue --noheader)\" ]" || fail "left: $(d queue | head)"
+[ "$(d history "$a" --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')" = 1200 ] ||
+  fail "the array's elements: $(d history "$a" | tail -3)"
+turn_ok "cancelling and releasing thousands of jobs"
 echo ok
