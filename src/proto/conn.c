@@ -577,6 +577,24 @@ static int count_host(const conn_guard_t *g, const char *host)
     return idmap_tally_get(g->hosts, host_key(host));
 }
 
+/* Closes the oldest unauthenticated connection (from host, or any), other than c, that
+ * has had at least a second to prove itself; false when there is none such. */
+static bool evict_oldest(conn_guard_t *g, const conn_t *c, const char *host, const char *key,
+                         int limit)
+{
+    double now = loop_now(g->loop);
+    conn_t *old = NULL;
+    for (conn_t *o = g->head; o; o = o->gnext) /* newest first: the last match is the oldest */
+        if (o != c && !o->authed && !o->refusing && !o->closing && o->counted &&
+            now - o->since >= 1.0 && (!host || !strcmp(o->host, host)))
+            old = o;
+    if (!old)
+        return false;
+    refuse(old, "closed: not authenticated, and a newer connection took its place (%s = %d)",
+           key, limit);
+    return true;
+}
+
 /* A new connection: refused (false) or counted. Local peers are known already; TCP
  * peers are counted by address until they authenticate. */
 static bool guard_admit(conn_guard_t *g, conn_t *c)
@@ -612,15 +630,21 @@ static bool guard_admit(conn_guard_t *g, conn_t *c)
         count_add(c);
         return true;
     }
-    if (l->per_host && count_host(g, c->host) >= l->per_host) {
+    /* Peers still to prove who they are: at most per_host from one address, max_unauth
+     * from any number of addresses (40 addresses at 128 each took every connection, the
+     * reserve too). At a cap the oldest of them gives way to the newcomer rather than
+     * the newcomer being refused: a node daemon or a command proves itself in its first
+     * frame, milliseconds after it connects, while a flood's connections sit; refusing
+     * the newest let a flood that was there first keep every real peer out (a job's step
+     * output to its node's NodePort, in the sanitizer build's test_dos). */
+    if (l->per_host && count_host(g, c->host) >= l->per_host &&
+        !evict_oldest(g, c, c->host, "MaxConnectionsPerHost", l->per_host)) {
         refuse(c, "too many unauthenticated connections from %s (MaxConnectionsPerHost = %d)",
                c->host, l->per_host);
         return false;
     }
-    /* Peers still to prove who they are, from any number of addresses (40 addresses at
-     * 128 each took every connection, the reserve too): at most max_unauth of them,
-     * and at most half the reserve, so that root and the operators always find a slot. */
-    if (l->max_unauth && g->nunauth >= l->max_unauth) {
+    if (l->max_unauth && g->nunauth >= l->max_unauth &&
+        !evict_oldest(g, c, NULL, "MaxUnauthConnections", l->max_unauth)) {
         refuse(c, "too many unauthenticated connections (MaxUnauthConnections = %d)",
                l->max_unauth);
         return false;

@@ -68,7 +68,9 @@ ids() { d queue --noheader --format JobID "$@" | tr '\n' ' '; }
   fail "State,-JobID: $(ids --sort=State,-JobID)"
 [ "$(ids --sort=-D)" = "$j2 $j1 $j4 $j3 ${a}_1 ${a}_[2-3] " ] || fail "-D: $(ids --sort=-D)"
 # the usual table, sorted: the same columns as without --sort
-[ "$(d queue --sort i)" = "$(d queue)" ] || fail "--sort i changed the table: $(d queue --sort i)"
+# (twice in a row alike: a running job's TIME may turn between the two commands)
+same_table() { [ "$(d queue --sort i)" = "$(d queue)" ]; }
+wait_for 10 same_table || fail "--sort i changed the table: $(d queue --sort i; d queue)"
 
 # --- squeue -o: Slurm's letters, widths and text between them
 [ "$(sq -h -j "$j3" -o "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R")" = \

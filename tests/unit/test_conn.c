@@ -320,6 +320,45 @@ static void close_after_walk(void **state)
     srv_stop(s);
 }
 
+/* At a cap on unauthenticated TCP peers (per address, or in all) the oldest of them,
+ * silent for a second, gives way to a newcomer: a flood that came first kept every real
+ * peer out (a job's step output to its node's daemon, test_dos in the sanitizer build).
+ * The newcomer that proves itself gets its message through; the oldest is closed. */
+static void flood_gives_way(void **state)
+{
+    (void)state;
+    for (int which = 0; which < 2; which++) {
+        conn_limits_t lim = {.per_host = which ? 2 : 0, .max_unauth = which ? 0 : 2};
+        srv_t *s = srv_start(&lim);
+        int a = dial_tcp(s->port), b = dial_tcp(s->port);
+        assert_true(run_until(s, &s->accepted, 2, 5));
+        int never = 0;
+        run_until(s, &never, 1, 1.1); /* both have sat a second */
+        assert_int_equal(s->closed, 0);
+        conn_cfg_t cc = {.auth = PROTO_AUTH_KEY, .key = KEY};
+        static const conn_ops_t none = {0};
+        conn_t *c = conn_connect_tcp(&s->loop, "127.0.0.1", s->port, &cc, &none, NULL);
+        assert_non_null(c);
+        assert_int_equal(conn_send_new(c, json_pack("{s:s}", "type", "ping")), 0);
+        assert_true(run_until(s, &s->messages, 1, 5));
+        assert_int_equal(s->closed, 1); /* a, the oldest */
+        char buf[4096]; /* the server's challenge, then the refusal, then the end */
+        size_t got = 0;
+        ssize_t n;
+        while (got < sizeof(buf) && (n = recv(a, buf + got, sizeof(buf) - got, 0)) > 0)
+            got += (size_t)n;
+        const char *want = "a newer connection took its place";
+        bool found = false;
+        for (size_t i = 0; !found && i + strlen(want) <= got; i++)
+            found = !memcmp(buf + i, want, strlen(want));
+        assert_true(found);
+        conn_close(c);
+        close(a), close(b);
+        assert_true(run_until(s, &s->closed, 3, 5));
+        srv_stop(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +368,7 @@ int main(void)
         cmocka_unit_test(reserve_for_operators),
         cmocka_unit_test(timeouts),
         cmocka_unit_test(close_after_walk),
+        cmocka_unit_test(flood_gives_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
