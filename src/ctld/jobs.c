@@ -582,10 +582,23 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out, 
         j->signal = code;
         j->exit_code = 128 + code;
         final = timed_out ? JS_TIMEOUT : JS_FAILED;
-    } else if (kind == 3) { /* ended while its node daemon was away: status unknown */
+    } else if (kind == 3) {
+        /* Ended while its node daemon was away, and its shepherd, which records the
+         * status, died with it: every process of the host died at once (a crash, a power
+         * cycle). A node failure for the job: a --requeue job runs again (without the
+         * fence of a node that went silent: its daemon is back and says nothing is left). */
         j->exit_code = -1;
-        final = JS_FAILED;
         snprintf(j->reason, sizeof(j->reason), "EndedWhileNodeDaemonDown");
+        if (j->requeue && j->restarts < c->cfg.max_requeue) {
+            fprintf(stderr, "ductiled: job %lld ended while its node daemon was away, with no "
+                    "status (the host's processes died): requeued\n", (long long)j->id);
+            db_job_event(c, j->id, ctld_now(), "node_fail", j->nalloc, 0, NULL, 0, j->reason);
+            j->requeue_at = 0;
+            j->wait_class = SCHED_CLASS_FAILED;
+            start_cleanup(c, j, JS_PENDING);
+            return;
+        }
+        final = JS_FAILED;
     } else if (kind == 2) { /* could not start */
         j->exit_code = 127;
         final = JS_FAILED;
