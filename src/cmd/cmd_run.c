@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -69,18 +70,57 @@ static int write_all(int fd, const char *buf, size_t n)
  * written out each task's output, half a window at a time; a task whose output we do
  * not write out stops after a window. */
 typedef struct flow {
+    const char *conf;     /* for a new connection when ours breaks */
     long long job;
     int step, ntasks;
     long long window;     /* 0: the controller does no flow control */
     long long *written;   /* per rank: end offset of the output written out */
     long long *acked;     /* per rank: the offset we last acknowledged */
+    char *midline;        /* --label: per rank and stream, its last chunk ended mid-line */
 } flow_t;
+
+/* --label: "RANK: " before every line, as srun's -l (a chunk may hold many lines, or end
+ * in the middle of one: a task that printed while its output was not read). */
+static int write_labeled(int fd, long long rank, const char *buf, size_t n, char *midline)
+{
+    char tag[32];
+    int tl = snprintf(tag, sizeof(tag), "%lld: ", rank);
+    while (n > 0) {
+        const char *nl = memchr(buf, '\n', n);
+        size_t len = nl ? (size_t)(nl - buf) + 1 : n;
+        if (!(midline && *midline) && write_all(fd, tag, (size_t)tl) < 0)
+            return -1;
+        if (write_all(fd, buf, len) < 0)
+            return -1;
+        if (midline)
+            *midline = !nl;
+        buf += len;
+        n -= len;
+    }
+    return 0;
+}
+
+/* Of a chunk of n bytes at its offset in its task's output, how many bytes at its start
+ * were written out already (a chunk sent again after a re-attach); n: all of it. */
+static size_t flow_seen(const flow_t *f, const json_t *m, size_t n)
+{
+    const json_t *jo = json_object_get(m, "offset");
+    long long r = json_integer_value(json_object_get(m, "rank"));
+    if (!f->written || !json_is_integer(jo) || r < 0 || r >= f->ntasks)
+        return 0; /* (a line from a node daemon, not the task's output) */
+    long long o = json_integer_value(jo);
+    if (o >= f->written[r])
+        return 0;
+    return f->written[r] - o >= (long long)n ? n : (size_t)(f->written[r] - o);
+}
 
 static void flow_written(client_t *c, flow_t *f, const json_t *m, size_t n)
 {
     const json_t *jr = json_object_get(m, "rank"), *jo = json_object_get(m, "offset");
     long long r = json_integer_value(jr);
     if (!f->written || !json_is_integer(jo) || r < 0 || r >= f->ntasks)
+        return;
+    if (json_integer_value(jo) + (long long)n <= f->written[r])
         return;
     f->written[r] = json_integer_value(jo) + (long long)n;
     if (f->window <= 0 || f->written[r] - f->acked[r] < f->window / 2)
@@ -98,17 +138,105 @@ static void flow_written(client_t *c, flow_t *f, const json_t *m, size_t n)
     json_decref(ack);
 }
 
-static int stream(client_t *c, bool label, flow_t *f)
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* How long we try to take our step up again while the controller cannot be reached
+ * (it may be restarting for an upgrade; its tasks run on meanwhile). */
+#define REATTACH_WAIT 3600.0
+
+/* Our connection broke (the controller restarted, a reset, the node daemon relaying us
+ * restarted): a new one, and the step taken up again from what we have written out
+ * (docs/reliability-steps.md). 0, or 255 once there is no hope. */
+static int reattach(client_t **c, flow_t *f, const char *why)
+{
+    fprintf(stderr, "ductile run: step %d of job %lld: lost the connection to the controller "
+            "(%s): reconnecting\n", f->step, f->job, why);
+    client_close(*c);
+    *c = NULL;
+    config_t cfg = {0};
+    if (cu_load_conf(f->conf, &cfg))
+        return 255;
+    double until = now_s() + REATTACH_WAIT, pause = 0.1;
+    char err[512];
+    int rc = -ETIMEDOUT;
+    while (now_s() < until) {
+        rc = cu_open(&cfg, c, err, sizeof(err));
+        if (rc == 0) {
+            json_t *offsets = json_array(), *rep = NULL;
+            for (int r = 0; r < f->ntasks && f->written; r++)
+                json_array_append_new(offsets, json_integer(f->written[r]));
+            json_t *req = json_pack("{s:s,s:I,s:i,s:o}", "type", "step_attach", "job",
+                                    (json_int_t)f->job, "step", f->step, "offsets", offsets);
+            rc = client_call(*c, req, &rep, 60, err, sizeof(err));
+            json_decref(req);
+            json_decref(rep);
+            if (rc == 0) {
+                config_free(&cfg);
+                fprintf(stderr, "ductile run: step %d of job %lld: reconnected\n", f->step,
+                        f->job);
+                /* what was acknowledged is as the controller now knows it */
+                for (int r = 0; r < f->ntasks && f->written; r++)
+                    f->acked[r] = f->written[r];
+                return 0;
+            }
+            client_close(*c);
+            *c = NULL;
+            if (!client_retryable(rc))
+                break; /* the controller answered: the step is gone */
+        }
+        struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
+        nanosleep(&ts, NULL);
+        pause = pause * 2 > 5 ? 5 : pause * 2;
+    }
+    config_free(&cfg);
+    cmd_fail("run: step %d of job %lld: could not take the step up again: %s", f->step, f->job,
+             rc == -ETIMEDOUT ? "the controller stayed out of reach" : err);
+    return 255;
+}
+
+/* Has every task's output that the step's end counts been written out? */
+static bool all_written(const flow_t *f, const json_t *done)
+{
+    const json_t *out = json_object_get(done, "out");
+    for (int r = 0; r < f->ntasks && f->written && json_is_array(out); r++) {
+        json_int_t want = json_integer_value(json_array_get(out, (size_t)r));
+        if (want > f->written[r])
+            return false;
+    }
+    return true;
+}
+
+/* How long the step's end waits for output sent again after a re-attach. */
+#define DONE_WAIT 30.0
+
+static int stream(client_t **cp, bool label, flow_t *f)
 {
     char err[512];
+    json_t *done = NULL; /* the step's end, once it came */
+    double done_at = 0;
     for (;;) {
         json_t *m;
-        if (client_recv(c, &m, -1, err, sizeof(err)) < 0) {
-            /* the controller (or the node daemon relaying to it) went away: it ends the
-             * step's tasks when it learns of it or when it returns */
-            cmd_fail("run: step %d of job %lld: lost the connection to the controller (%s); "
-                     "the step's tasks are ended", f->step, f->job, err);
-            return 255;
+        int rc = client_recv(*cp, &m, done ? 1 : -1, err, sizeof(err));
+        if (rc == -ETIMEDOUT && done && now_s() - done_at < DONE_WAIT)
+            continue;
+        if (rc < 0 && rc != -ETIMEDOUT) {
+            if (reattach(cp, f, err)) {
+                json_decref(done);
+                return 255;
+            }
+            continue;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "ductile run: step %d of job %lld: some of its output did not "
+                    "arrive after the connection broke: it may be incomplete\n", f->step, f->job);
+            int st = (int)json_integer_value(json_object_get(done, "status"));
+            json_decref(done);
+            return st > 0 && st <= 255 ? st : 255;
         }
         const char *type = cu_str(m, "type");
         if (!strcmp(type, "step_output")) {
@@ -116,26 +244,42 @@ static int stream(client_t *c, bool label, flow_t *f)
             char *buf = malloc(strlen(data) / 4 * 3 + 3);
             long n = buf ? b64_decode(data, buf) : -1;
             int fd = json_integer_value(json_object_get(m, "stream")) == 2 ? 2 : 1;
-            if (n > 0) {
-                if (label)
-                    dprintf(fd, "%lld: ", (long long)json_integer_value(json_object_get(m, "rank")));
-                if (write_all(fd, buf, (size_t)n) < 0 && fd == 1) {
+            size_t seen = n > 0 ? flow_seen(f, m, (size_t)n) : 0;
+            long long rank = json_integer_value(json_object_get(m, "rank"));
+            char *mid = f->midline && rank >= 0 && rank < f->ntasks ? &f->midline[2 * rank + (fd == 2)]
+                                                                   : NULL;
+            if (n > 0 && seen < (size_t)n) {
+                int wr = label ? write_labeled(fd, rank, buf + seen, (size_t)n - seen, mid)
+                               : write_all(fd, buf + seen, (size_t)n - seen);
+                if (wr < 0 && fd == 1) {
                     free(buf);
                     json_decref(m);
+                    json_decref(done);
                     return cmd_fail("run: cannot write the output: %s", strerror(errno));
                 }
-                flow_written(c, f, m, (size_t)n);
+                flow_written(*cp, f, m, (size_t)n);
             }
             free(buf);
         } else if (!strcmp(type, "step_done")) {
-            int st = (int)json_integer_value(json_object_get(m, "status"));
-            const char *why = json_string_value(json_object_get(m, "error"));
-            if (why)
-                fprintf(stderr, "ductile run: step %d of job %lld: %s\n", f->step, f->job, why);
-            json_decref(m);
-            return st > 255 ? 255 : st;
+            json_decref(done);
+            done = json_incref(m);
+            done_at = now_s();
         }
         json_decref(m);
+        if (done && all_written(f, done)) {
+            int st = (int)json_integer_value(json_object_get(done, "status"));
+            const char *why = json_string_value(json_object_get(done, "error"));
+            if (why)
+                fprintf(stderr, "ductile run: step %d of job %lld: %s\n", f->step, f->job, why);
+            /* we have it all: the controller and the nodes may forget the step */
+            json_t *bye = json_pack("{s:s,s:I,s:i}", "type", "step_close", "job",
+                                    (json_int_t)f->job, "step", f->step);
+            if (bye)
+                client_send(*cp, bye, err, sizeof(err));
+            json_decref(bye);
+            json_decref(done);
+            return st > 255 ? 255 : st;
+        }
     }
 }
 
@@ -251,6 +395,7 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
         return cmd_fail("%s", err);
     }
     flow_t f = {
+        .conf = conf,
         .job = job,
         .step = (int)json_integer_value(json_object_get(rep, "step")),
         .ntasks = (int)json_integer_value(json_object_get(rep, "tasks")),
@@ -260,6 +405,7 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
     if (f.ntasks > 0) {
         f.written = calloc((size_t)f.ntasks, sizeof(long long));
         f.acked = calloc((size_t)f.ntasks, sizeof(long long));
+        f.midline = calloc((size_t)f.ntasks * 2, 1);
         if (!f.written || !f.acked) {
             free(f.written);
             free(f.acked);
@@ -267,7 +413,7 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
         }
     }
     pid_t pump = fwd && f.ntasks > 0 ? pump_stdin(conf, job, f.step, c) : -1;
-    int st = stream(c, label, &f);
+    int st = stream(&c, label, &f);
     if (pump > 0) { /* its step is over: no more input for it */
         kill(pump, SIGKILL);
         while (waitpid(pump, NULL, 0) < 0 && errno == EINTR)
@@ -275,6 +421,7 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
     }
     free(f.written);
     free(f.acked);
+    free(f.midline);
     client_close(c);
     return st;
 }

@@ -33,7 +33,7 @@ enum {
     K_POWER_UPPER, K_POWER_SCHEDULE, K_POWERCAP_DIR, K_CKPT_NODES, K_AGENT_STOP_WAIT, K_AGENT_MEMORY,
     K_AGENT_MALLEABLE, K_CKPT_LENDING, K_CKPT_PLACEMENT, K_CKPT_DIST, K_CKPT_CANDIDATES,
     K_RECLAIM_WAIT, K_AGENT_SCALING, K_CKPT_TRANSFER, K_CKPT_REGIONS, K_MAX_REQUEUE,
-    K_CKPT_NODE_MEMORY, K_SCALER_LOWER, K_SCALER_UPPER, K_STEP_OUTPUT_WAIT, K_SLURM_ENV,
+    K_CKPT_NODE_MEMORY, K_SCALER_LOWER, K_SCALER_UPPER, K_STEP_OUTPUT_WAIT, K_STEP_REATTACH_TIME, K_SLURM_ENV,
     K_PW_AGE, K_PW_SIZE, K_PW_FAIRSHARE, K_PW_PARTITION, K_PRIO_MAX_AGE, K_PRIO_HALF_LIFE,
     K_PRIO_CALC, K_ACCOUNTS_REQUIRED, K_NODE_FEATURES, K_NODE_GRES, K_NODE_MEMORY, K_MAX_PROCS,
     K_PRIVATE_DATA, NKEYS
@@ -144,6 +144,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_RESIZE_BACKOFF_MAX] = {"ResizeBackoffMax", T_SEC0, F(resize_backoff_max), 0, 0},
     [K_KILL_WAIT] = {"KillWait", T_SEC0, F(kill_wait), 0, 0},
     [K_STEP_OUTPUT_WAIT] = {"StepOutputWait", T_SEC, F(step_output_wait), 0, 0},
+    [K_STEP_REATTACH_TIME] = {"StepReattachTime", T_SEC0, F(step_reattach_time), 0, 0},
     [K_SLURM_ENV] = {"SlurmEnvironment", T_ENUM, F(slurm_env), 0, 0, slurm_env_words, false},
     [K_MAX_REQUEUE] = {"MaxRequeue", T_INT, F(max_requeue), 0, 1000000, NULL, true},
     [K_AUTH_TYPE] = {"AuthType", T_ENUM, F(auth_type), 0, 0, auth_words, false},
@@ -847,7 +848,7 @@ static int parse_text(const char *text, size_t len, const char *origin, const ch
     *out = (config_t){
         .control_port = 6817, .cores_per_node = 1, .memory_per_node = 1024,
         .scheduler_tick = 10, .node_timeout = 30, .resize_timeout = 60, .kill_wait = 10,
-        .step_output_wait = 10, .slurm_env = 1,
+        .step_output_wait = 10, .step_reattach_time = 300, .slurm_env = 1,
         .agent_stop_wait = 120, .scaler_lower = 80, .scaler_upper = 90,
         .resize_backoff = 10, .resize_backoff_max = 300,
         .auth_type = CONFIG_AUTH_KEY, .max_jobs = 1000000, .max_jobs_per_user = 10000, .max_submit_rate = 20, .max_requeue = 5, .max_script_size = 1048576,

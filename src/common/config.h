@@ -92,6 +92,8 @@ typedef struct config {
     double kill_wait;          /* KillWait, seconds between SIGTERM and SIGKILL */
     double step_output_wait;   /* StepOutputWait: seconds a step's end waits for the end of
                                   its tasks' output from other nodes */
+    double step_reattach_time; /* StepReattachTime: seconds a step waits for its client
+                                  to come back after its link broke; 0: never */
     config_auth_t auth_type;   /* AuthType */
     char *auth_key_file;       /* AuthKeyFile */
     char *munge_socket;        /* MungeSocket; "" means libmunge's default */

@@ -563,6 +563,16 @@ int db_steps_close_open(ctld_t *c, double now);
 /* The job's highest step number on record (0: none): a restarted controller numbers
  * the next step after it, never over one in history. */
 int db_steps_max(ctld_t *c, int64_t job);
+/* Live steps (steps.c keeps them so that a restarted controller takes them up again):
+ * the step (direct: its output goes to its client's node; error: the first task lost),
+ * each task (its node; once ended its status and output length), forgetting it. */
+int db_step_live_put(ctld_t *c, int64_t job, int step, bool direct, const char *error);
+int db_step_task_put(ctld_t *c, int64_t job, int step, int rank, const char *node, bool ended,
+                     int status, int64_t out);
+int db_step_live_del(ctld_t *c, int64_t job, int step);
+/* Every live step: {job, step, direct, error?, name, nodelist, start, end, status, cpu,
+ * mem, tasks: [{rank, node, status?, out?}]}. */
+json_t *db_steps_live(ctld_t *c);
 
 /* --- update.c --- */
 /* ductile update: m's time (s, 0: none), name, nodes, min_nodes, max_nodes applied to
@@ -717,6 +727,14 @@ void steps_ack(ctld_t *c, conn_t *conn, const json_t *msg);
 void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg);
 /* A node went down: its tasks are over ("node nX is down"). */
 void steps_node_lost(ctld_t *c, node_t *n);
+/* Re-attaching (docs/reliability-steps.md): a client whose link broke comes back
+ * (step_attach), says it has had everything (step_close); steps whose client stays away
+ * longer than StepReattachTime are ended (steps_tick); at start the live steps in the
+ * database are taken up again (steps_restore, before db_steps_close_open). */
+void steps_attach(ctld_t *c, conn_t *conn, const json_t *msg);
+void steps_close(ctld_t *c, conn_t *conn, const json_t *msg);
+void steps_tick(ctld_t *c, double now);
+void steps_restore(ctld_t *c);
 
 /* --- rpc.c --- */
 /* A reply to a request, sent once the batch it changed is on disk; a refusal. */

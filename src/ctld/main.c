@@ -322,6 +322,7 @@ static void on_watchdog(uv_timer_t *h)
     nodes_check_timeouts(c);
     jobs_check_timeouts(c);
     ckptsvc_check(c);
+    steps_tick(c, ctld_now());
 }
 
 static void on_hangup(uv_signal_t *h, int sig)
@@ -512,8 +513,10 @@ int main(int argc, char **argv)
         return 1;
     }
     jobs_after_restore(&c);
-    /* at start only (not after a batch rolled back, when they still run): the steps
-     * that ran when the controller stopped ended with it */
+    /* at start only (not after a batch rolled back, when they are still in memory): the
+     * steps that ran when the controller stopped wait for their clients to re-attach;
+     * those of older databases, which kept no live steps, ended with it */
+    steps_restore(&c);
     db_steps_close_open(&c, ctld_now());
     fprintf(stderr, "ductiled: database opened in %.0f ms, %lld live jobs loaded in %.0f ms\n",
             t_load - t_open, (long long)c.njobs_live, stats_clock() - t_load);

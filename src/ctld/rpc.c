@@ -1428,6 +1428,10 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         steps_run(c, conn, msg);
     else if (!strcmp(type, "step_ack"))
         steps_ack(c, conn, msg);
+    else if (!strcmp(type, "step_attach"))
+        steps_attach(c, conn, msg);
+    else if (!strcmp(type, "step_close"))
+        steps_close(c, conn, msg);
     else if (!strcmp(type, "step_input"))
         steps_input(c, conn, msg);
     else if (!strcmp(type, "power"))

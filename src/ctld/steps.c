@@ -1,6 +1,9 @@
 /* Steps (`ductile run`): a command started on nodes of a running job, its output and
  * exit codes relayed to the client that asked. A client that goes away takes its step
- * with it.
+ * with it; a client whose connection broke, or whose controller restarted, comes back
+ * (step_attach) within StepReattachTime and has the step's output from where it had
+ * written it out: a step is kept in the database (db_steps.c) and on its nodes until
+ * its client has had all of it (step_close), docs/reliability-steps.md.
  *
  * Every task ends exactly once: by its node's report (step_exit), or because its node
  * lost it (the daemon restarted, or the node went down). A node that registers says
@@ -39,6 +42,11 @@ typedef struct step {
     double start;
     double cpu;           /* the tasks' CPU time so far, s; -1: none measured */
     long long mem;        /* the largest task's peak memory, bytes; -1: none measured */
+    int64_t *out;         /* per rank, once ended: how much output it wrote; -1: unknown */
+    bool finished;        /* every task has ended: kept until the client has it all */
+    bool abandoned;       /* its client is gone for good: forgotten once finished */
+    double detached;      /* when its client's link went (0: attached or abandoned) */
+    json_t *home;         /* direct: where its client's node takes the output */
 } step_t;
 
 /* Its row in the steps table (history), as it starts and as it ends. */
@@ -70,6 +78,8 @@ static void step_free(step_t *s)
     free(s->done);
     free(s->acked);
     free(s->noeof);
+    free(s->out);
+    json_decref(s->home);
     free(s->name);
     free(s->nodelist);
     free(s);
@@ -86,58 +96,98 @@ static void input_answer(step_t *s, const char *error)
     s->input = NULL;
 }
 
-static void step_finish(ctld_t *c, step_t *s)
+/* The step's end for its client: its status, what was lost, and how much output each
+ * task wrote (it reads on until it has written that much: after a re-attach the output
+ * sent again may come after this). */
+static void send_done(step_t *s)
 {
-    step_record(c, s, ctld_now());
-    input_answer(s, "the step has ended");
-    if (s->client) {
-        json_t *m = json_pack("{s:s,s:i}", "type", "step_done", "status", s->status);
-        if (m && s->error[0])
-            json_object_set_new(m, "error", json_string(s->error));
-        if (m && s->direct) {
-            /* the client's node holds this until the output of these ranks has ended */
-            json_t *eof = json_array();
-            for (int r = 0; r < s->ntasks; r++)
-                if (!s->noeof[r])
-                    json_array_append_new(eof, json_integer(r));
-            json_object_set_new(m, "eof", eof);
-        }
-        conn_send_new(s->client, m);
+    json_t *m = json_pack("{s:s,s:i}", "type", "step_done", "status", s->status);
+    if (m && s->error[0])
+        json_object_set_new(m, "error", json_string(s->error));
+    json_t *out = json_array();
+    for (int r = 0; r < s->ntasks && out; r++)
+        json_array_append_new(out, json_integer(s->noeof[r] ? -1 : s->out[r]));
+    if (m)
+        json_object_set_new(m, "out", out);
+    else
+        json_decref(out);
+    if (m && s->direct) {
+        /* the client's node holds this until the output of these ranks has ended */
+        json_t *eof = json_array();
+        for (int r = 0; r < s->ntasks; r++)
+            if (!s->noeof[r])
+                json_array_append_new(eof, json_integer(r));
+        json_object_set_new(m, "eof", eof);
     }
-    idmap_del(c->steps, key(s->job, s->id));
-    step_free(s);
+    conn_send_new(s->client, m);
 }
 
-static void step_kill_tasks(ctld_t *c, step_t *s)
+/* Every node of the step: step_kill (tasks still running end; ended ones, kept for a
+ * re-attach, are dropped). */
+static void step_kill_tasks(ctld_t *c, step_t *s, bool ended_too)
 {
     for (int r = 0; r < s->ntasks; r++)
-        if (!s->done[r])
+        if (ended_too || !s->done[r])
             nodes_send(c, s->nodes[r], json_pack("{s:s,s:I,s:i}", "type", "step_kill", "job",
                                                 (json_int_t)s->job, "step", s->id));
 }
 
-/* Rank r ended with status st (why: a printf format taking the node's name, for a task
- * lost with its node). Returns true when that ended the step, which is then freed. */
-static bool task_end(ctld_t *c, step_t *s, int r, int st, const char *why)
+/* Its client has had everything, or will never come back: the step is gone everywhere. */
+static void step_forget(ctld_t *c, step_t *s)
+{
+    if (!s->finished) {
+        s->status = s->status > 255 ? s->status : 255;
+        step_record(c, s, ctld_now());
+    }
+    step_kill_tasks(c, s, true);
+    db_step_live_del(c, s->job, s->id);
+    idmap_del(c->steps, key(s->job, s->id));
+    step_free(s);
+}
+
+static void step_finish(ctld_t *c, step_t *s)
+{
+    s->finished = true;
+    step_record(c, s, ctld_now());
+    input_answer(s, "the step has ended");
+    if (s->client)
+        send_done(s);
+    else if (s->abandoned)
+        step_forget(c, s);
+}
+
+static const char *node_name(const ctld_t *c, int i)
+{
+    return i >= 0 && i < c->nnodes ? c->nodes[i].name : "?";
+}
+
+/* Rank r ended with status st, having written out bytes (-1: unknown; why: a printf
+ * format taking the node's name, for a task lost with its node). Returns true when
+ * that ended the step (which may then be gone). */
+static bool task_end(ctld_t *c, step_t *s, int r, int st, const char *why, int64_t out)
 {
     if (r < 0 || r >= s->ntasks || s->done[r])
         return false; /* a duplicate report */
     s->done[r] = 1;
     if (why && s->noeof)
         s->noeof[r] = 1;
+    s->out[r] = out;
     if (st > s->status)
         s->status = st;
     if (why && !s->error[0]) {
         char what[128];
-        int i = s->nodes[r];
-        snprintf(what, sizeof(what), why, i >= 0 && i < c->nnodes ? c->nodes[i].name : "?");
+        snprintf(what, sizeof(what), why, node_name(c, s->nodes[r]));
         snprintf(s->error, sizeof(s->error), "task %d: %s", r, what);
     }
+    db_step_task_put(c, s->job, s->id, r, node_name(c, s->nodes[r]), true, st,
+                     s->noeof[r] ? -1 : out);
+    if (s->error[0]) /* (also set before, by a node whose output was lost) */
+        db_step_live_put(c, s->job, s->id, s->direct, s->error[0] ? s->error : NULL);
     if (--s->left > 0) {
         /* A step that lost a task is over, as with srun: its other tasks are killed
          * and report their ends (a node that cannot is lost in turn). */
         if (why)
-            step_kill_tasks(c, s);
+            step_kill_tasks(c, s, false);
         return false;
     }
     step_finish(c, s);
@@ -243,8 +293,9 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
         s->done = calloc((size_t)k, 1);
         s->acked = calloc((size_t)k, sizeof(int64_t));
         s->noeof = calloc((size_t)k, 1);
+        s->out = malloc((size_t)k * sizeof(int64_t));
     }
-    if (!s || !s->done || !s->acked || !s->noeof) {
+    if (!s || !s->done || !s->acked || !s->noeof || !s->out) {
         if (s)
             step_free(s);
         json_decref(home);
@@ -258,6 +309,7 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
     s->ntasks = s->left = k;
     s->nodes = nodes;
     s->direct = home != NULL;
+    s->home = json_incref(home);
     s->stdin_open = json_is_true(json_object_get(m, "stdin"));
     s->cpu = -1;
     s->mem = -1;
@@ -268,6 +320,11 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
     char *nl = nodes_format(c, nodes, k);
     s->nodelist = nl ? strdup(nl) : NULL;
     step_record(c, s, 0);
+    db_step_live_put(c, id, s->id, s->direct, NULL);
+    for (int r = 0; r < k; r++) {
+        s->out[r] = -1;
+        db_step_task_put(c, id, s->id, r, node_name(c, nodes[r]), false, 0, 0);
+    }
     for (int r = 0; r < k; r++) {
         json_t *env2 = env ? json_deep_copy(env) : json_array();
         char buf[64];
@@ -304,7 +361,7 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
     for (int r = 0; r < k; r++)
         if (s->done[r] == 2) {
             s->done[r] = 0;
-            if (task_end(c, s, r, 255, "node %s is not reachable"))
+            if (task_end(c, s, r, 255, "node %s is not reachable", -1))
                 return;
         }
 }
@@ -350,7 +407,9 @@ void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type)
         if (st == 0)
             st = 255;
     }
-    task_end(c, s, (int)rank, st, NULL);
+    int64_t out;
+    proto_int_opt(msg, "out", 0, INT64_MAX, -1, &out, err, sizeof(err));
+    task_end(c, s, (int)rank, st, NULL, out);
 }
 
 /* The client wrote out a rank's output up to offset: let its node send more. */
@@ -445,6 +504,16 @@ static void end_unknown_tasks(ctld_t *c, node_t *n, const json_t *held)
     }
 }
 
+/* Rank r's output again, from offset `from`, to the client (or its node's home). */
+static void resend(ctld_t *c, step_t *s, int r, int64_t from)
+{
+    json_t *m = json_pack("{s:s,s:I,s:i,s:i,s:I}", "type", "step_resend", "job",
+                          (json_int_t)s->job, "step", s->id, "rank", r, "from", (json_int_t)from);
+    if (m && s->home)
+        json_object_set(m, "home", s->home);
+    nodes_send(c, s->nodes[r], m);
+}
+
 void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg)
 {
     const json_t *held = json_object_get(reg, "steps");
@@ -461,19 +530,16 @@ void steps_node_registered(ctld_t *c, node_t *n, const json_t *reg)
             if (s->done[r] || s->nodes[r] != n->index)
                 continue;
             if (json_is_array(held) && node_reports(held, s, r)) {
-                /* Still there: credits sent while it was away may be lost. */
-                if (s->acked[r] > 0)
-                    nodes_send(c, n->index, json_pack("{s:s,s:I,s:i,s:i,s:I}",
-                                                     "type", "step_credit",
-                                                     "job", (json_int_t)s->job,
-                                                     "step", s->id,
-                                                     "rank", r,
-                                                     "offset", (json_int_t)s->acked[r]));
+                /* Still there: output sent as its connection went may be lost, and
+                 * credits sent while it was away: again from what the client has
+                 * acknowledged (it drops what it has already written). */
+                if (s->client)
+                    resend(c, s, r, s->acked[r]);
                 continue;
             }
             if (task_end(c, s, r, 255,
-                         first ? "node %s restarted" : "node %s no longer has the task"))
-                break; /* the step is gone */
+                         first ? "node %s restarted" : "node %s no longer has the task", -1))
+                break; /* the step is over */
         }
     }
     free(v);
@@ -487,7 +553,7 @@ void steps_node_lost(ctld_t *c, node_t *n)
     for (size_t k = 0; k < ns; k++) {
         step_t *s = v[k];
         for (int r = 0; r < s->ntasks; r++)
-            if (!s->done[r] && s->nodes[r] == n->index && task_end(c, s, r, 255, "node %s is down"))
+            if (!s->done[r] && s->nodes[r] == n->index && task_end(c, s, r, 255, "node %s is down", -1))
                 break;
     }
     free(v);
@@ -498,25 +564,204 @@ typedef struct gone {
     conn_t *conn;
 } gone_t;
 
-static void kill_if_client(int64_t k, void *val, void *arg)
+/* Its client is gone for good: its tasks end, and once they have it is forgotten. */
+static void abandon(ctld_t *c, step_t *s)
 {
-    (void)k;
-    gone_t *g = arg;
-    step_t *s = val;
-    if (s->input == g->conn)
-        s->input = NULL; /* its input's sender went away: nothing to answer */
-    if (s->client != g->conn)
-        return;
-    s->client = NULL; /* the step's tasks are killed; their reports are dropped */
-    step_kill_tasks(g->c, s);
+    s->client = NULL;
+    s->abandoned = true;
+    s->detached = 0;
+    if (s->finished)
+        step_forget(c, s);
+    else
+        step_kill_tasks(c, s, false); /* their reports are dropped */
 }
 
 void steps_conn_closed(ctld_t *c, conn_t *conn)
 {
-    if (!c->steps)
+    size_t ns;
+    step_t **v = steps_snapshot(c, &ns);
+    for (size_t k = 0; k < ns; k++) {
+        step_t *s = v[k];
+        if (s->input == conn)
+            s->input = NULL; /* its input's sender went away: nothing to answer */
+        if (s->client != conn)
+            continue;
+        if (conn_link_lost(conn) && c->cfg.step_reattach_time > 0) {
+            /* a reset, or the node daemon it came through lost us: it may come back */
+            s->client = NULL;
+            s->detached = ctld_now();
+            continue;
+        }
+        abandon(c, s); /* it closed its connection: it ended (or was killed) */
+    }
+    free(v);
+}
+
+/* Steps whose client has not come back within StepReattachTime are abandoned. */
+void steps_tick(ctld_t *c, double now)
+{
+    size_t ns;
+    step_t **v = steps_snapshot(c, &ns);
+    for (size_t k = 0; k < ns; k++) {
+        step_t *s = v[k];
+        if (s->client || !s->detached || now - s->detached < c->cfg.step_reattach_time)
+            continue;
+        fprintf(stderr, "ductiled: step %d of job %lld: its client did not come back within "
+                "StepReattachTime (%g s): %s\n", s->id, (long long)s->job,
+                c->cfg.step_reattach_time, s->finished ? "forgotten" : "its tasks are ended");
+        abandon(c, s);
+    }
+    free(v);
+}
+
+/* step_attach {job, step, offsets: [per rank, how much output the client has written
+ * out]}: a client whose connection broke takes its step up again. */
+void steps_attach(ctld_t *c, conn_t *conn, const json_t *m)
+{
+    char err[256];
+    int64_t job, step;
+    if (proto_int(m, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(m, "step", 1, 65535, &step, err, sizeof(err)) < 0) {
+        fail(conn, err);
         return;
-    gone_t g = {.c = c, .conn = conn};
-    idmap_foreach(c->steps, kill_if_client, &g);
+    }
+    const json_t *offsets = json_object_get(m, "offsets");
+    step_t *s = idmap_get(c->steps, key(job, (int)step));
+    job_t *j = idmap_get(c->jobs, job);
+    if (!s || s->abandoned) {
+        snprintf(err, sizeof(err), "step %d of job %lld is no longer known: %s", (int)step,
+                 (long long)job,
+                 j ? "its client was away longer than StepReattachTime, and it was ended"
+                   : "the job has ended");
+        fail(conn, err);
+        return;
+    }
+    if (!j || (conn_uid(conn) != j->uid && conn_uid(conn) != 0)) {
+        fail(conn, "permission denied: not your job");
+        return;
+    }
+    if (offsets && (!json_is_array(offsets) || json_array_size(offsets) > (size_t)s->ntasks)) {
+        fail(conn, "offsets: one per task of the step");
+        return;
+    }
+    if (s->client && s->client != conn)
+        fprintf(stderr, "ductiled: step %d of job %lld: its client came back on a new "
+                "connection\n", s->id, (long long)s->job);
+    s->client = conn;
+    s->detached = 0;
+    json_decref(s->home);
+    s->home = step_home(conn);
+    if (s->direct != (s->home != NULL)) {
+        s->direct = s->home != NULL;
+        db_step_live_put(c, s->job, s->id, s->direct, s->error[0] ? s->error : NULL);
+    }
+    json_t *rep = json_pack("{s:b,s:I,s:i,s:i,s:I}", "ok", 1, "job", (json_int_t)job, "step",
+                            s->id, "tasks", s->ntasks, "window",
+                            (json_int_t)step_window(s->ntasks));
+    if (rep && s->direct)
+        json_object_set_new(rep, "direct", json_true());
+    conn_send_new(conn, rep);
+    for (int r = 0; r < s->ntasks; r++) {
+        json_int_t from = json_integer_value(json_array_get(offsets, (size_t)r));
+        if (from < 0)
+            from = 0;
+        if (from > s->acked[r])
+            s->acked[r] = from;
+        if (!s->noeof[r])
+            resend(c, s, r, s->acked[r]);
+    }
+    if (s->finished)
+        send_done(s);
+}
+
+/* step_close: the client has had the step's end and all its output. */
+void steps_close(ctld_t *c, conn_t *conn, const json_t *m)
+{
+    char err[128];
+    int64_t job, step;
+    if (proto_int(m, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(m, "step", 1, 65535, &step, err, sizeof(err)) < 0)
+        return; /* no reply: the client is on its way out */
+    step_t *s = idmap_get(c->steps, key(job, (int)step));
+    if (s && s->client == conn && s->finished)
+        step_forget(c, s);
+}
+
+/* At start: the steps that ran (or had not been had whole by their client) when the
+ * controller stopped, taken up again for their clients to re-attach; those of jobs that
+ * no longer run are forgotten. */
+void steps_restore(ctld_t *c)
+{
+    json_t *all = db_steps_live(c);
+    size_t i;
+    json_t *o;
+    int n = 0;
+    json_array_foreach(all, i, o)
+    {
+        int64_t job = json_integer_value(json_object_get(o, "job"));
+        int id = (int)json_integer_value(json_object_get(o, "step"));
+        const json_t *tasks = json_object_get(o, "tasks");
+        int k = (int)json_array_size(tasks);
+        job_t *j = idmap_get(c->jobs, job);
+        step_t *s = k > 0 && j && (j->state == JS_RUNNING || j->state == JS_RESIZING)
+                        ? calloc(1, sizeof(*s))
+                        : NULL;
+        if (s) {
+            s->done = calloc((size_t)k, 1);
+            s->acked = calloc((size_t)k, sizeof(int64_t));
+            s->noeof = calloc((size_t)k, 1);
+            s->out = calloc((size_t)k, sizeof(int64_t));
+            s->nodes = calloc((size_t)k, sizeof(int));
+        }
+        if (!s || !s->done || !s->acked || !s->noeof || !s->out || !s->nodes) {
+            if (s)
+                step_free(s);
+            db_step_live_del(c, job, id); /* (db_steps_close_open ends its history row) */
+            continue;
+        }
+        s->job = job;
+        s->id = id;
+        s->ntasks = k;
+        s->direct = json_is_true(json_object_get(o, "direct"));
+        s->name = strdup(json_string_value(json_object_get(o, "name")));
+        s->nodelist = strdup(json_string_value(json_object_get(o, "nodelist")));
+        s->start = json_real_value(json_object_get(o, "start"));
+        s->cpu = json_real_value(json_object_get(o, "cpu"));
+        s->mem = (long long)json_integer_value(json_object_get(o, "mem"));
+        snprintf(s->error, sizeof(s->error), "%s",
+                 json_string_value(json_object_get(o, "error")) ?: "");
+        s->detached = ctld_now();
+        for (int r = 0; r < k; r++) {
+            const json_t *t = json_array_get(tasks, (size_t)r);
+            s->nodes[r] = config_node_index(&c->cfg, json_string_value(json_object_get(t, "node")));
+            const json_t *st = json_object_get(t, "status");
+            if (json_is_integer(st)) {
+                s->done[r] = 1;
+                s->out[r] = json_integer_value(json_object_get(t, "out"));
+                s->noeof[r] = s->out[r] < 0;
+                if (json_integer_value(st) > s->status)
+                    s->status = (int)json_integer_value(st);
+            } else {
+                s->out[r] = -1;
+                s->left++;
+            }
+        }
+        s->finished = s->left == 0;
+        if (j->nsteps < id)
+            j->nsteps = id;
+        idmap_put(c->steps, key(job, id), s);
+        /* a task whose node is no longer configured is lost with it */
+        for (int r = 0; r < k; r++)
+            if (!s->done[r] && s->nodes[r] < 0 &&
+                task_end(c, s, r, 255, "node %s is no longer configured", -1))
+                break;
+        n++;
+    }
+    json_decref(all);
+    if (n)
+        fprintf(stderr, "ductiled: %d step%s taken up again: %s clients may re-attach within "
+                "StepReattachTime (%g s)\n", n, n > 1 ? "s" : "", n > 1 ? "their" : "its",
+                c->cfg.step_reattach_time);
 }
 
 void steps_input(ctld_t *c, conn_t *conn, const json_t *m)

@@ -163,7 +163,10 @@ static bool app_message(const char *type)
 static void relay_out(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
 {
     if (!d->ctl || !d->registered) {
-        fail(c, "this node's daemon is not connected to the controller: try again shortly");
+        /* "try_later": the command tries again (client_retryable) */
+        reply(c, json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "try_later", "error",
+                           "this node's daemon is not connected to the controller: try again "
+                           "shortly"));
         return;
     }
     bool first = !a->chan;

@@ -167,6 +167,7 @@ static void finish_cleanup(noded_t *d, njob_t *j)
 {
     j->cleaned = true;
     uv_timer_stop(&j->kill);
+    steps_forget_job(d, j->id);
     send_cleanup_done(d, j->id, j->cleanup_run ? j->cleanup_run : j->run);
     maybe_drop(d, j);
 }

@@ -61,6 +61,8 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         steps_on_input(d, msg);
     } else if (!strcmp(type, "step_credit")) {
         steps_on_credit(d, msg);
+    } else if (!strcmp(type, "step_resend")) {
+        steps_on_resend(d, msg);
     } else if (!strcmp(type, "resize_offer") || !strcmp(type, "resize_withdraw") ||
                !strcmp(type, "nodes_lost")) {
         apps_relay(d, msg);

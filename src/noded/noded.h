@@ -246,6 +246,10 @@ bool steps_owns_pid(noded_t *d, pid_t pid);
 void steps_reap(noded_t *d);
 /* step_credit: the client wrote out a task's output up to an offset (flow control). */
 void steps_on_credit(noded_t *d, const json_t *msg);
+/* step_resend: a task's output again from an offset, to a new home (re-attaching). */
+void steps_on_resend(noded_t *d, const json_t *msg);
+/* The job is cleaned up here: its ended tasks, kept for a client's return, go. */
+void steps_forget_job(noded_t *d, int64_t job);
 /* The tasks this daemon still holds (running, or ended and not yet reported), for the
  * register message: the controller ends every other task it placed here. */
 json_t *steps_report(noded_t *d);

@@ -7,7 +7,13 @@
  * at most `window` bytes beyond the offset the client acknowledged (step_credit), then
  * stop reading the FIFOs, so the task blocks in write() instead of the cluster
  * buffering its output. While the controller is away we stop reading too and keep the
- * task's end until we are registered again: a reconnection loses neither. */
+ * task's end until we are registered again: a reconnection loses neither.
+ *
+ * Re-attaching (docs/reliability-steps.md): what we sent and the client has not
+ * acknowledged is kept (a window at most), and a task that ended stays, with its end,
+ * until the controller forgets its step (step_kill), so that a client that lost its
+ * connection, or a controller that restarted, can have it again from any offset
+ * (step_resend); the client drops what it had already written. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -41,6 +47,7 @@ struct task {
     outpipe_t in;      /* its standard input, written from the client's (rank 0) */
     bool in_writing;   /* a step_input is being written into it (one at a time) */
     bool reaped, reported;
+    bool forgotten;    /* unlinked: freed once its handles have closed */
     int kind, code;
     int handles_open;
     int64_t sent;      /* bytes of output read and sent (the next chunk's offset) */
@@ -49,6 +56,9 @@ struct task {
     bool reading;      /* the FIFOs are being read */
     json_t *held;      /* chunks read while the controller was away (an array, at most one
                           per stream: reading stops at the first), sent on its return */
+    json_t *unacked;   /* chunks sent that the client has not acknowledged, in order (only
+                          under flow control: a window at most) */
+    json_t *exit_msg;  /* its step_exit once sent: sent again at each registration */
     /* Direct output (peers.c): to the daemon of the client's node, not the controller */
     int64_t home_chan; /* the client's channel there; 0: output goes to the controller */
     int64_t peer;      /* our connection to that daemon (peers_find) */
@@ -71,14 +81,51 @@ static void free_task(task_t *t)
 {
     launch_cleanup(t->proc);
     json_decref(t->held);
+    json_decref(t->unacked);
+    json_decref(t->exit_msg);
     free(t);
+}
+
+/* A chunk's decoded length, from its base64 text. */
+static int64_t chunk_len(const json_t *m)
+{
+    const char *data = json_string_value(json_object_get(m, "data"));
+    size_t n = data ? strlen(data) : 0;
+    int64_t len = (int64_t)(n / 4 * 3);
+    if (n >= 1 && data[n - 1] == '=')
+        len--;
+    if (n >= 2 && data[n - 2] == '=')
+        len--;
+    return len;
+}
+
+/* m went out: keep it until the client acknowledges it. */
+static void sent_chunk(task_t *t, json_t *m)
+{
+    if (t->window <= 0)
+        return; /* no flow control (a killed step's drain): nobody will ask again */
+    if (!t->unacked)
+        t->unacked = json_array();
+    if (t->unacked)
+        json_array_append(t->unacked, m);
+}
+
+/* Chunks wholly before the acknowledged offset are written out: dropped. */
+static void trim_unacked(task_t *t)
+{
+    while (t->unacked && json_array_size(t->unacked) > 0) {
+        const json_t *m = json_array_get(t->unacked, 0);
+        if (json_integer_value(json_object_get(m, "offset")) + chunk_len(m) > t->acked)
+            break;
+        json_array_remove(t->unacked, 0);
+    }
 }
 
 static void on_pipe_closed(uv_handle_t *h)
 {
     outpipe_t *o = h->data;
     task_t *t = o->t;
-    if (--t->handles_open == 0 && t->reported)
+    if (--t->handles_open == 0 && t->forgotten)
         free_task(t);
 }
 
@@ -262,8 +309,11 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
                 json_object_set_new(m, "chan", json_integer(t->home_chan));
             if (!home || !m || conn_send(home, m) < 0)
                 t->home_lost = true;
+            else
+                sent_chunk(t, m);
             json_decref(m);
         } else if (m && !t->held && t->d->registered && t->d->ctl && conn_send(t->d->ctl, m) == 0) {
+            sent_chunk(t, m);
             json_decref(m);
         } else if (m) {
             /* the controller is away: keep it, in order, for its return */
@@ -281,6 +331,18 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     }
 }
 
+/* To the client's node: this task's output has ended. */
+static void send_eof(task_t *t)
+{
+    conn_t *home = t->home_lost ? NULL : peers_find(t->d, t->peer);
+    if (!home || conn_send_new(home, json_pack("{s:s,s:I,s:I,s:i,s:i}", "type", "step_eof",
+                                               "chan", (json_int_t)t->home_chan, "job",
+                                               (json_int_t)t->job, "step", t->step,
+                                               "rank", t->rank)) < 0)
+        t->home_lost = true;
+    t->eof_sent = true;
+}
+
 /* The task is over once its main process is reaped and its output has ended. */
 static void report_if_done(task_t *t)
 {
@@ -288,16 +350,8 @@ static void report_if_done(task_t *t)
         close_out(&t->in); /* nobody reads it any more */
     if (t->reported || !t->reaped || t->out[0].open || t->out[1].open || t->held)
         return;
-    if (t->home_chan && !t->eof_sent) {
-        /* the home hands the client the step's end only after every task's output */
-        conn_t *home = t->home_lost ? NULL : peers_find(t->d, t->peer);
-        if (!home || conn_send_new(home, json_pack("{s:s,s:I,s:I,s:i,s:i}", "type", "step_eof",
-                                                   "chan", (json_int_t)t->home_chan, "job",
-                                                   (json_int_t)t->job, "step", t->step,
-                                                   "rank", t->rank)) < 0)
-            t->home_lost = true;
-        t->eof_sent = true;
-    }
+    if (t->home_chan && !t->eof_sent)
+        send_eof(t); /* the home hands the client the step's end only after every output */
     /* Kept until the controller has heard it: it may be away for a moment. */
     json_t *ex = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
                            (json_int_t)t->job, "step", t->step, "rank", t->rank, "kind",
@@ -311,10 +365,23 @@ static void report_if_done(task_t *t)
         json_object_set_new(ex, "cpu", json_real(cpu));
     if (ex && mem >= 0)
         json_object_set_new(ex, "mem", json_integer(mem));
-    if (noded_send(t->d, ex) < 0)
+    if (ex) /* how much it wrote: its client waits for all of it */
+        json_object_set_new(ex, "out", json_integer(t->sent));
+    if (!ex || noded_send(t->d, json_incref(ex)) < 0) {
+        json_decref(ex);
         return;
+    }
+    /* It stays, ended, until the controller forgets its step (step_kill): its end and
+     * its unacknowledged output may be asked for again. */
     t->reported = true;
+    t->exit_msg = ex;
+}
+
+/* An ended task the controller no longer needs: gone. */
+static void forget_task(task_t *t)
+{
     unlink_task(t->d, t);
+    t->forgotten = true;
     if (t->handles_open == 0)
         free_task(t);
 }
@@ -525,23 +592,79 @@ void steps_on_credit(noded_t *d, const json_t *msg)
         proto_int(msg, "offset", 0, INT64_MAX, &offset, err, sizeof(err)) < 0)
         return;
     task_t *t = find_task(d, job, (int)step, (int)rank);
-    if (!t || t->reported)
+    if (!t)
         return;
     if (offset > t->sent)
         offset = t->sent; /* nobody acknowledges what we never sent */
     if (offset > t->acked)
         t->acked = offset;
-    update_reading(t);
+    trim_unacked(t);
+    if (!t->reported)
+        update_reading(t);
+}
+
+/* step_resend: the step's client came back (or the controller did): its output again
+ * from offset `from` (the client has written out what came before), to its new home
+ * when it has one; the end of the output to that home again when it has ended. */
+void steps_on_resend(noded_t *d, const json_t *msg)
+{
+    char err[128];
+    int64_t job, step, rank, from;
+    if (proto_int(msg, "job", 1, INT64_MAX, &job, err, sizeof(err)) < 0 ||
+        proto_int(msg, "step", 1, 65535, &step, err, sizeof(err)) < 0 ||
+        proto_int(msg, "rank", 0, 1 << 24, &rank, err, sizeof(err)) < 0 ||
+        proto_int(msg, "from", 0, INT64_MAX, &from, err, sizeof(err)) < 0)
+        return;
+    task_t *t = find_task(d, job, (int)step, (int)rank);
+    if (!t)
+        return;
+    const json_t *home = json_object_get(msg, "home");
+    if (json_is_object(home)) {
+        t->home_chan = 0;
+        set_home(d, t, home);
+    } else {
+        t->home_chan = 0, t->home_lost = false;
+    }
+    if (from > t->sent)
+        from = t->sent;
+    if (from > t->acked)
+        t->acked = from;
+    trim_unacked(t);
+    conn_t *to = t->home_chan ? (t->home_lost ? NULL : peers_find(d, t->peer)) : d->ctl;
+    size_t i;
+    json_t *m;
+    json_array_foreach(t->unacked, i, m)
+    {
+        json_t *c = json_deep_copy(m);
+        if (c && t->home_chan)
+            json_object_set_new(c, "chan", json_integer(t->home_chan));
+        else if (c)
+            json_object_del(c, "chan");
+        if (!to || !c || conn_send(to, c) < 0) {
+            json_decref(c);
+            if (t->home_chan)
+                t->home_lost = true;
+            break;
+        }
+        json_decref(c);
+    }
+    if (t->home_chan && t->reported)
+        send_eof(t); /* its output had ended: say so to the new home */
+    else if (t->home_chan)
+        t->eof_sent = false; /* (the new home hears it when the task is reported) */
+    if (!t->reported)
+        update_reading(t);
 }
 
 json_t *steps_report(noded_t *d)
 {
     json_t *arr = json_array();
     for (task_t *t = d->tasks; t && arr; t = t->next)
-        json_array_append_new(arr, json_pack("{s:I,s:i,s:i}",
+        json_array_append_new(arr, json_pack("{s:I,s:i,s:i,s:b}",
                                              "job", (json_int_t)t->job,
                                              "step", t->step,
-                                             "rank", t->rank));
+                                             "rank", t->rank,
+                                             "ended", t->reported));
     return arr;
 }
 
@@ -551,13 +674,18 @@ void steps_on_registered(noded_t *d)
     for (task_t *t = d->tasks; t; t = next) {
         next = t->next;
         while (t->held && json_array_size(t->held) > 0 &&
-               noded_send(d, json_incref(json_array_get(t->held, 0))) == 0)
+               noded_send(d, json_incref(json_array_get(t->held, 0))) == 0) {
+            sent_chunk(t, json_array_get(t->held, 0));
             json_array_remove(t->held, 0);
+        }
         if (t->held && json_array_size(t->held) == 0) {
             json_decref(t->held);
             t->held = NULL;
         }
-        report_if_done(t); /* may free t */
+        if (t->reported) /* it may not have reached the controller before it went */
+            noded_send(d, json_incref(t->exit_msg));
+        else
+            report_if_done(t);
     }
     for (task_t *t = d->tasks; t; t = t->next)
         update_reading(t);
@@ -565,9 +693,16 @@ void steps_on_registered(noded_t *d)
 
 void steps_signal(noded_t *d, int64_t job, int step, int sig)
 {
-    for (task_t *t = d->tasks; t; t = t->next) {
+    task_t *next;
+    for (task_t *t = d->tasks; t; t = next) {
+        next = t->next;
         if (t->job != job || (step != 0 && t->step != step))
             continue;
+        if (t->reported) {
+            if (sig == SIGKILL) /* its step is over for the controller too */
+                forget_task(t);
+            continue;
+        }
         if (t->proc)
             launch_signal(t->proc, sig);
         if (sig == SIGKILL) {
@@ -586,6 +721,16 @@ void steps_on_kill(noded_t *d, const json_t *msg)
         proto_int(msg, "step", 1, 65535, &step, err, sizeof(err)) < 0)
         return;
     steps_signal(d, job, (int)step, SIGKILL);
+}
+
+void steps_forget_job(noded_t *d, int64_t job)
+{
+    task_t *next;
+    for (task_t *t = d->tasks; t; t = next) {
+        next = t->next;
+        if (t->job == job && t->reported)
+            forget_task(t);
+    }
 }
 
 bool steps_job_gone(noded_t *d, int64_t job)

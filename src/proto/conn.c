@@ -56,6 +56,8 @@ struct conn {
     conn_t *carrier;    /* set on a channel: its messages travel on the carrier */
     int64_t chan;       /* its number on the carrier */
     bool peer_closed;   /* the far end closed it: do not tell it again */
+    bool link_lost;     /* it ended with its link (a reset, or its carrier went), not
+                         * because the peer closed it */
     conn_t *channels;   /* on a carrier: its open channels */
     conn_t *chan_next;
 };
@@ -189,6 +191,7 @@ void conn_close(conn_t *c)
     while (c->channels) {
         conn_t *ch = c->channels;
         ch->peer_closed = true;
+        ch->link_lost = true;
         conn_close(ch);
     }
     if (c->carrier) {
@@ -406,6 +409,8 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     conn_t *c = s->data;
     if (n < 0) {
         free(buf->base);
+        if (n != UV_EOF)
+            c->link_lost = true;
         conn_close(c);
         return;
     }
@@ -971,6 +976,7 @@ gid_t conn_gid(const conn_t *c) { return c->gid; }
 pid_t conn_pid(const conn_t *c) { return c->pid; }
 int conn_error(const conn_t *c) { return c->error; }
 bool conn_is_local(const conn_t *c) { return c->local; }
+bool conn_link_lost(const conn_t *c) { return c->link_lost; }
 
 double conn_peer_ack_age(const conn_t *c)
 {

@@ -131,6 +131,10 @@ pid_t conn_pid(const conn_t *c); /* accepted Unix socket: the peer's pid; else 0
 /* A client connection that could not be made: why (UV_ECONNREFUSED...); else 0. */
 int conn_error(const conn_t *c);
 bool conn_is_local(const conn_t *c);
+/* A closed connection: it ended with its link (a reset or an error on the socket, or
+ * the connection it travelled on as a channel went), not by its peer closing it (an
+ * end of stream, relay_close). A client whose link went may come back. */
+bool conn_link_lost(const conn_t *c);
 /* A TCP connection's peer host: the seconds since its kernel last acknowledged anything
  * we sent (TCP_INFO), or -1 (not TCP, not established, or the kernel cannot say). A
  * peer process that does not answer while its host acknowledges is slow, not cut off. */
