@@ -89,21 +89,39 @@ int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen)
     return rc;
 }
 
+/* How long a request the controller answered "try later" (nothing done: code
+ * try_later) is tried again. */
+#define TRY_LATER_SECONDS 30.0
+
 json_t *cu_call(const config_t *cfg, json_t *req)
 {
     char err[1024];
-    client_t *c = NULL;
-    int rc = cu_open(cfg, &c, err, sizeof(err));
     json_t *reply = NULL;
-    if (rc == 0)
-        rc = client_call(c, req, &reply, 60, err, sizeof(err));
-    client_close(c);
-    json_decref(req);
-    if (rc < 0) {
-        cmd_fail("%s", err);
-        return NULL;
+    double deadline = cu_mono() + TRY_LATER_SECONDS, pause = 0.1;
+    bool told = false;
+    for (;;) {
+        client_t *c = NULL;
+        int rc = cu_open(cfg, &c, err, sizeof(err));
+        if (rc == 0)
+            rc = client_call(c, req, &reply, 60, err, sizeof(err));
+        client_close(c);
+        if (rc == -EBUSY && cu_mono() + pause < deadline) {
+            if (!told)
+                fprintf(stderr, "ductile: %s; trying again for up to %.0f s\n", err,
+                        TRY_LATER_SECONDS);
+            told = true;
+            struct timespec ts = {0, (long)(pause * 1e9)};
+            nanosleep(&ts, NULL);
+            pause = pause * 2 > 0.8 ? 0.8 : pause * 2;
+            continue;
+        }
+        json_decref(req);
+        if (rc < 0) {
+            cmd_fail("%s", err);
+            return NULL;
+        }
+        return reply;
     }
-    return reply;
 }
 
 json_t *cu_call_parts(const config_t *cfg, json_t *req)

@@ -181,6 +181,8 @@ typedef struct job {
     double resize_deadline;  /* monotonic */
     double resize_started;   /* wall clock, for the accounting of its duration */
     bool attached;           /* the application's leader (libductile) is there */
+    bool unconfirmed;        /* restored running: its batch node has not reported since
+                              * the controller started, so `attached` is not known yet */
     bool inhibit;            /* the application declines offers for now */
     bool survive_loss;       /* it runs on when a node fails (dt_set_survive_loss) */
     int64_t offer;           /* the current offer's number */

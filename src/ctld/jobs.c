@@ -1259,6 +1259,7 @@ void jobs_restore(ctld_t *c, job_t *j)
         c->elig_due = true;
     } else {
         j->run = j->restarts + 1;
+        j->unconfirmed = true; /* until its batch node reports (nodes.c) */
         if (j->state == JS_RESIZING) {
             /* An interrupted resize is withdrawn: the job keeps its committed nodes; the
              * node daemons of an expand's reserved nodes, when they register, are told

@@ -226,6 +226,7 @@ void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs)
             idmap_put(reported, id, (void *)1);
         if (j->alloc[0] == n->index) {
             bool attached;
+            j->unconfirmed = false;
             jobs_launched(c, j); /* the batch node has it: it started */
             proto_bool_opt(e, "attached", false, &attached, err, sizeof(err));
             if (attached)

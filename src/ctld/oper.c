@@ -109,6 +109,14 @@ int jobs_resize(ctld_t *c, job_t *j, int nodes, char *err, size_t errlen)
                  jstate_name(j->state));
         return -EINVAL;
     }
+    if (j->unconfirmed) {
+        /* Its application may be attached: resized bare, a shrink would kill its
+         * processes and an expand would go unseen (issue 35) */
+        snprintf(err, errlen, "job %lld: its first node has not reported since the controller "
+                 "started, so whether its application takes part is not known yet: try again "
+                 "shortly", (long long)j->id);
+        return -EBUSY;
+    }
     int rc = sched_request_resize(c->sched, j->id, nodes, true, err, errlen);
     if (rc < 0)
         return rc;

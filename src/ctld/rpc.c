@@ -1252,10 +1252,19 @@ static void do_resize(ctld_t *c, conn_t *conn, const json_t *m)
     }
     if (release) {
         jobs_resize_release(c, j, msg, sizeof(msg));
-    } else if (proto_int(m, "nodes", 1, INT_MAX, &nodes, err, sizeof(err)) < 0 ||
-               jobs_resize(c, j, (int)nodes, err, sizeof(err)) < 0) {
-        rpc_fail(c, conn, err);
-        return;
+    } else {
+        int rc = proto_int(m, "nodes", 1, INT_MAX, &nodes, err, sizeof(err));
+        if (rc == 0)
+            rc = jobs_resize(c, j, (int)nodes, err, sizeof(err));
+        if (rc == -EBUSY) { /* not now: the command tries again (util.c) */
+            rpc_reply(c, conn, json_pack("{s:b,s:s,s:s}", "ok", 0, "code", "try_later", "error",
+                                         err));
+            return;
+        }
+        if (rc < 0) {
+            rpc_fail(c, conn, err);
+            return;
+        }
     }
     json_t *rep = json_pack("{s:b,s:o}", "ok", 1, "job", job_to_json(c, j, true));
     if (release)

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A malleable MPI job survives the controller (issue 35): jacobi2d under `ductile mpirun`
+# (its groups' daemons started with `ductile rsh`, steps that re-attach) goes on through
+# a kill -9 of the controller and its restart, is expanded by the new controller, goes on
+# through a SIGTERM and restart, and computes the same plate as a fixed-size run.
+. "$(dirname "$0")/lib.sh"
+command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
+mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0" # (as test_mpi.sh)
+up 4 --resize-timeout 60
+cd "$T"
+export PATH="$BINDIR:$PATH"
+jac="$BINDIR/jacobi2d"
+[ -x "$jac" ] || fail "jacobi2d not built"
+args="--n 96 --iters 300"
+on login env "$mpi_env" mpirun --oversubscribe -np 2 "$jac" $args > ref.out 2>&1 || fail "reference run: $(cat ref.out)"
+ref=$(grep -o 'checksum=.*' ref.out)
+[ -n "$ref" ] || fail "no reference checksum: $(cat ref.out)"
+
+s=$(script jac.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=4
+env $mpi_env ductile mpirun --ppn 1 $jac $args --delay-us 2000 --wait-for $T/go")
+j=$(submit "$s")
+expect_state "$j" R
+out="ductile-$j.out"
+wait_for 60 grep -q "started on 2 processes" "$out" || fail "no start: $(cat "$out")"
+stop_ctld() { # SIGNAL
+  local pid; pid=$(cat "$T/c/ctld.pid")
+  kill -"$1" "$pid"
+  wait_for 15 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not stop ($1)"
+}
+stop_ctld KILL
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+is_state "$j" R || fail "job $j after the kill -9: $(state "$j") $(cat "$out")"
+# the new controller resizes it: the application's groups start and join as before
+d resize "$j" --nodes 4
+wait_for 60 sh -c "\"$BIN\" show $j | grep -Eq 'expand +2 -> 4'" || fail "expand: $(d show "$j"; cat "$out")"
+stop_ctld TERM
+restart_ctld
+wait_for 20 d queue > /dev/null || fail "the controller did not come back"
+is_state "$j" R || fail "job $j after the SIGTERM: $(state "$j") $(cat "$out")"
+touch "$T/go"
+expect_state "$j" CD 90
+grep -q "2 -> 4 processes" "$out" || fail "no expand in the app: $(cat "$out")"
+got=$(grep -o 'checksum=.*' "$out")
+[ "$got" = "$ref" ] || fail "result $got differs from the fixed-size $ref: $(cat "$out")"
+! grep -q "could not take the step up again" "$out" || fail "a group's step was lost: $(cat "$out")"
+echo ok
