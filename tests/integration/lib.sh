@@ -139,6 +139,13 @@ no_leftovers() {
 # plain cluster share loopback, and other tests add and remove interfaces meanwhile;
 # an emulated host has its own eth0 on the cluster's bridge)
 mpi_if() { if [ "$HOSTS" = 1 ]; then echo eth0; else echo lo; fi; }
+# jacobi_ref ARGS...: jacobi2d's checksum from a plain MPI run on 2 processes (the
+# reference a malleable run must match); writes $T/ref.out
+jacobi_ref() {
+  on login env "$mpi_env" mpirun --oversubscribe -np 2 "$BINDIR/jacobi2d" "$@" > "$T/ref.out" 2>&1 ||
+    fail "reference run: $(cat "$T/ref.out")"
+  grep -o 'checksum=.*' "$T/ref.out" || fail "no reference checksum: $(cat "$T/ref.out")"
+}
 # as_nobody CMD...: CMD as user nobody (on the login host); $BIN stands for the command
 as_nobody() {
   local c=$1; shift

@@ -19,9 +19,7 @@ jac="$BINDIR/jacobi2d"
 args="--n 96 --iters 300"
 
 # the reference: a plain MPI run on a fixed number of processes
-on login env "$mpi_env" mpirun --oversubscribe -np 2 "$jac" $args > ref.out 2>&1 || fail "reference run: $(cat ref.out)"
-ref=$(grep -o 'checksum=.*' ref.out)
-[ -n "$ref" ] || fail "no reference checksum: $(cat ref.out)"
+ref=$(jacobi_ref $args)
 
 # Every group's mpirun gets an Open MPI job family of its own (src/cmd/cmd_mpirun.c,
 # exec_unique): two with one family hung the next accept (1 expansion in 8 on emulated

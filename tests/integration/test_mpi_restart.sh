@@ -14,9 +14,7 @@ export PATH="$BINDIR:$PATH"
 jac="$BINDIR/jacobi2d"
 [ -x "$jac" ] || fail "jacobi2d not built"
 args="--n 96 --iters 300"
-on login env "$mpi_env" mpirun --oversubscribe -np 2 "$jac" $args > ref.out 2>&1 || fail "reference run: $(cat ref.out)"
-ref=$(grep -o 'checksum=.*' ref.out)
-[ -n "$ref" ] || fail "no reference checksum: $(cat ref.out)"
+ref=$(jacobi_ref $args)
 
 s=$(script jac.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=4
 env $mpi_env ductile mpirun --ppn 1 $jac $args --delay-us 2000 --wait-for $T/go")
