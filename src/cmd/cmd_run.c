@@ -388,7 +388,14 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
         return cmd_fail("%s", err);
     }
     json_t *rep;
-    rc = client_call(c, req, &rep, 60, err, sizeof(err));
+    /* "try later" (the node daemon relaying us is between two connections to the
+     * controller, which is restarting): nothing was started; again for a while */
+    double until = now_s() + 60, pause = 0.1;
+    while ((rc = client_call(c, req, &rep, 60, err, sizeof(err))) == -EBUSY && now_s() < until) {
+        struct timespec ts = {0, (long)(pause * 1e9)};
+        nanosleep(&ts, NULL);
+        pause = pause * 2 > 0.8 ? 0.8 : pause * 2;
+    }
     json_decref(req);
     if (rc < 0) {
         client_close(c);

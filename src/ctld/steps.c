@@ -614,6 +614,16 @@ void steps_tick(ctld_t *c, double now)
     free(v);
 }
 
+/* Does job j hold node i (committed, or joining an expand)? */
+static bool job_on_node(const job_t *j, int i)
+{
+    int n = j->nalloc + (j->state == JS_RESIZING && j->resize_target > j->nalloc ? j->nresize : 0);
+    for (int q = 0; q < n; q++)
+        if (j->alloc[q] == i)
+            return true;
+    return false;
+}
+
 /* step_attach {job, step, offsets: [per rank, how much output the client has written
  * out]}: a client whose connection broke takes its step up again. */
 void steps_attach(ctld_t *c, conn_t *conn, const json_t *m)
@@ -667,7 +677,9 @@ void steps_attach(ctld_t *c, conn_t *conn, const json_t *m)
             from = 0;
         if (from > s->acked[r])
             s->acked[r] = from;
-        if (!s->noeof[r])
+        if (s->done[r] && !job_on_node(j, s->nodes[r]))
+            s->noeof[r] = 1; /* its node left the job (a shrink): it kept nothing of it */
+        else if (!s->noeof[r])
             resend(c, s, r, s->acked[r]);
     }
     if (s->finished)

@@ -616,9 +616,16 @@ void steps_on_resend(noded_t *d, const json_t *msg)
         proto_int(msg, "from", 0, INT64_MAX, &from, err, sizeof(err)) < 0)
         return;
     task_t *t = find_task(d, job, (int)step, (int)rank);
-    if (!t)
-        return;
     const json_t *home = json_object_get(msg, "home");
+    if (!t) {
+        /* gone with its job's part here (a shrink cleaned it up): nothing more of its
+         * output will come, which its client's node must hear, or it waits for it */
+        task_t gone = {.d = d, .job = job, .step = (int)step, .rank = (int)rank};
+        set_home(d, &gone, home);
+        if (gone.home_chan)
+            send_eof(&gone);
+        return;
+    }
     if (json_is_object(home)) {
         t->home_chan = 0;
         set_home(d, t, home);

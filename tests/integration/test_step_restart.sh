@@ -89,4 +89,27 @@ step4_ended() { hist | grep -q "^$j.3|CANCELLED|0:9|"; } # (its task killed)
 wait_for 10 step4_ended || fail "step 4 in history: $(hist)"
 touch "$T/end"
 expect_state "$j" CD 30
+
+# A step with a task on a node the job gave up (a shrink) before the restart: the client
+# re-attaches and the step ends as it would have (the node kept nothing of the ended
+# task; its end of output was waited for, StepOutputWait, and the step said 255).
+s=$(script shrinking.sh '#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=2
+ductile run --label sh -c '"'[ \$DUCTILE_PROCID = 1 ] && exit 0; $ticker'"' > '"$T"'/sh.out 2> '"$T"'/sh.err
+echo "run=$?" > '"$T"'/sh.rc')
+rm -f "$T/stop.1"
+js=$(submit "$s")
+expect_state "$js" R
+wait_for 20 sh -c "[ \$(grep -c tick '$T/sh.out' 2>/dev/null || echo 0) -gt 10 ]" || fail "no output from the shrinking job's step"
+d resize "$js" --nodes 1 > /dev/null
+shrunk() { [ "$(field "$js" NodeList)" = n1 ]; }
+wait_for 30 shrunk || fail "job $js did not shrink: $(d show "$js")"
+pid=$(cat "$T/c/ctld.pid")
+kill -9 "$pid"
+wait_for 15 sh -c "! kill -0 $pid 2> /dev/null" || fail "the controller did not die"
+restart_ctld
+wait_for 30 grep -q reconnected "$T/sh.err" || fail "no re-attach: $(cat "$T/sh.err")"
+touch "$T/stop.1" # (the step's id in that job)
+expect_state "$js" CD 30
+grep -qx "run=0" "$T/sh.rc" || fail "the step after a shrink and a restart: $(cat "$T/sh.rc" "$T/sh.err")"
+check_ticks sh.out 1 || fail "the shrinking job's step output"
 echo ok
