@@ -722,15 +722,58 @@ static int cluster_status(int argc, char **argv)
     return 0;
 }
 
+/* ductile cluster backup FILE: a copy of the controller's database, made while it runs
+ * (docs/operations.md) */
+static int cluster_backup(int argc, char **argv)
+{
+    const char *conf = NULL, *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--conf") && i + 1 < argc)
+            conf = argv[++i];
+        else if (argv[i][0] != '-' && !file)
+            file = argv[i];
+        else
+            return cmd_fail("cluster backup: unexpected argument '%s' (usage: ductile cluster "
+                            "backup FILE [--conf FILE])", argv[i]);
+    }
+    if (!file)
+        return cmd_fail("usage: ductile cluster backup FILE [--conf FILE] (FILE: a new file on "
+                        "the controller's host, written by the controller)");
+    char abs[4096];
+    if (file[0] != '/') { /* as the user means it: from here */
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof(cwd)))
+            return cmd_fail("cluster backup: %s: give an absolute path", file);
+        snprintf(abs, sizeof(abs), "%s/%s", cwd, file);
+        file = abs;
+    }
+    config_t cfg = {0};
+    if (cu_load_conf(conf, &cfg))
+        return 1;
+    json_t *rep = cu_call(&cfg, json_pack("{s:s,s:s}", "type", "backup", "file", file));
+    config_free(&cfg);
+    if (!rep)
+        return 1;
+    printf("backed up to %s: commit %lld, job ids up to %lld (%lld pages, %.0f ms)\n",
+           cu_str(rep, "file"), (long long)json_integer_value(json_object_get(rep, "commit")),
+           (long long)json_integer_value(json_object_get(rep, "max_id")),
+           (long long)json_integer_value(json_object_get(rep, "pages")),
+           json_real_value(json_object_get(rep, "ms")));
+    json_decref(rep);
+    return 0;
+}
+
 int cmd_cluster(int argc, char **argv)
 {
     if (argc < 2)
-        return cmd_fail("usage: ductile cluster up|down|status [options]");
+        return cmd_fail("usage: ductile cluster up|down|status|backup [options]");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        printf("usage: ductile cluster up|down|status [options]\n"
+        printf("usage: ductile cluster up|down|status|backup [options]\n"
                "  up      start a local cluster (ductile cluster up --help)\n"
                "  down    stop it (ductile cluster down --help)\n"
-               "  status  what runs: nodes up, jobs, the policy ([--json] [--conf FILE])\n");
+               "  status  what runs: nodes up, jobs, the policy ([--json] [--conf FILE])\n"
+               "  backup  FILE: a copy of the controller's database, made while it runs (root\n"
+               "          and Operators; a new file on the controller's host)\n");
         return 0;
     }
     if (!strcmp(argv[1], "up"))
@@ -739,5 +782,7 @@ int cmd_cluster(int argc, char **argv)
         return cluster_down(argc - 1, argv + 1);
     if (!strcmp(argv[1], "status"))
         return cluster_status(argc - 1, argv + 1);
-    return cmd_fail("cluster: unknown action '%s' (up, down, status)", argv[1]);
+    if (!strcmp(argv[1], "backup"))
+        return cluster_backup(argc - 1, argv + 1);
+    return cmd_fail("cluster: unknown action '%s' (up, down, status, backup)", argv[1]);
 }

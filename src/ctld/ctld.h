@@ -544,6 +544,12 @@ void iomeas_resolve(ctld_t *c, job_t *j, bool declared, double io);
  * that has one; 1 when found, 0 when none, -EIO. */
 int db_io_history(ctld_t *c, const char *user, const char *name, int nodes, double *io);
 
+/* db.c: the number of the last commit and the highest job id given */
+void db_marks(const ctld_t *c, int64_t *seq, int64_t *max_id);
+/* --- db_backup.c: `ductile cluster backup FILE` (operators), a copy made while we run */
+void backup_rpc(ctld_t *c, conn_t *conn, const json_t *msg, bool oper);
+void backup_conn_closed(conn_t *conn);
+
 /* --- db_steps.c --- */
 /* A step as history shows it (step 0: the batch script); cpu, mem -1: not measured. */
 typedef struct step_rec {

@@ -613,19 +613,39 @@ int db_open(ctld_t *c, const char *path, unsigned flags, char *err, size_t errle
                         why);
         fprintf(stderr, "ductiled: --recover: database %s: %s\n", path, why);
     }
+    /* A copy made by `ductile cluster backup` says so (db_backup.c) */
+    int64_t copy_seq = 0;
+    if (query_int(c->db, "SELECT coalesce((SELECT value FROM meta WHERE key = 'backup_seq'), 0)",
+                  &copy_seq, why, sizeof(why)) == 0 && copy_seq > 0)
+        fprintf(stderr, "ductiled: the database %s is a copy made by ductile cluster backup (commit "
+                        "%" PRId64 ", job ids up to %" PRId64 ")\n", path, copy_seq, maxid);
     if (found && dbseq < h.seq) {
+        char lacks[160] = "";
+        /* the jobs acknowledged after the copy: not in it */
+        if (h.max_id == maxid + 1)
+            snprintf(lacks, sizeof(lacks), "; it lacks job %" PRId64, h.max_id);
+        else if (h.max_id > maxid + 1)
+            snprintf(lacks, sizeof(lacks), "; it lacks jobs %" PRId64 " to %" PRId64, maxid + 1,
+                     h.max_id);
         if (!recover)
             return FAIL("the database %s is behind what was acknowledged: commit %" PRId64
                         " is on disk but commit %" PRId64 " was acknowledged (job ids up to %"
-                        PRId64 ", the database has up to %" PRId64 "); were its -wal file or the"
-                        " database replaced? Restore them, or start with --recover to go on"
+                        PRId64 ", the database has up to %" PRId64 ")%s; were its -wal file or"
+                        " the database replaced? Restore them, or start with --recover to go on"
                         " without the missing changes",
-                        path, dbseq, h.seq, h.max_id, maxid);
+                        path, dbseq, h.seq, h.max_id, maxid, lacks);
         fprintf(stderr, "ductiled: --recover: commits %" PRId64 " to %" PRId64 " are missing from"
                         " %s (job ids up to %" PRId64 " were given, the database has up to %"
-                        PRId64 "): going on without them\n", dbseq + 1, h.seq, path, h.max_id,
-                maxid);
+                        PRId64 ")%s: going on without them; new jobs are numbered from %" PRId64
+                        "\n", dbseq + 1, h.seq, path, h.max_id, maxid, lacks, h.max_id + 1);
+    } else if (copy_seq > 0 && found) {
+        fprintf(stderr, "ductiled: %s is not behind %s: if that mark was restored from the same "
+                        "time as the copy, jobs acknowledged after the copy cannot be told and "
+                        "their ids may be given again (restore the database alone)\n",
+                path, s->hwm_path);
     }
+    if (copy_seq > 0) /* said once: from now on it is the live database */
+        exec_sql(c->db, "DELETE FROM meta WHERE key = 'backup_seq'", why, sizeof(why));
     if (!found && existed)
         fprintf(stderr, "ductiled: %s did not exist: written from the database\n", s->hwm_path);
     s->seq = dbseq > h.seq ? dbseq : h.seq;
@@ -644,6 +664,12 @@ int db_open(ctld_t *c, const char *path, unsigned flags, char *err, size_t errle
     if ((s->hwm_fd = open(s->hwm_path, O_WRONLY | O_CLOEXEC)) < 0)
         return FAIL("cannot open %s: %s", s->hwm_path, strerror(errno));
     return 0;
+}
+
+void db_marks(const ctld_t *c, int64_t *seq, int64_t *max_id)
+{
+    *seq = c->store->seq;
+    *max_id = c->store->max_id;
 }
 
 void db_close(ctld_t *c)

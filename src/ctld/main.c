@@ -97,6 +97,7 @@ static void on_close(conn_t *conn, void *arg)
     ctld_forget_conn(c, conn);
     nodes_conn_closed(c, conn);
     steps_conn_closed(c, conn);
+    backup_conn_closed(conn);
 }
 
 /* Admission control and timeouts shared by both listeners (conn.h). */

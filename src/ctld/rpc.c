@@ -1437,6 +1437,8 @@ void rpc_on_message(ctld_t *c, conn_t *conn, json_t *msg)
         steps_run(c, conn, msg);
     else if (!strcmp(type, "step_ack"))
         steps_ack(c, conn, msg);
+    else if (!strcmp(type, "backup"))
+        backup_rpc(c, conn, msg, is_operator(c, conn));
     else if (!strcmp(type, "step_attach"))
         steps_attach(c, conn, msg);
     else if (!strcmp(type, "step_close"))
