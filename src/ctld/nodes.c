@@ -278,8 +278,21 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     }
     int i = config_node_index(&c->cfg, name);
     if (i < 0) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", "unknown node name"));
-        conn_close(conn);
+        /* a node taken out of Nodes whose daemon still runs (issue 35: neither log said a
+         * word, the refusal was closed away before it was written); once a minute here */
+        static char last[64];
+        static double last_at;
+        if (strcmp(last, name) || ctld_mono() - last_at > 60) {
+            fprintf(stderr, "ductiled: refusing the node daemon of %s (%s): %s is not in Nodes\n",
+                    name, conn_peer(conn), name);
+            snprintf(last, sizeof(last), "%s", name);
+            last_at = ctld_mono();
+        }
+        char why[160];
+        snprintf(why, sizeof(why), "node %s is not in this cluster's Nodes: the controller "
+                 "refuses it (taken out of the configuration?)", name);
+        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", why));
+        conn_close_flushed(conn);
         return;
     }
     if (!json_is_true(json_object_get(msg, "runs"))) {

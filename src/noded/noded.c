@@ -37,11 +37,23 @@ void noded_dispatch(noded_t *d, const json_t *msg)
 {
     const char *type;
     char err[128];
+    if (!json_object_get(msg, "type") && json_is_false(json_object_get(msg, "ok"))) {
+        /* a refusal (of our registration: it has no type); said once while it stays the
+         * same, as one comes every second */
+        const char *e = json_string_value(json_object_get(msg, "error"));
+        if (!e)
+            e = "(no message)";
+        if (strcmp(e, d->last_refusal))
+            fprintf(stderr, "ductile-noded %s: controller: %s\n", d->name, e);
+        snprintf(d->last_refusal, sizeof(d->last_refusal), "%s", e);
+        return;
+    }
     if (proto_type(msg, &type, err, sizeof(err)) < 0)
         return;
     if (!strcmp(type, "registered")) {
         d->registered = true;
         d->registered_once = true;
+        d->last_refusal[0] = '\0';
         fprintf(stderr, "ductile-noded %s: registered with the controller\n", d->name);
         jobs_on_registered(d);
         steps_on_registered(d);
@@ -78,8 +90,5 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         agents_on_list(d, msg);
     } else if (!strcmp(type, "job_ended_ack")) {
         jobs_on_ended_ack(d, msg);
-    } else if (json_is_false(json_object_get(msg, "ok"))) {
-        const char *e = json_string_value(json_object_get(msg, "error"));
-        fprintf(stderr, "ductile-noded %s: controller: %s\n", d->name, e ? e : "(no message)");
     }
 }

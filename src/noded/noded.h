@@ -92,6 +92,7 @@ struct noded {
     uint64_t last_beat;         /* uv_now() of the last heartbeat tick */
     uint64_t last_heard;        /* uv_now() of the last message from the controller */
     bool ctl_refused;           /* the last attempt to connect was refused: its host is up */
+    char last_refusal[256];     /* the controller's last error, not said again */
     bool cut_off_fenced;        /* this silence's requeueable jobs were ended */
     bool ctl_slow_said;         /* this silence was said to be the controller's slowness */
     uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
