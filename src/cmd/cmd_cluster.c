@@ -739,10 +739,10 @@ static int cluster_backup(int argc, char **argv)
     if (!file)
         return cmd_fail("usage: ductile cluster backup FILE [--conf FILE] (FILE: a new file on "
                         "the controller's host, written by the controller)");
-    char abs[4096];
+    char abs[8200];
     if (file[0] != '/') { /* as the user means it: from here */
         char cwd[4096];
-        if (!getcwd(cwd, sizeof(cwd)))
+        if (!getcwd(cwd, sizeof(cwd)) || strlen(file) > 4000)
             return cmd_fail("cluster backup: %s: give an absolute path", file);
         snprintf(abs, sizeof(abs), "%s/%s", cwd, file);
         file = abs;
