@@ -139,6 +139,44 @@ no_leftovers() {
 # plain cluster share loopback, and other tests add and remove interfaces meanwhile;
 # an emulated host has its own eth0 on the cluster's bridge)
 mpi_if() { if [ "$HOSTS" = 1 ]; then echo eth0; else echo lo; fi; }
+# mpi_setup: Open MPI as root on the test's interface (SKIP without mpirun); $mpi_env for
+# its processes: under AddressSanitizer, Open MPI's memory at exit sits in components it
+# has already unloaded, which LeakSanitizer can neither attribute nor suppress, so no
+# leak check for the MPI processes (everything else keeps it)
+mpi_setup() {
+  command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
+  mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
+}
+# state_on_small_tmpfs: before `up`, the controller's StateDir on a 3 MiB tmpfs (full-disk
+# tests; SKIP without root); sets $state, unmounted at the end
+state_on_small_tmpfs() {
+  [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to mount a small tmpfs"; exit 77; }
+  state="$T/c/state"
+  mkdir -p "$state"
+  mount -t tmpfs -o size=3m ductile-test-full "$state" || { echo "SKIP: cannot mount tmpfs"; exit 77; }
+  extra_cleanup() {
+    "$BIN" cluster down --dir "$T/c" >/dev/null 2>&1 || true
+    umount -l "$state" 2>/dev/null || true
+  }
+}
+# $ticker: a step task's shell line: its pid into $T/task.STEP.RANK, then "tick N" every
+# 20 ms until $T/stop.STEP exists, then "last N"
+ticker='echo $$ > '"$T"'/task.$DUCTILE_STEP_ID.$DUCTILE_PROCID; i=0; while [ ! -e '"$T"'/stop.$DUCTILE_STEP_ID ]; do i=$((i+1)); echo tick $i; sleep 0.02; done; echo last $i'
+# check_ticks FILE NTASKS: FILE (`ductile run --label` of $ticker) has, per rank, every
+# tick once and in order, at least 20, then its last line
+check_ticks() {
+  local r
+  for ((r = 0; r < $2; r++)); do
+    awk -v r="$r: " 'index($0, r) == 1 { sub(r, ""); print }' "$1" | awk -v who="$1 task $r" '
+      $1 == "tick" { if ($2 != n + 1) { printf "%s: tick %s after %d\n", who, $2, n; bad = 1; exit 1 } n = $2; next }
+      $1 == "last" { if ($2 != n) { printf "%s: last %s after tick %d\n", who, $2, n; bad = 1; exit 1 } done = 1; next }
+      { printf "%s: stray line: %s\n", who, $0; bad = 1; exit 1 }
+      END { if (!bad && !done) { printf "%s: no last line (after tick %d)\n", who, n; exit 1 }
+            if (!bad && n < 20) { printf "%s: only %d ticks\n", who, n; exit 1 } }' || return 1
+  done
+}
 # jacobi_ref ARGS...: jacobi2d's checksum from a plain MPI run on 2 processes (the
 # reference a malleable run must match); writes $T/ref.out
 jacobi_ref() {

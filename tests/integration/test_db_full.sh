@@ -4,14 +4,7 @@
 # device"; the controller stays up, reads keep working, nothing unsaved is claimed,
 # and writes resume once there is space again.
 . "$(dirname "$0")/lib.sh"
-[ "$(id -u)" -eq 0 ] || { echo "skip: needs root to mount a small tmpfs"; exit 77; }
-state="$T/c/state"
-mkdir -p "$state"
-mount -t tmpfs -o size=3m ductile-test-full "$state" || { echo "skip: cannot mount tmpfs"; exit 77; }
-extra_cleanup() {
-  "$BIN" cluster down --dir "$T/c" >/dev/null 2>&1 || true
-  umount -l "$state" 2>/dev/null || true
-}
+state_on_small_tmpfs
 up 2
 cd "$T"
 quick=$(script quick.sh 'true')

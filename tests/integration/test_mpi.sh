@@ -4,13 +4,7 @@
 # `ductile resize`, and computes the same plate as a fixed-size run; a job cancelled in
 # the middle of an expansion leaves no process and no node behind.
 . "$(dirname "$0")/lib.sh"
-command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
-# Under AddressSanitizer, Open MPI's memory at exit sits in components it has already
-# unloaded, which LeakSanitizer can neither attribute nor suppress: no leak check for
-# the MPI processes (everything else keeps it).
-mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
+mpi_setup
 up 8 --resize-timeout 60
 cd "$T"
 export PATH="$BINDIR:$PATH"

@@ -4,10 +4,7 @@
 # a kill -9 of the controller and its restart, is expanded by the new controller, goes on
 # through a SIGTERM and restart, and computes the same plate as a fixed-size run.
 . "$(dirname "$0")/lib.sh"
-command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl_tcp_if_include="$(mpi_if)" OMPI_MCA_oob_tcp_if_include="$(mpi_if)"
-mpi_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0" # (as test_mpi.sh)
+mpi_setup
 up 4 --resize-timeout 60
 cd "$T"
 export PATH="$BINDIR:$PATH"
