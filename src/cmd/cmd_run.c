@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -142,13 +141,6 @@ static void flow_written(client_t *c, flow_t *f, const json_t *m, size_t n)
     json_decref(ack);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* How long we try to take our step up again while the controller cannot be reached
  * (it may be restarting for an upgrade; its tasks run on meanwhile). */
 #define REATTACH_WAIT 3600.0
@@ -165,10 +157,10 @@ static int reattach(client_t **c, flow_t *f, const char *why)
     config_t cfg = {0};
     if (cu_load_conf(f->conf, &cfg))
         return 255;
-    double until = now_s() + REATTACH_WAIT, pause = 0.1;
+    double until = cu_mono() + REATTACH_WAIT, pause = 0.1;
     char err[512];
     int rc = -ETIMEDOUT;
-    while (now_s() < until) {
+    while (cu_mono() < until) {
         rc = cu_open(&cfg, c, err, sizeof(err));
         if (rc == 0) {
             json_t *offsets = json_array(), *rep = NULL;
@@ -193,9 +185,7 @@ static int reattach(client_t **c, flow_t *f, const char *why)
             if (!client_retryable(rc))
                 break; /* the controller answered: the step is gone */
         }
-        struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
-        nanosleep(&ts, NULL);
-        pause = pause * 2 > 5 ? 5 : pause * 2;
+        cu_backoff(&pause, 5);
     }
     config_free(&cfg);
     cmd_fail("run: step %d of job %lld: could not take the step up again: %s", f->step, f->job,
@@ -226,7 +216,7 @@ static int stream(client_t **cp, bool label, flow_t *f)
     for (;;) {
         json_t *m;
         int rc = client_recv(*cp, &m, done ? 1 : -1, err, sizeof(err));
-        if (rc == -ETIMEDOUT && done && now_s() - done_at < DONE_WAIT)
+        if (rc == -ETIMEDOUT && done && cu_mono() - done_at < DONE_WAIT)
             continue;
         if (rc < 0 && rc != -ETIMEDOUT) {
             if (reattach(cp, f, err)) {
@@ -267,7 +257,7 @@ static int stream(client_t **cp, bool label, flow_t *f)
         } else if (!strcmp(type, "step_done")) {
             json_decref(done);
             done = json_incref(m);
-            done_at = now_s();
+            done_at = cu_mono();
         }
         json_decref(m);
         if (done && all_written(f, done)) {
@@ -394,12 +384,9 @@ static int run(const char *conf, long long job, long nodes, const char *node, bo
     json_t *rep;
     /* "try later" (the node daemon relaying us is between two connections to the
      * controller, which is restarting): nothing was started; again for a while */
-    double until = now_s() + 60, pause = 0.1;
-    while ((rc = client_call(c, req, &rep, 60, err, sizeof(err))) == -EBUSY && now_s() < until) {
-        struct timespec ts = {0, (long)(pause * 1e9)};
-        nanosleep(&ts, NULL);
-        pause = pause * 2 > 0.8 ? 0.8 : pause * 2;
-    }
+    double until = cu_mono() + 60, pause = 0.1;
+    while ((rc = client_call(c, req, &rep, 60, err, sizeof(err))) == -EBUSY && cu_mono() < until)
+        cu_backoff(&pause, 0.8);
     json_decref(req);
     if (rc < 0) {
         client_close(c);

@@ -110,9 +110,7 @@ json_t *cu_call(const config_t *cfg, json_t *req)
                 fprintf(stderr, "ductile: %s; trying again for up to %.0f s\n", err,
                         TRY_LATER_SECONDS);
             told = true;
-            struct timespec ts = {0, (long)(pause * 1e9)};
-            nanosleep(&ts, NULL);
-            pause = pause * 2 > 0.8 ? 0.8 : pause * 2;
+            cu_backoff(&pause, 0.8);
             continue;
         }
         json_decref(req);
@@ -219,6 +217,13 @@ double cu_mono(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+void cu_backoff(double *pause, double max)
+{
+    struct timespec ts = {(time_t)*pause, (long)((*pause - (double)(time_t)*pause) * 1e9)};
+    nanosleep(&ts, NULL);
+    *pause = *pause * 2 > max ? max : *pause * 2;
+}
+
 json_t *cu_call_retry(const config_t *cfg, json_t *req)
 {
     /* 60 s in all, as a single call waited before; an attempt waits at most 20 s for
@@ -270,9 +275,7 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
             fprintf(stderr, "ductile: %s; trying again for up to %.0f s (the submission has a "
                             "key: it makes one job at most)\n", err, limit);
         told = true;
-        struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
-        nanosleep(&ts, NULL);
-        pause = pause * 2 > 2 ? 2 : pause * 2;
+        cu_backoff(&pause, 2);
     }
 }
 

@@ -35,6 +35,8 @@ int cu_submit_key(char *key, size_t len);
 int cu_umask(void);
 /* Seconds on the monotonic clock (for deadlines). */
 double cu_mono(void);
+/* A retry's pause: sleeps *pause seconds, then doubles it, up to max. */
+void cu_backoff(double *pause, double max);
 /* cu_call for a request that is safe to repeat (a submission with its key): on a
  * broken connection, a refused one (the controller restarting) or a timeout, tries
  * again with backoff until $DUCTILE_SUBMIT_RETRY_SECONDS (default 60) have passed;

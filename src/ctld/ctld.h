@@ -572,13 +572,14 @@ int db_steps_close_open(ctld_t *c, double now);
  * the next step after it, never over one in history. */
 int db_steps_max(ctld_t *c, int64_t job);
 /* Live steps (steps.c keeps them so that a restarted controller takes them up again):
- * the step (direct: its output goes to its client's node; error: the first task lost),
- * each task (its node; once ended its status and output length), forgetting it. */
-int db_step_live_put(ctld_t *c, int64_t job, int step, bool direct, const char *error);
+ * the step (error: the first task lost; where its output goes is the re-attaching
+ * client's), each task (its node; once ended its status and output length), forgetting
+ * it. */
+int db_step_live_put(ctld_t *c, int64_t job, int step, const char *error);
 int db_step_task_put(ctld_t *c, int64_t job, int step, int rank, const char *node, bool ended,
                      int status, int64_t out);
 int db_step_live_del(ctld_t *c, int64_t job, int step);
-/* Every live step: {job, step, direct, error?, name, nodelist, start, end, status, cpu,
+/* Every live step: {job, step, error?, name, nodelist, start, end, status, cpu,
  * mem, tasks: [{rank, node, status?, out?}]}. */
 json_t *db_steps_live(ctld_t *c);
 

@@ -150,7 +150,7 @@ static int live_tables(ctld_t *c)
 {
     return sqlite3_exec(c->db,
                         "CREATE TABLE IF NOT EXISTS step_live (job INTEGER NOT NULL,"
-                        " step INTEGER NOT NULL, direct INTEGER, error TEXT,"
+                        " step INTEGER NOT NULL, error TEXT,"
                         " PRIMARY KEY (job, step));"
                         "CREATE TABLE IF NOT EXISTS step_tasks (job INTEGER NOT NULL,"
                         " step INTEGER NOT NULL, rank INTEGER NOT NULL, node TEXT,"
@@ -188,10 +188,10 @@ static int exec_bound(ctld_t *c, const char *sql, const char *kinds, ...)
     return rc;
 }
 
-int db_step_live_put(ctld_t *c, int64_t job, int step, bool direct, const char *error)
+int db_step_live_put(ctld_t *c, int64_t job, int step, const char *error)
 {
-    return exec_bound(c, "INSERT OR REPLACE INTO step_live VALUES (?1, ?2, ?3, ?4)",
-                      error ? "iiit" : "iiin", job, (int64_t)step, (int64_t)direct, error);
+    return exec_bound(c, "INSERT OR REPLACE INTO step_live VALUES (?1, ?2, ?3)",
+                      error ? "iit" : "iin", job, (int64_t)step, error);
 }
 
 int db_step_task_put(ctld_t *c, int64_t job, int step, int rank, const char *node, bool ended,
@@ -218,8 +218,8 @@ json_t *db_steps_live(ctld_t *c)
     sqlite3_stmt *st = NULL, *tk = NULL;
     if (!out || live_tables(c) < 0 ||
         sqlite3_prepare_v2(c->db,
-                           "SELECT l.job, l.step, l.direct, l.error, s.name, s.nodelist, s.start,"
-                           " s.end, s.status, s.cpu, s.mem FROM step_live l LEFT JOIN steps s"
+                           "SELECT l.job, l.step, l.error, s.name, s.nodelist, s.start, s.end,"
+                           " s.status, s.cpu, s.mem FROM step_live l LEFT JOIN steps s"
                            " ON s.job = l.job AND s.step = l.step ORDER BY l.job, l.step",
                            -1, &st, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->db,
@@ -231,21 +231,20 @@ json_t *db_steps_live(ctld_t *c)
         return out; /* (no steps table yet: nothing ran) */
     }
     while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *err = (const char *)sqlite3_column_text(st, 3);
-        const char *name = (const char *)sqlite3_column_text(st, 4);
-        const char *nl = (const char *)sqlite3_column_text(st, 5);
-        json_t *o = json_pack("{s:I,s:i,s:b,s:s,s:s,s:f,s:f,s:i,s:f,s:I}",
+        const char *err = (const char *)sqlite3_column_text(st, 2);
+        const char *name = (const char *)sqlite3_column_text(st, 3);
+        const char *nl = (const char *)sqlite3_column_text(st, 4);
+        json_t *o = json_pack("{s:I,s:i,s:s,s:s,s:f,s:f,s:i,s:f,s:I}",
                               "job", (json_int_t)sqlite3_column_int64(st, 0),
                               "step", sqlite3_column_int(st, 1),
-                              "direct", sqlite3_column_int(st, 2),
                               "name", name ? name : "", "nodelist", nl ? nl : "",
-                              "start", sqlite3_column_double(st, 6),
-                              "end", sqlite3_column_double(st, 7),
-                              "status", sqlite3_column_int(st, 8),
-                              "cpu", sqlite3_column_type(st, 9) == SQLITE_NULL
-                                         ? -1.0 : sqlite3_column_double(st, 9),
-                              "mem", (json_int_t)(sqlite3_column_type(st, 10) == SQLITE_NULL
-                                                      ? -1 : sqlite3_column_int64(st, 10)));
+                              "start", sqlite3_column_double(st, 5),
+                              "end", sqlite3_column_double(st, 6),
+                              "status", sqlite3_column_int(st, 7),
+                              "cpu", sqlite3_column_type(st, 8) == SQLITE_NULL
+                                         ? -1.0 : sqlite3_column_double(st, 8),
+                              "mem", (json_int_t)(sqlite3_column_type(st, 9) == SQLITE_NULL
+                                                      ? -1 : sqlite3_column_int64(st, 9)));
         if (!o)
             continue;
         if (err)

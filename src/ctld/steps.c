@@ -182,7 +182,7 @@ static bool task_end(ctld_t *c, step_t *s, int r, int st, const char *why, int64
     db_step_task_put(c, s->job, s->id, r, node_name(c, s->nodes[r]), true, st,
                      s->noeof[r] ? -1 : out);
     if (s->error[0]) /* (also set before, by a node whose output was lost) */
-        db_step_live_put(c, s->job, s->id, s->direct, s->error[0] ? s->error : NULL);
+        db_step_live_put(c, s->job, s->id, s->error);
     if (--s->left > 0) {
         /* A step that lost a task is over, as with srun: its other tasks are killed
          * and report their ends (a node that cannot is lost in turn). */
@@ -320,7 +320,7 @@ void steps_run(ctld_t *c, conn_t *conn, const json_t *m)
     char *nl = nodes_format(c, nodes, k);
     s->nodelist = nl ? strdup(nl) : NULL;
     step_record(c, s, 0);
-    db_step_live_put(c, id, s->id, s->direct, NULL);
+    db_step_live_put(c, id, s->id, NULL);
     for (int r = 0; r < k; r++) {
         s->out[r] = -1;
         db_step_task_put(c, id, s->id, r, node_name(c, nodes[r]), false, 0, 0);
@@ -661,10 +661,7 @@ void steps_attach(ctld_t *c, conn_t *conn, const json_t *m)
     s->detached = 0;
     json_decref(s->home);
     s->home = step_home(conn);
-    if (s->direct != (s->home != NULL)) {
-        s->direct = s->home != NULL;
-        db_step_live_put(c, s->job, s->id, s->direct, s->error[0] ? s->error : NULL);
-    }
+    s->direct = s->home != NULL; /* where this client is */
     json_t *rep = json_pack("{s:b,s:I,s:i,s:i,s:I}", "ok", 1, "job", (json_int_t)job, "step",
                             s->id, "tasks", s->ntasks, "window",
                             (json_int_t)step_window(s->ntasks));
@@ -734,7 +731,6 @@ void steps_restore(ctld_t *c)
         s->job = job;
         s->id = id;
         s->ntasks = k;
-        s->direct = json_is_true(json_object_get(o, "direct"));
         s->name = strdup(json_string_value(json_object_get(o, "name")));
         s->nodelist = strdup(json_string_value(json_object_get(o, "nodelist")));
         s->start = json_real_value(json_object_get(o, "start"));
