@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctld.h"
+#include "strparse.h"
 
 static char *dup_opt(const char *s) { return s ? strdup(s) : NULL; }
 
@@ -66,50 +68,293 @@ static job_t *clone(const job_t *t)
     return j;
 }
 
-int arrays_submit(ctld_t *c, job_t *t, const int *idx, int n, char *err, size_t errlen)
+/* An array's elements are made a part per turn of the loop: made at once, 10,000 of
+ * them held the loop for 0.4-0.8 s (each costs its row, its event and its checks), and
+ * every other request and every node's heartbeat waited (issue 34). Between two parts
+ * the loop serves everyone else and the engine may start the elements already made.
+ * The submitter's reply waits for the last part. The indices still to make are on disk
+ * (db_arrays.c) with each part, so a controller stopped or killed in the middle makes
+ * the rest when it starts again, and the client's retry of the same submission (its
+ * key) waits for them too. Requests on an array still being made are answered "try
+ * later" (arrays_busy): a cancel must not miss the elements made after it. */
+#define ARRAY_PART 500 /* elements a turn: about 25 ms here */
+
+struct array_build {
+    array_build_t *next;
+    int64_t id;         /* the array's (its first element's) */
+    job_t *tmpl;        /* what each element is made from */
+    int *idx, n, made;  /* idx[made..n-1] are still to make */
+    conn_t *conn;       /* the submitter, waiting for the reply; NULL: gone */
+};
+
+static int part_size(void)
 {
-    if (c->njobs_live + n > c->cfg.max_jobs) {
+    const char *e = getenv("DUCTILE_TEST_ARRAY_PART"); /* a test hook: smaller parts */
+    long v;
+    return e && strparse_long(e, 1, 1000000, &v) == 0 ? (int)v : ARRAY_PART;
+}
+
+/* The elements a build has not made yet count against MaxJobs and MaxJobsPerUser as if
+ * they were there. */
+static void reserve(ctld_t *c, array_build_t *b, int d)
+{
+    c->array_reserved += d;
+    quota_count(c, b->tmpl, d);
+}
+
+static void build_free(ctld_t *c, array_build_t *b)
+{
+    reserve(c, b, -(b->n - b->made));
+    job_free(b->tmpl);
+    free(b->idx);
+    free(b);
+}
+
+static void on_part(uv_idle_t *h);
+
+static void build_add(ctld_t *c, array_build_t *b)
+{
+    array_build_t **pp = &c->builds;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = b;
+    if (!c->loop)
+        return; /* no loop (unit tests): made as the loop would when one runs */
+    if (!c->array_idle.data) {
+        uv_idle_init(c->loop, &c->array_idle);
+        c->array_idle.data = c;
+    }
+    /* an idle handle runs once a turn, and the turn's batch commits after it (a
+     * repeating timer ran several parts in one turn) */
+    uv_idle_start(&c->array_idle, on_part);
+}
+
+static void build_unlink(ctld_t *c, array_build_t *b)
+{
+    for (array_build_t **pp = &c->builds; *pp; pp = &(*pp)->next)
+        if (*pp == b) {
+            *pp = b->next;
+            break;
+        }
+    if (!c->builds && c->array_idle.data)
+        uv_idle_stop(&c->array_idle);
+}
+
+typedef struct elements {
+    int64_t array;
+    int64_t *ids;
+    size_t n, cap;
+} elements_t;
+
+static void add_element(int64_t id, void *val, void *arg)
+{
+    elements_t *x = arg;
+    if (((const job_t *)val)->array_id != x->array)
+        return;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        int64_t *v = realloc(x->ids, cap * sizeof(int64_t));
+        if (!v)
+            return;
+        x->ids = v;
+        x->cap = cap;
+    }
+    x->ids[x->n++] = id;
+}
+
+/* All or none: the elements made so far are cancelled, the submitter hears why. */
+static void build_fail(ctld_t *c, array_build_t *b, const char *why)
+{
+    fprintf(stderr, "ductiled: array %lld: %d of %d elements made, then: %s; the array is "
+            "cancelled\n", (long long)b->id, b->made, b->n, why);
+    elements_t x = {.array = b->id};
+    idmap_foreach(c->jobs, add_element, &x); /* collected first: a cancel may free it */
+    for (size_t k = 0; k < x.n; k++) {
+        job_t *o = idmap_get(c->jobs, x.ids[k]);
+        if (o)
+            jobs_cancel(c, o, "ArraySubmitFailed");
+    }
+    free(x.ids);
+    db_array_build_del(c, b->id);
+    if (b->conn)
+        rpc_fail(c, b->conn, why);
+    build_unlink(c, b);
+    build_free(c, b);
+}
+
+/* The next part of the first build in line, which then goes to the back of the line. */
+static void on_part(uv_idle_t *h)
+{
+    ctld_t *c = h->data;
+    array_build_t *b = c->builds;
+    if (!b) {
+        uv_idle_stop(h);
+        return;
+    }
+    double t0 = stats_clock();
+    char err[1024];
+    for (int k = part_size(); k > 0 && b->made < b->n; k--) {
+        job_t *e = clone(b->tmpl);
+        if (!e) {
+            build_fail(c, b, "out of memory");
+            return;
+        }
+        reserve(c, b, -1); /* made: counted as a job from here */
+        e->array_id = b->id;
+        e->array_task = b->idx[b->made++];
+        if (jobs_submit(c, e, err, sizeof(err)) < 0) {
+            job_free(e);
+            b->made--; /* not made after all: build_free gives its place back */
+            reserve(c, b, 1);
+            build_fail(c, b, err);
+            return;
+        }
+    }
+    build_unlink(c, b);
+    if (b->made < b->n) {
+        db_array_build_made(c, b->id, b->made);
+        build_add(c, b);
+    } else {
+        db_array_build_del(c, b->id);
+        if (b->conn)
+            rpc_reply(c, b->conn, json_pack("{s:b,s:I,s:i}", "ok", 1, "job", (json_int_t)b->id,
+                                            "array", b->n));
+        build_free(c, b);
+    }
+    stats_loop_work(&c->loop_stats, "array", stats_clock() - t0, ctld_now());
+    /* a test hook (test_array_build): the controller dies after a part is on disk */
+    const char *crash = getenv("DUCTILE_TEST_ARRAY_CRASH");
+    long after;
+    if (crash && strparse_long(crash, 1, 1000000, &after) == 0 && ++c->array_parts >= after) {
+        db_commit(c);
+        fprintf(stderr, "ductiled: test: exiting after part %ld of an array\n", after);
+        _exit(99);
+    }
+}
+
+int arrays_submit(ctld_t *c, job_t *t, const int *idx, int n, conn_t *conn, char *err,
+                  size_t errlen)
+{
+    if (c->njobs_live + c->array_reserved + n > c->cfg.max_jobs) {
         snprintf(err, errlen, "the queue is full: %d more jobs would pass MaxJobs=%d", n,
                  c->cfg.max_jobs);
         return -EAGAIN;
     }
-    /* the others are made before the first is given away (its id names them) */
-    job_t **more = calloc((size_t)n, sizeof(job_t *));
-    for (int k = 1; more && k < n; k++)
-        if (!(more[k] = clone(t))) {
-            for (int q = 1; q < k; q++)
-                job_free(more[q]);
-            free(more);
-            more = NULL;
-        }
-    if (!more) {
+    array_build_t *b = n > 1 ? calloc(1, sizeof(*b)) : NULL;
+    if (n > 1 && (!b || !(b->tmpl = clone(t)) ||
+                  !(b->idx = malloc((size_t)n * sizeof(int))))) {
+        if (b)
+            job_free(b->tmpl);
+        free(b);
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
     t->array_task = idx[0];
     int rc = jobs_submit(c, t, err, errlen); /* checks the shape, once for all */
-    if (rc == 0) {
-        t->array_id = t->id;
-        db_job_save(c, t);
+    if (rc < 0) {
+        if (b)
+            job_free(b->tmpl);
+        free(b);
+        return rc;
     }
-    for (int k = 1; k < n; k++) {
-        if (rc == 0) {
-            more[k]->array_id = t->id;
-            more[k]->array_task = idx[k];
-            rc = jobs_submit(c, more[k], err, errlen);
-            if (rc == 0)
-                continue;
-            /* the elements made so far are cancelled with it: all or none */
-            for (int64_t id = t->id; id < t->id + k; id++) { /* ids follow each other */
-                job_t *o = idmap_get(c->jobs, id);
-                if (o && o->array_id == t->id)
-                    jobs_cancel(c, o, "ArraySubmitFailed");
-            }
+    t->array_id = t->id;
+    db_job_save(c, t);
+    if (!b)
+        return 0;
+    memcpy(b->idx, idx, (size_t)n * sizeof(int));
+    *b = (array_build_t){.id = t->id, .tmpl = b->tmpl, .idx = b->idx, .n = n, .made = 1,
+                         .conn = conn};
+    db_array_build_put(c, b->id, b->idx, b->n, b->made);
+    reserve(c, b, n - 1);
+    build_add(c, b);
+    return 1;
+}
+
+/* At start, and after a batch that did not commit: the builds are what the database
+ * says. One still in memory keeps its waiting submitter; one the database does not
+ * have (its first element's batch was rolled back) tells its submitter why. */
+static void restore_one(ctld_t *c, int64_t array, int *idx, int n, int made)
+{
+    array_build_t *b = calloc(1, sizeof(*b));
+    job_t *first = idmap_get(c->jobs, array);
+    job_t *ended = first ? NULL : db_job_find_finished(c, array);
+    if (b && (first || ended))
+        b->tmpl = clone(first ? first : ended);
+    job_free(ended);
+    if (!b || !b->tmpl) {
+        fprintf(stderr, "ductiled: array %lld: %d of its %d elements made, and the rest cannot "
+                "be made (%s): it keeps those it has\n", (long long)array, made, n,
+                b ? "its first element is not in the database" : "out of memory");
+        free(b);
+        free(idx);
+        db_array_build_del(c, array);
+        return;
+    }
+    *b = (array_build_t){.id = array, .tmpl = b->tmpl, .idx = idx, .n = n, .made = made};
+    for (array_build_t *o = c->restoring; o; o = o->next)
+        if (o->id == array) {
+            b->conn = o->conn;
+            o->conn = NULL;
         }
-        job_free(more[k]);
+    fprintf(stderr, "ductiled: array %lld: %d of its %d elements made, making the rest\n",
+            (long long)array, made, n);
+    reserve(c, b, n - made);
+    build_add(c, b);
+}
+
+void arrays_restore(ctld_t *c)
+{
+    /* the counts were zeroed with the jobs (main.c's reload): nothing to give back */
+    c->restoring = c->builds;
+    c->builds = NULL;
+    c->array_reserved = 0;
+    db_array_builds(c, restore_one);
+    while (c->restoring) {
+        array_build_t *o = c->restoring;
+        c->restoring = o->next;
+        if (o->conn)
+            rpc_fail(c, o->conn, db_error(c) ? db_error(c) : "the controller could not record "
+                     "the array");
+        job_free(o->tmpl);
+        free(o->idx);
+        free(o);
     }
-    free(more);
-    return rc;
+    if (!c->builds && c->array_idle.data)
+        uv_idle_stop(&c->array_idle);
+}
+
+bool arrays_attach(ctld_t *c, int64_t array, conn_t *conn)
+{
+    for (array_build_t *b = c->builds; b; b = b->next)
+        if (b->id == array) {
+            b->conn = conn; /* an earlier attempt's connection is gone or will be */
+            return true;
+        }
+    return false;
+}
+
+void arrays_forget_conn(ctld_t *c, conn_t *conn)
+{
+    for (array_build_t *b = c->builds; b; b = b->next)
+        if (b->conn == conn)
+            b->conn = NULL;
+}
+
+const array_build_t *arrays_building(const ctld_t *c, int64_t array, const char *user)
+{
+    for (const array_build_t *b = c->builds; b; b = b->next)
+        if (b->id == array || (user && !strcmp(b->tmpl->user, user)))
+            return b;
+    return NULL;
+}
+
+void arrays_busy_reply(ctld_t *c, conn_t *conn, const array_build_t *b)
+{
+    char err[256];
+    snprintf(err, sizeof(err), "array %lld is still being made (%d of %d elements): try again "
+             "in a moment", (long long)b->id, b->made, b->n);
+    rpc_reply(c, conn, json_pack("{s:b,s:s,s:s,s:f}", "ok", 0, "code", "try_later", "error", err,
+                                 "retry_after", 0.2));
 }
 
 typedef struct count {

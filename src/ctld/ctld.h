@@ -301,6 +301,7 @@ typedef struct node {
 } node_t;
 
 typedef struct reply reply_t;
+typedef struct array_build array_build_t;
 
 typedef struct ctld {
     config_t cfg;
@@ -336,6 +337,11 @@ typedef struct ctld {
     uv_signal_t sigterm, sigint, sighup;
     char conf_path[4096];        /* the ductile.conf it started with, absolute */
     int64_t njobs_live;
+    int64_t array_reserved;      /* elements of arrays not made yet (arrays.c) */
+    array_build_t *builds;       /* arrays being made, a part a turn, in line (arrays.c) */
+    array_build_t *restoring;    /* (arrays_restore: the builds before it) */
+    uv_idle_t array_idle;        /* the next part (data NULL until first used) */
+    long array_parts;            /* parts made (a test hook counts them) */
     int64_t step_bytes_relayed;  /* step output that passed through us (status) */
     bool stopping;
     double t0;                   /* wall clock at start, for now() */
@@ -550,6 +556,13 @@ void db_marks(const ctld_t *c, int64_t *seq, int64_t *max_id);
 void backup_rpc(ctld_t *c, conn_t *conn, const json_t *msg, bool oper);
 void backup_conn_closed(conn_t *conn);
 
+/* --- db_arrays.c: the arrays still being made (arrays.c) --- */
+int db_array_build_put(ctld_t *c, int64_t array, const int *idx, int n, int made);
+int db_array_build_made(ctld_t *c, int64_t array, int made);
+int db_array_build_del(ctld_t *c, int64_t array);
+/* fn for each, given idx (malloc'd, its to free) */
+int db_array_builds(ctld_t *c, void (*fn)(ctld_t *c, int64_t array, int *idx, int n, int made));
+
 /* --- db_steps.c --- */
 /* A step as history shows it (step 0: the batch script); cpu, mem -1: not measured. */
 typedef struct step_rec {
@@ -672,8 +685,22 @@ int jobs_requeue_by_hand(ctld_t *c, job_t *j, char *err, size_t errlen);
 int jobs_to_engine(ctld_t *c, job_t *j);
 
 /* arrays.c: job arrays. The elements of a submission, t the first (its id names the
- * array) with the indices idx[0..n-1]: all submitted, or none (err says why). */
-int arrays_submit(ctld_t *c, job_t *t, const int *idx, int n, char *err, size_t errlen);
+ * array) with the indices idx[0..n-1]: all submitted, or none (err says why). 0: made
+ * (one element); 1: the first is made and the others follow a part a turn, conn hears
+ * when all are (or why they are not); < 0: none made. */
+int arrays_submit(ctld_t *c, job_t *t, const int *idx, int n, conn_t *conn, char *err,
+                  size_t errlen);
+/* The arrays being made, from the database (at start, and after a batch that did not
+ * commit: those in memory keep their submitters). */
+void arrays_restore(ctld_t *c);
+/* A repeated submission (its key) of an array still being made: conn hears when it is.
+ * False: it is not being made. */
+bool arrays_attach(ctld_t *c, int64_t array, conn_t *conn);
+void arrays_forget_conn(ctld_t *c, conn_t *conn);
+/* An array being made: the one with that id, or one of user's (NULL: none). */
+const array_build_t *arrays_building(const ctld_t *c, int64_t array, const char *user);
+/* "Try again in a moment": a request on an array that is still being made. */
+void arrays_busy_reply(ctld_t *c, conn_t *conn, const array_build_t *b);
 /* Its array already has array_max elements in the engine or running. */
 bool arrays_throttled(ctld_t *c, const job_t *j);
 /* "12_3" for element 3 of array 12, else the job's id. */

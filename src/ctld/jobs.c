@@ -362,7 +362,7 @@ int jobs_will_run(ctld_t *c, job_t *j, double *start, int *size, char *err, size
 
 int jobs_submit(ctld_t *c, job_t *j, char *err, size_t errlen)
 {
-    if (c->njobs_live >= c->cfg.max_jobs) {
+    if (c->njobs_live + c->array_reserved >= c->cfg.max_jobs) {
         snprintf(err, errlen, "the queue is full (MaxJobs=%d)", c->cfg.max_jobs);
         return -EAGAIN;
     }

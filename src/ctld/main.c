@@ -95,6 +95,7 @@ static void on_close(conn_t *conn, void *arg)
 {
     ctld_t *c = arg;
     ctld_forget_conn(c, conn);
+    arrays_forget_conn(c, conn);
     nodes_conn_closed(c, conn);
     steps_conn_closed(c, conn);
     backup_conn_closed(conn);
@@ -251,6 +252,7 @@ static int reload(ctld_t *c, char *err, size_t errlen)
     if (rc < 0)
         return rc;
     jobs_after_restore(c);
+    arrays_restore(c);
     for (int i = 0; i < c->nnodes; i++)
         sched_set_node_available(c->sched, i, node_usable(&c->nodes[i]));
     return 0;
@@ -514,6 +516,7 @@ int main(int argc, char **argv)
         return 1;
     }
     jobs_after_restore(&c);
+    arrays_restore(&c); /* the arrays that were being made: the rest of them */
     /* at start only (not after a batch rolled back, when they are still in memory): the
      * steps that ran when the controller stopped wait for their clients to re-attach;
      * those of older databases, which kept no live steps, ended with it */

@@ -243,8 +243,9 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         rpc_fail(c, conn, "cannot read the database");
         return;
     }
-    if (found) {
-        rpc_reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)first));
+    if (found) { /* (an array still being made answers when it is) */
+        if (!arrays_attach(c, first, conn))
+            rpc_reply(c, conn, json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)first));
         return;
     }
     /* the script last: it may be large, and base64 when it is not UTF-8 */
@@ -320,8 +321,9 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
         job_free(j);
         return;
     }
-    if ((idx ? arrays_submit(c, j, idx, nidx, err, sizeof(err))
-             : jobs_submit(c, j, err, sizeof(err))) < 0) {
+    int made = idx ? arrays_submit(c, j, idx, nidx, conn, err, sizeof(err))
+                   : jobs_submit(c, j, err, sizeof(err));
+    if (made < 0) {
         free(idx);
         if (!idx || !j->id) /* (else it is the array's first element, now ended) */
             job_free(j);
@@ -342,6 +344,8 @@ static void do_submit(ctld_t *c, conn_t *conn, const json_t *m)
                 (long long)j->id);
         _exit(99);
     }
+    if (made == 1)
+        return; /* the array's other elements follow: the reply with the last (arrays.c) */
     json_t *rep = json_pack("{s:b,s:I}", "ok", 1, "job", (json_int_t)j->id);
     if (rep && j->array_id)
         json_object_set_new(rep, "array", json_integer(nidx));
@@ -821,6 +825,7 @@ static bool may_modify(ctld_t *c, conn_t *conn, const job_t *j)
 static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m);
 
 static json_t *expand_refs(ctld_t *c, const json_t *refs, json_t *results);
+static bool busy_array(ctld_t *c, conn_t *conn, const json_t *refs, const char *user);
 
 /* An array's id updates every element of it that has not ended, as scontrol does; an
  * element that cannot take the change stops the request there (the reply names it). */
@@ -831,6 +836,11 @@ static void do_update(ctld_t *c, conn_t *conn, const json_t *m)
         return;
     char err[256], msg[400];
     json_t *refs = json_pack("[O]", json_object_get(m, "job")), *res = json_array();
+    if (busy_array(c, conn, refs, NULL)) {
+        json_decref(refs);
+        json_decref(res);
+        return;
+    }
     json_t *ids = refs && res ? expand_refs(c, refs, res) : NULL;
     json_decref(refs);
     json_decref(res);
@@ -993,6 +1003,30 @@ static void add_member(int64_t id, void *val, void *arg)
         json_array_append_new(x->out, json_integer(id));
 }
 
+/* A request on jobs of an array still being made waits until it is: the ids or
+ * "12_3" in refs, or (filters) user's jobs. True: answered "try later". */
+static bool busy_array(ctld_t *c, conn_t *conn, const json_t *refs, const char *user)
+{
+    const array_build_t *b = NULL;
+    size_t k;
+    const json_t *v;
+    json_array_foreach(refs, k, v)
+    {
+        long long a = 0;
+        if (json_is_integer(v))
+            a = json_integer_value(v);
+        else if (json_is_string(v))
+            sscanf(json_string_value(v), "%lld_", &a);
+        if (a > 0 && (b = arrays_building(c, a, NULL)))
+            break;
+    }
+    if (!b && user)
+        b = arrays_building(c, 0, user);
+    if (b)
+        arrays_busy_reply(c, conn, b);
+    return b != NULL;
+}
+
 /* The jobs a list of references names, as ids: ids, "12_3" for an element, and an
  * array's id (the id of its first element) for every live element of it, as scancel
  * takes it. A reference to nothing goes to results as "no such job". */
@@ -1122,6 +1156,8 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
         rpc_fail(c, conn, "permission denied: only operators may cancel other users' jobs");
         return;
     }
+    if (busy_array(c, conn, ids, json_array_size(ids) ? NULL : f.user ? f.user : me))
+        return;
     json_t *results = json_array(), *rest = NULL;
     char why[160];
     if (json_array_size(ids)) {
@@ -1205,6 +1241,8 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
     viewer_t who;
     privacy_viewer(c, conn, &who);
     bool op = who.oper;
+    if (busy_array(c, conn, ids, NULL))
+        return;
     json_t *results = json_array();
     json_t *named = expand_refs(c, ids, results);
     json_t *rest = take_rest(named);
