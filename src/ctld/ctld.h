@@ -576,8 +576,9 @@ typedef struct step_rec {
     long long mem;     /* peak bytes */
 } step_rec_t;
 int db_step_put(ctld_t *c, const step_rec_t *r);
-/* The job's steps, in order, as JSON objects (empty when none). */
-json_t *db_steps_of(ctld_t *c, int64_t job);
+/* The steps of jobs[0..n-1], in order, as JSON objects: {"12": [...], ...}, a job
+ * without steps absent. */
+json_t *db_steps_of(ctld_t *c, const int64_t *jobs, size_t n);
 /* At start: steps still running when the controller stopped ended with it (their
  * clients' connections did; the node daemons end their tasks): end now, status 255. */
 int db_steps_close_open(ctld_t *c, double now);

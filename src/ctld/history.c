@@ -35,11 +35,20 @@ static json_t *history_json(ctld_t *c, const viewer_t *who, const job_t *j)
  * themselves (step 0 the batch script). */
 static void add_usage(ctld_t *c, json_t *jobs, bool with_steps)
 {
-    size_t k;
+    size_t k, n = json_array_size(jobs);
     json_t *o;
+    int64_t *ids = malloc((n + 1) * sizeof(int64_t));
+    if (!ids)
+        return;
+    json_array_foreach(jobs, k, o) ids[k] = json_integer_value(json_object_get(o, "id"));
+    json_t *all = db_steps_of(c, ids, n);
+    free(ids);
     json_array_foreach(jobs, k, o)
     {
-        json_t *steps = db_steps_of(c, json_integer_value(json_object_get(o, "id")));
+        char key[24];
+        snprintf(key, sizeof(key), "%lld",
+                 (long long)json_integer_value(json_object_get(o, "id")));
+        json_t *steps = json_object_get(all, key);
         double cpu = -1;
         long long mem = -1;
         size_t q;
@@ -57,10 +66,9 @@ static void add_usage(ctld_t *c, json_t *jobs, bool with_steps)
         if (mem >= 0)
             json_object_set_new(o, "max_rss", json_integer(mem));
         if (with_steps)
-            json_object_set_new(o, "steps", steps);
-        else
-            json_decref(steps);
+            json_object_set_new(o, "steps", steps ? json_incref(steps) : json_array());
     }
+    json_decref(all);
 }
 
 typedef struct live {
@@ -80,7 +88,7 @@ static void add_live(int64_t id, void *val, void *arg)
 }
 
 #define HISTORY_PAGE 1000
-#define HISTORY_PAGE_MS 20.0
+#define HISTORY_PAGE_MS 10.0
 
 void history_rpc(ctld_t *c, conn_t *conn, const json_t *m)
 {
