@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build asan demo test unit clean bench fuzz faults install
+.PHONY: all deps build asan demo test unit clean bench fuzz faults install dos-large
 FUZZ_SECONDS ?= 10
 # make faults: the fault-injection harness's long form (docs/reliability-harness.md)
 FAULT_ROUNDS ?= 200
@@ -61,6 +61,13 @@ fuzz: deps
 faults: build
 	@python3 tests/fault/harness.py --bin $(BUILD)/ductile --rounds $(FAULT_ROUNDS) \
 		--seed $(FAULT_SEED) --faults $(FAULTS) --workload $(WORKLOAD) --keep-failed
+
+# make dos-large: issue 34's requests at full size: test_dos_requests on a history of
+# 1,000,000 ended jobs (make test uses 300,000), in both cluster modes
+DOS_ROWS ?= 1000000
+dos-large: build
+	@cd $(BUILD) && DUCTILE_DOS_ROWS=$(DOS_ROWS) ctest --output-on-failure \
+		-R '^integration(-hosts)?/test_dos_requests$$'
 
 bench: build
 	@bash bench/sim/run.sh $(BUILD)
