@@ -95,6 +95,11 @@ static int parse_indices(const char *text, int **out)
     return n;
 }
 
+typedef struct row {
+    int64_t array;
+    int *idx, n, made; /* n < 0: the row cannot be read */
+} row_t;
+
 int db_array_builds(ctld_t *c, void (*fn)(ctld_t *c, int64_t array, int *idx, int n, int made))
 {
     sqlite3_stmt *st = NULL;
@@ -103,20 +108,34 @@ int db_array_builds(ctld_t *c, void (*fn)(ctld_t *c, int64_t array, int *idx, in
         sqlite3_finalize(st);
         return 0; /* no table: no array was ever made in parts */
     }
-    int rc = 0;
+    /* read whole first: fn writes (the statement must not be open meanwhile) */
+    row_t *rows = NULL;
+    size_t nrows = 0;
+    int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t array = sqlite3_column_int64(st, 0);
+        row_t *more = realloc(rows, (nrows + 1) * sizeof(*rows));
+        if (!more)
+            break;
+        rows = more;
+        row_t *r = &rows[nrows++];
         const char *text = (const char *)sqlite3_column_text(st, 1);
-        int made = sqlite3_column_int(st, 2), *idx = NULL;
-        int n = text ? parse_indices(text, &idx) : -1;
-        if (n < 0 || made < 1 || made > n) {
-            fprintf(stderr, "ductiled: database: the elements still to make of array %lld "
-                    "cannot be read: the array keeps the elements it has\n", (long long)array);
-            free(idx);
-            continue;
+        *r = (row_t){.array = sqlite3_column_int64(st, 0), .made = sqlite3_column_int(st, 2)};
+        r->n = text ? parse_indices(text, &r->idx) : -1;
+        if (r->n >= 0 && (r->made < 1 || r->made > r->n)) {
+            free(r->idx);
+            r->n = -1;
         }
-        fn(c, array, idx, n, made); /* takes idx */
     }
     sqlite3_finalize(st);
+    for (size_t k = 0; k < nrows; k++) {
+        if (rows[k].n >= 0) {
+            fn(c, rows[k].array, rows[k].idx, rows[k].n, rows[k].made); /* takes idx */
+            continue;
+        }
+        fprintf(stderr, "ductiled: database: the elements still to make of array %lld cannot "
+                "be read: the array keeps the elements it has\n", (long long)rows[k].array);
+        db_array_build_del(c, rows[k].array);
+    }
+    free(rows);
     return rc == SQLITE_DONE ? 0 : -EIO;
 }
