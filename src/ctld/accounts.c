@@ -345,15 +345,26 @@ typedef struct count_arg {
     int n;
 } count_arg_t;
 
+static bool counted(const count_arg_t *a, const job_t *j)
+{
+    return a->user ? j->user && !strcmp(j->user, a->user) : under(a->c, j->account_id, a->account);
+}
+
 static void count_live(int64_t id, void *val, void *arg)
 {
     (void)id;
     const job_t *j = val;
     count_arg_t *a = arg;
-    if (jstate_final(j->state))
-        return;
-    if (a->user ? (j->user && !strcmp(j->user, a->user)) : under(a->c, j->account_id, a->account))
+    if (!jstate_final(j->state) && counted(a, j))
         a->n++;
+}
+
+/* the elements of arrays not made yet count as jobs (arrays.c) */
+static void count_unmade(const job_t *tmpl, int unmade, void *arg)
+{
+    count_arg_t *a = arg;
+    if (counted(a, tmpl))
+        a->n += unmade;
 }
 
 /* Would a limit always refuse this job (count: does its submission pass max_submit)?
@@ -367,10 +378,11 @@ static int check_limits(ctld_t *c, const job_t *j, const limits_t *l, const char
             return 0;
         count_arg_t a = {c, user, account, 0};
         idmap_foreach(c->jobs, count_live, &a);
+        arrays_unmade(c, count_unmade, &a);
         if (a.n + njobs > l->max_submit)
             return snprintf(err, errlen, "%s has %d jobs queued or running and may have at most"
                             " %d (its limit): wait for some to end%s", who, a.n, l->max_submit,
-                            njobs > 1 ? " or submit fewer" : ""), -EDQUOT;
+                            njobs > 1 && a.n < l->max_submit ? " or submit fewer" : ""), -EDQUOT;
         return 0;
     }
     int least = j->type != SCHED_RIGID && j->min_nodes > 0 ? j->min_nodes : j->nodes;

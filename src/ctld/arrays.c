@@ -348,11 +348,19 @@ const array_build_t *arrays_building(const ctld_t *c, int64_t array, const char 
     return NULL;
 }
 
+void arrays_unmade(const ctld_t *c, void (*fn)(const job_t *tmpl, int unmade, void *arg),
+                   void *arg)
+{
+    for (const array_build_t *b = c->builds; b; b = b->next)
+        fn(b->tmpl, b->n - b->made, arg);
+}
+
 void arrays_busy_reply(ctld_t *c, conn_t *conn, const array_build_t *b)
 {
     char err[256];
-    snprintf(err, sizeof(err), "array %lld is still being made (%d of %d elements): try again "
-             "in a moment", (long long)b->id, b->made, b->n);
+    /* (the command adds "trying again for up to 30 s") */
+    snprintf(err, sizeof(err), "array %lld is still being made (%d of %d elements)",
+             (long long)b->id, b->made, b->n);
     rpc_reply(c, conn, json_pack("{s:b,s:s,s:s,s:f}", "ok", 0, "code", "try_later", "error", err,
                                  "retry_after", 0.2));
 }

@@ -700,6 +700,10 @@ bool arrays_attach(ctld_t *c, int64_t array, conn_t *conn);
 void arrays_forget_conn(ctld_t *c, conn_t *conn);
 /* An array being made: the one with that id, or one of user's (NULL: none). */
 const array_build_t *arrays_building(const ctld_t *c, int64_t array, const char *user);
+/* fn for each array being made: its elements' template and how many are not made yet
+ * (limits count them as jobs). */
+void arrays_unmade(const ctld_t *c, void (*fn)(const job_t *tmpl, int unmade, void *arg),
+                   void *arg);
 /* "Try again in a moment": a request on an array that is still being made. */
 void arrays_busy_reply(ctld_t *c, conn_t *conn, const array_build_t *b);
 /* Its array already has array_max elements in the engine or running. */

@@ -94,14 +94,14 @@ int quota_submit(ctld_t *c, const job_t *j, bool oper, int njobs, double *retry,
         if (have + njobs > max)
             return snprintf(err, errlen, "user %.64s has %d jobs queued or running and may have"
                             " at most %d (MaxJobsPerUser): wait for some to end%s", j->user, have,
-                            max, njobs > 1 ? " or submit fewer" : ""), -EDQUOT;
+                            max, njobs > 1 && have < max ? " or submit fewer" : ""), -EDQUOT;
     }
     double wait;
     if (cfg->max_submit_rate > 0 && !take_token(c, j->uid, cfg->max_submit_rate, &wait)) {
         *retry = wait;
         return snprintf(err, errlen, "user %.64s submits faster than this cluster takes (%d a "
                         "second, MaxSubmitRate; an array counts once): try again in %.1f s",
-                        j->user, cfg->max_submit_rate, wait), -EAGAIN;
+                        j->user, cfg->max_submit_rate, wait < 0.1 ? 0.1 : wait), -EAGAIN;
     }
     return 0;
 }

@@ -824,7 +824,7 @@ static bool may_modify(ctld_t *c, conn_t *conn, const job_t *j)
 
 static job_t *lookup_modifiable(ctld_t *c, conn_t *conn, const json_t *m);
 
-static json_t *expand_refs(ctld_t *c, const json_t *refs, json_t *results);
+static json_t *expand_refs(ctld_t *c, conn_t *conn, const json_t *refs, json_t *results);
 static bool busy_array(ctld_t *c, conn_t *conn, const json_t *refs, const char *user);
 
 /* An array's id updates every element of it that has not ended, as scontrol does; an
@@ -841,7 +841,7 @@ static void do_update(ctld_t *c, conn_t *conn, const json_t *m)
         json_decref(res);
         return;
     }
-    json_t *ids = refs && res ? expand_refs(c, refs, res) : NULL;
+    json_t *ids = refs && res ? expand_refs(c, conn, refs, res) : NULL;
     json_decref(refs);
     json_decref(res);
     if (!ids) {
@@ -994,13 +994,26 @@ static const char *bad_ids(const json_t *ids)
 typedef struct members {
     int64_t array;
     json_t *out;
+    const job_t *first; /* the member of lowest id */
 } members_t;
 
 static void add_member(int64_t id, void *val, void *arg)
 {
     members_t *x = arg;
-    if (((const job_t *)val)->array_id == x->array && id != x->array)
-        json_array_append_new(x->out, json_integer(id));
+    const job_t *j = val;
+    if (j->array_id != x->array || id == x->array)
+        return;
+    json_array_append_new(x->out, json_integer(id));
+    if (!x->first || id < x->first->id)
+        x->first = j;
+}
+
+static void add_array(int64_t id, void *val, void *arg)
+{
+    (void)id;
+    const job_t *j = val;
+    if (j->array_id > 0)
+        idmap_put(arg, j->array_id, (void *)1);
 }
 
 /* A request on jobs of an array still being made waits until it is: the ids or
@@ -1030,9 +1043,10 @@ static bool busy_array(ctld_t *c, conn_t *conn, const json_t *refs, const char *
 /* The jobs a list of references names, as ids: ids, "12_3" for an element, and an
  * array's id (the id of its first element) for every live element of it, as scancel
  * takes it. A reference to nothing goes to results as "no such job". */
-static json_t *expand_refs(ctld_t *c, const json_t *refs, json_t *results)
+static json_t *expand_refs(ctld_t *c, conn_t *conn, const json_t *refs, json_t *results)
 {
     json_t *out = json_array();
+    idmap_t *arrays = NULL; /* the arrays of the live jobs, made when first needed */
     size_t k;
     json_t *v;
     json_array_foreach(refs, k, v)
@@ -1044,23 +1058,36 @@ static json_t *expand_refs(ctld_t *c, const json_t *refs, json_t *results)
             continue;
         }
         json_array_append_new(out, json_integer(id));
+        if (!json_is_integer(v))
+            continue;
+        /* an array's id: its live elements, also when its first has ended (they were
+         * left alone) */
         const job_t *j = idmap_get(c->jobs, id);
-        if (json_is_integer(v) && j && j->array_id == id) {
-            members_t x = {.array = id, .out = json_array()};
-            idmap_foreach(c->jobs, add_member, &x);
-            size_t m = json_array_size(x.out), q;
-            int64_t *ids = malloc((m + 1) * sizeof(int64_t));
-            json_t *e;
-            json_array_foreach(x.out, q, e) if (ids) ids[q] = json_integer_value(e);
-            if (ids) {
-                qsort(ids, m, sizeof(int64_t), idmap_cmp_key);
-                for (q = 0; q < m; q++)
-                    json_array_append_new(out, json_integer(ids[q]));
-            }
-            free(ids);
-            json_decref(x.out);
+        if (!j && !arrays && (arrays = idmap_create()))
+            idmap_foreach(c->jobs, add_array, arrays);
+        if (j ? j->array_id != id : !arrays || !idmap_get(arrays, id))
+            continue;
+        members_t x = {.array = id, .out = json_array()};
+        idmap_foreach(c->jobs, add_member, &x);
+        /* another user's array is refused once, for its id, not once per element */
+        const job_t *owner = j ? j : x.first;
+        size_t m = owner && may_modify(c, conn, owner) ? json_array_size(x.out) : 0, q;
+        if (!j && !m && owner) { /* its first has ended: the refusal names a live one */
+            json_array_remove(out, json_array_size(out) - 1);
+            json_array_append_new(out, json_integer(owner->id));
         }
+        int64_t *ids = malloc((m + 1) * sizeof(int64_t));
+        json_t *e;
+        json_array_foreach(x.out, q, e) if (ids && q < m) ids[q] = json_integer_value(e);
+        if (ids) {
+            qsort(ids, m, sizeof(int64_t), idmap_cmp_key);
+            for (q = 0; q < m; q++)
+                json_array_append_new(out, json_integer(ids[q]));
+        }
+        free(ids);
+        json_decref(x.out);
     }
+    idmap_destroy(arrays);
     return out;
 }
 
@@ -1161,7 +1188,7 @@ static void do_cancel(ctld_t *c, conn_t *conn, const json_t *m)
     json_t *results = json_array(), *rest = NULL;
     char why[160];
     if (json_array_size(ids)) {
-        json_t *named = expand_refs(c, ids, results);
+        json_t *named = expand_refs(c, conn, ids, results);
         rest = take_rest(named);
         json_array_foreach(named, k, v)
         {
@@ -1244,7 +1271,7 @@ static void do_hold(ctld_t *c, conn_t *conn, const json_t *m, act_t act)
     if (busy_array(c, conn, ids, NULL))
         return;
     json_t *results = json_array();
-    json_t *named = expand_refs(c, ids, results);
+    json_t *named = expand_refs(c, conn, ids, results);
     json_t *rest = take_rest(named);
     json_array_foreach(named, k, v)
     {

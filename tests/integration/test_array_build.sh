@@ -41,7 +41,7 @@ kill -0 "$sub" 2> /dev/null || fail "the submission returned before the queue co
   fail "a second array passed MaxJobsPerUser while the first was made: $(cat sub2.out)"
 grep -q "MaxJobsPerUser" sub2.err || fail "second array: $(cat sub2.err)"
 as_nobody "$BIN" cancel "$a" > cancel.out 2> cancel.err || fail "cancel: $(cat cancel.err)"
-grep -q "array $a is still being made (.* of 10000 elements): try again in a moment" cancel.err ||
+grep -q "^ductile: array $a is still being made ([0-9]* of 10000 elements); trying again for up to 30 s$" cancel.err ||
   fail "the cancel in the middle was not told to wait: $(cat cancel.err)"
 wait "$sub" || fail "the submission failed: $(cat sub.err)"
 [ "$(cat sub.out)" = "Submitted job $a" ] || fail "submission: $(cat sub.out)"
@@ -50,6 +50,20 @@ wait "$sub" || fail "the submission failed: $(cat sub.err)"
 import json, sys
 print(sum(1 for j in json.load(sys.stdin) if j.get("array_id") == '"$a"' and j["state_name"] == "CANCELLED"))')" = 10000 ] ||
   fail "not every element was cancelled"
+
+# a user's own --max-submit counts the elements not made yet too
+d account user nobody --max-submit 15000 > /dev/null || fail "account user"
+as_nobody "$BIN" submit -H --array 0-9999 --wrap true > sub.out 2> sub.err &
+sub=$!
+wait_for 30 has_array || fail "no element appeared: $(cat sub.err)"
+a=$(first_array)
+! as_nobody "$BIN" submit -H --array 0-9999 --wrap true > sub2.out 2> sub2.err ||
+  fail "a second array passed --max-submit while the first was made: $(cat sub2.out)"
+grep -q "user nobody has 10000 jobs queued or running and may have at most 15000 (its limit)" sub2.err ||
+  fail "second array past --max-submit: $(cat sub2.err)"
+wait "$sub" || fail "the submission failed: $(cat sub.err)"
+d cancel "$a" > /dev/null 2>&1 || fail "cancel"
+d account user nobody --max-submit 0 > /dev/null || fail "account user"
 
 # --- the controller killed in the middle: the rest is made when it is back
 kill "$(cat "$T/c/ctld.pid")"

@@ -16,7 +16,7 @@ for i in $(seq "$ARRAYS"); do
     ok=$((ok + 1))
     a=$(cat a.out)
   else
-    grep -q "user nobody has 10000 jobs queued or running and may have at most 10000 (MaxJobsPerUser): wait for some to end or submit fewer" a.err ||
+    grep -q "user nobody has 10000 jobs queued or running and may have at most 10000 (MaxJobsPerUser): wait for some to end$" a.err ||
       fail "array $i: $(cat a.err)"
   fi
 done
@@ -27,6 +27,15 @@ nodes_up() { [ "$(d cluster status --json | python3 -c 'import json, sys; print(
 nodes_up || fail "a node went down: $(d nodes)"
 count() { d queue --json -u nobody | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
 [ "$(count)" = 10000 ] || fail "nobody's array: $(count) elements"
+# another user's cancel of the array: refused once, not once per element
+! as_daemon cancel "$a" > d.out 2> d.err || fail "daemon cancelled nobody's array"
+[ "$(wc -l < d.err)" = 1 ] && grep -q "not yours: permission denied: it belongs to nobody" d.err ||
+  fail "daemon's cancel of nobody's array said $(wc -l < d.err) lines: $(head -3 d.err)"
+# its first element ended: the array's id still names the others
+d cancel "${a}_0" > /dev/null 2>&1 || fail "cancel of element 0"
+[ "$(count)" = 9999 ] || fail "after element 0's cancel: $(count) elements"
+! as_daemon cancel "$a" > d.out 2> d.err || fail "daemon cancelled nobody's array"
+[ "$(wc -l < d.err)" = 1 ] && grep -q "not yours" d.err || fail "daemon's cancel, element 0 ended: $(head -3 d.err)"
 as_nobody "$BIN" cancel "$a" > /dev/null 2> c.err || fail "cancel: $(cat c.err)"
 [ "$(count)" = 0 ] || fail "left after the cancel: $(count) elements"
 echo PASS

@@ -11,10 +11,13 @@ up 1 --set MaxJobsPerUser=40 --set MaxSubmitRate=1
 pub_setup
 # nobody's arrays up to the limit, held so that none ends meanwhile
 a=$(sub_nobody -H --array=1-25 --wrap true) || fail "nobody's first array"
+# an array that would pass the limit, room left: "submit fewer"; none left: not said
+refused "has 25 jobs queued or running and may have at most 40 (MaxJobsPerUser): wait for some to end or submit fewer$" \
+  sub_nobody -H --array=1-20 --wrap true
 b=$(sub_nobody -H --array=1-15 --wrap true) || fail "nobody's second array"
 refused "has 40 jobs queued or running and may have at most 40 (MaxJobsPerUser): wait for some to end" \
   sub_nobody -H --wrap true
-refused "or submit fewer" sub_nobody -H --array=1-2 --wrap true
+refused "may have at most 40 (MaxJobsPerUser): wait for some to end$" sub_nobody -H --array=1-2 --wrap true
 # root submits on (exempt), and so would any other user
 r=$(sub_root -H --array=1-60 --wrap true) || fail "root refused"
 [ "$(d queue -u nobody --noheader --format JobID | wc -l)" -ge 2 ] || fail "$(d queue)"
