@@ -164,7 +164,7 @@ static int cluster_up(int argc, char **argv)
     int nsets = 0, o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "N:d:p:", lopts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "N:d:p:h", lopts, NULL)) != -1) {
         switch (o) {
         case 'N':
             if (strparse_long(optarg, 1, 100000, &nodes) < 0)
@@ -603,7 +603,7 @@ static int cluster_down(int argc, char **argv)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "d:", lopts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "d:h", lopts, NULL)) != -1) {
         char *end;
         switch (o) {
         case 'd': dir = optarg; break;
@@ -685,7 +685,12 @@ static int cluster_status(int argc, char **argv)
             conf = argv[++i];
         else if (!strcmp(argv[i], "--json"))
             as_json = true;
-        else
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: ductile cluster status [--json] [--conf FILE]\n"
+                   "  the cluster's nodes and jobs counted, the scheduling passes' and the\n"
+                   "  commits' times, and the controller's loop (its longest turn)\n");
+            return 0;
+        } else
             return cmd_fail("cluster status: unexpected argument '%s' (usage: ductile cluster "
                             "status [--json] [--conf FILE])", argv[i]);
     }
@@ -732,7 +737,12 @@ static int cluster_backup(int argc, char **argv)
             conf = argv[++i];
         else if (argv[i][0] != '-' && !file)
             file = argv[i];
-        else
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: ductile cluster backup FILE [--conf FILE]\n"
+                   "  a copy of the controller's database in FILE, a new file on the\n"
+                   "  controller's host, made while it runs (operators; docs/operations.md)\n");
+            return 0;
+        } else
             return cmd_fail("cluster backup: unexpected argument '%s' (usage: ductile cluster "
                             "backup FILE [--conf FILE])", argv[i]);
     }

@@ -14,6 +14,13 @@ for h in --help -h; do
   "$bin" cluster $h > "$tmp/o" || fail "cluster $h"
   grep -q '^  status ' "$tmp/o" || fail "cluster $h said: $(cat "$tmp/o")"
 done
+# and each of its actions (status and backup refused --help)
+for a in up down status backup; do
+  for h in --help -h; do
+    "$bin" cluster $a $h > "$tmp/o" 2> "$tmp/e" || fail "cluster $a $h: $(cat "$tmp/e")"
+    grep -q "^usage: ductile cluster $a" "$tmp/o" || fail "cluster $a $h said: $(cat "$tmp/o" "$tmp/e")"
+  done
+done
 "$bin" reconfigure --help | grep -q "reads its ductile.conf again" || fail "reconfigure --help says what it does"
 # an option without its value says so (what follows the script is its arguments, as with
 # sbatch: test_submit_slurm)
