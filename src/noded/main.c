@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -186,6 +187,59 @@ static void on_stop(uv_signal_t *h, int sig)
     uv_walk(h->loop, close_walk, NULL);
 }
 
+/* The id of this node's state: StateDir/noded-id, made (random) at the first start on
+ * that state and kept. A state that a daemon without the file ran on (an upgrade with
+ * jobs running) keeps what that daemon used, a hash of the StateDir path, when its
+ * cgroups are there. */
+static int state_id(noded_t *d, const char *root, uint32_t *id)
+{
+    char path[4200], text[16] = "";
+    snprintf(path, sizeof(path), "%s/noded-id", d->cfg.state_dir);
+    for (int tries = 0; tries < 3; tries++) {
+        FILE *f = fopen(path, "re");
+        if (f) {
+            char *end = NULL;
+            unsigned long v = fgets(text, sizeof(text), f) ? strtoul(text, &end, 16) : 0;
+            fclose(f);
+            if (end && end != text && (*end == '\n' || !*end) && v <= 0xffffffffu) {
+                *id = (uint32_t)v;
+                return 0;
+            }
+            fprintf(stderr, "ductile-noded: %s is not an id (8 hex digits): remove it to make "
+                    "a new one\n", path);
+            return -1;
+        }
+        if (errno != ENOENT)
+            break;
+        uint32_t h = 2166136261u, v;
+        for (const char *p = d->cfg.state_dir; *p; p++)
+            h = (h ^ (uint8_t)*p) * 16777619u;
+        char old[700];
+        snprintf(old, sizeof(old), "%s/ductile/%s-%08x", root, d->cfg.cluster_name, h);
+        struct stat st;
+        if (stat(old, &st) == 0)
+            v = h; /* the cgroups of a daemon before the id */
+        else if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+            break;
+        /* written aside, then linked in: of daemons starting together, the first wins */
+        char tmp[4300];
+        snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
+        f = fopen(tmp, "we");
+        if (!f)
+            break;
+        fprintf(f, "%08x\n", v);
+        bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+        fclose(f);
+        if (ok && link(tmp, path) < 0 && errno != EEXIST)
+            ok = false;
+        unlink(tmp);
+        if (!ok)
+            break;
+    }
+    fprintf(stderr, "ductile-noded: cannot make %s: %s\n", path, strerror(errno));
+    return -1;
+}
+
 /* Node d's own state: its spool and lock, cgroups, power readings, local socket and
  * step port, what an earlier daemon of it left; then it connects. cfg is shared by
  * every node of the process. */
@@ -224,15 +278,17 @@ static int node_start(noded_t *d, const config_t *cfg, const char *conf_path, in
                 d->name, lock);
         return -1;
     }
-    /* One cgroup subtree per node of a cluster (emulated clusters on one host name
-     * their nodes alike: the state directory tells them apart). It is the same for
-     * every start of the daemon, so a restarted daemon finds what its earlier
-     * incarnation left there (runs.c). */
+    /* One cgroup subtree per node of a cluster, named by the id of its state (emulated
+     * clusters on one host name their nodes alike; two clusters of the same name and
+     * StateDir path in two containers of one kernel shared their jobs' cgroups, and
+     * one's start ended the other's jobs: the id is made with the state, state_id). It
+     * is the same for every start of the daemon, so a restarted daemon finds what its
+     * earlier incarnation left there (runs.c). */
     char root[256];
     if (launch_cgroup_root(root, sizeof(root)) == 0) {
-        uint32_t h = 2166136261u;
-        for (const char *p = d->cfg.state_dir; *p; p++)
-            h = (h ^ (uint8_t)*p) * 16777619u;
+        uint32_t h;
+        if (state_id(d, root, &h) < 0)
+            return -1;
         snprintf(d->cgroup_parent, sizeof(d->cgroup_parent), "ductile/%s-%08x/%s",
                  d->cfg.cluster_name, h, d->name);
         snprintf(d->cgroup_root, sizeof(d->cgroup_root), "%s", root);

@@ -35,7 +35,7 @@ cleanup() {
   # and the cgroups of the daemons that did not remove their own (killed, or jobs kept
   # by `cluster down --keep-jobs`): what is left in them is killed, then they go
   local cg
-  for cg in $(sed -n "s/.*jobs' cgroups under \(.*\)$/\1/p" "$T"/c/log/noded-*.log 2> /dev/null | sort -u); do
+  for cg in $(sed -n "s/.*jobs' cgroups under \(.*\)$/\1/p" "$T"/*/log/noded-*.log 2> /dev/null | sort -u); do
     case $cg in */ductile/*) ;; *) continue ;; esac
     [ -e "$cg/cgroup.kill" ] && echo 1 > "$cg/cgroup.kill" 2> /dev/null
     for _ in 1 2 3 4 5 6 7 8 9 10; do
