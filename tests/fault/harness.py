@@ -647,10 +647,11 @@ class Round:
 
     def cgroup_pids(self):
         """Pids left in the node daemons' cgroups of this cluster (cgroup v2): the node
-        daemon puts jobs under ductile/<cluster>-<FNV-1a of StateDir>/."""
-        h = 2166136261
-        for b in os.path.join(self.C, "state").encode():
-            h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+        daemon puts jobs under ductile/<cluster>-<id>/, the id in StateDir/noded-id."""
+        try:
+            h = int(open(os.path.join(self.C, "state", "noded-id")).read().strip(), 16)
+        except (OSError, ValueError):
+            return []
         pids = []
         for root in glob.glob("/sys/fs/cgroup/unified/ductile/local-%08x" % h) + \
                 glob.glob("/sys/fs/cgroup/ductile/local-%08x" % h):
