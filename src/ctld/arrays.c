@@ -182,7 +182,17 @@ static void build_fail(ctld_t *c, array_build_t *b, const char *why)
     build_free(c, b);
 }
 
-/* The next part of the first build in line, which then goes to the back of the line. */
+static void on_retry(uv_timer_t *t)
+{
+    ctld_t *c = t->data;
+    c->array_try = true;
+    if (c->builds)
+        uv_idle_start(&c->array_idle, on_part);
+}
+
+/* The next part of the first build in line, which then goes to the back of the line.
+ * While the disk refuses the batches (db_degraded: each failed commit reloads the
+ * controller), a part a second, not a part a turn. */
 static void on_part(uv_idle_t *h)
 {
     ctld_t *c = h->data;
@@ -191,6 +201,17 @@ static void on_part(uv_idle_t *h)
         uv_idle_stop(h);
         return;
     }
+    if (db_degraded(c) && !c->array_try) {
+        uv_idle_stop(h);
+        if (!c->array_retry.data) {
+            uv_timer_init(c->loop, &c->array_retry);
+            c->array_retry.data = c;
+        }
+        if (!uv_is_active((uv_handle_t *)&c->array_retry))
+            uv_timer_start(&c->array_retry, on_retry, 1000, 0);
+        return;
+    }
+    c->array_try = false;
     double t0 = stats_clock();
     char err[1024];
     for (int k = part_size(); k > 0 && b->made < b->n; k--) {

@@ -341,6 +341,8 @@ typedef struct ctld {
     array_build_t *builds;       /* arrays being made, a part a turn, in line (arrays.c) */
     array_build_t *restoring;    /* (arrays_restore: the builds before it) */
     uv_idle_t array_idle;        /* the next part (data NULL until first used) */
+    uv_timer_t array_retry;      /* the next part while the disk refuses batches */
+    bool array_try;              /* (its turn has come) */
     long array_parts;            /* parts made (a test hook counts them) */
     int64_t step_bytes_relayed;  /* step output that passed through us (status) */
     bool stopping;

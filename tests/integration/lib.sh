@@ -155,7 +155,7 @@ state_on_small_tmpfs() {
   [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to mount a small tmpfs"; exit 77; }
   state="$T/c/state"
   mkdir -p "$state"
-  mount -t tmpfs -o size=3m ductile-test-full "$state" || { echo "SKIP: cannot mount tmpfs"; exit 77; }
+  mount -t tmpfs -o "size=${1:-3m}" ductile-test-full "$state" || { echo "SKIP: cannot mount tmpfs"; exit 77; }
   extra_cleanup() {
     "$BIN" cluster down --dir "$T/c" >/dev/null 2>&1 || true
     umount -l "$state" 2>/dev/null || true
