@@ -85,6 +85,11 @@ struct array_build {
     job_t *tmpl;        /* what each element is made from */
     int *idx, n, made;  /* idx[made..n-1] are still to make */
     conn_t *conn;       /* the submitter, waiting for the reply; NULL: gone */
+    json_t *answer;     /* ended (made, or failed): the reply, sent once the batch that
+                         * ended it has committed (arrays_committed). A batch that fails
+                         * brings the build back from the database instead (reload,
+                         * arrays_restore), and this reply is never sent: a submitter
+                         * told "failed" while its array was then made ran it twice */
 };
 
 static int part_size(void)
@@ -105,6 +110,7 @@ static void reserve(ctld_t *c, array_build_t *b, int d)
 static void build_free(ctld_t *c, array_build_t *b)
 {
     reserve(c, b, -(b->n - b->made));
+    json_decref(b->answer);
     job_free(b->tmpl);
     free(b->idx);
     free(b);
@@ -162,6 +168,26 @@ static void add_element(int64_t id, void *val, void *arg)
     x->ids[x->n++] = id;
 }
 
+/* The build has ended with answer: out of the line, its reply after the commit. */
+static void build_end(ctld_t *c, array_build_t *b, json_t *answer)
+{
+    build_unlink(c, b);
+    b->answer = answer;
+    b->next = c->array_ended;
+    c->array_ended = b;
+}
+
+void arrays_committed(ctld_t *c)
+{
+    while (c->array_ended) {
+        array_build_t *b = c->array_ended;
+        c->array_ended = b->next;
+        if (b->conn && b->answer)
+            rpc_reply(c, b->conn, json_incref(b->answer));
+        build_free(c, b);
+    }
+}
+
 /* All or none: the elements made so far are cancelled, the submitter hears why. */
 static void build_fail(ctld_t *c, array_build_t *b, const char *why)
 {
@@ -176,10 +202,7 @@ static void build_fail(ctld_t *c, array_build_t *b, const char *why)
     }
     free(x.ids);
     db_array_build_del(c, b->id);
-    if (b->conn)
-        rpc_fail(c, b->conn, why);
-    build_unlink(c, b);
-    build_free(c, b);
+    build_end(c, b, json_pack("{s:b,s:s}", "ok", 0, "error", why));
 }
 
 static void on_retry(uv_timer_t *t)
@@ -237,10 +260,14 @@ static void on_part(uv_idle_t *h)
         build_add(c, b);
     } else {
         db_array_build_del(c, b->id);
-        if (b->conn)
-            rpc_reply(c, b->conn, json_pack("{s:b,s:I,s:i}", "ok", 1, "job", (json_int_t)b->id,
-                                            "array", b->n));
-        build_free(c, b);
+        /* a test hook (test_array_build): the last part's batch fails, once */
+        static bool failed_once;
+        if (!failed_once && getenv("DUCTILE_TEST_ARRAY_FAIL_LAST")) {
+            failed_once = true;
+            db_batch_fail(c, "test: the last part's batch fails");
+        }
+        build_end(c, b, json_pack("{s:b,s:I,s:i}", "ok", 1, "job", (json_int_t)b->id, "array",
+                                  b->n));
     }
     stats_loop_work(&c->loop_stats, "array", stats_clock() - t0, ctld_now());
     /* a test hook (test_array_build): the controller dies after a part is on disk */
@@ -328,6 +355,11 @@ void arrays_restore(ctld_t *c)
     /* the counts were zeroed with the jobs (main.c's reload): nothing to give back */
     c->restoring = c->builds;
     c->builds = NULL;
+    array_build_t **tail = &c->restoring; /* and those ended in the failed batch */
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = c->array_ended;
+    c->array_ended = NULL;
     c->array_reserved = 0;
     db_array_builds(c, restore_one);
     while (c->restoring) {
@@ -336,6 +368,7 @@ void arrays_restore(ctld_t *c)
         if (o->conn)
             rpc_fail(c, o->conn, db_error(c) ? db_error(c) : "the controller could not record "
                      "the array");
+        json_decref(o->answer);
         job_free(o->tmpl);
         free(o->idx);
         free(o);
@@ -346,25 +379,31 @@ void arrays_restore(ctld_t *c)
 
 bool arrays_attach(ctld_t *c, int64_t array, conn_t *conn)
 {
-    for (array_build_t *b = c->builds; b; b = b->next)
-        if (b->id == array) {
-            b->conn = conn; /* an earlier attempt's connection is gone or will be */
-            return true;
-        }
+    array_build_t *lists[] = {c->builds, c->array_ended};
+    for (int k = 0; k < 2; k++)
+        for (array_build_t *b = lists[k]; b; b = b->next)
+            if (b->id == array) {
+                b->conn = conn; /* an earlier attempt's connection is gone or will be */
+                return true;
+            }
     return false;
 }
 
 void arrays_forget_conn(ctld_t *c, conn_t *conn)
 {
-    for (array_build_t *b = c->builds; b; b = b->next)
-        if (b->conn == conn)
-            b->conn = NULL;
+    array_build_t *lists[] = {c->builds, c->array_ended};
+    for (int k = 0; k < 2; k++)
+        for (array_build_t *b = lists[k]; b; b = b->next)
+            if (b->conn == conn)
+                b->conn = NULL;
 }
 
-const array_build_t *arrays_building(const ctld_t *c, int64_t array, const char *user)
+const array_build_t *arrays_building(const ctld_t *c, int64_t array, const char *user,
+                                     uid_t uid)
 {
     for (const array_build_t *b = c->builds; b; b = b->next)
-        if (b->id == array || (user && !strcmp(b->tmpl->user, user)))
+        if ((b->id == array || (user && !strcmp(b->tmpl->user, user))) &&
+            (uid == (uid_t)-1 || b->tmpl->uid == uid))
             return b;
     return NULL;
 }

@@ -340,6 +340,7 @@ typedef struct ctld {
     int64_t array_reserved;      /* elements of arrays not made yet (arrays.c) */
     array_build_t *builds;       /* arrays being made, a part a turn, in line (arrays.c) */
     array_build_t *restoring;    /* (arrays_restore: the builds before it) */
+    array_build_t *array_ended;  /* ended in this turn's batch: replied after its commit */
     uv_idle_t array_idle;        /* the next part (data NULL until first used) */
     uv_timer_t array_retry;      /* the next part while the disk refuses batches */
     bool array_try;              /* (its turn has come) */
@@ -559,6 +560,9 @@ void backup_rpc(ctld_t *c, conn_t *conn, const json_t *msg, bool oper);
 void backup_conn_closed(conn_t *conn);
 
 /* --- db_arrays.c: the arrays still being made (arrays.c) --- */
+/* A statement of the open batch (outside db.c) failed: the batch rolls back at its
+ * commit, as for db.c's own. */
+void db_batch_fail(ctld_t *c, const char *what);
 int db_array_build_put(ctld_t *c, int64_t array, const int *idx, int n, int made);
 int db_array_build_made(ctld_t *c, int64_t array, int made);
 int db_array_build_del(ctld_t *c, int64_t array);
@@ -700,8 +704,12 @@ void arrays_restore(ctld_t *c);
  * False: it is not being made. */
 bool arrays_attach(ctld_t *c, int64_t array, conn_t *conn);
 void arrays_forget_conn(ctld_t *c, conn_t *conn);
-/* An array being made: the one with that id, or one of user's (NULL: none). */
-const array_build_t *arrays_building(const ctld_t *c, int64_t array, const char *user);
+/* An array being made: the one with that id, or one of user's (NULL: none), among
+ * uid's ((uid_t)-1: anyone's). */
+const array_build_t *arrays_building(const ctld_t *c, int64_t array, const char *user,
+                                     uid_t uid);
+/* After a batch committed: the replies of the arrays that batch ended. */
+void arrays_committed(ctld_t *c);
 /* fn for each array being made: its elements' template and how many are not made yet
  * (limits count them as jobs). */
 void arrays_unmade(const ctld_t *c, void (*fn)(const job_t *tmpl, int unmade, void *arg),

@@ -713,6 +713,12 @@ static void batch_fail(ctld_t *c, const char *what)
     fprintf(stderr, "ductiled: database: %s\n", s->fail_msg);
 }
 
+void db_batch_fail(ctld_t *c, const char *what)
+{
+    if (c->in_batch)
+        batch_fail(c, what);
+}
+
 int db_write_begin(ctld_t *c)
 {
     if (c->in_batch)

@@ -37,9 +37,11 @@ static int write_row(ctld_t *c, const char *sql, int64_t array, const char *text
             sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
         rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
     }
-    if (rc < 0)
-        fprintf(stderr, "ductiled: database: cannot %s of array %lld: %s\n", what,
-                (long long)array, sqlite3_errmsg(c->db));
+    if (rc < 0) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "cannot %s of array %lld", what, (long long)array);
+        db_batch_fail(c, msg); /* the elements of this batch go with it: none twice */
+    }
     sqlite3_finalize(st);
     return rc;
 }

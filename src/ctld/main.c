@@ -295,6 +295,7 @@ static void on_check(uv_check_t *h)
         commit(c);
         stats_loop_work(&c->loop_stats, "commit", stats_clock() - t0, ctld_now());
     }
+    arrays_committed(c); /* (after a failed commit, reload took them back: none) */
     if (c->deferred)
         ctld_flush_deferred(c);
     stats_loop_turn(&c->loop_stats, c->loop, ctld_now());
@@ -361,6 +362,8 @@ static void stop(ctld_t *c)
     accounts_save_usage(c, true);
     if (c->in_batch && db_commit(c) < 0)
         ctld_fail_deferred(c, db_error(c), is_node_conn);
+    else
+        arrays_committed(c);
     ctld_flush_deferred(c);
     uv_walk(c->loop, close_walk, NULL);
 }

@@ -1020,6 +1020,8 @@ static void add_array(int64_t id, void *val, void *arg)
  * "12_3" in refs, or (filters) user's jobs. True: answered "try later". */
 static bool busy_array(ctld_t *c, conn_t *conn, const json_t *refs, const char *user)
 {
+    /* (another user's array: refused as not theirs, made or not) */
+    uid_t who = is_operator(c, conn) ? (uid_t)-1 : conn_uid(conn);
     const array_build_t *b = NULL;
     size_t k;
     const json_t *v;
@@ -1030,11 +1032,11 @@ static bool busy_array(ctld_t *c, conn_t *conn, const json_t *refs, const char *
             a = json_integer_value(v);
         else if (json_is_string(v))
             sscanf(json_string_value(v), "%lld_", &a);
-        if (a > 0 && (b = arrays_building(c, a, NULL)))
+        if (a > 0 && (b = arrays_building(c, a, NULL, who)))
             break;
     }
     if (!b && user)
-        b = arrays_building(c, 0, user);
+        b = arrays_building(c, 0, user, who);
     if (b)
         arrays_busy_reply(c, conn, b);
     return b != NULL;

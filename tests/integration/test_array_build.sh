@@ -36,6 +36,10 @@ a=$(first_array)
 n=$(count "$a")
 kill -0 "$sub" 2> /dev/null || fail "the submission returned before the queue could list the array in the middle"
 [ "$n" -gt 0 ] && [ "$n" -lt 10000 ] || fail "the queue listed $n elements while the array was made"
+# another user's cancel of it is refused at once, not told to wait
+! setpriv --reuid=daemon --regid=daemon --clear-groups -- "$REAL_BIN" cancel "$a" > d.out 2> d.err ||
+  fail "daemon cancelled nobody's array"
+grep -q "not yours" d.err && ! grep -q "still being made" d.err || fail "daemon's cancel: $(cat d.err)"
 # nobody's second array would pass MaxJobsPerUser (15,000) with the elements not made yet
 ! as_nobody "$BIN" submit -H --array 0-9999 --wrap true > sub2.out 2> sub2.err ||
   fail "a second array passed MaxJobsPerUser while the first was made: $(cat sub2.out)"
@@ -87,6 +91,23 @@ grep -q "array $b: 301 of its 1000 elements made, making the rest" "$T/c/log/duc
 elements "$b" > got.txt
 seq 0 999 > want.txt
 cmp -s got.txt want.txt || fail "the array made across a restart: $(wc -l < got.txt) elements, $(sort got.txt | uniq -d | head -3 | tr '\n' ' ')duplicated"
+# the batch of an array's last part fails (a full disk at that moment): the submitter is
+# not told it failed while the restored array is made after all; it hears of the array
+# once it is whole, each index once
+kill "$(cat "$T/c/ctld.pid")"
+wait_for 10 sh -c "! kill -0 $(cat "$T/c/ctld.pid") 2>/dev/null" || fail "the controller did not stop"
+DUCTILE_TEST_ARRAY_PART=10 DUCTILE_TEST_ARRAY_FAIL_LAST=1 setsid "$ctld" --conf "$DUCTILE_CONF" \
+  >> "$T/c/log/ductiled.log" 2>&1 < /dev/null &
+echo $! > "$T/c/ctld.pid"
+wait_for 10 d queue || fail "the controller did not start"
+"$BIN" submit -H --array 0-99 --wrap true > last.out 2> last.err || fail "the array whose last batch failed: $(cat last.err)"
+grep -q "test: the last part's batch fails" "$T/c/log/ductiled.log" || fail "the test hook did not run"
+l=$(awk '/^Submitted job/ {print $3}' last.out)
+[ -n "$l" ] || fail "no array id: $(cat last.out)"
+elements "$l" > got.txt
+seq 0 99 > want.txt
+cmp -s got.txt want.txt || fail "the array whose last batch failed: $(wc -l < got.txt) elements"
+
 # a row of elements to make that cannot be read: said once, dropped
 command -v sqlite3 > /dev/null || { echo "PASS (no sqlite3: the unreadable row not tried)"; exit 0; }
 restart_bare() {
