@@ -23,7 +23,7 @@ typedef struct common {
     long nodes;
     long limit;
     bool release, no_wait;
-    bool me, noheader, start, parsable, batch, full, steps, running;
+    bool me, noheader, start, parsable, batch, full, steps, running, down;
     long wait; /* -1: not given */
 } common_t;
 
@@ -33,7 +33,7 @@ typedef struct common {
 enum {
     O_CONF = 256, O_JSON, O_USER, O_STATE, O_SINCE, O_REASON, O_NODES, O_LIMIT, O_NAME,
     O_JOBS, O_RELEASE, O_NO_WAIT, O_WAIT, O_ME, O_NOHEADER, O_START, O_UNTIL, O_FORMAT,
-    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_SORT, O_STEPS, O_RUNNING, O_PARTITION, O_HELP
+    O_PARSABLE, O_SIGNAL, O_BATCH, O_FULL, O_SORT, O_STEPS, O_RUNNING, O_PARTITION, O_DOWN, O_HELP
 };
 #define OPT(o) (1u << ((o) - O_CONF))
 
@@ -51,7 +51,8 @@ static const struct option all_opts[] = {
     {"batch", no_argument, 0, O_BATCH},       {"full", no_argument, 0, O_FULL},
     {"sort", required_argument, 0, O_SORT},
     {"steps", no_argument, 0, O_STEPS},       {"running", no_argument, 0, O_RUNNING},
-    {"partition", required_argument, 0, O_PARTITION}, {"help", no_argument, 0, O_HELP},
+    {"partition", required_argument, 0, O_PARTITION}, {"down", no_argument, 0, O_DOWN},
+    {"help", no_argument, 0, O_HELP},
 };
 /* short forms, as in Slurm: -u USER, -N NODES, -n NAME, -j JOBS, -t STATE, -s SIGNAL,
  * -p PARTITION */
@@ -118,6 +119,7 @@ static int parse(int argc, char **argv, common_t *c, const spec_t *sp)
         case O_FULL: c->full = true; break;
         case O_STEPS: c->steps = true; break;
         case O_RUNNING: c->running = true; break;
+        case O_DOWN: c->down = true; break;
         case O_NO_WAIT: c->no_wait = true; break;
         case O_WAIT:
             if (strparse_long(optarg, 1, 86400, &v) < 0) {
@@ -1131,8 +1133,11 @@ int cmd_history(int argc, char **argv)
 static int drain_resume(int argc, char **argv, bool drain)
 {
     common_t o = {0};
-    static const spec_t sd = {"drain", OPT(O_CONF) | OPT(O_REASON), 1, 1,
-                              "ductile drain NODES [--reason TEXT]"};
+    static const spec_t sd = {"drain", OPT(O_CONF) | OPT(O_REASON) | OPT(O_DOWN), 1, 1,
+                              "ductile drain NODES [--reason TEXT] [--down]\n"
+                              "  --down: the nodes failed: their jobs end, or are requeued, now "
+                              "(for nodes a controller that suspects its own network keeps "
+                              "up: docs/reliability.md)"};
     static const spec_t sr = {"resume", OPT(O_CONF), 1, 1, "ductile resume NODES"};
     int i = parse(argc, argv, &o, drain ? &sd : &sr);
     if (i < 0)
@@ -1140,6 +1145,8 @@ static int drain_resume(int argc, char **argv, bool drain)
     json_t *req = json_pack("{s:s,s:s}", "type", drain ? "drain" : "resume", "nodes", argv[i]);
     if (o.reason)
         json_object_set_new(req, "reason", json_string(o.reason));
+    if (o.down)
+        json_object_set_new(req, "down", json_true());
     json_t *rep = cu_request(o.conf, req);
     if (!rep)
         return 1;

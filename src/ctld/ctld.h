@@ -277,6 +277,7 @@ typedef struct node {
     unsigned limits;         /* NODE_LIMITS_*: what its jobs' cgroups are limited in, as
                               * its daemon registered (0: not told) */
     int step_port;           /* where its daemon takes other nodes' step output; 0: none */
+    uint64_t peers_sig;      /* of the peers last told to its daemon (nodes_peers) */
     double power_w;          /* its last power reading, W */
     double power_at;         /* when it came (monotonic); 0: none */
     double power_wall;       /* and on the wall clock */
@@ -360,6 +361,10 @@ typedef struct ctld {
      * counted against a node's heartbeats (nodes_check_timeouts). */
     double stalled;
     double watchdog_last;        /* monotonic: the watchdog's previous run */
+    /* Monotonic time since when more than half the nodes fell silent at once with their
+     * connections open: the controller suspects its own network and calls none of them
+     * down (nodes_check_timeouts); 0: not suspecting. */
+    double suspect_since;
 } ctld_t;
 
 /* Wall-clock seconds (jobs are accounted in Unix time). */
@@ -761,6 +766,11 @@ void nodes_end_stale(ctld_t *c, node_t *n, int64_t id, int64_t run);
 void nodes_reconcile(ctld_t *c, node_t *n, const json_t *jobs);
 const char *node_state_name(const node_t *n, const ctld_t *c);
 int nodes_set_drain(ctld_t *c, node_t *n, bool drain, const char *reason);
+/* An operator's word that a node is down: its jobs end or are requeued now (`ductile
+ * drain --down`, for the nodes a controller suspecting its own network keeps up). */
+void nodes_call_down(ctld_t *c, node_t *n, const char *why);
+/* The address its daemon's connection comes from, without the port; false: none. */
+bool nodes_addr(const node_t *n, char *buf, size_t len);
 
 /* --- steps.c --- */
 void steps_run(ctld_t *c, conn_t *conn, const json_t *msg);

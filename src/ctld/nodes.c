@@ -144,6 +144,80 @@ static void node_down(ctld_t *c, node_t *n, const char *why)
     steps_node_lost(c, n);
 }
 
+void nodes_call_down(ctld_t *c, node_t *n, const char *why) { node_down(c, n, why); }
+
+bool nodes_addr(const node_t *n, char *buf, size_t len)
+{
+    if (!n->conn || len == 0)
+        return false;
+    snprintf(buf, len, "%s", conn_peer(n->conn));
+    char *colon = strrchr(buf, ':'); /* "10.0.0.2:40312", "::ffff:10.0.0.2:40312" */
+    if (!colon)
+        return false;
+    *colon = '\0';
+    return true;
+}
+
+/* The daemons a node's daemon asks, when it hears nothing from us, whether they still
+ * do (noded peers.c, "cut off, or the controller?"): up to NODE_PEERS registered nodes
+ * after it in Nodes' order. Built for each registration and heartbeat, and sent only
+ * when it differs from what the daemon has (its signature in peers_sig). */
+#define NODE_PEERS 8
+#define NODE_PEERS_SCAN 64
+static json_t *peers_if_changed(ctld_t *c, node_t *n)
+{
+    json_t *a = json_array();
+    uint64_t sig = 1469598103934665603ULL; /* FNV-1a over the peers' indices and ports */
+    for (int k = 1, got = 0; a && k < c->nnodes && k <= NODE_PEERS_SCAN && got < NODE_PEERS; k++) {
+        node_t *p = &c->nodes[(n->index + k) % c->nnodes];
+        char addr[64];
+        if (p->state != NS_UP || p->step_port <= 0 || !nodes_addr(p, addr, sizeof(addr)))
+            continue;
+        sig = (sig ^ (uint64_t)p->index) * 1099511628211ULL;
+        sig = (sig ^ (uint64_t)p->step_port) * 1099511628211ULL;
+        for (const char *q = addr; *q; q++)
+            sig = (sig ^ (uint8_t)*q) * 1099511628211ULL;
+        json_array_append_new(a, json_pack("{s:s,s:s,s:i}", "node", p->name, "addr", addr,
+                                           "port", p->step_port));
+        got++;
+    }
+    if (!a || sig == n->peers_sig) {
+        json_decref(a);
+        return NULL;
+    }
+    n->peers_sig = sig;
+    return a;
+}
+
+/* msg to n's daemon, with its peers when they changed (takes msg) */
+static void send_with_peers(ctld_t *c, node_t *n, json_t *msg)
+{
+    json_t *peers = peers_if_changed(c, n);
+    if (msg && peers)
+        json_object_set_new(msg, "peers", peers);
+    else
+        json_decref(peers);
+    conn_send_new(n->conn, msg);
+}
+
+/* A node registered: the daemons that would name it among their peers hear of it now,
+ * not at their next heartbeat (a cluster cut off just after it started). */
+static void peers_tell_before(ctld_t *c, const node_t *n)
+{
+    /* back to the one with NODE_PEERS up nodes between it and n: those before it do not
+     * reach n (10,000 nodes registering at once: a few lists each, not 64) */
+    int between = 0;
+    for (int k = 1; k < c->nnodes && k <= NODE_PEERS_SCAN && between < NODE_PEERS; k++) {
+        node_t *p = &c->nodes[(n->index - k + c->nnodes) % c->nnodes];
+        if (p->state != NS_UP || !p->conn)
+            continue;
+        json_t *peers = peers_if_changed(c, p);
+        if (peers)
+            conn_send_new(p->conn, json_pack("{s:s,s:o}", "type", "peers", "peers", peers));
+        between += p->step_port > 0;
+    }
+}
+
 typedef struct unreported {
     ctld_t *c;
     node_t *n;
@@ -327,8 +401,10 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     if (!n->drain)
         n->reason[0] = '\0';
     set_available(c, n);
-    conn_send_new(conn, json_pack("{s:b,s:s,s:f}", "ok", 1, "type", "registered",
-                                  "heartbeat", c->cfg.heartbeat_interval));
+    n->peers_sig = 0; /* a new daemon, or one that forgot: it gets its peers again */
+    send_with_peers(c, n, json_pack("{s:b,s:s,s:f}", "ok", 1, "type", "registered",
+                                    "heartbeat", c->cfg.heartbeat_interval));
+    peers_tell_before(c, n);
     json_t *none = json_array();
     nodes_reconcile(c, n, jobs ? jobs : none);
     json_decref(none);
@@ -351,7 +427,7 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     if (!strcmp(type, "ping")) {
         /* the node's proof that we still hear it: a daemon that hears nothing for
          * NodeTimeout ends its requeueable jobs (noded main.c, on_heartbeat) */
-        conn_send_new(conn, json_pack("{s:s}", "type", "pong"));
+        send_with_peers(c, n, json_pack("{s:s}", "type", "pong"));
         energy_on_ping(c, n, msg);
         iomeas_on_ping(c, n, msg);
         ckptmeas_on_ping(c, n, msg);
@@ -441,14 +517,72 @@ void nodes_conn_closed(ctld_t *c, conn_t *conn)
     }
 }
 
+static double silence_of(const ctld_t *c, const node_t *n, double now)
+{
+    /* its silence while the controller was not listening does not count */
+    return now - n->last_seen - (c->stalled - n->stalled_seen);
+}
+
+/* More than half the up nodes silent at once, with their connections open (no word that
+ * a daemon or its host ended, only silence): it is more
+ * likely that this host lost the network than that they all failed, and calling them
+ * down would end or requeue every job on the cluster (issue 35: a switch reboot). The
+ * controller suspects itself and calls none of them down until it hears from most of
+ * them again, or an operator calls nodes down (`ductile drain --down`). Their daemons
+ * make the same judgement from the other side (noded peers.c). */
+static void check_self(ctld_t *c, double now)
+{
+    int up = 0, lost = 0, due = 0;
+    for (int i = 0; i < c->nnodes; i++) {
+        node_t *n = &c->nodes[i];
+        if (n->state != NS_UP)
+            continue;
+        up++;
+        /* silent for half of NodeTimeout: at least one heartbeat missed (HeartbeatInterval
+         * is at most that); the nodes cut off with us went silent within a heartbeat of
+         * each other, and the first passes NodeTimeout when all have passed this */
+        double s = n->conn ? silence_of(c, n, now) : 0;
+        lost += s > c->cfg.node_timeout / 2;
+        due += s > c->cfg.node_timeout;
+    }
+    if (lost >= 2 && 2 * lost > up) {
+        if (!c->suspect_since && due > 0) { /* one would be called down now */
+            fprintf(stderr, "ductiled: %d of %d up nodes fell silent at once: this controller "
+                    "suspects its own network and calls none of them down until it hears from "
+                    "them again; their jobs stay as they are (an operator who knows the nodes "
+                    "failed says so with `ductile drain NODES --down`)\n", lost, up);
+            c->suspect_since = now;
+        }
+        return;
+    }
+    if (!c->suspect_since)
+        return;
+    /* Those still silent get a whole NodeTimeout from now, as their daemons, told by
+     * the peers that hear us again, wait as long before they end anything. */
+    int still = 0;
+    for (int i = 0; i < c->nnodes; i++) {
+        node_t *n = &c->nodes[i];
+        if (n->state == NS_UP && silence_of(c, n, now) > c->cfg.node_timeout) {
+            n->last_seen = now;
+            n->stalled_seen = c->stalled;
+            still++;
+        }
+    }
+    fprintf(stderr, "ductiled: most nodes are heard again after %.0f s of silence; %d still "
+            "silent are called down if they stay so for NodeTimeout (%.0f s)\n",
+            now - c->suspect_since, still, c->cfg.node_timeout);
+    c->suspect_since = 0;
+}
+
 void nodes_check_timeouts(ctld_t *c)
 {
     double now = ctld_mono();
+    check_self(c, now);
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
-        /* its silence while the controller was not listening does not count */
-        double silence = now - n->last_seen - (c->stalled - n->stalled_seen);
-        if ((n->state == NS_UP || n->state == NS_UNKNOWN) && silence > c->cfg.node_timeout)
+        if (c->suspect_since && n->state == NS_UP && n->conn)
+            continue; /* silent, not gone: see check_self */
+        if ((n->state == NS_UP || n->state == NS_UNKNOWN) && silence_of(c, n, now) > c->cfg.node_timeout)
             node_down(c, n, n->state == NS_UP ? "not responding" : "never registered");
     }
 }

@@ -1404,8 +1404,13 @@ static void do_drain(ctld_t *c, conn_t *conn, const json_t *m, bool drain)
             rpc_fail(c, conn, err);
             return;
         }
-    for (int i = 0; i < n; i++)
-        nodes_set_drain(c, &c->nodes[config_node_index(&c->cfg, names_[i])], drain, why);
+    bool down = drain && json_is_true(json_object_get(m, "down"));
+    for (int i = 0; i < n; i++) {
+        node_t *nd = &c->nodes[config_node_index(&c->cfg, names_[i])];
+        nodes_set_drain(c, nd, drain, why);
+        if (down) /* an operator's word that it failed: its jobs are decided now */
+            nodes_call_down(c, nd, why ? why : "called down by an operator");
+    }
     hostlist_free(names_, n);
     rpc_reply(c, conn, json_pack("{s:b}", "ok", 1));
 }
@@ -1415,7 +1420,7 @@ static void do_status(ctld_t *c, conn_t *conn)
     int up = 0;
     for (int i = 0; i < c->nnodes; i++)
         up += c->nodes[i].state == NS_UP;
-    rpc_reply(c, conn,
+    json_t *rep =
           json_pack("{s:b,s:s,s:s,s:i,s:i,s:I,s:i,s:I,s:o,s:o,s:o,s:f}", "ok", 1, "cluster",
                     c->cfg.cluster_name, "policy", sched_policy_spec(c->sched), "nodes",
                     c->nnodes, "nodes_up", up, "jobs", (json_int_t)c->njobs_live, "pending",
@@ -1424,7 +1429,10 @@ static void do_status(ctld_t *c, conn_t *conn)
                     "step_output_bytes",
                     (json_int_t)c->step_bytes_relayed, "passes", stats_json(&c->pass_stats),
                     "commits", stats_json(&c->commit_stats), "loop",
-                    stats_loop_json(&c->loop_stats), "stalled_s", c->stalled));
+                    stats_loop_json(&c->loop_stats), "stalled_s", c->stalled);
+    if (rep && c->suspect_since) /* nodes.c, check_self */
+        json_object_set_new(rep, "suspect_s", json_real(ctld_mono() - c->suspect_since));
+    rpc_reply(c, conn, rep);
 }
 
 static void do_reconfigure(ctld_t *c, conn_t *conn)

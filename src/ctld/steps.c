@@ -209,11 +209,8 @@ static json_t *step_home(conn_t *conn)
     if (!h || h->conn != carrier || h->step_port <= 0)
         return NULL;
     char addr[64];
-    snprintf(addr, sizeof(addr), "%s", conn_peer(carrier));
-    char *colon = strrchr(addr, ':');
-    if (!colon)
+    if (!nodes_addr(h, addr, sizeof(addr)))
         return NULL;
-    *colon = '\0';
     return json_pack("{s:s,s:s,s:i,s:I}", "node", h->name, "addr", addr, "port", h->step_port,
                      "chan", (json_int_t)conn_channel_id(conn));
 }

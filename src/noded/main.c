@@ -31,7 +31,15 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
 {
     noded_t *d = arg;
     if (c == d->ctl) {
-        d->last_heard = uv_now(d->loop);
+        uint64_t now = uv_now(d->loop);
+        if (d->last_heard && now - d->last_heard > (uint64_t)(d->cfg.node_timeout * 1000)) {
+            d->ctl_back = now; /* peers that ask are told how long ago (peers.c) */
+            if (d->ctl_cut_said)
+                fprintf(stderr, "ductile-noded %s: the controller is heard again after %.0f s\n",
+                        d->name, (double)(now - d->last_heard) / 1000.0);
+        }
+        d->ctl_cut_said = false;
+        d->last_heard = now;
         d->ctl_refused = false;
         d->cut_off_fenced = false;
         if (d->ctl_slow_said)
@@ -146,9 +154,8 @@ static void on_heartbeat(uv_timer_t *t)
                         "but its host acknowledges what this node sends: it is slow, not cut "
                         "off; the jobs here go on\n", d->name, silence);
             d->ctl_slow_said = true;
-        } else {
-            d->cut_off_fenced = true;
-            jobs_fence_cut_off(d, silence);
+        } else if (!d->ask) {
+            peers_ask_controller(d, silence);
         }
     }
     json_t *ping = json_pack("{s:s}", "type", "ping");

@@ -50,6 +50,11 @@ void noded_dispatch(noded_t *d, const json_t *msg)
     }
     if (proto_type(msg, &type, err, sizeof(err)) < 0)
         return;
+    if (!strcmp(type, "registered") || !strcmp(type, "pong") || !strcmp(type, "peers")) {
+        const json_t *peers = json_object_get(msg, "peers");
+        if (peers)
+            peers_set_known(d, peers);
+    }
     if (!strcmp(type, "registered")) {
         d->registered = true;
         d->registered_once = true;

@@ -78,6 +78,8 @@ typedef struct njob {
 
 struct task;
 
+#define NODED_PEERS 8 /* as many as the controller names (ctld nodes.c, NODE_PEERS) */
+
 struct noded {
     config_t cfg;
     const char *name;
@@ -95,6 +97,14 @@ struct noded {
     char last_refusal[256];     /* the controller's last error, not said again */
     bool cut_off_fenced;        /* this silence's requeueable jobs were ended */
     bool ctl_slow_said;         /* this silence was said to be the controller's slowness */
+    bool ctl_cut_said;          /* this silence was said to be the controller's cut-off */
+    uint64_t ctl_back;          /* uv_now() when the controller was heard again after a
+                                 * silence past NodeTimeout; 0: never */
+    /* Whom to ask, when the controller falls silent, whether they still hear it: some
+     * other nodes' daemons, as the controller last named them (peers.c) */
+    struct ctl_peer { char node[64]; char addr[64]; int port; } ctl_peers[NODED_PEERS];
+    int nctl_peers;
+    struct ask *ask;            /* that question, while it is asked */
     uv_pipe_t apps;             /* local socket for the processes of jobs (apps.c) */
     char app_socket[4200];
     idmap_t *chans;             /* relayed clients by channel (apps.c) */
@@ -233,6 +243,13 @@ conn_guard_t *peers_guard(noded_t *d);
 /* A connection to the daemon at addr:port (kept and shared); its number, 0 on failure. */
 int64_t peers_get(noded_t *d, const char *addr, int port);
 conn_t *peers_find(noded_t *d, int64_t id); /* NULL once it closed */
+/* The peers the controller names in `registered` and `pong` ("peers"), kept to ask. */
+void peers_set_known(noded_t *d, const json_t *peers);
+/* Nothing heard from the controller for NodeTimeout: is this node cut off (its
+ * requeueable jobs are ended: the controller runs them elsewhere), or is the controller
+ * (its peers do not hear it either: the jobs go on)? Asks the known peers and acts on
+ * their answers; at once, when it knows none. */
+void peers_ask_controller(noded_t *d, double silence);
 
 /* steps.c: the tasks of `ductile run` */
 /* step_input: data for a task's standard input (rank 0), or its end (eof); answered

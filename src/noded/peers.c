@@ -39,7 +39,19 @@ static conn_cfg_t peer_cfg(noded_t *d)
     };
 }
 
-/* --- inbound: output for our relayed clients --- */
+/* --- inbound: output for our relayed clients, and the question of a node that hears
+ * nothing from the controller --- */
+
+/* How long ago we last heard the controller (-1: never), and how long ago it was heard
+ * again after a silence past NodeTimeout (-1: never). */
+static json_t *heard_answer(noded_t *d)
+{
+    uint64_t now = uv_now(d->loop);
+    double age = d->registered_once && d->last_heard ? (double)(now - d->last_heard) / 1000.0
+                                                       : -1;
+    double back = d->ctl_back ? (double)(now - d->ctl_back) / 1000.0 : -1;
+    return json_pack("{s:s,s:f,s:f}", "type", "ctl_heard", "age", age, "back", back);
+}
 
 static void in_message(conn_t *c, json_t *msg, void *arg)
 {
@@ -47,6 +59,10 @@ static void in_message(conn_t *c, json_t *msg, void *arg)
     const char *type = json_string_value(json_object_get(msg, "type"));
     if (conn_is_local(c) || conn_uid(c) != 0 || !type) {
         conn_close(c); /* only node daemons send here */
+        return;
+    }
+    if (!strcmp(type, "ctl_heard")) {
+        conn_send_new(c, heard_answer(d)); /* the asker closes */
         return;
     }
     conn_set_persistent(c); /* a node daemon: its task may be silent for hours */
@@ -204,4 +220,189 @@ conn_t *peers_find(noded_t *d, int64_t id)
         if (p->id == id)
             return p->c;
     return NULL;
+}
+
+/* --- cut off, or the controller? (docs/reliability.md) ---
+ *
+ * A node that hears nothing from the controller for NodeTimeout asks the peers the
+ * controller named. The controller judges the same silence from its side (ctld nodes.c,
+ * check_self): more than half its nodes silent at once, it suspects its own network and
+ * calls none down; otherwise it calls the silent ones down and runs their requeueable
+ * jobs elsewhere after NodeTimeout + KillWait more. So:
+ *  - a peer hears the controller, and has for NodeTimeout: this node alone is cut off;
+ *    it ends its requeueable jobs (before the controller starts them elsewhere);
+ *  - a peer hears it again only lately: the controller is back from a cut of its own
+ *    and gives the nodes still silent a NodeTimeout from then; ask again next beat;
+ *  - most peers answer and none hears it: the controller is the one cut off, and keeps
+ *    the jobs as they are; they go on here too;
+ *  - most peers do not answer: this node is cut off from everyone; it ends them. */
+
+typedef struct ask_one {
+    struct ask *a;
+    conn_t *c;
+} ask_one_t;
+
+struct ask {
+    noded_t *d;
+    uv_timer_t deadline;
+    bool timer_open, decided;
+    int asked, open;
+    int steady, fresh, not_heard; /* the answers, by kind */
+    double silence;
+    ask_one_t one[NODED_PEERS];
+};
+
+static void ask_free_if_done(struct ask *a)
+{
+    if (a->decided && a->open == 0 && !a->timer_open)
+        free(a);
+}
+
+static void ask_timer_closed(uv_handle_t *h)
+{
+    struct ask *a = h->data;
+    a->timer_open = false;
+    ask_free_if_done(a);
+}
+
+static void fence(noded_t *d, double silence)
+{
+    d->cut_off_fenced = true;
+    jobs_fence_cut_off(d, silence);
+}
+
+static void ask_decide(struct ask *a)
+{
+    if (a->decided)
+        return;
+    a->decided = true;
+    noded_t *d = a->d;
+    if (d->ask == a)
+        d->ask = NULL;
+    for (int i = 0; i < a->asked; i++)
+        conn_close(a->one[i].c); /* those that did not answer in time */
+    if (a->timer_open && !uv_is_closing((uv_handle_t *)&a->deadline))
+        uv_close((uv_handle_t *)&a->deadline, ask_timer_closed);
+    uint64_t now = uv_now(d->loop);
+    bool silent = d->last_heard && now - d->last_heard > (uint64_t)(d->cfg.node_timeout * 1000);
+    if (!d->stopping && silent && !d->cut_off_fenced) {
+        if (a->steady > 0) {
+            fprintf(stderr, "ductile-noded %s: %d of %d peers asked hear the controller: this "
+                    "node is the one cut off\n", d->name, a->steady, a->asked);
+            fence(d, a->silence);
+        } else if (a->fresh > 0) {
+            /* asked again at the next heartbeat */
+        } else if (2 * a->not_heard > a->asked) {
+            if (!d->ctl_cut_said)
+                fprintf(stderr, "ductile-noded %s: nothing heard from the controller for %.0f s, "
+                        "and %d of %d peers asked do not hear it either: the controller is the "
+                        "one cut off, and keeps the jobs; the jobs here go on\n", d->name,
+                        a->silence, a->not_heard, a->asked);
+            d->ctl_cut_said = true;
+        } else {
+            fprintf(stderr, "ductile-noded %s: %d of %d peers asked answered: this node is "
+                    "cut off\n", d->name, a->steady + a->fresh + a->not_heard, a->asked);
+            fence(d, a->silence);
+        }
+    }
+    ask_free_if_done(a);
+}
+
+static void ask_message(conn_t *c, json_t *msg, void *arg)
+{
+    ask_one_t *o = arg;
+    struct ask *a = o->a;
+    const char *type = json_string_value(json_object_get(msg, "type"));
+    if (!a->decided && type && !strcmp(type, "ctl_heard")) {
+        double age = json_number_value(json_object_get(msg, "age"));
+        const json_t *jb = json_object_get(msg, "back");
+        double back = json_is_number(jb) ? json_number_value(jb) : -1;
+        double nto = a->d->cfg.node_timeout;
+        /* heard within half of NodeTimeout: no heartbeat missed (HeartbeatInterval is at
+         * most that), as the controller counts (ctld nodes.c, check_self) */
+        if (!json_is_number(json_object_get(msg, "age")) || age < 0 || age > nto / 2)
+            a->not_heard++;
+        else if (back >= 0 && back <= nto)
+            a->fresh++;
+        else
+            a->steady++;
+    }
+    conn_close(c);
+}
+
+static void ask_close(conn_t *c, void *arg)
+{
+    (void)c;
+    ask_one_t *o = arg;
+    struct ask *a = o->a;
+    o->c = NULL;
+    a->open--;
+    if (!a->decided && a->open == 0)
+        ask_decide(a); /* every peer answered, or could not be reached */
+    else
+        ask_free_if_done(a);
+}
+
+static const conn_ops_t ask_ops = {.on_message = ask_message, .on_close = ask_close};
+
+static void ask_deadline(uv_timer_t *t)
+{
+    ask_decide(t->data);
+}
+
+void peers_set_known(noded_t *d, const json_t *peers)
+{
+    if (!json_is_array(peers))
+        return;
+    int n = 0;
+    size_t i;
+    const json_t *p;
+    json_array_foreach(peers, i, p) {
+        const char *node = json_string_value(json_object_get(p, "node"));
+        const char *addr = json_string_value(json_object_get(p, "addr"));
+        json_int_t port = json_integer_value(json_object_get(p, "port"));
+        if (n == NODED_PEERS || !addr || !*addr || port <= 0 || port > 65535)
+            continue;
+        struct ctl_peer *cp = &d->ctl_peers[n++];
+        snprintf(cp->node, sizeof(cp->node), "%s", node ? node : "?");
+        snprintf(cp->addr, sizeof(cp->addr), "%s", addr);
+        cp->port = (int)port;
+    }
+    d->nctl_peers = n;
+}
+
+void peers_ask_controller(noded_t *d, double silence)
+{
+    if (d->ask)
+        return;
+    struct ask *a = d->nctl_peers > 0 ? calloc(1, sizeof(*a)) : NULL;
+    if (!a) {
+        fence(d, silence); /* no one to ask: as if no one answered */
+        return;
+    }
+    a->d = d;
+    a->silence = silence;
+    conn_cfg_t cc = peer_cfg(d);
+    for (int i = 0; i < d->nctl_peers; i++) {
+        a->one[a->asked].a = a;
+        conn_t *c = conn_connect_tcp(d->loop, d->ctl_peers[i].addr, d->ctl_peers[i].port, &cc,
+                                     &ask_ops, &a->one[a->asked]);
+        if (!c)
+            continue;
+        a->one[a->asked++].c = c;
+        a->open++;
+        conn_send_new(c, json_pack("{s:s}", "type", "ctl_heard"));
+    }
+    /* Half of NodeTimeout: the controller starts a requeued job no sooner than NodeTimeout
+     * + KillWait after it calls this node down (ctld jobs.c, requeue_fence). */
+    double wait = d->cfg.node_timeout / 2;
+    wait = wait < 0.5 ? 0.5 : wait > 5 ? 5 : wait;
+    d->ask = a;
+    if (uv_timer_init(d->loop, &a->deadline) == 0) {
+        a->timer_open = true;
+        a->deadline.data = a;
+        uv_timer_start(&a->deadline, ask_deadline, (uint64_t)(wait * 1000), 0);
+    }
+    if (a->open == 0 || !a->timer_open)
+        ask_decide(a); /* nobody could be asked */
 }
