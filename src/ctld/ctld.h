@@ -278,6 +278,8 @@ typedef struct node {
                               * its daemon registered (0: not told) */
     int step_port;           /* where its daemon takes other nodes' step output; 0: none */
     uint64_t peers_sig;      /* of the peers last told to its daemon (nodes_peers) */
+    bool report_awaited;     /* to register again (a reload): no new work until then */
+    double report_asked;     /* when it was asked (monotonic); 0: not yet */
     double power_w;          /* its last power reading, W */
     double power_at;         /* when it came (monotonic); 0: none */
     double power_wall;       /* and on the wall clock */

@@ -213,22 +213,25 @@ static int engine_create(ctld_t *c, char *err, size_t errlen)
  *   - the replies of the batch that said ok now say why it failed ("cannot save: no
  *     space left on device"); the node commands of the batch are dropped;
  *   - the live jobs and the engine are reloaded from the database;
- *   - every node daemon is disconnected: it reconnects and registers again with what
- *     it runs (and the results it still holds unacknowledged), and registration
- *     reconciles that with the reloaded jobs, as after a controller restart.
+ *   - every node daemon is asked to register again, on the connection it has (the
+ *     clients and steps it relays go on): it says what it runs (and the results it
+ *     still holds unacknowledged), and registration reconciles that with the reloaded
+ *     jobs, as after a controller restart. Until it does, nothing is started on it
+ *     (node_usable: its report is awaited).
  * Reads keep working throughout; writes are tried again by the next requests, and
  * scheduling passes only on SchedulerTick until a batch commits again. */
 static int reload(ctld_t *c, char *err, size_t errlen)
 {
     ctld_fail_deferred(c, db_error(c), is_node_conn);
-    for (int i = 0; i < c->nnodes; i++) {
-        node_t *n = &c->nodes[i];
-        if (n->conn) {
-            conn_set_data(n->conn, NULL);
-            conn_close(n->conn);
-            n->conn = NULL;
+    /* their connections stay (the steps and clients they relay go on): each reports
+     * again what it holds, as on a new connection, asked within a second (not at once:
+     * a report that brings a job's end back would fail on a full disk again, and
+     * reload again, each turn) */
+    for (int i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].conn) {
+            c->nodes[i].report_awaited = true; /* asked by nodes_check_timeouts */
+            c->nodes[i].report_asked = 0;
         }
-    }
     idmap_foreach(c->jobs, free_job, NULL);
     idmap_destroy(c->jobs);
     idmap_destroy(c->placed);

@@ -36,7 +36,7 @@ bool node_usable(const node_t *n)
 {
     /* A node whose daemon is away (connection closed, NodeTimeout not yet reached) gets
      * no new job: its start could not reach it. */
-    return n->state == NS_UP && n->conn && !n->drain && !n->ckpt && !n->lent &&
+    return n->state == NS_UP && n->conn && !n->report_awaited && !n->drain && !n->ckpt && !n->lent &&
            (!n->stale || idmap_count(n->stale) == 0);
 }
 
@@ -387,6 +387,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     n->conn = conn;
     conn_set_data(conn, n);
     n->state = NS_UP;
+    n->report_awaited = false;
     n->last_seen = ctld_mono();
     n->stalled_seen = c->stalled;
     n->cpus = (int)cpus;
@@ -580,6 +581,11 @@ void nodes_check_timeouts(ctld_t *c)
     check_self(c, now);
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
+        if (n->report_awaited && n->conn && (n->report_asked == 0 || now - n->report_asked > 5)) {
+            /* after a reload (ctld main.c): its report, on the connection it has */
+            n->report_asked = now;
+            conn_send_new(n->conn, json_pack("{s:s}", "type", "register_again"));
+        }
         if (c->suspect_since && n->state == NS_UP && n->conn)
             continue; /* silent, not gone: see check_self */
         if ((n->state == NS_UP || n->state == NS_UNKNOWN) && silence_of(c, n, now) > c->cfg.node_timeout)

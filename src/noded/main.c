@@ -94,26 +94,7 @@ static void connect_ctl(noded_t *d)
         return;
     }
     uv_timer_start(&d->reconnect, on_reconnect, REGISTER_WAIT_MS, 0);
-    /* Queued until the hello arrives; tells the controller what we still hold. */
-    long mem = sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGESIZE) / 1024;
-    json_t *reg = json_pack("{s:s,s:s,s:i,s:I,s:o}", "type", "register", "node", d->name, "cpus",
-                            d->cfg.cores_per_node, "memory_mb", (json_int_t)mem, "jobs",
-                            jobs_report(d));
-    /* Steps: the tasks we hold, and whether this daemon ever registered (if not, it is
-     * a new incarnation and holds none of its predecessor's tasks). */
-    json_object_set_new(reg, "steps", steps_report(d));
-    json_object_set_new(reg, "first", json_boolean(!d->registered_once));
-    /* every job message names its run: a controller refuses a daemon that does not */
-    json_object_set_new(reg, "runs", json_true());
-    /* where other nodes send the output of steps whose client runs here */
-    json_object_set_new(reg, "step_port", json_integer(d->step_port));
-    /* the limits its jobs' cgroups get: `ductile nodes` says where they are not enforced */
-    json_object_set_new(reg, "limits", json_pack("{s:b,s:b}",
-                                                 "memory", (d->limits & LAUNCH_LIMIT_MEMORY) != 0,
-                                                 "pids", (d->limits & LAUNCH_LIMIT_PIDS) != 0));
-    /* the jobs whose checkpoint agents run here (a checkpoint node) */
-    json_object_set_new(reg, "agents", agents_report(d));
-    conn_send_new(d->ctl, reg);
+    noded_send_register(d); /* queued until the hello arrives */
 }
 
 static void on_reconnect(uv_timer_t *t)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "noded.h"
 
@@ -59,9 +60,13 @@ void noded_dispatch(noded_t *d, const json_t *msg)
         d->registered = true;
         d->registered_once = true;
         d->last_refusal[0] = '\0';
-        fprintf(stderr, "ductile-noded %s: registered with the controller\n", d->name);
+        if (!d->reregistering)
+            fprintf(stderr, "ductile-noded %s: registered with the controller\n", d->name);
+        d->reregistering = false;
         jobs_on_registered(d);
         steps_on_registered(d);
+    } else if (!strcmp(type, "register_again")) {
+        noded_register_again(d);
     } else if (!strcmp(type, "job_start")) {
         jobs_on_start(d, msg);
     } else if (!strcmp(type, "job_cleanup")) {
@@ -96,4 +101,38 @@ void noded_dispatch(noded_t *d, const json_t *msg)
     } else if (!strcmp(type, "job_ended_ack")) {
         jobs_on_ended_ack(d, msg);
     }
+}
+
+/* Tells the controller what we still hold: on each connection, and again when it asks
+ * (register_again: it reloaded its state after a failed commit, noded_register_again). */
+void noded_send_register(noded_t *d)
+{
+    long mem = sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGESIZE) / 1024;
+    json_t *reg = json_pack("{s:s,s:s,s:i,s:I,s:o}", "type", "register", "node", d->name, "cpus",
+                            d->cfg.cores_per_node, "memory_mb", (json_int_t)mem, "jobs",
+                            jobs_report(d));
+    /* Steps: the tasks we hold, and whether this daemon ever registered (if not, it is
+     * a new incarnation and holds none of its predecessor's tasks). */
+    json_object_set_new(reg, "steps", steps_report(d));
+    json_object_set_new(reg, "first", json_boolean(!d->registered_once));
+    /* every job message names its run: a controller refuses a daemon that does not */
+    json_object_set_new(reg, "runs", json_true());
+    /* where other nodes send the output of steps whose client runs here */
+    json_object_set_new(reg, "step_port", json_integer(d->step_port));
+    /* the limits its jobs' cgroups get: `ductile nodes` says where they are not enforced */
+    json_object_set_new(reg, "limits", json_pack("{s:b,s:b}",
+                                                 "memory", (d->limits & LAUNCH_LIMIT_MEMORY) != 0,
+                                                 "pids", (d->limits & LAUNCH_LIMIT_PIDS) != 0));
+    /* the jobs whose checkpoint agents run here (a checkpoint node) */
+    json_object_set_new(reg, "agents", agents_report(d));
+    conn_send_new(d->ctl, reg);
+}
+
+
+void noded_register_again(noded_t *d)
+{
+    if (!d->ctl || !d->registered)
+        return; /* registering already: the answer to that will do */
+    d->reregistering = true; /* said quietly: the connection stayed */
+    noded_send_register(d);
 }

@@ -88,6 +88,7 @@ struct noded {
     conn_t *ctl;                /* to the controller; NULL while disconnected */
     bool registered;
     bool registered_once;       /* retry quickly until the controller first answers */
+    bool reregistering;         /* the controller asked for our report again (main.c) */
     uint8_t key[32];
     uv_timer_t reconnect;
     uv_timer_t heartbeat;
@@ -132,6 +133,12 @@ struct noded {
  * --nodes), contiguous; noded_nall 0 in unit tests, where each noded_t is alone. */
 extern noded_t *noded_all;
 extern int noded_nall;
+
+/* noded.c: the registration (what we hold), on each new connection to the controller */
+void noded_send_register(noded_t *d);
+/* The controller reloaded its state (a failed commit) and asks what we hold, on the
+ * same connection: the registration is sent again. */
+void noded_register_again(noded_t *d);
 
 /* jobs.c */
 void jobs_on_start(noded_t *d, const json_t *msg);

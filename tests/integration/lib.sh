@@ -47,7 +47,7 @@ cleanup() {
   done
   if [ $rc -ne 0 ] && [ -d "$T/c/log" ]; then
     # DUCTILE_KEEP_LOGS=DIR: a failed test's whole logs are copied there
-    [ -n "$DUCTILE_KEEP_LOGS" ] && cp -r "$T/c/log" "$DUCTILE_KEEP_LOGS"
+    [ -n "${DUCTILE_KEEP_LOGS:-}" ] && cp -r "$T/c/log" "$DUCTILE_KEEP_LOGS"
     for f in "$T"/c/log/*.log; do echo "--- $f"; tail -n 30 "$f"; done >&2
   fi
   rm -rf "$T"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Steps through a full state directory (issue 35): each failed commit rolls the batch
-# back and reloads the controller's state, which disconnects the node daemons (they
-# register again); a `ductile run` inside a job (relayed by its node daemon) and one
-# from the controller's host go on through it, re-attach if they lost their link, and
-# every line of their output arrives once, in order.
+# back and reloads the controller's state; the node daemons report what they hold again
+# on the connections they have (until b51f072 every reload disconnected them, and they
+# connected and registered again each time); a `ductile run` inside a job (relayed by
+# its node daemon) and one from the controller's host go on through it, and every line
+# of their output arrives once, in order.
 . "$(dirname "$0")/lib.sh"
 [ "$HOSTS" = 1 ] && { echo "SKIP: the state directory is mounted from the test's host"; exit 77; }
 state_on_small_tmpfs
@@ -30,6 +31,12 @@ for i in 1 2 3 4 5; do
     fail "output stopped on a full disk (round $i): $(cat in.err out.err)"
 done
 grep -q "reloaded" "$T/c/log/ductiled.log" || fail "no reload happened (test assumption): $(tail "$T/c/log/ductiled.log")"
+! grep -q "its daemon disconnected" "$T/c/log/ductiled.log" ||
+  fail "a reload disconnected node daemons: $(grep -c 'its daemon disconnected' "$T/c/log/ductiled.log") times"
+for n in n1 n2; do
+  [ "$(grep -c 'registered with the controller' "$T/c/log/noded-$n.log")" -eq 1 ] ||
+    fail "node $n connected again: $(grep -c 'registered with the controller' "$T/c/log/noded-$n.log") registrations"
+done
 alive "$pid" || fail "the controller died"
 rm -f "$state/filler"
 submits() { d submit "$quick" > /dev/null 2>&1; }
