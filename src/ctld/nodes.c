@@ -581,8 +581,19 @@ void nodes_check_timeouts(ctld_t *c)
     check_self(c, now);
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
-        if (n->report_awaited && n->conn && (n->report_asked == 0 || now - n->report_asked > 5)) {
-            /* after a reload (ctld main.c): its report, on the connection it has */
+        if (n->report_awaited && n->conn && (n->report_asked == 0 || now - n->report_asked > 10)) {
+            /* after a reload (ctld main.c): its report, on the connection it has; a daemon
+             * older than register_again that says nothing in 10 s is disconnected (and
+             * registers on its new connection) */
+            if (n->report_asked > 0) {
+                fprintf(stderr, "ductiled: node %s did not report again when asked: "
+                        "disconnecting it\n", n->name);
+                conn_set_data(n->conn, NULL);
+                conn_close(n->conn);
+                n->conn = NULL;
+                set_available(c, n);
+                continue;
+            }
             n->report_asked = now;
             conn_send_new(n->conn, json_pack("{s:s}", "type", "register_again"));
         }
