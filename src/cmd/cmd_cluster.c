@@ -713,7 +713,7 @@ static int cluster_status(int argc, char **argv)
            (long long)json_integer_value(json_object_get(rep, "jobs")),
            (long long)json_integer_value(json_object_get(rep, "pending")), cu_str(rep, "policy"));
     const json_t *sus = json_object_get(rep, "suspect_s");
-    if (sus) /* docs/reliability.md, "Cut off, or the nodes failed?" */
+    if (sus) /* docs/reliability.md, "Cut off, or the controller?" */
         printf("most nodes silent for %.0f s: the controller suspects its own network and "
                "calls none of them down (`ductile drain NODES --down` if they failed)\n",
                json_number_value(sus));

@@ -1135,9 +1135,10 @@ static int drain_resume(int argc, char **argv, bool drain)
     common_t o = {0};
     static const spec_t sd = {"drain", OPT(O_CONF) | OPT(O_REASON) | OPT(O_DOWN), 1, 1,
                               "ductile drain NODES [--reason TEXT] [--down]\n"
-                              "  --down: the nodes failed: their jobs end, or are requeued, now "
-                              "(for nodes a controller that suspects its own network keeps "
-                              "up: docs/reliability.md)"};
+                              "  --down: the nodes failed (a power loss): their jobs end, or are "
+                              "requeued, now; for nodes a controller that suspects its own "
+                              "network keeps up. Not for nodes that are only cut off: their "
+                              "--requeue jobs would run twice (docs/reliability.md)"};
     static const spec_t sr = {"resume", OPT(O_CONF), 1, 1, "ductile resume NODES"};
     int i = parse(argc, argv, &o, drain ? &sd : &sr);
     if (i < 0)

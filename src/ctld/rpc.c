@@ -1357,6 +1357,8 @@ static void do_nodes(ctld_t *c, conn_t *conn)
         if (c->cfg.node_gpus[i])
             json_object_set_new(o, "gpus", json_integer(c->cfg.node_gpus[i]));
         json_object_set_new(o, "sched_memory_mb", json_integer(c->cfg.node_memory[i]));
+        /* the peers its daemon asks when it hears nothing from us (nodes.c) */
+        json_object_set_new(o, "peers", json_integer(n->npeers));
         if (n->limits) /* which of a job's limits its cgroups enforce there */
             json_object_set_new(o, "limits",
                                 json_pack("{s:b,s:b}", "memory", (n->limits & NODE_LIMITS_MEMORY) != 0,

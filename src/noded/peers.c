@@ -318,9 +318,12 @@ static void ask_message(conn_t *c, json_t *msg, void *arg)
         const json_t *jb = json_object_get(msg, "back");
         double back = json_is_number(jb) ? json_number_value(jb) : -1;
         double nto = a->d->cfg.node_timeout;
-        /* heard within half of NodeTimeout: no heartbeat missed (HeartbeatInterval is at
-         * most that), as the controller counts (ctld nodes.c, check_self) */
-        if (!json_is_number(json_object_get(msg, "age")) || age < 0 || age > nto / 2)
+        /* heard within half of NodeTimeout (or 1.25 HeartbeatInterval, if longer): no
+         * heartbeat missed, as the controller counts (ctld nodes.c, lost_after); a long
+         * interval leans to "heard", so to ending the requeueable jobs here */
+        double after = nto / 2, hb = 1.25 * a->d->cfg.heartbeat_interval;
+        after = hb > after ? (hb < nto ? hb : nto) : after;
+        if (!json_is_number(json_object_get(msg, "age")) || age < 0 || age > after)
             a->not_heard++;
         else if (back >= 0 && back <= nto)
             a->fresh++;
@@ -384,14 +387,14 @@ void peers_ask_controller(noded_t *d, double silence)
     a->silence = silence;
     conn_cfg_t cc = peer_cfg(d);
     for (int i = 0; i < d->nctl_peers; i++) {
-        a->one[a->asked].a = a;
-        conn_t *c = conn_connect_tcp(d->loop, d->ctl_peers[i].addr, d->ctl_peers[i].port, &cc,
-                                     &ask_ops, &a->one[a->asked]);
-        if (!c)
+        ask_one_t *o = &a->one[a->asked++]; /* one that cannot be tried: asked, no answer */
+        o->a = a;
+        o->c = conn_connect_tcp(d->loop, d->ctl_peers[i].addr, d->ctl_peers[i].port, &cc,
+                                &ask_ops, o);
+        if (!o->c)
             continue;
-        a->one[a->asked++].c = c;
         a->open++;
-        conn_send_new(c, json_pack("{s:s}", "type", "ctl_heard"));
+        conn_send_new(o->c, json_pack("{s:s}", "type", "ctl_heard"));
     }
     /* Half of NodeTimeout: the controller starts a requeued job no sooner than NodeTimeout
      * + KillWait after it calls this node down (ctld jobs.c, requeue_fence). */

@@ -977,6 +977,9 @@ conn_t *conn_connect_tcp(uv_loop_t *loop, const char *host, int port, const conn
     snprintf(c->peer, sizeof(c->peer), "%s:%d", host, port);
     c->connect_req.data = c;
     if (uv_tcp_connect(&c->connect_req, &c->h.tcp, (struct sockaddr *)&sa, on_connect) < 0) {
+        /* NULL means nothing was made: no on_close comes for it (a caller that reused the
+         * argument it passed saw its callback run for a connection it never had) */
+        c->ops.on_close = NULL;
         conn_close(c);
         return NULL;
     }

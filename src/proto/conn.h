@@ -86,7 +86,8 @@ void conn_set_persistent(conn_t *c);
  * hello at once on TCP; on a Unix socket the peer's uid comes from SO_PEERCRED. */
 conn_t *conn_accept(uv_stream_t *server, const conn_cfg_t *cfg, const conn_ops_t *ops, void *arg);
 /* Connect to host:port over TCP as a client; messages sent before the hello arrives
- * are queued. Failure to connect is reported through on_close. */
+ * are queued. Failure to connect is reported through on_close; NULL (not an address,
+ * or connect() refused it at once) means nothing was made and no on_close comes. */
 conn_t *conn_connect_tcp(uv_loop_t *loop, const char *host, int port, const conn_cfg_t *cfg,
                          const conn_ops_t *ops, void *arg);
 /* Connect to a Unix socket as a client (no authentication beyond the kernel's). */

@@ -322,6 +322,35 @@ static void close_after_walk(void **state)
     srv_stop(s);
 }
 
+/* A connection that cannot even be tried (connect() refuses the address at once: an IPv6
+ * link-local address without its interface, a blackhole route) is NULL, and no on_close
+ * comes for it: a node daemon asking its peers reused the argument of a NULL attempt
+ * for the next peer, and that late callback miscounted and freed its question (review
+ * of b51f072). */
+static int late_closes;
+static void count_close(conn_t *c, void *arg)
+{
+    (void)c;
+    (void)arg;
+    late_closes++;
+}
+
+static void failed_connect_no_callback(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    conn_cfg_t cc = {.auth = PROTO_AUTH_KEY, .key = KEY};
+    static const conn_ops_t ops = {.on_close = count_close};
+    late_closes = 0;
+    conn_t *c = conn_connect_tcp(&loop, "fe80::1", 9, &cc, &ops, NULL);
+    assert_null(c);
+    for (int i = 0; i < 10; i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    assert_int_equal(late_closes, 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 /* At a cap on unauthenticated TCP peers (per address, or in all) the oldest of them,
  * silent for a second, gives way to a newcomer: a flood that came first kept every real
  * peer out (a job's step output to its node's daemon, test_dos in the sanitizer build).
@@ -403,6 +432,7 @@ int main(void)
         cmocka_unit_test(close_after_walk),
         cmocka_unit_test(flood_gives_way),
         cmocka_unit_test(accepts_in_paces),
+        cmocka_unit_test(failed_connect_no_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
