@@ -740,8 +740,9 @@ static int resize_outcome(const json_t *job, long long id, long long seq, long a
             free(reason);
         }
         else
-            fprintf(stderr, "ductile: job %lld: the controller no longer knows the resize (it "
-                    "restarted)\n", id);
+            fprintf(stderr, "ductile: job %lld: the controller no longer knows the resize: it "
+                    "restarted, or could not save its state (a full disk?) and reloaded it; "
+                    "ask again\n", id);
     } else if (!strcmp(state, "committed")) {
         char hold[256];
         hold_text(job, id, hold, sizeof(hold));

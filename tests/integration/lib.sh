@@ -186,6 +186,31 @@ jacobi_ref() {
     fail "reference run: $(cat "$T/ref.out")"
   grep -o 'checksum=.*' "$T/ref.out" || fail "no reference checksum: $(cat "$T/ref.out")"
 }
+# jacobi_started: a malleable jacobi2d job under `ductile mpirun` (2 nodes, 1 to 4) that
+# waits for $T/go before it ends, started; sets j (its id), out (its output file) and
+# ref (the plate's checksum from a fixed-size run). After `up 4` and `cd "$T"`.
+jacobi_started() {
+  export PATH="$BINDIR:$PATH"
+  local jac="$BINDIR/jacobi2d" args="--n 96 --iters 300" s
+  [ -x "$jac" ] || fail "jacobi2d not built"
+  ref=$(jacobi_ref $args)
+  s=$(script jac.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=4
+env $mpi_env ductile mpirun --ppn 1 $jac $args --delay-us 2000 --wait-for $T/go")
+  j=$(submit "$s")
+  expect_state "$j" R
+  out="ductile-$j.out"
+  wait_for 60 grep -q "started on 2 processes" "$out" || fail "no start: $(cat "$out")"
+}
+# jacobi_finished: the job of jacobi_started, expanded to 4 on the way, lets it end:
+# it completes with every group's step and the fixed-size run's plate
+jacobi_finished() {
+  touch "$T/go"
+  expect_state "$j" CD 90
+  grep -q "2 -> 4 processes" "$out" || fail "no expand in the app: $(cat "$out")"
+  local got; got=$(grep -o 'checksum=.*' "$out")
+  [ "$got" = "$ref" ] || fail "result $got differs from the fixed-size $ref: $(cat "$out")"
+  ! grep -q "could not take the step up again" "$out" || fail "a group's step was lost: $(cat "$out")"
+}
 # as_nobody CMD...: CMD as user nobody (on the login host); $BIN stands for the command
 as_nobody() {
   local c=$1; shift

@@ -7,18 +7,7 @@
 mpi_setup
 up 4 --resize-timeout 60
 cd "$T"
-export PATH="$BINDIR:$PATH"
-jac="$BINDIR/jacobi2d"
-[ -x "$jac" ] || fail "jacobi2d not built"
-args="--n 96 --iters 300"
-ref=$(jacobi_ref $args)
-
-s=$(script jac.sh "#DUCTILE --nodes=2 --malleable --min-nodes=1 --max-nodes=4
-env $mpi_env ductile mpirun --ppn 1 $jac $args --delay-us 2000 --wait-for $T/go")
-j=$(submit "$s")
-expect_state "$j" R
-out="ductile-$j.out"
-wait_for 60 grep -q "started on 2 processes" "$out" || fail "no start: $(cat "$out")"
+jacobi_started
 stop_ctld() { # SIGNAL
   local pid; pid=$(cat "$T/c/ctld.pid")
   kill -"$1" "$pid"
@@ -35,10 +24,5 @@ stop_ctld TERM
 restart_ctld
 wait_for 20 d queue > /dev/null || fail "the controller did not come back"
 is_state "$j" R || fail "job $j after the SIGTERM: $(state "$j") $(cat "$out")"
-touch "$T/go"
-expect_state "$j" CD 90
-grep -q "2 -> 4 processes" "$out" || fail "no expand in the app: $(cat "$out")"
-got=$(grep -o 'checksum=.*' "$out")
-[ "$got" = "$ref" ] || fail "result $got differs from the fixed-size $ref: $(cat "$out")"
-! grep -q "could not take the step up again" "$out" || fail "a group's step was lost: $(cat "$out")"
+jacobi_finished
 echo ok
