@@ -131,9 +131,9 @@ static void reply_err(conn_t *c, const char *fmt, const char *why)
 {
     char msg[600];
     snprintf(msg, sizeof(msg), fmt, why);
-    json_t *r = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
+    json_t *r = proto_err_reply(PROTO_E_NONE, msg);
     if (!r) /* not UTF-8 (a name cut in the middle of a character): still an answer */
-        r = json_pack("{s:b,s:s}", "ok", 0, "error", "the request was refused");
+        r = proto_err_reply(PROTO_E_NONE, "the request was refused");
     conn_send_new(c, r);
 }
 

@@ -8,12 +8,14 @@
  * process, arguments, environment and exit status). The others link neither. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "util.h"
 
 #define VERSION "0.1.0"
 
@@ -111,9 +113,13 @@ int main(int argc, char **argv)
         printf("ductile %s\n", VERSION);
         return 0;
     }
+    bool json = false; /* errors as JSON too (cu_exit) */
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        json = json || !strcmp(argv[i], "--json");
     for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
         if (!strcmp(argv[1], subcmds[i].name))
-            return subcmds[i].fn ? subcmds[i].fn(argc - 1, argv + 1) : run_engine(argv);
+            return cu_exit(subcmds[i].fn ? subcmds[i].fn(argc - 1, argv + 1) : run_engine(argv),
+                           json);
     cmd_fail("unknown command '%s' (try 'ductile --help')", argv[1]);
     return 2;
 }

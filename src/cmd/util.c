@@ -93,6 +93,32 @@ int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen)
  * try_later) is tried again. */
 #define TRY_LATER_SECONDS 30.0
 
+proto_err_t cu_err_code;
+char cu_err_words[1024];
+
+/* A call that failed: its words on stderr, its code kept for the exit status (cu_exit) */
+static void call_failed(int rc, const char *err)
+{
+    proto_err_t e = proto_err_of_errno(rc);
+    cu_err_code = e != PROTO_E_NONE ? e : PROTO_E_UNREACHABLE; /* the connection's errno */
+    snprintf(cu_err_words, sizeof(cu_err_words), "%s", err);
+    cmd_fail("%s", err);
+}
+
+int cu_exit(int rc, bool json)
+{
+    if (rc == 0 || cu_err_code == PROTO_E_NONE)
+        return rc;
+    if (json) { /* a program reading --json gets the refusal there too */
+        json_t *o = json_pack("{s:s,s:s}", "error", cu_err_words, "code",
+                              proto_err_name(cu_err_code));
+        if (o)
+            cu_print_json(o);
+        json_decref(o);
+    }
+    return proto_err_exit(cu_err_code);
+}
+
 json_t *cu_call(const config_t *cfg, json_t *req)
 {
     char err[1024];
@@ -115,7 +141,7 @@ json_t *cu_call(const config_t *cfg, json_t *req)
         }
         json_decref(req);
         if (rc < 0) {
-            cmd_fail("%s", err);
+            call_failed(rc, err);
             return NULL;
         }
         return reply;
@@ -268,7 +294,7 @@ json_t *cu_call_retry(const config_t *cfg, json_t *req)
         }
         if (!client_retryable(rc) || cu_mono() + pause > deadline) {
             json_decref(req);
-            cmd_fail("%s", err);
+            call_failed(rc, err);
             return NULL;
         }
         if (!told)

@@ -15,6 +15,13 @@ int cu_load_conf(const char *conf, config_t *cfg);
  * local socket, else TCP with MUNGE (a login host). */
 int cu_open(const config_t *cfg, client_t **c, char *err, size_t errlen);
 json_t *cu_call(const config_t *cfg, json_t *req);
+/* The code of the last refused or failed call (errors.h; PROTO_E_NONE: none) and its
+ * words. */
+extern proto_err_t cu_err_code;
+extern char cu_err_words[1024];
+/* A command's exit status: rc, or the code's (proto_err_exit) when a call failed; with
+ * json, {"error", "code"} on stdout too. */
+int cu_exit(int rc, bool json);
 /* A request on many jobs (cancel, hold, release, requeue) the controller answers in
  * parts: while the reply names the jobs it left (`rest`), sends them again by id (the
  * filters had chosen them), and joins the parts' `results`. req is consumed. */

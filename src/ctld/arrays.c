@@ -202,7 +202,7 @@ static void build_fail(ctld_t *c, array_build_t *b, const char *why)
     }
     free(x.ids);
     db_array_build_del(c, b->id);
-    build_end(c, b, json_pack("{s:b,s:s}", "ok", 0, "error", why));
+    build_end(c, b, proto_err_reply(PROTO_E_NONE, why));
 }
 
 static void on_retry(uv_timer_t *t)

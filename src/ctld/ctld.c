@@ -83,7 +83,7 @@ void ctld_fail_deferred(ctld_t *c, const char *why, bool (*drop)(ctld_t *c, conn
         }
         if (json_is_true(json_object_get(r->msg, "ok"))) {
             json_decref(r->msg);
-            r->msg = json_pack("{s:b,s:s}", "ok", 0, "error", why);
+            r->msg = proto_err_reply(PROTO_E_NONE, why);
         }
         last = r;
         pp = &r->next;

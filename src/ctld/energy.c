@@ -493,11 +493,11 @@ void energy_rpc_power(ctld_t *c, conn_t *conn, const json_t *m)
     if (proto_bool_opt(m, "forecast", false, &want_forecast, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "ahead", 1, 100, 6, &h, err, sizeof(err)) < 0 ||
         proto_int_opt(m, "season", 0, SERIES_MAX / 2, 0, &season, err, sizeof(err)) < 0) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE, err));
         return;
     }
     if (!e) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", "power is not set up"));
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE, "power is not set up"));
         return;
     }
     json_t *pend = json_array();
@@ -543,7 +543,7 @@ void energy_rpc_corridor(ctld_t *c, conn_t *conn, const json_t *m, bool operator
     bool reset;
     struct energy *e = c->energy;
     if (!operator_) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error",
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE,
                                       "permission denied: only operators may change the power "
                                       "corridor"));
         return;
@@ -552,17 +552,17 @@ void energy_rpc_corridor(ctld_t *c, conn_t *conn, const json_t *m, bool operator
         proto_num_opt(m, "lower", 0, CONFIG_WATTS_MAX, 0, &lower, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "upper", 0, CONFIG_WATTS_MAX, 0, &upper, err, sizeof(err)) < 0 ||
         proto_num_opt(m, "at", 0, 1e11, 0, &at, err, sizeof(err)) < 0) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE, err));
         return;
     }
     if (upper > 0 && upper < lower) {
         snprintf(err, sizeof(err), "the upper bound (%g W) is below the lower bound (%g W)",
                  upper, lower);
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE, err));
         return;
     }
     if (!e) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", "power is not set up"));
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE, "power is not set up"));
         return;
     }
     int rc;
@@ -587,7 +587,7 @@ void energy_rpc_corridor(ctld_t *c, conn_t *conn, const json_t *m, bool operator
             apply_due(c);
     }
     if (rc < 0) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error",
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE,
                                       rc == -ENOSPC ? "too many corridor changes to come"
                                                     : "cannot save the change"));
         return;

@@ -67,7 +67,7 @@ static void on_message(conn_t *conn, json_t *msg, void *arg)
     const char *type;
     char err[128];
     if (proto_type(msg, &type, err, sizeof(err)) < 0) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE, err));
         return;
     }
     bool relay = !strcmp(type, "relay") || !strcmp(type, "relay_close");
@@ -80,7 +80,7 @@ static void on_message(conn_t *conn, json_t *msg, void *arg)
             else
                 nodes_on_message(c, conn, msg, type);
         } else
-            conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error",
+            conn_send_new(conn, proto_err_reply(PROTO_E_NONE,
                                           "permission denied: not a node daemon"));
         return;
     }

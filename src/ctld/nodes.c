@@ -364,7 +364,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
         proto_int_opt(msg, "cpus", 0, 1 << 20, 0, &cpus, err, sizeof(err)) < 0 ||
         proto_int_opt(msg, "memory_mb", 0, INT64_MAX, 0, &mem, err, sizeof(err)) < 0 ||
         (jobs && !json_is_array(jobs))) {
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", err));
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE, err));
         return;
     }
     int i = config_node_index(&c->cfg, name);
@@ -382,7 +382,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
         char why[160];
         snprintf(why, sizeof(why), "node %s is not in this cluster's Nodes: the controller "
                  "refuses it (taken out of the configuration?)", name);
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", why));
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE, why));
         conn_close_flushed(conn);
         return;
     }
@@ -390,7 +390,7 @@ static void on_register(ctld_t *c, conn_t *conn, const json_t *msg)
         /* its messages would all look stale: every job it runs would be ended */
         fprintf(stderr, "ductiled: refusing node %s: its ductile-noded is older than this "
                 "controller (no run numbers); upgrade it\n", name);
-        conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error",
+        conn_send_new(conn, proto_err_reply(PROTO_E_NONE,
                                       "this ductile-noded is older than the controller: "
                                       "upgrade it"));
         conn_close(conn);

@@ -59,7 +59,7 @@ void rpc_fail(ctld_t *c, conn_t *conn, const char *err)
     char *e = strdup(err ? err : "");
     if (e)
         strparse_utf8_fix(e);
-    rpc_reply(c, conn, json_pack("{s:b,s:s}", "ok", 0, "error", e ? e : "out of memory"));
+    rpc_reply(c, conn, proto_err_reply(PROTO_E_NONE, e ? e : "out of memory"));
     free(e);
 }
 

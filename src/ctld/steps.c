@@ -91,7 +91,7 @@ static void input_answer(step_t *s, const char *error)
     s->input_busy = false;
     if (!s->input)
         return;
-    conn_send_new(s->input, error ? json_pack("{s:b,s:s}", "ok", 0, "error", error)
+    conn_send_new(s->input, error ? proto_err_reply(PROTO_E_NONE, error)
                                   : json_pack("{s:b}", "ok", 1));
     s->input = NULL;
 }
@@ -196,7 +196,7 @@ static bool task_end(ctld_t *c, step_t *s, int r, int st, const char *why, int64
 
 static void fail(conn_t *conn, const char *msg)
 {
-    conn_send_new(conn, json_pack("{s:b,s:s}", "ok", 0, "error", msg));
+    conn_send_new(conn, proto_err_reply(PROTO_E_NONE, msg));
 }
 
 /* Where the client's node takes the step's output directly (docs/architecture.md,

@@ -64,7 +64,7 @@ static void reply(conn_t *c, json_t *m) { conn_send_new(c, m); }
 
 static void fail(conn_t *c, const char *why)
 {
-    reply(c, json_pack("{s:b,s:s}", "ok", 0, "error", why));
+    reply(c, proto_err_reply(PROTO_E_NONE, why));
 }
 
 static void forward(noded_t *d, const char *type, int64_t job, const json_t *extra)

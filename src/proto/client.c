@@ -279,13 +279,14 @@ int client_call(client_t *c, const json_t *req, json_t **reply, double timeout, 
         return rc;
     if (!json_is_true(json_object_get(*reply, "ok"))) {
         const char *e = json_string_value(json_object_get(*reply, "error"));
-        /* "not now": a user's submissions past MaxSubmitRate; a retry will do */
+        /* the code (errors.h); from the words when a server before codes sent none.
+         * try_later is -EBUSY: a user's submissions past MaxSubmitRate, a retry will do */
         const char *code = json_string_value(json_object_get(*reply, "code"));
-        bool later = code && !strcmp(code, "try_later");
+        proto_err_t pe = code ? proto_err_parse(code) : proto_err_classify(e);
         snprintf(err, errlen, "%s", e ? e : "the controller refused the request");
         json_decref(*reply);
         *reply = NULL;
-        return later ? -EBUSY : -EREMOTE;
+        return proto_err_errno(pe);
     }
     return 0;
 }
@@ -305,6 +306,12 @@ bool client_retryable(int rc)
     default:
         return false;
     }
+}
+
+bool client_refused(int rc)
+{
+    proto_err_t e = proto_err_of_errno(rc);
+    return e != PROTO_E_NONE && e != PROTO_E_UNREACHABLE;
 }
 
 int client_fd(const client_t *c) { return c->fd; }
@@ -332,7 +339,7 @@ int client_call_keyed(client_t **c, const char *host, int port, const uint8_t *k
     }
     if (rc == 0)
         rc = client_call(*c, req, reply, timeout, err, errlen);
-    if (rc < 0 && fresh && rc != -EREMOTE) {
+    if (rc < 0 && fresh && !client_refused(rc)) {
         size_t l = strlen(err);
         snprintf(err + l, errlen > l ? errlen - l : 0, " (is the key file the server's key?)");
     }

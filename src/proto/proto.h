@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "errors.h"
 
 #define PROTO_MAGIC 0x44435431u /* "DCT1" */
 #define PROTO_HDR_LEN 48

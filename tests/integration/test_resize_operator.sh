@@ -37,7 +37,7 @@ grep -q "give the new size" e.txt || fail "no size: $(cat e.txt)"
 ! d resize 5 -N 2 --release 2> e.txt || fail "-N with --release accepted"
 grep -q "either" e.txt || fail "-N with --release: $(cat e.txt)"
 set +e; d resize 999 -N 2 2> e.txt; rc=$?; set -e
-[ $rc = 1 ] || fail "unknown job: exit $rc"
+[ $rc = 21 ] || fail "unknown job: exit $rc" # not_found (docs/protocol.md, Errors)
 grep -q "999" e.txt || fail "unknown job: $(cat e.txt)"
 
 # 1. Under fpsma-pwma an application that takes every offer is grown to 4 nodes. The
@@ -136,7 +136,7 @@ set +e; wait "$waiter"; rc=$?; set -e
 grep -q "job $j: resize to 2 nodes failed: the job ended" e.txt || fail "cancelled: $(cat e.txt)"
 expect_state "$j" CA
 
-# 6. Refused, with why; exit status 1.
+# 6. Refused, with why; exit status 1, or the refusal's code (20 not yours, 22 ended).
 r=$(script rigid2.sh "#DUCTILE --nodes=1
 while [ ! -e $T/stop6 ]; do sleep 0.05; done")
 jr=$(submit "$r")
@@ -150,9 +150,9 @@ expect_state "$j" R
 set +e; d resize "$j" -N 3 2> e.txt; rc=$?; set -e
 [ $rc = 1 ] && grep -q "outside its \[1, 2\]" e.txt || fail "outside max: $rc $(cat e.txt)"
 set +e; as_nobody "$BIN" resize "$j" -N 2 2> e.txt; rc=$?; set -e
-[ $rc = 1 ] && grep -q "permission denied: job $j belongs to" e.txt || fail "not yours: $rc $(cat e.txt)"
+[ $rc = 20 ] && grep -q "permission denied: job $j belongs to" e.txt || fail "not yours: $rc $(cat e.txt)"
 touch "$T/stop6"
 expect_state "$j" CD
 set +e; d resize "$j" -N 2 2> e.txt; rc=$?; set -e
-[ $rc = 1 ] && grep -q "has already ended" e.txt || fail "ended job: $rc $(cat e.txt)"
+[ $rc = 22 ] && grep -q "has already ended" e.txt || fail "ended job: $rc $(cat e.txt)"
 echo ok

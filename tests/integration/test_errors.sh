@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Errors with codes, end to end (issue 35): a refusal reaches the user in words, and as
+# a code a program can act on: the command's exit status, and {"error", "code"} on
+# stdout with --json. Before, every refusal was exit status 1 and its kind was lost
+# (the client turned all of them into -EREMOTE).
+. "$(dirname "$0")/lib.sh"
+up 1
+cd "$T"
+status() { set +e; "$@" > out.txt 2> err.txt; rc=$?; set -e; }
+status d show 999
+[ "$rc" = 21 ] && grep -q "job 999 does not exist" err.txt || fail "show of no job: $rc $(cat err.txt)"
+status d show 999 --json
+[ "$rc" = 21 ] || fail "show --json of no job: exit $rc"
+[ "$(jq -r .code out.txt)" = not_found ] && [ "$(jq -r .error out.txt)" = "job 999 does not exist" ] ||
+  fail "show --json of no job: $(cat out.txt)"
+status as_nobody "$BIN" drain n1
+[ "$rc" = 20 ] && grep -q "permission denied" err.txt || fail "drain as nobody: $rc $(cat err.txt)"
+status d queue --state XX
+[ "$rc" = 1 ] && grep -q "not a list of job states" err.txt || fail "queue --state XX: $rc $(cat err.txt)"
+# no controller at all: unreachable
+d cluster down --dir "$T/c" > /dev/null
+status d queue
+[ "$rc" = 27 ] || fail "queue without a controller: exit $rc $(cat err.txt)"
+echo ok
