@@ -714,9 +714,9 @@ static int cluster_status(int argc, char **argv)
            (long long)json_integer_value(json_object_get(rep, "pending")), cu_str(rep, "policy"));
     const json_t *sus = json_object_get(rep, "suspect_s");
     if (sus) /* docs/reliability.md, "Cut off, or the controller?" */
-        printf("most nodes silent for %.0f s: the controller suspects its own network and "
-               "calls none of them down (`ductile drain NODES --down` if they failed)\n",
-               json_number_value(sus));
+        printf("most nodes fell silent at once: the controller suspects its own network "
+               "(for %.0f s now) and calls none of them down (`ductile drain NODES --down` if "
+               "they failed)\n", json_number_value(sus));
     print_timings("scheduling passes", json_object_get(rep, "passes"));
     print_timings("commits", json_object_get(rep, "commits"));
     const json_t *l = json_object_get(rep, "loop");
