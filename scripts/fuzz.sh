@@ -15,7 +15,7 @@ clang $flags tests/fuzz/fuzz_config.c src/common/*.c -lm -o "$out/fuzz_config"
 clang $flags tests/fuzz/fuzz_directives.c src/proto/directives.c src/common/*.c -lm -o "$out/fuzz_directives"
 # the node daemon's dispatcher, linked with the daemon (all but its main.c)
 noded_src=$(ls src/noded/*.c | grep -v '/main\.c$')
-clang $flags -Isrc/proto -Isrc/noded tests/fuzz/fuzz_noded.c $noded_src src/proto/proto.c src/proto/conn.c \
+clang $flags -Isrc/proto -Isrc/noded tests/fuzz/fuzz_noded.c $noded_src src/proto/proto.c src/proto/conn.c src/proto/errors.c \
   src/common/*.c -luv -ljansson -lsodium -lmunge -lm -o "$out/fuzz_noded"
 # the database loader, linked with the controller (all but its main.c). The include
 # paths are per library, as in CMake: src/sched/sched.h must not shadow <sched.h> for
