@@ -1210,3 +1210,10 @@ bool config_is_operator(const config_t *cfg, const char *user)
             return true;
     return false;
 }
+
+double config_lost_after(const config_t *cfg)
+{
+    double t = cfg->node_timeout / 2, hb = 1.25 * cfg->heartbeat_interval;
+    t = hb > t ? hb : t;
+    return t < cfg->node_timeout ? t : cfg->node_timeout;
+}

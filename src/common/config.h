@@ -176,6 +176,11 @@ typedef struct config {
  * in err ("path:line: ..."); on error *out is left zeroed (config_free is harmless
  * on it). The file's directory anchors relative paths. */
 int config_load(const char *path, config_t *out, char *err, size_t errlen);
+/* Silent for this long, a node has missed heartbeats: half of NodeTimeout, or 1.25
+ * HeartbeatInterval if longer (at most NodeTimeout). The controller counts its silent
+ * nodes by it, and a node daemon its peers that hear the controller, so that both judge
+ * a cut alike (docs/reliability.md, "Cut off, or the controller?"). */
+double config_lost_after(const config_t *cfg);
 
 /* The same for text in memory. origin names it in messages; relative paths are
  * anchored at the directory part of origin, and stay relative when origin has none. */

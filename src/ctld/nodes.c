@@ -549,16 +549,6 @@ static double silence_of(const ctld_t *c, const node_t *n, double now)
     return now - n->last_seen - (c->stalled - n->stalled_seen);
 }
 
-/* Silent for this long, a node has missed heartbeats: half of NodeTimeout, or more when
- * HeartbeatInterval is long (a healthy node is never counted; with a long interval the
- * controller suspects itself less readily). */
-static double lost_after(const ctld_t *c)
-{
-    double t = c->cfg.node_timeout / 2, hb = 1.25 * c->cfg.heartbeat_interval;
-    t = hb > t ? hb : t;
-    return t < c->cfg.node_timeout ? t : c->cfg.node_timeout;
-}
-
 /* More than half the up nodes silent at once: it is more likely that this host lost the
  * network than that they all failed together (a host that loses its power, like a cut,
  * closes no connection; a daemon killed alone leaves its jobs running), and calling them
@@ -569,14 +559,14 @@ static double lost_after(const ctld_t *c)
 static void check_self(ctld_t *c, double now)
 {
     int up = 0, lost = 0, due = 0;
-    double after = lost_after(c);
+    double after = config_lost_after(&c->cfg);
     for (int i = 0; i < c->nnodes; i++) {
         node_t *n = &c->nodes[i];
         if (n->state != NS_UP)
             continue;
         up++;
         /* the nodes cut off with us went silent within a heartbeat of each other: the
-         * first passes NodeTimeout when all have passed lost_after */
+         * first passes NodeTimeout when all have passed config_lost_after */
         double s = silence_of(c, n, now);
         lost += s > after;
         due += s > c->cfg.node_timeout;

@@ -318,11 +318,8 @@ static void ask_message(conn_t *c, json_t *msg, void *arg)
         const json_t *jb = json_object_get(msg, "back");
         double back = json_is_number(jb) ? json_number_value(jb) : -1;
         double nto = a->d->cfg.node_timeout;
-        /* heard within half of NodeTimeout (or 1.25 HeartbeatInterval, if longer): no
-         * heartbeat missed, as the controller counts (ctld nodes.c, lost_after); a long
-         * interval leans to "heard", so to ending the requeueable jobs here */
-        double after = nto / 2, hb = 1.25 * a->d->cfg.heartbeat_interval;
-        after = hb > after ? (hb < nto ? hb : nto) : after;
+        /* heard with no heartbeat missed, as the controller counts its nodes */
+        double after = config_lost_after(&a->d->cfg);
         if (!json_is_number(json_object_get(msg, "age")) || age < 0 || age > after)
             a->not_heard++;
         else if (back >= 0 && back <= nto)

@@ -186,6 +186,9 @@ jacobi_ref() {
     fail "reference run: $(cat "$T/ref.out")"
   grep -o 'checksum=.*' "$T/ref.out" || fail "no reference checksum: $(cat "$T/ref.out")"
 }
+# peers_known N: every node daemon has been told its N peers (the ones it asks when it
+# hears nothing from the controller; told within a second of a registration)
+peers_known() { d nodes --json | jq -e "all(.[]; .peers == $1)" > /dev/null; }
 # jacobi_started: a malleable jacobi2d job under `ductile mpirun` (2 nodes, 1 to 4) that
 # waits for $T/go before it ends, started; sets j (its id), out (its output file) and
 # ref (the plate's checksum from a fixed-size run). After `up 4` and `cd "$T"`.

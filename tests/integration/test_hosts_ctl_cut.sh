@@ -17,8 +17,7 @@ export DUCTILE_TEST_HOSTS=1
 up 3 --node-timeout 3 --kill-wait 2
 cd "$T"
 # each node daemon knows the 2 others as the peers it asks (told within a second)
-peers_known() { d nodes --json | jq -e 'all(.[]; .peers == 2)' > /dev/null; }
-wait_for 10 peers_known || fail "the node daemons were not told their peers: $(d nodes --json)"
+wait_for 10 peers_known 2 || fail "the node daemons were not told their peers: $(d nodes --json)"
 runs=$(runs_script runs.sh 40 15)
 jr=$(submit -N 1 --requeue "$runs")
 jn=$(submit -N 1 "$runs")

@@ -13,8 +13,7 @@ export DUCTILE_TEST_HOSTS=1
 . "$(dirname "$0")/lib.sh"
 up 12 --node-timeout 3 --kill-wait 2
 cd "$T"
-peers_known() { d nodes --json | jq -e 'all(.[]; .peers == 8)' > /dev/null; }
-wait_for 10 peers_known || fail "the node daemons were not told their peers: $(d nodes --json)"
+wait_for 10 peers_known 8 || fail "the node daemons were not told their peers: $(d nodes --json)"
 runs=$(runs_script runs.sh 60 10)
 j=$(submit -N 1 --requeue "$runs")
 expect_state "$j" R
