@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -389,6 +390,7 @@ struct child_plan {
     char *const *argv;
     const char *exec_path;           /* argv[0], for messages */
     int status_fd;                   /* >= 3: run under a shepherd that writes here */
+    bool hold_out;                   /* the shepherd holds the output FIFOs (launch.h) */
     char *const *envp;
     const char *cwd;
     const char *out_path, *err_path; /* expanded, never NULL */
@@ -504,6 +506,12 @@ static _Noreturn void shepherd(const struct child_plan *pl, pid_t job)
     /* Nothing of the daemon's but the status file: its sockets, pipes and lock must go
      * with the daemon (the report pipe's end tells the daemon the job exec'd). */
     close_all_but(0, pl->status_fd, -1);
+    int hold[2] = {-1, -1};
+    if (pl->hold_out) { /* (non-blocking: a reader's open never waits for a writer) */
+        hold[0] = open(pl->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (!pl->same_out_err)
+            hold[1] = open(pl->err_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    }
     int st;
     while (waitpid(job, &st, 0) < 0)
         if (errno != EINTR)
@@ -514,6 +522,20 @@ static _Noreturn void shepherd(const struct child_plan *pl, pid_t job)
     ssize_t w = pwrite(pl->status_fd, buf, (size_t)n, 0); /* lost: the status is unknown */
     (void)w;
     close(pl->status_fd);
+    /* The job's last output may still be in its pipes, and no daemon reading them (it
+     * restarts): they stay until one has read them. */
+    for (;;) {
+        int left = 0;
+        for (int k = 0; k < 2; k++) {
+            int avail = 0;
+            if (hold[k] >= 0 && ioctl(hold[k], FIONREAD, &avail) == 0 && avail > 0)
+                left += avail;
+        }
+        if (left == 0)
+            break;
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
     if (WIFEXITED(st))
         _exit(WEXITSTATUS(st));
     int sig = WTERMSIG(st);
@@ -1064,6 +1086,7 @@ int launch_begin(const launch_spec_t *spec, launch_pending_t **out, char *err, s
         .argv = spec->argv,
         .exec_path = spec->argv[0],
         .status_fd = spec->status_fd,
+        .hold_out = spec->hold_output && spec->status_fd >= 3,
         .envp = spec->envp ? spec->envp : empty_env,
         .cwd = spec->cwd ? spec->cwd : "/",
         .out_path = out_path,

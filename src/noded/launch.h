@@ -65,6 +65,12 @@ typedef struct launch_spec {
      * the shepherd (launch_pid) is the daemon's child. -1: no shepherd. Below 3 (as
      * when left out of an initializer): no shepherd. */
     int status_fd;
+    /* With a shepherd, and output paths that are FIFOs the caller reads (a step's task):
+     * the shepherd holds them open for reading too, and once the job has ended it waits
+     * until they are empty before it ends. So the job's output waits in them, instead of
+     * the job dying of SIGPIPE, while no daemon reads them, and a restarted daemon that
+     * opens them again gets it all, the last lines of a job that ended meanwhile too. */
+    bool hold_output;
     /* The child waits, set up but before exec (and before its shepherd), until
      * launch_go: the caller records the start first. A caller that dies before
      * launch_go leaves a child that ends without running anything (launch_begin only). */

@@ -307,6 +307,8 @@ static int node_start(noded_t *d, const config_t *cfg, const char *conf_path, in
     d->reconnect.data = d;
     uv_timer_init(d->loop, &d->heartbeat);
     d->heartbeat.data = d;
+    uv_timer_init(d->loop, &d->tasks_poll);
+    d->tasks_poll.data = d;
     uint64_t hb = (uint64_t)(d->cfg.heartbeat_interval * 1000);
     /* the nodes of one process beat at spread times, as separate hosts would */
     uint64_t first = hb + (noded_nall > 1 ? hb * (uint64_t)(d - noded_all) / (uint64_t)noded_nall : 0);

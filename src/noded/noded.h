@@ -117,6 +117,7 @@ struct noded {
     char conf_path[4096]; /* absolute: exported to jobs as DUCTILE_CONF */
     idmap_t *jobs;
     struct task *tasks;         /* tasks of `ductile run` (steps.c) */
+    uv_timer_t tasks_poll;      /* while tasks taken up after a restart run: their end */
     char spool[4096];
     char cgroup_parent[256];
     char cgroup_root[256];      /* the cgroup2 mount, when cgroup_parent is set */
@@ -160,6 +161,14 @@ void runs_forget(noded_t *d, int64_t id);
  * descriptor, or < 0), read it (0 and *status, or -ENOENT while there is none). */
 int runs_status_open(noded_t *d, int64_t id);
 int runs_status_read(noded_t *d, int64_t id, int *status);
+/* The same for any such file (a step's task's) */
+int runs_status_file_open(const char *path);
+int runs_status_file_read(const char *path, int *status);
+/* This boot of the host (a record from another boot names processes that are gone) */
+void runs_boot_id(char *buf, size_t len);
+/* What is still alive of a run a record names: its cgroup's processes, or its session's
+ * (a run without a cgroup); NULL when nothing is. */
+launch_proc_t *runs_still_alive(const char *cgroup, pid_t pid, pid_t pgid);
 /* At start-up, before registering: take charge of what the records name and is still
  * alive (jobs_adopt), end every other process left in our cgroups. */
 void runs_recover(noded_t *d);
@@ -269,6 +278,13 @@ void steps_signal(noded_t *d, int64_t job, int step, int sig);
 bool steps_job_gone(noded_t *d, int64_t job);
 bool steps_owns_pid(noded_t *d, pid_t pid);
 void steps_reap(noded_t *d);
+/* At start-up (runs_recover), once the jobs are: the tasks an earlier incarnation
+ * started that still run, or ended meanwhile, taken up again from their records in the
+ * spool (their output pipes, what was read of them and not yet acknowledged, their
+ * status), to be reported at registration. */
+void steps_recover(noded_t *d);
+/* Is this cgroup (its last component) one of a task of ours? */
+bool steps_owns_cgroup(noded_t *d, const char *leaf);
 /* step_credit: the client wrote out a task's output up to an offset (flow control). */
 void steps_on_credit(noded_t *d, const json_t *msg);
 /* step_resend: a task's output again from an offset, to a new home (re-attaching). */

@@ -21,7 +21,7 @@ static void record_path(const noded_t *d, int64_t id, char *buf, size_t len)
 
 /* This boot of the host: a record from another boot names processes that are gone
  * (and pids that may now be someone else's). */
-static void boot_id(char *buf, size_t len)
+void runs_boot_id(char *buf, size_t len)
 {
     buf[0] = '\0';
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
@@ -43,7 +43,7 @@ int runs_record(noded_t *d, const njob_t *j)
     pid_t pid = j->proc ? launch_pid(j->proc) : j->starting ? launch_pending_pid(j->starting) : 0;
     pid_t pgid = j->proc ? launch_pgid(j->proc) : pid;
     char boot[64];
-    boot_id(boot, sizeof(boot));
+    runs_boot_id(boot, sizeof(boot));
     json_t *r = json_pack("{s:I,s:i,s:b,s:I,s:I,s:I,s:f,s:f,s:b,s:s,s:s*}",
                           "job", (json_int_t)j->id,
                           "run", j->run,
@@ -82,6 +82,11 @@ int runs_status_open(noded_t *d, int64_t id)
 {
     char path[4300];
     status_path(d, id, path, sizeof(path));
+    return runs_status_file_open(path);
+}
+
+int runs_status_file_open(const char *path)
+{
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     /* The status is written over these blanks: on a disk that is full by the time
      * the job ends, overwriting needs no new block. */
@@ -98,6 +103,11 @@ int runs_status_read(noded_t *d, int64_t id, int *status)
 {
     char path[4300];
     status_path(d, id, path, sizeof(path));
+    return runs_status_file_read(path, status);
+}
+
+int runs_status_file_read(const char *path, int *status)
+{
     FILE *f = fopen(path, "re");
     int ok = f && fscanf(f, "%d", status) == 1;
     if (f)
@@ -117,7 +127,7 @@ void runs_forget(noded_t *d, int64_t id)
 /* Is anything of the run still alive? Its cgroup's processes, or (a run tracked
  * without a cgroup) its session's. A record that named a cgroup that is gone is over:
  * never look for its pids elsewhere, they may be someone else's by now. */
-static launch_proc_t *still_alive(const char *cgroup, pid_t pid, pid_t pgid)
+launch_proc_t *runs_still_alive(const char *cgroup, pid_t pid, pid_t pgid)
 {
     if (cgroup && access(cgroup, F_OK) < 0)
         return NULL;
@@ -140,7 +150,7 @@ static void recover_one(noded_t *d, const char *path)
     double deadline = 0;
     const char *cg = NULL, *boot = NULL;
     char now_boot[64];
-    boot_id(now_boot, sizeof(now_boot));
+    runs_boot_id(now_boot, sizeof(now_boot));
     if (!r || json_unpack(r, "{s:I,s:i,s:b,s:I,s:I,s:I,s?F,s?s,s?s}", "job", &id, "run", &run,
                           "batch", &batch, "uid", &uid, "pid", &pid, "pgid", &pgid, "deadline",
                           &deadline, "boot", &boot, "cgroup", &cg) < 0 ||
@@ -152,7 +162,7 @@ static void recover_one(noded_t *d, const char *path)
     }
     /* from an earlier boot: nothing of it runs, whatever its pids name now */
     bool other_boot = boot && now_boot[0] && strcmp(boot, now_boot);
-    launch_proc_t *p = other_boot ? NULL : still_alive(cg, (pid_t)pid, (pid_t)pgid);
+    launch_proc_t *p = other_boot ? NULL : runs_still_alive(cg, (pid_t)pid, (pid_t)pgid);
     fprintf(stderr, "ductile-noded %s: found run %d of job %lld from an earlier start: %s\n",
             d->name, run, (long long)id, p ? "still running" : "ended meanwhile");
     /* A job's other node has no process of its own between steps: it is adopted as
@@ -200,6 +210,8 @@ static void end_unrecorded(noded_t *d)
         if (j && j->proc && launch_cgroup(j->proc) &&
             !strcmp(strrchr(launch_cgroup(j->proc), '/') + 1, e->d_name))
             continue; /* an adopted run's own cgroup */
+        if (steps_owns_cgroup(d, e->d_name))
+            continue; /* a step's task taken up again */
         char cg[4700];
         snprintf(cg, sizeof(cg), "%s/%s", dir, e->d_name);
         launch_proc_t *p = launch_adopt(cg, 0, 0);
@@ -228,5 +240,6 @@ void runs_recover(noded_t *d)
         }
         closedir(dp);
     }
+    steps_recover(d); /* the tasks of those jobs' steps */
     end_unrecorded(d);
 }

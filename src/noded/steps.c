@@ -13,7 +13,15 @@
  * acknowledged is kept (a window at most), and a task that ended stays, with its end,
  * until the controller forgets its step (step_kill), so that a client that lost its
  * connection, or a controller that restarted, can have it again from any offset
- * (step_resend); the client drops what it had already written. */
+ * (step_resend); the client drops what it had already written.
+ *
+ * Surviving our own restart: each task has a record in the spool (task.JOB.STEP.RANK),
+ * its shepherd writes its status beside it (.status) and holds its output FIFOs open,
+ * so the task neither dies of SIGPIPE nor loses what waits in them while no daemon
+ * reads, and what we read and the client has not acknowledged is appended to a log
+ * beside it (.log) before it is sent. A daemon that starts again takes the task up from
+ * those (steps_recover): its offsets go on, what was unacknowledged can be sent again. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,7 +56,10 @@ struct task {
     outpipe_t in;      /* its standard input, written from the client's (rank 0) */
     bool in_writing;   /* a step_input is being written into it (one at a time) */
     bool reaped, reported;
+    bool adopted;      /* taken up from an earlier incarnation's record (steps_recover) */
     bool forgotten;    /* unlinked: freed once its handles have closed */
+    int log_fd;        /* the log of output read and not acknowledged; -1: none */
+    int64_t log_size;
     int kind, code;
     int handles_open;
     int64_t sent;      /* bytes of output read and sent (the next chunk's offset) */
@@ -59,10 +71,11 @@ struct task {
     json_t *unacked;   /* chunks sent that the client has not acknowledged, in order (only
                           under flow control: a window at most) */
     json_t *exit_msg;  /* its step_exit once sent: sent again at each registration */
-    /* Direct output (peers.c): to the daemon of the client's node, not the controller */
+    /* Direct output (peers.c): to the daemon of the client's node, not the controller.
+     * When that connection breaks (the daemon restarted, or cannot be reached), the
+     * output goes through the controller again, from what the client acknowledged. */
     int64_t home_chan; /* the client's channel there; 0: output goes to the controller */
     int64_t peer;      /* our connection to that daemon (peers_find) */
-    bool home_lost;    /* it broke: the output is read and dropped, the loss reported */
     bool eof_sent;
 };
 
@@ -77,8 +90,27 @@ static void unlink_task(noded_t *d, task_t *t)
         }
 }
 
+/* Its files in the spool: the record (suffix ""), ".status", ".log". */
+static void task_file(const noded_t *d, int64_t job, int step, int rank, const char *suffix,
+                      char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/task.%lld.%d.%d%s", d->spool, (long long)job, step, rank, suffix);
+}
+
+static void task_forget_files(const task_t *t)
+{
+    static const char *const suffixes[] = {"", ".status", ".log", ".log.tmp", ".tmp"};
+    char path[4400];
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+        task_file(t->d, t->job, t->step, t->rank, suffixes[i], path, sizeof(path));
+        unlink(path);
+    }
+}
+
 static void free_task(task_t *t)
 {
+    if (t->log_fd >= 0)
+        close(t->log_fd);
     launch_cleanup(t->proc);
     json_decref(t->held);
     json_decref(t->unacked);
@@ -97,6 +129,95 @@ static int64_t chunk_len(const json_t *m)
     if (n >= 2 && data[n - 2] == '=')
         len--;
     return len;
+}
+
+/* --- the log of unacknowledged output (survives our restart) --- */
+
+struct logrec {
+    int64_t offset;
+    int32_t stream;
+    int32_t len;
+};
+
+static void log_drop(task_t *t, const char *why)
+{
+    if (t->log_fd < 0)
+        return;
+    char path[4400];
+    task_file(t->d, t->job, t->step, t->rank, ".log", path, sizeof(path));
+    fprintf(stderr, "ductile-noded %s: step %d of job %lld: cannot keep task %d's output in "
+            "%s (%s): a restart of this daemon would now lose the step\n", t->d->name, t->step,
+            (long long)t->job, t->rank, path, why);
+    close(t->log_fd);
+    t->log_fd = -1;
+    unlink(path);
+}
+
+static int log_write(int fd, int64_t offset, int stream, const char *data, size_t n)
+{
+    struct logrec h = {offset, stream, (int32_t)n};
+    struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)data, n}};
+    ssize_t w = writev(fd, iov, 2);
+    if (w < 0)
+        return -errno;
+    return w == (ssize_t)(sizeof(h) + n) ? 0 : -ENOSPC;
+}
+
+/* A chunk read from the task, before it goes out. */
+static void log_chunk(task_t *t, int stream, const char *data, size_t n)
+{
+    if (t->log_fd < 0)
+        return;
+    int rc = log_write(t->log_fd, t->sent, stream, data, n);
+    if (rc < 0)
+        log_drop(t, strerror(-rc));
+    else
+        t->log_size += (int64_t)(sizeof(struct logrec) + n);
+}
+
+/* The log grew well past what is unacknowledged: written again with that only. */
+static void log_compact(task_t *t)
+{
+    int64_t cap = 4 * t->window > (1 << 20) ? 4 * t->window : (1 << 20);
+    if (t->log_fd < 0 || t->log_size <= cap)
+        return;
+    char path[4400], tmp[4400];
+    task_file(t->d, t->job, t->step, t->rank, ".log", path, sizeof(path));
+    task_file(t->d, t->job, t->step, t->rank, ".log.tmp", tmp, sizeof(tmp));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    int64_t size = 0;
+    int rc = fd < 0 ? -errno : 0;
+    size_t i;
+    json_t *m;
+    json_array_foreach(t->unacked, i, m)
+    {
+        const char *data = json_string_value(json_object_get(m, "data"));
+        char *buf = rc == 0 && data ? malloc(strlen(data) / 4 * 3 + 3) : NULL;
+        long n = buf ? b64_decode(data, buf) : -1;
+        rc = n < 0 ? -EIO
+                   : log_write(fd, json_integer_value(json_object_get(m, "offset")),
+                               (int)json_integer_value(json_object_get(m, "stream")), buf,
+                               (size_t)n);
+        size += (int64_t)sizeof(struct logrec) + (n > 0 ? n : 0);
+        free(buf);
+        if (rc < 0)
+            break;
+    }
+    if (rc == 0 && json_array_size(t->unacked) == 0) { /* where the output stands */
+        rc = log_write(fd, t->sent, 1, "", 0);
+        size = (int64_t)sizeof(struct logrec);
+    }
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = -errno;
+    if (rc < 0) { /* the old one stands: it holds all of this and more */
+        if (fd >= 0)
+            close(fd);
+        unlink(tmp);
+        return;
+    }
+    close(t->log_fd);
+    t->log_fd = fd;
+    t->log_size = size;
 }
 
 /* m went out: keep it until the client acknowledges it. */
@@ -119,6 +240,7 @@ static void trim_unacked(task_t *t)
             break;
         json_array_remove(t->unacked, 0);
     }
+    log_compact(t);
 }
 
 static void on_pipe_closed(uv_handle_t *h)
@@ -262,7 +384,7 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
 static bool may_read(const task_t *t)
 {
     if (t->home_chan) /* credits still come from the controller */
-        return t->home_lost || t->window <= 0 || t->sent - t->acked < t->window;
+        return t->window <= 0 || t->sent - t->acked < t->window;
     return t->d->registered && !t->held && (t->window <= 0 || t->sent - t->acked < t->window);
 }
 
@@ -283,45 +405,103 @@ static void update_reading(task_t *t)
     }
 }
 
-static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+/* m to the controller, or kept, in order, for its return. */
+static void send_via_controller(task_t *t, json_t *m)
 {
-    outpipe_t *o = s->data;
-    task_t *t = o->t;
-    if (n > 0) {
-        char *enc = malloc(b64_encoded_len((size_t)n) + 1);
-        json_t *m = NULL;
-        if (enc) {
-            b64_encode(buf->base, (size_t)n, enc);
-            m = json_pack("{s:s,s:I,s:i,s:i,s:i,s:I,s:s}",
+    if (!t->held && t->d->registered && t->d->ctl && conn_send(t->d->ctl, m) == 0) {
+        sent_chunk(t, m);
+        json_decref(m);
+        return;
+    }
+    if (!t->held)
+        t->held = json_array();
+    json_array_append_new(t->held, m);
+}
+
+static void send_output(task_t *t, json_t *m);
+
+/* What the client has not acknowledged, again, to where its output goes now (each chunk
+ * kept again as it goes). */
+static void send_unacked(task_t *t)
+{
+    json_t *again = t->unacked;
+    t->unacked = NULL;
+    size_t i;
+    json_t *m;
+    json_array_foreach(again, i, m)
+    {
+        json_t *c = json_deep_copy(m);
+        if (c) {
+            json_object_del(c, "chan");
+            send_output(t, c);
+        }
+    }
+    json_decref(again);
+}
+
+/* The connection to the client's node broke (its daemon restarted, or this node cannot
+ * reach it): the output goes through the controller, from what the client acknowledged
+ * (a chunk sent there may not have arrived; the client drops what it has). The client's
+ * node is asked for again when the client re-attaches (step_resend). */
+static void home_broke(task_t *t)
+{
+    t->home_chan = 0;
+    send_unacked(t);
+}
+
+/* A chunk of the task's output, to where its client reads it. */
+static void send_output(task_t *t, json_t *m)
+{
+    if (t->home_chan) {
+        conn_t *home = peers_find(t->d, t->peer);
+        json_object_set_new(m, "chan", json_integer(t->home_chan));
+        if (home && conn_send(home, m) == 0) {
+            sent_chunk(t, m);
+            json_decref(m);
+            return;
+        }
+        home_broke(t);
+        json_object_del(m, "chan");
+    }
+    send_via_controller(t, m);
+}
+
+/* A step_output message of n bytes of the task's output at offset. */
+static json_t *output_msg(const task_t *t, int stream, int64_t offset, const char *data, size_t n)
+{
+    char *enc = malloc(b64_encoded_len(n) + 1);
+    if (!enc)
+        return NULL;
+    b64_encode(data, n, enc);
+    json_t *m = json_pack("{s:s,s:I,s:i,s:i,s:i,s:I,s:s}",
                           "type", "step_output",
                           "job", (json_int_t)t->job,
                           "step", t->step,
                           "rank", t->rank,
-                          "stream", o->stream,
-                          "offset", (json_int_t)t->sent,
+                          "stream", stream,
+                          "offset", (json_int_t)offset,
                           "data", enc);
-            free(enc);
-        }
-        t->sent += n;
-        if (t->home_chan) {
-            conn_t *home = t->home_lost ? NULL : peers_find(t->d, t->peer);
-            if (m)
-                json_object_set_new(m, "chan", json_integer(t->home_chan));
-            if (!home || !m || conn_send(home, m) < 0)
-                t->home_lost = true;
-            else
-                sent_chunk(t, m);
-            json_decref(m);
-        } else if (m && !t->held && t->d->registered && t->d->ctl && conn_send(t->d->ctl, m) == 0) {
-            sent_chunk(t, m);
-            json_decref(m);
-        } else if (m) {
-            /* the controller is away: keep it, in order, for its return */
-            if (!t->held)
-                t->held = json_array();
-            json_array_append_new(t->held, m);
-        }
-    }
+    free(enc);
+    return m;
+}
+
+/* n bytes read from one of the task's streams: logged, then sent. */
+static void take_output(task_t *t, int stream, const char *data, size_t n)
+{
+    json_t *m = output_msg(t, stream, t->sent, data, n);
+    if (t->window > 0) /* (a killed step's drain: nobody will ask again) */
+        log_chunk(t, stream, data, n);
+    t->sent += (int64_t)n;
+    if (m)
+        send_output(t, m);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    outpipe_t *o = s->data;
+    task_t *t = o->t;
+    if (n > 0)
+        take_output(t, o->stream, buf->base, (size_t)n);
     free(buf->base);
     if (n < 0) {
         close_out(o);
@@ -334,12 +514,12 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 /* To the client's node: this task's output has ended. */
 static void send_eof(task_t *t)
 {
-    conn_t *home = t->home_lost ? NULL : peers_find(t->d, t->peer);
+    conn_t *home = peers_find(t->d, t->peer);
     if (!home || conn_send_new(home, json_pack("{s:s,s:I,s:I,s:i,s:i}", "type", "step_eof",
                                                "chan", (json_int_t)t->home_chan, "job",
                                                (json_int_t)t->job, "step", t->step,
                                                "rank", t->rank)) < 0)
-        t->home_lost = true;
+        home_broke(t); /* (the client's node gives up waiting for it: StepOutputWait) */
     t->eof_sent = true;
 }
 
@@ -356,8 +536,6 @@ static void report_if_done(task_t *t)
     json_t *ex = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i}", "type", "step_exit", "job",
                            (json_int_t)t->job, "step", t->step, "rank", t->rank, "kind",
                            t->kind, "code", t->code);
-    if (ex && t->home_chan && t->home_lost)
-        json_object_set_new(ex, "output_lost", json_true());
     double cpu;
     long long mem;
     launch_usage(t->proc, &cpu, &mem); /* for history: the task's use */
@@ -380,6 +558,7 @@ static void report_if_done(task_t *t)
 /* An ended task the controller no longer needs: gone. */
 static void forget_task(task_t *t)
 {
+    task_forget_files(t);
     unlink_task(t->d, t);
     t->forgotten = true;
     if (t->handles_open == 0)
@@ -450,9 +629,35 @@ static void set_home(noded_t *d, task_t *t, const json_t *home)
         proto_int(home, "port", 1, 65535, &port, err, sizeof(err)) < 0 ||
         proto_int(home, "chan", 1, INT64_MAX, &chan, err, sizeof(err)) < 0)
         return;
-    t->home_chan = chan;
     t->peer = peers_get(d, addr, (int)port);
-    t->home_lost = t->peer == 0;
+    t->home_chan = t->peer ? chan : 0; /* unreachable: through the controller */
+}
+
+/* The task's record, for a daemon that starts again while it runs: written whole then
+ * renamed (a kill mid-write leaves no half record). Without it (a full disk), the task
+ * runs all the same, and a restart of this daemon ends it. */
+static void record_task(task_t *t)
+{
+    char path[4400], tmp[4400], boot[64];
+    task_file(t->d, t->job, t->step, t->rank, "", path, sizeof(path));
+    task_file(t->d, t->job, t->step, t->rank, ".tmp", tmp, sizeof(tmp));
+    runs_boot_id(boot, sizeof(boot));
+    json_t *r = json_pack("{s:I,s:i,s:i,s:I,s:I,s:s*,s:s,s:I,s:b}",
+                          "job", (json_int_t)t->job,
+                          "step", t->step,
+                          "rank", t->rank,
+                          "pid", (json_int_t)launch_pid(t->proc),
+                          "pgid", (json_int_t)launch_pgid(t->proc),
+                          "cgroup", launch_cgroup(t->proc),
+                          "boot", boot,
+                          "window", (json_int_t)t->window,
+                          "log", t->log_fd >= 0);
+    if (!r || json_dump_file(r, tmp, JSON_COMPACT) < 0 || rename(tmp, path) < 0) {
+        fprintf(stderr, "ductile-noded %s: cannot record task %d of step %d of job %lld in %s: "
+                "%s\n", t->d->name, t->rank, t->step, (long long)t->job, path, strerror(errno));
+        unlink(tmp);
+    }
+    json_decref(r);
 }
 
 void steps_on_start(noded_t *d, const json_t *msg)
@@ -489,7 +694,15 @@ void steps_on_start(noded_t *d, const json_t *msg)
     t->step = (int)step;
     t->rank = (int)rank;
     t->window = window;
+    t->log_fd = -1;
     set_home(d, t, json_object_get(msg, "home"));
+    char spath[4400];
+    task_file(d, job, (int)step, (int)rank, ".status", spath, sizeof(spath));
+    int status_fd = runs_status_file_open(spath); /* its shepherd writes how it ended */
+    if (window > 0) {
+        task_file(d, job, (int)step, (int)rank, ".log", spath, sizeof(spath));
+        t->log_fd = open(spath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    }
     int dummy[2] = {-1, -1};
     for (int s = 0; s < 2; s++) {
         t->out[s].t = t;
@@ -547,14 +760,20 @@ void steps_on_start(noded_t *d, const json_t *msg)
              * controller: `ductile nodes` says so, each start need not find out) */
             .mem_max = d->limits & LAUNCH_LIMIT_MEMORY ? nj->mem_mb << 20 : 0,
             .pids_max = d->limits & LAUNCH_LIMIT_PIDS ? d->cfg.max_procs_per_job : 0,
+            .status_fd = status_fd,
+            .hold_output = true,
         };
         rc = launch_start(&spec, &t->proc, err, sizeof(err));
+        if (rc == 0 && status_fd >= 3)
+            record_task(t);
     } else {
         snprintf(err, sizeof(err), "cannot set up the task's output: %s", strerror(errno));
     }
     for (int s = 0; s < 2; s++)
         if (dummy[s] >= 0)
             close(dummy[s]);
+    if (status_fd >= 0)
+        close(status_fd); /* (its shepherd's now) */
     launch_env_free(fenv);
     free(argv);
     free(env);
@@ -565,6 +784,10 @@ void steps_on_start(noded_t *d, const json_t *msg)
         t->kind = 2;
         t->code = 127;
         send_error_line(d, job, t->step, t->rank, err);
+        if (t->log_fd >= 0)
+            close(t->log_fd);
+        t->log_fd = -1;
+        task_forget_files(t);
         close_out(&t->out[0]);
         close_out(&t->out[1]);
         close_out(&t->in);
@@ -626,35 +849,15 @@ void steps_on_resend(noded_t *d, const json_t *msg)
             send_eof(&gone);
         return;
     }
-    if (json_is_object(home)) {
-        t->home_chan = 0;
+    t->home_chan = 0;
+    if (json_is_object(home))
         set_home(d, t, home);
-    } else {
-        t->home_chan = 0, t->home_lost = false;
-    }
     if (from > t->sent)
         from = t->sent;
     if (from > t->acked)
         t->acked = from;
     trim_unacked(t);
-    conn_t *to = t->home_chan ? (t->home_lost ? NULL : peers_find(d, t->peer)) : d->ctl;
-    size_t i;
-    json_t *m;
-    json_array_foreach(t->unacked, i, m)
-    {
-        json_t *c = json_deep_copy(m);
-        if (c && t->home_chan)
-            json_object_set_new(c, "chan", json_integer(t->home_chan));
-        else if (c)
-            json_object_del(c, "chan");
-        if (!to || !c || conn_send(to, c) < 0) {
-            json_decref(c);
-            if (t->home_chan)
-                t->home_lost = true;
-            break;
-        }
-        json_decref(c);
-    }
+    send_unacked(t);
     if (t->home_chan && t->reported)
         send_eof(t); /* its output had ended: say so to the new home */
     else if (t->home_chan)
@@ -756,17 +959,250 @@ bool steps_owns_pid(noded_t *d, pid_t pid)
     return false;
 }
 
+/* A task taken up again has nothing of it left: what is still in its FIFOs is its last
+ * output, and their end. (Opened once its writers had opened them, they never show
+ * their end to epoll: the kernel tells a reader of a FIFO of the writers that come
+ * after its open only.) */
+static void drain_adopted(task_t *t)
+{
+    static char buf[32768];
+    for (int k = 0; k < 2; k++) {
+        outpipe_t *o = &t->out[k];
+        uv_os_fd_t fd;
+        if (!o->open || uv_fileno((uv_handle_t *)&o->pipe, &fd) < 0)
+            continue;
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+            take_output(t, o->stream, buf, (size_t)n);
+        close_out(o);
+    }
+}
+
+/* How it ended, from its wait status. */
+static void set_status(task_t *t, int status)
+{
+    t->reaped = true;
+    t->kind = WIFSIGNALED(status) ? 1 : 0;
+    t->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/* A task taken up from an earlier incarnation is not our child: it is over once nothing
+ * of it is left, and its shepherd wrote how it ended (without that, the shepherd was
+ * killed with it). */
+static void set_adopted_status(task_t *t)
+{
+    char path[4400];
+    int status;
+    task_file(t->d, t->job, t->step, t->rank, ".status", path, sizeof(path));
+    if (runs_status_file_read(path, &status) == 0)
+        set_status(t, status);
+    else
+        set_status(t, SIGKILL); /* (a wait status: killed by SIGKILL) */
+}
+
 void steps_reap(noded_t *d)
 {
     task_t *next;
+    bool watching = false;
     for (task_t *t = d->tasks; t; t = next) {
         next = t->next;
         int status;
-        if (t->reaped || !t->proc || launch_reap(t->proc, &status) != 1)
+        if (t->reaped || !t->proc)
             continue;
-        t->reaped = true;
-        t->kind = WIFSIGNALED(status) ? 1 : 0;
-        t->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+        if (t->adopted) {
+            if (!launch_all_gone(t->proc)) {
+                watching = true;
+                continue;
+            }
+            drain_adopted(t);
+            set_adopted_status(t);
+        } else if (launch_reap(t->proc, &status) == 1) {
+            set_status(t, status);
+        } else {
+            continue;
+        }
         report_if_done(t);
     }
+    if (!watching)
+        uv_timer_stop(&d->tasks_poll);
+}
+
+static void on_tasks_poll(uv_timer_t *h) { steps_reap(h->data); }
+
+bool steps_owns_cgroup(noded_t *d, const char *leaf)
+{
+    for (task_t *t = d->tasks; t; t = t->next) {
+        const char *cg = t->proc ? launch_cgroup(t->proc) : NULL;
+        const char *slash = cg ? strrchr(cg, '/') : NULL;
+        if (slash && !strcmp(slash + 1, leaf))
+            return true;
+    }
+    return false;
+}
+
+/* --- taking tasks up again after our restart --- */
+
+/* The log of what was read and not acknowledged: the offsets go on after it, and what it
+ * holds can be sent again. -1 when it cannot be read whole. */
+static int load_log(task_t *t, const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    struct logrec h;
+    int rc = 0;
+    bool first = true;
+    t->unacked = json_array();
+    while (fread(&h, sizeof(h), 1, f) == 1) {
+        char *buf = h.len >= 0 && h.len <= (1 << 24) ? malloc((size_t)h.len + 1) : NULL;
+        if (!buf || fread(buf, 1, (size_t)h.len, f) != (size_t)h.len || h.offset < t->sent ||
+            (h.stream != 1 && h.stream != 2)) {
+            free(buf);
+            rc = first || !feof(f) ? -1 : 0; /* a record cut short: the last write's */
+            break;
+        }
+        if (first)
+            t->acked = h.offset; /* (the client has everything before the log's start) */
+        first = false;
+        if (h.len > 0)
+            json_array_append_new(t->unacked, output_msg(t, h.stream, h.offset, buf, (size_t)h.len));
+        t->sent = h.offset + h.len;
+        free(buf);
+    }
+    fclose(f);
+    if (first && rc == 0) /* empty: nothing was read yet */
+        t->acked = t->sent = 0;
+    return rc;
+}
+
+/* Its output FIFO again, if it is still there (an output that has ended is unlinked). */
+static void reopen_out(task_t *t, int k)
+{
+    outpipe_t *o = &t->out[k];
+    o->t = t;
+    o->stream = k + 1;
+    snprintf(o->path, sizeof(o->path), "%s/step%lld.%d.%d.%d", t->d->spool, (long long)t->job,
+             t->step, t->rank, k + 1);
+    int fd = open(o->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    uv_pipe_init(t->d->loop, &o->pipe, 0);
+    o->pipe.data = o;
+    if (uv_pipe_open(&o->pipe, fd) < 0) {
+        close(fd);
+        return;
+    }
+    o->open = true;
+    t->handles_open++;
+}
+
+static void recover_task(noded_t *d, const char *path, int64_t job, int step, int rank)
+{
+    json_t *r = json_load_file(path, 0, NULL);
+    json_int_t pid = 0, pgid = 0, window = 0;
+    const char *cg = NULL, *boot = NULL;
+    int has_log = 0;
+    task_t *t = calloc(1, sizeof(*t));
+    if (!t || !r ||
+        json_unpack(r, "{s:I,s:I,s?s,s?s,s:I,s:b}", "pid", &pid, "pgid", &pgid, "cgroup", &cg,
+                    "boot", &boot, "window", &window, "log", &has_log) < 0) {
+        fprintf(stderr, "ductile-noded %s: ignoring unreadable task record %s\n", d->name, path);
+        free(t);
+        t = NULL;
+    }
+    if (t) {
+        *t = (task_t){.d = d, .job = job, .step = step, .rank = rank, .log_fd = -1,
+                      .window = window, .adopted = true};
+    }
+    if (t && !jobs_find(d, job)) { /* its job ended here: its cgroup is ended with the rest */
+        task_forget_files(t);
+        free(t);
+        t = NULL;
+    }
+    if (!t) {
+        json_decref(r);
+        unlink(path);
+        return;
+    }
+    char now_boot[64];
+    runs_boot_id(now_boot, sizeof(now_boot));
+    bool other_boot = boot && now_boot[0] && strcmp(boot, now_boot);
+    t->proc = other_boot ? NULL : runs_still_alive(cg, (pid_t)pid, (pid_t)pgid);
+    if (t->proc)
+        launch_set_shepherded(t->proc, true);
+    json_decref(r);
+    char lpath[4400];
+    task_file(d, job, step, rank, ".log", lpath, sizeof(lpath));
+    bool lost = has_log && load_log(t, lpath) < 0;
+    if (has_log && !lost) { /* appended to from here on */
+        t->log_fd = open(lpath, O_WRONLY | O_APPEND | O_CLOEXEC);
+        struct stat st;
+        t->log_size = t->log_fd >= 0 && fstat(t->log_fd, &st) == 0 ? (int64_t)st.st_size : 0;
+    }
+    for (int k = 0; k < 2; k++)
+        reopen_out(t, k);
+    char in[4300]; /* its standard input ended with the daemon that wrote it */
+    snprintf(in, sizeof(in), "%s/step%lld.%d.%d.0", d->spool, (long long)job, step, rank);
+    unlink(in);
+    t->next = d->tasks;
+    d->tasks = t;
+    if (lost) {
+        /* where its output stands is not known: it cannot go on without losing some */
+        fprintf(stderr, "ductile-noded %s: step %d of job %lld: task %d's output log is "
+                "missing: the task is ended\n", d->name, step, (long long)job, rank);
+        if (t->proc)
+            launch_signal(t->proc, SIGKILL);
+        t->window = 0; /* (drained, not sent: the client cannot place it) */
+        t->sent = t->acked = 0;
+        send_error_line(d, job, step, rank, "the task's output was lost with its node's daemon "
+                        "(restarted)");
+    }
+    if (!t->proc) {
+        drain_adopted(t);
+        set_adopted_status(t);
+    } else
+        uv_timer_start(&d->tasks_poll, on_tasks_poll, 250, 250);
+    fprintf(stderr, "ductile-noded %s: took up task %d of step %d of job %lld from an earlier "
+            "start: %s\n", d->name, rank, step, (long long)job,
+            t->proc ? "still running" : "ended meanwhile");
+}
+
+void steps_recover(noded_t *d)
+{
+    d->tasks_poll.data = d;
+    DIR *dp = opendir(d->spool);
+    if (!dp)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        long long job;
+        int step, rank, end = 0;
+        if (sscanf(e->d_name, "task.%lld.%d.%d%n", &job, &step, &rank, &end) != 3)
+            continue;
+        char path[4400];
+        snprintf(path, sizeof(path), "%s/%s", d->spool, e->d_name);
+        if (e->d_name[end] == '\0') {
+            if (job > 0 && step > 0 && step <= 65535 && rank >= 0)
+                recover_task(d, path, job, step, rank);
+            else
+                unlink(path);
+        } else if (!strcmp(e->d_name + end, ".tmp")) {
+            unlink(path); /* a record's write cut short: the one before it stands */
+        }
+    }
+    closedir(dp);
+    /* files of tasks without a record (the record could not be written) */
+    dp = opendir(d->spool);
+    while (dp && (e = readdir(dp))) {
+        long long job;
+        int step, rank, end = 0;
+        if (sscanf(e->d_name, "task.%lld.%d.%d%n", &job, &step, &rank, &end) != 3 ||
+            e->d_name[end] == '\0' || find_task(d, job, step, rank))
+            continue;
+        char path[4400];
+        snprintf(path, sizeof(path), "%s/%s", d->spool, e->d_name);
+        unlink(path);
+    }
+    if (dp)
+        closedir(dp);
 }

@@ -179,6 +179,22 @@ check_ticks() {
             if (!bad && n < 20) { printf "%s: only %d ticks\n", who, n; exit 1 } }' || return 1
   done
 }
+# check_two_steps JOB: the step inside JOB (in.out, in.err, in.rc) and the one from the
+# controller's host (out.out, out.err; its client already waited for), both of $ticker,
+# came through their breaks whole: every line once, on stderr only what `ductile run`
+# says of its breaks, both COMPLETED in history
+check_two_steps() {
+  local j=$1
+  grep -qx "run=0" in.rc || fail "the step in the job: $(cat in.rc in.err)"
+  check_ticks in.out 2 || fail "the step in the job's output"
+  check_ticks out.out 1 || fail "the outside step's output"
+  ! grep -v -e ': lost the connection to the controller (.*): reconnecting$' -e ': reconnected$' in.err out.err ||
+    fail "stderr: $(cat in.err out.err)"
+  local h
+  h=$(d history "$j" --running --steps --parsable --noheader --format JobID,State,ExitCode)
+  echo "$h" | grep -qx "$j.0|COMPLETED|0:0|" && echo "$h" | grep -qx "$j.1|COMPLETED|0:0|" ||
+    fail "history: $h"
+}
 # jacobi_ref ARGS...: jacobi2d's checksum from a plain MPI run on 2 processes (the
 # reference a malleable run must match); writes $T/ref.out
 jacobi_ref() {
@@ -320,6 +336,19 @@ restart_noded() {
   setsid "$BINDIR/ductile-noded" --conf "$DUCTILE_CONF" --node "$1" \
     >> "$T/c/log/noded-$1.log" 2>&1 < /dev/null &
   echo $! > "$T/c/noded-$1.pid"
+}
+# kill_restart_noded NODE [SIG]: stop its daemon (kill -9 by default) and start a new one
+# on its host, as an operator or a crash would
+kill_restart_noded() {
+  local n=$1 sig=${2:-KILL} pid c0
+  c0=$(grep -c ': started' "$T/c/log/noded-$n.log")
+  pid=$(cat "$T/c/noded-$n.pid")
+  kill -"$sig" "$pid"
+  wait_for 15 sh -c "! kill -0 $pid 2>/dev/null || grep -q '^State:.*Z' /proc/$pid/status" ||
+    fail "noded $n did not stop ($sig)"
+  restart_noded "$n"
+  wait_for 10 sh -c "[ \$(grep -c ': started' '$T/c/log/noded-$n.log') -gt $c0 ]" ||
+    fail "noded $n did not restart"
 }
 # restart_ctld: start the controller by hand (after a kill), on its host
 restart_ctld() {

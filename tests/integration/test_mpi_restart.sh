@@ -2,7 +2,8 @@
 # A malleable MPI job survives the controller (issue 35): jacobi2d under `ductile mpirun`
 # (its groups' daemons started with `ductile rsh`, steps that re-attach) goes on through
 # a kill -9 of the controller and its restart, is expanded by the new controller, goes on
-# through a SIGTERM and restart, and computes the same plate as a fixed-size run.
+# through a SIGTERM and restart, then through a kill -9 and restart of two node daemons,
+# and computes the same plate as a fixed-size run.
 . "$(dirname "$0")/lib.sh"
 mpi_setup
 up 4 --resize-timeout 60
@@ -24,5 +25,11 @@ stop_ctld TERM
 restart_ctld
 wait_for 20 d queue > /dev/null || fail "the controller did not come back"
 is_state "$j" R || fail "job $j after the SIGTERM: $(state "$j") $(cat "$out")"
+# and through restarts of node daemons: one that holds a group's MPI daemon, and the
+# batch node's, which holds one too and relays every `ductile rsh` client
+for n in n3 n1; do
+  kill_restart_noded "$n"
+  is_state "$j" R || fail "job $j after noded $n restarted: $(state "$j") $(cat "$out")"
+done
 jacobi_finished
 echo ok

@@ -16,18 +16,6 @@ start_one() {
   p=$(awk '/^start/ {print $2; exit}' "$T/runs.$j")
 }
 dead() { ! alive "$1"; }
-# kill_restart_noded NODE: kill -9 its daemon and start a new one, as init would
-kill_restart_noded() {
-  local c0
-  c0=$(grep -c ': started' "$T/c/log/noded-$1.log")
-  local old
-  old=$(cat "$T/c/noded-$1.pid")
-  kill -9 "$old"
-  wait_for 10 dead "$old" || fail "noded $1 ($old) survived kill -9"
-  restart_noded "$1"
-  wait_for 10 sh -c "[ \$(grep -c ': started' '$T/c/log/noded-$1.log') -gt $c0 ]" ||
-    fail "noded $1 did not restart"
-}
 
 # 1. The batch node's daemon stops answering (SIGSTOP) past NodeTimeout: the requeued job
 # must not run beside its first copy, and the first copy's end must not end the new run.
