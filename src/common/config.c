@@ -135,7 +135,7 @@ static const cfgkey_t keys[NKEYS] = {
     [K_MEMORY] = {"MemoryPerNode", T_INT, F(memory_per_node), 1, INT_MAX},
     [K_STATE_DIR] = {"StateDir", T_PATH, F(state_dir), 0, 0},
     [K_LOG_DIR] = {"LogDir", T_PATH, F(log_dir), 0, 0},
-    [K_POLICY] = {"Policy", T_STR, F(policy), 0, 0},
+    [K_POLICY] = {"Policy", T_STR, F(policy), 0, 0, NULL, true},
     [K_TICK] = {"SchedulerTick", T_SEC, F(scheduler_tick), 0, 0},
     [K_NODE_TIMEOUT] = {"NodeTimeout", T_SEC, F(node_timeout), 0, 0},
     [K_HEARTBEAT] = {"HeartbeatInterval", T_SEC, F(heartbeat_interval), 0, 0},
@@ -1177,6 +1177,12 @@ void config_apply_changes(config_t *cur, config_t *fresh, config_changes_t *ch)
         case T_WATTS:
             memcpy(to, from, sizeof(double));
             break;
+        case T_STR: { /* swapped: fresh frees the old one */
+            char *old = *(char **)to;
+            *(char **)to = *(char **)from;
+            *(char **)from = old;
+            break;
+        }
         case T_USERS: { /* swapped: fresh frees the old list */
             char **ops = cur->operators;
             int n = cur->noperators;

@@ -116,6 +116,7 @@ int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
         return -1;
     }
     sched_destroy(s);
+    bool new_policy = strcmp(fresh.policy, c->cfg.policy) != 0;
     int max_requeue = c->cfg.max_requeue;
     config_apply_changes(&c->cfg, &fresh, ch);
     config_free(&fresh);
@@ -125,6 +126,12 @@ int ctld_reconfigure(ctld_t *c, config_changes_t *ch, char *err, size_t errlen)
             ch->nrestart ? ch->restart : "");
     if (ch->napplied)
         ckptsvc_check(c); /* a node to lend or give back under the new rules */
+    if (new_policy) {
+        /* a new engine, built from the database once what this turn changed is saved
+         * (main.c), as a restart would build it */
+        c->engine_switch = true;
+        jobs_want_schedule(c);
+    }
     if (c->cfg.max_requeue != max_requeue) /* who node stealing may stop */
         idmap_foreach(c->jobs, update_interruptible, c);
     if (ch->napplied) { /* the priority weights and periods (accounts.c) */

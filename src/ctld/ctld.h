@@ -315,6 +315,7 @@ typedef struct ctld {
     sqlite3 *db;
     struct db *store;            /* db.c's private state */
     bool in_batch;               /* a group-commit transaction is open */
+    bool engine_switch;          /* a new Policy: the engine is rebuilt once all is saved */
     reply_t *deferred, *deferred_tail; /* replies and sends waiting for the commit */
     sched_t *sched;
     idmap_t *jobs;               /* live jobs: pending, running, completing */

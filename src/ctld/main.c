@@ -220,9 +220,18 @@ static int engine_create(ctld_t *c, char *err, size_t errlen)
  *     (node_usable: its report is awaited).
  * Reads keep working throughout; writes are tried again by the next requests, and
  * scheduling passes only on SchedulerTick until a batch commits again. */
+static int rebuild(ctld_t *c, char *err, size_t errlen);
+
 static int reload(ctld_t *c, char *err, size_t errlen)
 {
     ctld_fail_deferred(c, db_error(c), is_node_conn);
+    return rebuild(c, err, errlen);
+}
+
+/* The live jobs and the engine (for the configured policy) from the database, and every
+ * node daemon's report asked for again: after a failed commit, or for a new Policy. */
+static int rebuild(ctld_t *c, char *err, size_t errlen)
+{
     /* their connections stay (the steps and clients they relay go on): each reports
      * again what it holds, as on a new connection, asked within a second (not at once:
      * a report that brings a job's end back would fail on a full disk again, and
@@ -297,6 +306,19 @@ static void on_check(uv_check_t *h)
         t0 = stats_clock();
         commit(c);
         stats_loop_work(&c->loop_stats, "commit", stats_clock() - t0, ctld_now());
+    }
+    if (c->engine_switch && !c->in_batch && !db_degraded(c)) {
+        /* ductile reconfigure with a new Policy: everything is saved, so the database
+         * holds what memory does */
+        c->engine_switch = false;
+        char err[1024];
+        if (rebuild(c, err, sizeof(err)) < 0) {
+            fprintf(stderr, "ductiled: building the engine for Policy %s: %s\n", c->cfg.policy, err);
+            exit(1);
+        }
+        fprintf(stderr, "ductiled: Policy %s in effect: the engine rebuilt with %lld live jobs "
+                "from the database\n", sched_policy_spec(c->sched), (long long)c->njobs_live);
+        jobs_want_schedule(c);
     }
     arrays_committed(c); /* (after a failed commit, reload took them back: none) */
     if (c->deferred)

@@ -59,8 +59,8 @@ setconf CheckpointCandidates 1
 d reconfigure > "$T/rc.out" 2>&1 || fail "reconfigure: $(cat "$T/rc.out")"
 grep -qx "now in effect: no change" "$T/rc.out" || fail "the bad file changed something: $(cat "$T/rc.out")"
 
-# a key that waits for a restart is checked all the same: a policy the controller would
-# not start with changes nothing
+# a policy the controller would not start with changes nothing (a good one changes at
+# run time: test_reconfigure_policy)
 setconf Policy nosuch
 ! d reconfigure > "$T/rc.out" 2>&1 || fail "an unknown policy was taken: $(cat "$T/rc.out")"
 grep -q "Policy: unknown policy 'nosuch'.*(the controller would not start with it); nothing changed" "$T/rc.out" ||
