@@ -686,11 +686,11 @@ static void apply_changes(void **state)
                      "ResizeTimeout = 5\nPolicy = conservative\nCheckpointPlacement = power\n"
                      "CheckpointCandidates = 1\nCheckpointLending = idle\n");
     config_apply_changes(&cur, &fresh, &ch);
-    assert_string_equal(ch.applied, "ResizeTimeout, Operators, CheckpointLending, "
+    assert_string_equal(ch.applied, "Policy, ResizeTimeout, Operators, CheckpointLending, "
                                     "CheckpointPlacement, CheckpointCandidates");
-    assert_int_equal(ch.napplied, 5);
-    assert_string_equal(ch.restart, "Nodes, Policy"); /* the node c1 is as it was */
-    assert_int_equal(ch.nrestart, 2);
+    assert_int_equal(ch.napplied, 6);
+    assert_string_equal(ch.restart, "Nodes"); /* the node c1 is as it was */
+    assert_int_equal(ch.nrestart, 1);
     config_t withp = parse_ok("Nodes = n[1-3],c1\nCheckpointNodes = c1\nOperators = alice\n"
                               "ResizeTimeout = 60\nPolicy = easy\nPartition = a Nodes=n1\n");
     config_changes_t pch;
@@ -707,7 +707,8 @@ static void apply_changes(void **state)
     assert_int_equal(cur.ckpt_candidates, 1);
     assert_int_equal(cur.ckpt_lending, 1);
     assert_int_equal(cur.nnodes, 4);
-    assert_string_equal(cur.policy, "easy");
+    assert_string_equal(cur.policy, "conservative");
+    assert_string_equal(fresh.policy, "easy"); /* swapped: freed with fresh */
     assert_int_equal(config_node_index(&cur, "n4"), -1);
     config_free(&fresh); /* holds alice's list now */
     config_free(&cur);
