@@ -13,6 +13,7 @@
 #include "hostlist.h"
 #include "listing.h"
 #include "strparse.h"
+#include "errors.h"
 #include "util.h"
 
 typedef struct common {
@@ -553,8 +554,9 @@ int cmd_show(int argc, char **argv)
 
 /* The per-job results of a cancel, hold or release (rep, freed here): --json prints
  * them; else each that is not `done` goes to stderr, "job 12: RESULT: DETAIL" (with
- * `failed` in place of a "failed" result). Exit status 1 when a job was not found, not
- * the caller's, or failed. */
+ * `failed` in place of a "failed" result). Exit status: a job not the caller's, 20 (as
+ * a refusal with code `denied`); not found, 21 (`not_found`); both, or one that failed,
+ * 1. */
 static int job_results(json_t *rep, bool json, const char *done, const char *failed)
 {
     if (!rep)
@@ -571,6 +573,7 @@ static int job_results(json_t *rep, bool json, const char *done, const char *fai
     json_array_foreach(res, k, r)
     {
         const char *what = cu_str(r, "result");
+        int st = 0;
         const json_t *ref = json_object_get(r, "job"); /* an id, or "12_3" as given */
         char label[48];
         if (json_is_string(ref))
@@ -585,8 +588,14 @@ static int job_results(json_t *rep, bool json, const char *done, const char *fai
         fprintf(stderr, "ductile: job %s: %s%s%s\n", label, what, detail && *detail ? ": " : "",
                 detail ? detail : "");
         free(detail);
-        if (!strcmp(what, "no such job") || !strcmp(what, "not yours") || what == failed)
-            status = 1;
+        if (!strcmp(what, "not yours"))
+            st = proto_err_exit(PROTO_E_DENIED);
+        else if (!strcmp(what, "no such job"))
+            st = proto_err_exit(PROTO_E_NOT_FOUND);
+        else if (what == failed)
+            st = 1;
+        if (st)
+            status = status == 0 || status == st ? st : 1; /* mixed: 1 */
     }
     json_decref(rep);
     return status;

@@ -361,8 +361,15 @@ int slurm_compat(const char *prog, int argc, char **argv)
     } cmds[] = {{"sbatch", sbatch}, {"squeue", squeue}, {"scancel", scancel},
                 {"scontrol", scontrol}, {"sinfo", sinfo}, {"sacct", sacct},
                 {"srun", srun}, {"salloc", salloc}, {"sprio", sprio}, {"sshare", sshare}};
-    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
-        if (!strcmp(prog, cmds[k].name))
-            return cmds[k].fn(argc, argv);
+    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+        if (strcmp(prog, cmds[k].name))
+            continue;
+        int rc = cmds[k].fn(argc, argv);
+        /* Slurm's commands fail with 1 whatever the kind (ductile's own names say the
+         * kind: 20 denied, 21 not found...); srun and salloc pass on the job's status */
+        if (rc > 1 && cmds[k].fn != srun && cmds[k].fn != salloc)
+            rc = 1;
+        return rc;
+    }
     return -1;
 }

@@ -17,6 +17,17 @@ status as_nobody "$BIN" drain n1
 [ "$rc" = 20 ] && grep -q "permission denied" err.txt || fail "drain as nobody: $rc $(cat err.txt)"
 status d queue --state XX
 [ "$rc" = 1 ] && grep -q "not a list of job states" err.txt || fail "queue --state XX: $rc $(cat err.txt)"
+# a cancel's per-job results: not the caller's (20), no such job (21), both (1)
+s=$(script hold.sh '#DUCTILE --nodes=1
+sleep 300')
+j=$(submit "$s")
+status d cancel 999
+[ "$rc" = 21 ] && grep -q "job 999: no such job" err.txt || fail "cancel of no job: $rc $(cat err.txt)"
+status as_nobody "$BIN" cancel "$j"
+[ "$rc" = 20 ] && grep -q "job $j: not yours" err.txt || fail "cancel of root's job by nobody: $rc $(cat err.txt)"
+status as_nobody "$BIN" cancel "$j" 999
+[ "$rc" = 1 ] || fail "cancel of one not yours and one missing: $rc $(cat err.txt)"
+d cancel "$j"
 # no controller at all: unreachable
 d cluster down --dir "$T/c" > /dev/null
 status d queue

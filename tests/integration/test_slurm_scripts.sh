@@ -81,6 +81,11 @@ wait_for 20 sh -c "[ \$(\"$BIN\" queue | grep -c '^${a}_') = 3 ]" || fail "queue
 s scancel "${a}_2"
 s scancel "$a"
 wait_for 20 sh -c "! \"$BIN\" queue | grep -q '^${a}_'" || fail "scancel: $(d queue)"
+# a job that does not exist: exit 1, as Slurm's (ductile cancel says 21, not found)
+rc=0; s scancel 999999 2> e.txt || rc=$?
+[ "$rc" = 1 ] || fail "scancel of no job: exit $rc $(cat e.txt)"
+rc=0; d cancel 999999 2> e.txt || rc=$?
+[ "$rc" = 21 ] || fail "ductile cancel of no job: exit $rc $(cat e.txt)"
 # sacct -j: the jobs and their states
 s sacct -j "$first,$second" -X | grep -qE "^$second +second +.*COMPLETED" || fail "sacct: $(s sacct -j "$second")"
 # sacct -P --format: what scripts split on '|' (the job, then its batch step)
