@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "errors.h"
 #include "ductile.h"
 #include "dt_internal.h"
 
@@ -59,15 +60,18 @@ static int request_reply_locked(json_t *req, json_t **reply)
             continue;
         }
         bool ok = json_is_true(json_object_get(m, "ok"));
-        if (!ok)
-            fail(-EREMOTE, json_string_value(json_object_get(m, "error"))
-                               ? json_string_value(json_object_get(m, "error"))
-                               : "refused");
+        rc = 0;
+        if (!ok) { /* the refusal's code as an errno (docs/protocol.md, "Errors") */
+            const char *words = json_string_value(json_object_get(m, "error"));
+            const char *code = json_string_value(json_object_get(m, "code"));
+            proto_err_t e = code ? proto_err_parse(code) : proto_err_classify(words ? words : "");
+            rc = fail(proto_err_errno(e), words ? words : "refused");
+        }
         if (ok && reply)
             *reply = m;
         else
             json_decref(m);
-        return ok ? 0 : -EREMOTE;
+        return rc;
     }
 }
 

@@ -18,7 +18,11 @@
  *
  * docs/malleable-apps.md describes both layers: this one (any processes, e.g. a task
  * farm) and the MPI one (dt_init_adapt ...). Every function returns 0 (or 1 where
- * documented) or a negative errno; dt_strerror gives the message of the last error. */
+ * documented) or a negative errno; dt_strerror gives the message of the last error.
+ * A request the controller or the node daemon refuses returns its code's errno:
+ * -EINVAL (invalid), -EPERM (denied: not yours, not the leader), -ESRCH (not found:
+ * the job does not run here), -EALREADY (not in this state), -EDQUOT (a limit), -EBUSY
+ * (try again later), -ENOSPC (could not be saved), -EREMOTE (the daemon's fault). */
 #ifndef DUCTILE_H
 #define DUCTILE_H
 

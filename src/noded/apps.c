@@ -67,6 +67,11 @@ static void fail(conn_t *c, const char *why)
     reply(c, proto_err_reply(PROTO_E_NONE, why));
 }
 
+static void fail_code(conn_t *c, proto_err_t code, const char *why)
+{
+    reply(c, proto_err_reply(code, why));
+}
+
 static void forward(noded_t *d, const char *type, int64_t job, const json_t *extra)
 {
     json_t *m = extra ? json_deep_copy(extra) : json_object();
@@ -95,7 +100,7 @@ static void on_attach(noded_t *d, conn_t *c, app_t *a, const json_t *msg)
     }
     njob_t *j = idmap_get(d->jobs, id);
     if (!j) {
-        fail(c, "the job does not run on this node");
+        fail_code(c, PROTO_E_NOT_FOUND, "the job does not run on this node");
         return;
     }
     if (conn_uid(c) != j->uid && conn_uid(c) != 0) {
@@ -373,7 +378,7 @@ static void on_message(conn_t *c, json_t *msg, void *arg)
     }
     /* Everything but reports (mtct, from any process of the job) is the leader's. */
     if (strcmp(type, "mtct") && !a->leader) {
-        fail(c, "only the job's leader may do that");
+        fail_code(c, PROTO_E_DENIED, "only the job's leader may do that");
         return;
     }
     int64_t offer, nodes;

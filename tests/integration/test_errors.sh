@@ -27,6 +27,17 @@ status as_nobody "$BIN" cancel "$j"
 [ "$rc" = 20 ] && grep -q "job $j: not yours" err.txt || fail "cancel of root's job by nobody: $rc $(cat err.txt)"
 status as_nobody "$BIN" cancel "$j" 999
 [ "$rc" = 1 ] || fail "cancel of one not yours and one missing: $rc $(cat err.txt)"
+# libductile returns a refusal's code as an errno (it returned -EREMOTE for all): a job
+# that does not run on the node (not found: ESRCH), another user's job (denied: EPERM)
+app="$BINDIR/tests/resize_app"
+expect_state "$j" R
+sock=$(spool_of n1)/noded.sock
+status on n1 env DUCTILE_NODED_SOCKET="$sock" DUCTILE_JOB_ID=999 "$app" commit stop
+[ "$rc" = 1 ] && grep -q "dt_attach: the job does not run on this node (No such process)" err.txt ||
+  fail "dt_attach to no job: $rc $(cat err.txt)"
+status on n1 env DUCTILE_NODED_SOCKET="$sock" DUCTILE_JOB_ID="$j" setpriv --reuid=nobody --regid=nogroup --clear-groups "$app" commit stop
+[ "$rc" = 1 ] && grep -q "dt_attach: permission denied: not your job (Operation not permitted)" err.txt ||
+  fail "dt_attach to root's job as nobody: $rc $(cat err.txt)"
 d cancel "$j"
 # no controller at all: unreachable
 d cluster down --dir "$T/c" > /dev/null

@@ -22,8 +22,9 @@ int main(int argc, char **argv)
     }
     const char *mode = argv[1], *stop = argv[2];
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (dt_attach(1) < 0) {
-        fprintf(stderr, "resize_app: dt_attach: %s\n", dt_strerror());
+    int arc = dt_attach(1);
+    if (arc < 0) { /* (with the errno's name: tests check the code) */
+        fprintf(stderr, "resize_app: dt_attach: %s (%s)\n", dt_strerror(), strerror(-arc));
         return 1;
     }
     if (!strcmp(mode, "inhibit") && dt_set_inhibit(1) < 0) {
