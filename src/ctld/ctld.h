@@ -643,6 +643,13 @@ bool jobs_pass_paced(ctld_t *c);
  * was killed for passing its memory limit. */
 void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool timed_out,
                        bool oom, const char *error, bool clean, double node_end);
+/* A report of a batch script's end for a run that is not current: when the job was
+ * recorded NODE_FAIL and the script had ended on this node, its batch node, before
+ * then (its end was not saved, a full disk, and the node fell silent before it could
+ * say it again), the record takes the script's status (COMPLETED, FAILED, TIMEOUT),
+ * reason EndReportedLate, and an end_corrected event. */
+void jobs_late_end(ctld_t *c, const node_t *n, int64_t id, int64_t run, int kind, int code,
+                   bool timed_out, double t_end);
 /* A node daemon confirmed that every process of the job is gone from it. */
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
 /* The batch node confirmed the script started. */

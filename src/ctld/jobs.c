@@ -618,6 +618,36 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out, 
     start_cleanup(c, j, final);
 }
 
+void jobs_late_end(ctld_t *c, const node_t *n, int64_t id, int64_t run, int kind, int code,
+                   bool timed_out, double t_end)
+{
+    if ((kind != 0 && kind != 1) || t_end <= 0)
+        return; /* no status, or one without a time: nothing to set the record right */
+    job_t *j = idmap_get(c->jobs, id) ? NULL : db_job_find_finished(c, id);
+    if (!j)
+        return;
+    if (j->state == JS_NODE_FAIL && j->restarts + 1 == run && j->nalloc > 0 &&
+        j->alloc[0] == n->index && t_end <= j->end) {
+        jstate_t was = j->state;
+        if (kind == 1) {
+            j->signal = code;
+            j->exit_code = 128 + code;
+        } else {
+            j->signal = 0;
+            j->exit_code = code;
+        }
+        j->state = timed_out ? JS_TIMEOUT : kind == 0 && code == 0 ? JS_COMPLETED : JS_FAILED;
+        snprintf(j->reason, sizeof(j->reason), "EndReportedLate");
+        j->end = t_end;
+        fprintf(stderr, "ductiled: job %lld: node %s reports its end (%s %d) from before it "
+                "was called down: %s, not %s\n", (long long)id, n->name,
+                kind == 1 ? "signal" : "exit", code, jstate_name(j->state), jstate_name(was));
+        db_job_save(c, j);
+        db_job_event(c, id, ctld_now(), "end_corrected", 0, 0, NULL, 0, jstate_code(j->state));
+    }
+    job_free(j);
+}
+
 /* The new size holds: record it (with how long the resize took) and tell the engine. */
 static void resize_commit(ctld_t *c, job_t *j)
 {

@@ -510,6 +510,8 @@ void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type)
         }
         else if (!j && !clean)
             nodes_end_stale(c, n, id, run); /* what is left of an old run must go */
+        if (!j) /* an end from before its node was called down: the record set right */
+            jobs_late_end(c, n, id, run, (int)kind, (int)code, timed_out, t_end);
         /* The node keeps the result until it knows we have it on disk. */
         ctld_defer_send(c, conn, json_pack("{s:s,s:I,s:I}",
                                            "type", "job_ended_ack",
