@@ -650,6 +650,9 @@ void jobs_script_ended(ctld_t *c, job_t *j, int status_kind, int code, bool time
  * reason EndReportedLate, and an end_corrected event. */
 void jobs_late_end(ctld_t *c, const node_t *n, int64_t id, int64_t run, int kind, int code,
                    bool timed_out, double t_end);
+/* At a restart, a live job whose nodes are gone from the configuration goes back to the
+ * queue or ends at once (db.c): the lifecycle's one shortcut (jobs.c). */
+int jobs_set_restored_state(job_t *j, jstate_t to, const char *why);
 /* A node daemon confirmed that every process of the job is gone from it. */
 void jobs_cleanup_done(ctld_t *c, job_t *j, node_t *n);
 /* The batch node confirmed the script started. */

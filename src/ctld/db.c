@@ -1316,7 +1316,7 @@ static bool settle_removed_nodes(ctld_t *c, job_t *j)
         free(j->alloc);
         j->alloc = NULL;
         j->nalloc = 0;
-        j->state = JS_PENDING;
+        jobs_set_restored_state(j, JS_PENDING, "its nodes are no longer configured");
         j->launched = false;
         j->restarts++;
         snprintf(j->reason, sizeof(j->reason), "NodeRemoved:%s", names ? names : "?");
@@ -1324,7 +1324,7 @@ static bool settle_removed_nodes(ctld_t *c, job_t *j)
         free(names);
         return false;
     }
-    j->state = final;
+    jobs_set_restored_state(j, final, "its nodes are no longer configured");
     j->end = now;
     if (final == JS_NODE_FAIL || !j->reason[0])
         snprintf(j->reason, sizeof(j->reason), "NodeRemoved:%s", names ? names : "?");

@@ -45,7 +45,14 @@ int jstate_parse(const char *code, jstate_t *out)
  *   R  -> PD          its start never reached the node (LaunchLost)
  *   CG -> PD          requeued after a node failure
  *   CG -> CD|F|CA|TO|NF   every node is clean
- *   R, RS, CG -> F    cannot be restored after a restart (NotRestorable) */
+ *   R, RS, CG -> F    cannot be restored after a restart (NotRestorable)
+ *   NF -> CD|F|TO     its batch node reports an end from before it was called down
+ *                     (jobs_late_end)
+ * and, at a restart only (jobs_set_restored_state), R, RS, CG -> PD|NF|CD|F|CA|TO|OOM:
+ * its nodes are no longer configured, nothing is left to clean (db.c).
+ *
+ * Nothing else writes a job's state: tests/cli/test_lifecycle_writes.sh checks the
+ * sources for it. */
 static bool allowed(jstate_t from, jstate_t to)
 {
     switch (from) {
@@ -57,9 +64,31 @@ static bool allowed(jstate_t from, jstate_t to)
         return to == JS_RUNNING || to == JS_COMPLETING || to == JS_FAILED;
     case JS_COMPLETING:
         return to == JS_PENDING || jstate_final(to);
+    case JS_NODE_FAIL:
+        return to == JS_COMPLETED || to == JS_FAILED || to == JS_TIMEOUT;
     default:
         return false; /* final states are final */
     }
+}
+
+/* The one place a job's state is written (with job_new's PD). */
+static int set_state(job_t *j, jstate_t to, bool restoring, const char *why)
+{
+    bool ok = restoring ? !jstate_final(j->state) && j->state != JS_PENDING &&
+                              (to == JS_PENDING || jstate_final(to))
+                        : allowed(j->state, to);
+    if (!ok) {
+        fprintf(stderr, "ductiled: job %lld: refused transition %s -> %s (%s)\n",
+                (long long)j->id, jstate_code(j->state), jstate_code(to), why);
+        return -EINVAL;
+    }
+    j->state = to;
+    return 0;
+}
+
+int jobs_set_restored_state(job_t *j, jstate_t to, const char *why)
+{
+    return set_state(j, to, true, why);
 }
 
 /* c->placed holds the live jobs that are not pending, those a node may hold: a node's
@@ -74,13 +103,9 @@ static void track_placed(ctld_t *c, job_t *j)
 
 static int job_to(ctld_t *c, job_t *j, jstate_t to, const char *why)
 {
-    if (!allowed(j->state, to)) {
-        fprintf(stderr, "ductiled: job %lld: refused transition %s -> %s (%s)\n",
-                (long long)j->id, jstate_code(j->state), jstate_code(to), why);
+    if (set_state(j, to, false, why) < 0)
         return -EINVAL;
-    }
     jobs_oper_left(j, to, why);
-    j->state = to;
     if (to != JS_RESIZING)
         j->phase = RZ_NONE;
     track_placed(c, j);
@@ -626,9 +651,11 @@ void jobs_late_end(ctld_t *c, const node_t *n, int64_t id, int64_t run, int kind
     job_t *j = idmap_get(c->jobs, id) ? NULL : db_job_find_finished(c, id);
     if (!j)
         return;
+    jstate_t to = timed_out ? JS_TIMEOUT : kind == 0 && code == 0 ? JS_COMPLETED : JS_FAILED;
     if (j->state == JS_NODE_FAIL && j->restarts + 1 == run && j->nalloc > 0 &&
-        j->alloc[0] == n->index && t_end <= j->end) {
-        jstate_t was = j->state;
+        j->alloc[0] == n->index && t_end <= j->end &&
+        set_state(j, to, false, "an end reported late") == 0) {
+        jstate_t was = JS_NODE_FAIL;
         if (kind == 1) {
             j->signal = code;
             j->exit_code = 128 + code;
@@ -636,7 +663,6 @@ void jobs_late_end(ctld_t *c, const node_t *n, int64_t id, int64_t run, int kind
             j->signal = 0;
             j->exit_code = code;
         }
-        j->state = timed_out ? JS_TIMEOUT : kind == 0 && code == 0 ? JS_COMPLETED : JS_FAILED;
         snprintf(j->reason, sizeof(j->reason), "EndReportedLate");
         j->end = t_end;
         fprintf(stderr, "ductiled: job %lld: node %s reports its end (%s %d) from before it "
