@@ -31,7 +31,9 @@ typedef struct step {
     char *done;           /* per rank: its end is known */
     int64_t *acked;       /* per rank: output offset the client has written out */
     bool direct;          /* output goes from the tasks' nodes to the client's node */
-    char *noeof;          /* direct: per rank, no end of output will come (lost task) */
+    char *noeof;          /* direct: per rank, no end of output will come to the client's
+                           * node: 1, a lost task (its length unknown); 2, its output came
+                           * through us after the connection to that node broke */
     char error[200];      /* the first task lost with its node, for the client */
     conn_t *input;        /* who sent the step_input rank 0's node is writing (NULL once
                            * that connection closed: the write is still in flight) */
@@ -106,7 +108,7 @@ static void send_done(step_t *s)
         json_object_set_new(m, "error", json_string(s->error));
     json_t *out = json_array();
     for (int r = 0; r < s->ntasks && out; r++)
-        json_array_append_new(out, json_integer(s->noeof[r] ? -1 : s->out[r]));
+        json_array_append_new(out, json_integer(s->noeof[r] == 1 ? -1 : s->out[r]));
     if (m)
         json_object_set_new(m, "out", out);
     else
@@ -180,7 +182,7 @@ static bool task_end(ctld_t *c, step_t *s, int r, int st, const char *why, int64
         snprintf(s->error, sizeof(s->error), "task %d: %s", r, what);
     }
     db_step_task_put(c, s->job, s->id, r, node_name(c, s->nodes[r]), true, st,
-                     s->noeof[r] ? -1 : out);
+                     s->noeof[r] == 1 ? -1 : out);
     if (s->error[0]) /* (also set before, by a node whose output was lost) */
         db_step_live_put(c, s->job, s->id, s->error);
     if (--s->left > 0) {
@@ -394,6 +396,8 @@ void steps_on_node_message(ctld_t *c, const json_t *msg, const char *type)
     int st = kind == 1 ? 128 + (int)code : kind == 2 ? 127 : (int)code;
     if (json_is_false(json_object_get(msg, "eof")))
         s->noeof[rank] = 1; /* it never started: its message came through us */
+    else if (json_is_true(json_object_get(msg, "indirect")) && !s->noeof[rank])
+        s->noeof[rank] = 2; /* its output came through us: its length still counts */
     if (json_is_true(json_object_get(msg, "output_lost"))) {
         /* its node could not reach the client's node: what it printed is lost */
         s->noeof[rank] = 1;

@@ -57,6 +57,11 @@ struct task {
     bool in_writing;   /* a step_input is being written into it (one at a time) */
     bool reaped, reported;
     bool adopted;      /* taken up from an earlier incarnation's record (steps_recover) */
+    bool home_broke;   /* the connection to the client's node broke: output went through
+                          the controller, which the end says (that node waits for none) */
+    bool with_stdin;   /* its standard input comes from the client (rank 0) */
+    const char *lost;  /* taken up but it cannot go on (why): killed, ended with 255 */
+    bool lost_said;    /* that line went to the client */
     bool forgotten;    /* unlinked: freed once its handles have closed */
     int log_fd;        /* the log of output read and not acknowledged; -1: none */
     int64_t log_size;
@@ -66,8 +71,9 @@ struct task {
     int64_t acked;     /* the client wrote out everything before this offset */
     int64_t window;    /* 0: no flow control */
     bool reading;      /* the FIFOs are being read */
-    json_t *held;      /* chunks read while the controller was away (an array, at most one
-                          per stream: reading stops at the first), sent on its return */
+    json_t *held;      /* chunks read while the controller was away (an array: reading
+                          stops at the first, but chunks to send again may join it), sent
+                          on its return */
     json_t *unacked;   /* chunks sent that the client has not acknowledged, in order (only
                           under flow control: a window at most) */
     json_t *exit_msg;  /* its step_exit once sent: sent again at each registration */
@@ -175,7 +181,16 @@ static void log_chunk(task_t *t, int stream, const char *data, size_t n)
         t->log_size += (int64_t)(sizeof(struct logrec) + n);
 }
 
-/* The log grew well past what is unacknowledged: written again with that only. */
+static int by_offset(const void *a, const void *b)
+{
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "offset"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "offset"));
+    return x < y ? -1 : x > y;
+}
+
+/* The log grew well past what is unacknowledged: written again with that only (the
+ * chunks sent and not acknowledged, and those held for the controller's return, in the
+ * order of their offsets). */
 static void log_compact(task_t *t)
 {
     int64_t cap = 4 * t->window > (1 << 20) ? 4 * t->window : (1 << 20);
@@ -187,10 +202,16 @@ static void log_compact(task_t *t)
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
     int64_t size = 0;
     int rc = fd < 0 ? -errno : 0;
-    size_t i;
-    json_t *m;
-    json_array_foreach(t->unacked, i, m)
-    {
+    size_t nu = json_array_size(t->unacked), nh = json_array_size(t->held), nk = nu + nh;
+    json_t **keep = nk ? malloc(nk * sizeof(*keep)) : NULL;
+    if (nk && !keep)
+        rc = -ENOMEM;
+    for (size_t i = 0; keep && i < nk; i++)
+        keep[i] = i < nu ? json_array_get(t->unacked, i) : json_array_get(t->held, i - nu);
+    if (keep)
+        qsort(keep, nk, sizeof(*keep), by_offset);
+    for (size_t i = 0; rc == 0 && i < nk; i++) {
+        const json_t *m = keep[i];
         const char *data = json_string_value(json_object_get(m, "data"));
         char *buf = rc == 0 && data ? malloc(strlen(data) / 4 * 3 + 3) : NULL;
         long n = buf ? b64_decode(data, buf) : -1;
@@ -200,10 +221,9 @@ static void log_compact(task_t *t)
                                (size_t)n);
         size += (int64_t)sizeof(struct logrec) + (n > 0 ? n : 0);
         free(buf);
-        if (rc < 0)
-            break;
     }
-    if (rc == 0 && json_array_size(t->unacked) == 0) { /* where the output stands */
+    free(keep);
+    if (rc == 0 && nk == 0) { /* where the output stands */
         rc = log_write(fd, t->sent, 1, "", 0);
         size = (int64_t)sizeof(struct logrec);
     }
@@ -446,6 +466,7 @@ static void send_unacked(task_t *t)
 static void home_broke(task_t *t)
 {
     t->home_chan = 0;
+    t->home_broke = true;
     send_unacked(t);
 }
 
@@ -543,8 +564,12 @@ static void report_if_done(task_t *t)
         json_object_set_new(ex, "cpu", json_real(cpu));
     if (ex && mem >= 0)
         json_object_set_new(ex, "mem", json_integer(mem));
-    if (ex) /* how much it wrote: its client waits for all of it */
+    if (ex && t->lost) /* where its output stands is not known: not waited for */
+        json_object_set_new(ex, "eof", json_false());
+    else if (ex) /* how much it wrote: its client waits for all of it */
         json_object_set_new(ex, "out", json_integer(t->sent));
+    if (ex && !t->lost && t->home_broke && !t->home_chan)
+        json_object_set_new(ex, "indirect", json_true());
     if (!ex || noded_send(t->d, json_incref(ex)) < 0) {
         json_decref(ex);
         return;
@@ -634,15 +659,15 @@ static void set_home(noded_t *d, task_t *t, const json_t *home)
 }
 
 /* The task's record, for a daemon that starts again while it runs: written whole then
- * renamed (a kill mid-write leaves no half record). Without it (a full disk), the task
- * runs all the same, and a restart of this daemon ends it. */
-static void record_task(task_t *t)
+ * renamed (a kill mid-write leaves no half record). 0, or -errno (the task is then
+ * ended: without a record no restart of this daemon could find it). */
+static int record_task(task_t *t)
 {
     char path[4400], tmp[4400], boot[64];
     task_file(t->d, t->job, t->step, t->rank, "", path, sizeof(path));
     task_file(t->d, t->job, t->step, t->rank, ".tmp", tmp, sizeof(tmp));
     runs_boot_id(boot, sizeof(boot));
-    json_t *r = json_pack("{s:I,s:i,s:i,s:I,s:I,s:s*,s:s,s:I,s:b}",
+    json_t *r = json_pack("{s:I,s:i,s:i,s:I,s:I,s:s*,s:s,s:I,s:b,s:b}",
                           "job", (json_int_t)t->job,
                           "step", t->step,
                           "rank", t->rank,
@@ -651,13 +676,15 @@ static void record_task(task_t *t)
                           "cgroup", launch_cgroup(t->proc),
                           "boot", boot,
                           "window", (json_int_t)t->window,
-                          "log", t->log_fd >= 0);
+                          "log", t->log_fd >= 0,
+                          "stdin", t->with_stdin);
+    int rc = 0;
     if (!r || json_dump_file(r, tmp, JSON_COMPACT) < 0 || rename(tmp, path) < 0) {
-        fprintf(stderr, "ductile-noded %s: cannot record task %d of step %d of job %lld in %s: "
-                "%s\n", t->d->name, t->rank, t->step, (long long)t->job, path, strerror(errno));
+        rc = errno ? -errno : -EIO;
         unlink(tmp);
     }
     json_decref(r);
+    return rc;
 }
 
 void steps_on_start(noded_t *d, const json_t *msg)
@@ -696,12 +723,16 @@ void steps_on_start(noded_t *d, const json_t *msg)
     t->window = window;
     t->log_fd = -1;
     set_home(d, t, json_object_get(msg, "home"));
+    /* Its files in the spool, without which a restart of this daemon would lose it (or
+     * its output): a spool that cannot take them fails the start. */
     char spath[4400];
     task_file(d, job, (int)step, (int)rank, ".status", spath, sizeof(spath));
     int status_fd = runs_status_file_open(spath); /* its shepherd writes how it ended */
-    if (window > 0) {
+    int spool_err = status_fd < 3 ? errno : 0;
+    if (window > 0 && !spool_err) {
         task_file(d, job, (int)step, (int)rank, ".log", spath, sizeof(spath));
         t->log_fd = open(spath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+        spool_err = t->log_fd < 0 ? errno : 0;
     }
     int dummy[2] = {-1, -1};
     for (int s = 0; s < 2; s++) {
@@ -738,7 +769,11 @@ void steps_on_start(noded_t *d, const json_t *msg)
     char **fenv = launch_env_build(env, extra, (size_t)nkv);
     int rc = -EIO;
     bool want_in = rank == 0 && json_is_true(json_object_get(msg, "stdin"));
-    if (fenv && open_fifo(d, &t->out[0], ruid, rgid, &dummy[0]) == 0 &&
+    t->with_stdin = want_in;
+    if (spool_err) {
+        snprintf(err, sizeof(err), "cannot keep the task's state in %s: %s", d->spool,
+                 strerror(spool_err ? spool_err : EIO));
+    } else if (fenv && open_fifo(d, &t->out[0], ruid, rgid, &dummy[0]) == 0 &&
         open_fifo(d, &t->out[1], ruid, rgid, &dummy[1]) == 0 &&
         (!want_in || open_input(d, t, ruid, rgid) == 0)) {
         launch_spec_t spec = {
@@ -764,8 +799,13 @@ void steps_on_start(noded_t *d, const json_t *msg)
             .hold_output = true,
         };
         rc = launch_start(&spec, &t->proc, err, sizeof(err));
-        if (rc == 0 && status_fd >= 3)
-            record_task(t);
+        int rrc = rc == 0 ? record_task(t) : 0;
+        if (rrc < 0) { /* (it has started: killed, its end reported as a failed start) */
+            snprintf(err, sizeof(err), "cannot record the task in %s: %s", d->spool,
+                     strerror(-rrc));
+            launch_signal(t->proc, SIGKILL);
+            rc = rrc;
+        }
     } else {
         snprintf(err, sizeof(err), "cannot set up the task's output: %s", strerror(errno));
     }
@@ -892,6 +932,10 @@ void steps_on_registered(noded_t *d)
             json_decref(t->held);
             t->held = NULL;
         }
+        if (t->lost && !t->lost_said) { /* (its end follows) */
+            send_error_line(d, t->job, t->step, t->rank, t->lost);
+            t->lost_said = true;
+        }
         if (t->reported) /* it may not have reached the controller before it went */
             noded_send(d, json_incref(t->exit_msg));
         else
@@ -984,6 +1028,8 @@ static void set_status(task_t *t, int status)
     t->reaped = true;
     t->kind = WIFSIGNALED(status) ? 1 : 0;
     t->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+    if (t->lost) /* (killed at our restart: its status is not its own) */
+        t->kind = 0, t->code = 255;
 }
 
 /* A task taken up from an earlier incarnation is not our child: it is over once nothing
@@ -1017,7 +1063,14 @@ void steps_reap(noded_t *d)
             drain_adopted(t);
             set_adopted_status(t);
         } else if (launch_reap(t->proc, &status) == 1) {
-            set_status(t, status);
+            /* the task's own status, as its shepherd wrote it: the shepherd's may be
+             * another (killed while it waited for its output to be read) */
+            char path[4400];
+            int own;
+            task_file(d, t->job, t->step, t->rank, ".status", path, sizeof(path));
+            set_status(t, launch_shepherded(t->proc) && runs_status_file_read(path, &own) == 0
+                              ? own
+                              : status);
         } else {
             continue;
         }
@@ -1101,61 +1154,63 @@ static void recover_task(noded_t *d, const char *path, int64_t job, int step, in
     json_t *r = json_load_file(path, 0, NULL);
     json_int_t pid = 0, pgid = 0, window = 0;
     const char *cg = NULL, *boot = NULL;
-    int has_log = 0;
+    int has_log = 0, with_stdin = 0;
     task_t *t = calloc(1, sizeof(*t));
     if (!t || !r ||
-        json_unpack(r, "{s:I,s:I,s?s,s?s,s:I,s:b}", "pid", &pid, "pgid", &pgid, "cgroup", &cg,
-                    "boot", &boot, "window", &window, "log", &has_log) < 0) {
+        json_unpack(r, "{s:I,s:I,s?s,s?s,s:I,s:b,s?b}", "pid", &pid, "pgid", &pgid, "cgroup",
+                    &cg, "boot", &boot, "window", &window, "log", &has_log, "stdin",
+                    &with_stdin) < 0) {
         fprintf(stderr, "ductile-noded %s: ignoring unreadable task record %s\n", d->name, path);
         free(t);
-        t = NULL;
-    }
-    if (t) {
-        *t = (task_t){.d = d, .job = job, .step = step, .rank = rank, .log_fd = -1,
-                      .window = window, .adopted = true};
-    }
-    if (t && !jobs_find(d, job)) { /* its job ended here: its cgroup is ended with the rest */
-        task_forget_files(t);
-        free(t);
-        t = NULL;
-    }
-    if (!t) {
         json_decref(r);
         unlink(path);
         return;
     }
+    *t = (task_t){.d = d, .job = job, .step = step, .rank = rank, .log_fd = -1,
+                  .window = window, .adopted = true, .with_stdin = with_stdin};
     char now_boot[64];
     runs_boot_id(now_boot, sizeof(now_boot));
     bool other_boot = boot && now_boot[0] && strcmp(boot, now_boot);
     t->proc = other_boot ? NULL : runs_still_alive(cg, (pid_t)pid, (pid_t)pgid);
+    json_decref(r);
+    if (!jobs_find(d, job)) { /* its job ended here: whatever is left of it goes too */
+        launch_cleanup(t->proc); /* (without a cgroup, its session: end_unrecorded cannot) */
+        task_forget_files(t);
+        free(t);
+        return;
+    }
     if (t->proc)
         launch_set_shepherded(t->proc, true);
-    json_decref(r);
-    char lpath[4400];
+    char lpath[4400], in_fifo[4300];
     task_file(d, job, step, rank, ".log", lpath, sizeof(lpath));
-    bool lost = has_log && load_log(t, lpath) < 0;
-    if (has_log && !lost) { /* appended to from here on */
+    snprintf(in_fifo, sizeof(in_fifo), "%s/step%lld.%d.%d.0", d->spool, (long long)job, step, rank);
+    if (window > 0 && (!has_log || load_log(t, lpath) < 0))
+        t->lost = "its output could not be kept in the node's spool across the restart";
+    else if (with_stdin && access(in_fifo, F_OK) == 0) /* (unlinked once its input ended) */
+        t->lost = "its standard input was cut when the node daemon restarted";
+    if (has_log && !t->lost) { /* appended to from here on */
         t->log_fd = open(lpath, O_WRONLY | O_APPEND | O_CLOEXEC);
         struct stat st;
         t->log_size = t->log_fd >= 0 && fstat(t->log_fd, &st) == 0 ? (int64_t)st.st_size : 0;
     }
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2 && !t->lost; k++)
         reopen_out(t, k);
-    char in[4300]; /* its standard input ended with the daemon that wrote it */
-    snprintf(in, sizeof(in), "%s/step%lld.%d.%d.0", d->spool, (long long)job, step, rank);
-    unlink(in);
+    unlink(in_fifo); /* its standard input ended with the daemon that wrote it */
     t->next = d->tasks;
     d->tasks = t;
-    if (lost) {
-        /* where its output stands is not known: it cannot go on without losing some */
-        fprintf(stderr, "ductile-noded %s: step %d of job %lld: task %d's output log is "
-                "missing: the task is ended\n", d->name, step, (long long)job, rank);
+    if (t->lost) {
+        /* It cannot go on as it was: ended, never counted a success (its output, unread,
+         * goes with its pipes; the client is told why when we have registered). */
+        fprintf(stderr, "ductile-noded %s: step %d of job %lld: task %d is ended: %s\n", d->name,
+                step, (long long)job, rank, t->lost);
         if (t->proc)
             launch_signal(t->proc, SIGKILL);
-        t->window = 0; /* (drained, not sent: the client cannot place it) */
-        t->sent = t->acked = 0;
-        send_error_line(d, job, step, rank, "the task's output was lost with its node's daemon "
-                        "(restarted)");
+        for (int k = 0; k < 2; k++) {
+            char fifo[4300];
+            snprintf(fifo, sizeof(fifo), "%s/step%lld.%d.%d.%d", d->spool, (long long)job, step,
+                     rank, k + 1);
+            unlink(fifo);
+        }
     }
     if (!t->proc) {
         drain_adopted(t);
@@ -1164,7 +1219,7 @@ static void recover_task(noded_t *d, const char *path, int64_t job, int step, in
         uv_timer_start(&d->tasks_poll, on_tasks_poll, 250, 250);
     fprintf(stderr, "ductile-noded %s: took up task %d of step %d of job %lld from an earlier "
             "start: %s\n", d->name, rank, step, (long long)job,
-            t->proc ? "still running" : "ended meanwhile");
+            t->lost ? "to end it" : t->proc ? "still running" : "ended meanwhile");
 }
 
 void steps_recover(noded_t *d)

@@ -84,7 +84,7 @@ je=$(cd "$T/pub" && as_nobody "$BIN" submit evil.sh | awk '{print $3}')
 [ -n "$je" ] || fail "submission as nobody"
 expect_state "$je" CD 30
 eo="$T/pub/ductile-$je.out"
-grep -qx "cancel=1" "$eo" || fail "nobody's job cancelled root's job: $(cat "$eo")"
+grep -qx "cancel=20" "$eo" || fail "nobody's job cancelled root's job: $(cat "$eo")"
 grep -qx "run=1" "$eo" || fail "nobody's job ran a step in root's job: $(cat "$eo")"
 grep -q "permission denied" "$eo" || fail "message: $(cat "$eo")"
 is_state "$jl" R || fail "root's job is $(state "$jl")"

@@ -62,6 +62,42 @@ check_two_steps "$j"
 spool_tasks() { local n; for n in n1 n2; do on "$n" ls "$(spool_of "$n")" | grep '^task\.' || true; done; }
 no_spool_tasks() { [ -z "$(spool_tasks)" ]; }
 wait_for 10 no_spool_tasks || fail "left in the spools: $(spool_tasks)"
+# A step's standard input cannot be taken up: a restart of its task's node daemon ends
+# the task and the step fails saying so (before 4f0c: cut short, and COMPLETED 0)
+( for i in $(seq 1 100); do echo "in $i"; sleep 0.05; done ) |
+  d run --job "$j" -N 1 sh -c 'echo $$ > '"$T"'/stdin.task; cat; echo cat-exit=$?' > si.out 2> si.err &
+si=$!
+wait_for 10 test -s "$T/stdin.task" || fail "the stdin step did not start"
+wait_for 10 grep -q "^in 5$" si.out || fail "no input reached the task: $(cat si.out si.err)"
+kill_restart_noded n1
+rc=0; wait "$si" || rc=$?
+[ "$rc" = 255 ] && grep -q "its standard input was cut when the node daemon restarted" si.err ||
+  fail "a step whose input was cut: exit $rc, $(cat si.err)"
+! grep -q "cat-exit=0" si.out || fail "the task saw a false end of its input: $(tail -2 si.out)"
+
+# The connection from a task's node to the client's node breaks (reset): the output goes
+# through the controller, all of it, and the step ends at once with 0 (before: the
+# client's node waited StepOutputWait for an end that never came, and said 255)
 touch "$T/end"
 expect_state "$j" CD 30
+rm -f "$T/stop.1"
+s=$(script homecut.sh '#DUCTILE --nodes=2
+ductile run --label sh -c '"'$ticker'"' > '"$T"'/hc.out 2> '"$T"'/hc.err
+echo "run=$?" > '"$T"'/hc.rc')
+j2=$(submit "$s")
+wait_for 20 sh -c "[ \$(grep -c tick '$T/hc.out' 2>/dev/null || echo 0) -gt 20 ]" || fail "no output from the home-cut step"
+b=$(d hostnames "$(field "$j2" NodeList)" | head -1) # its batch node: the client's
+npid=$(cat "$T/c/noded-$b.pid")
+for p in $(on "$b" ss -tlnpH | grep "pid=$npid," | awk '{print $4}' | sed 's/.*://' | sort -u); do
+  on "$b" ss -K sport = ":$p" > /dev/null
+done
+n=$(grep -c tick hc.out)
+wait_for 20 sh -c "[ \$(grep -c tick '$T/hc.out') -gt $((n + 20)) ]" || fail "output stopped after the cut: $(cat hc.err)"
+touch "$T/stop.1" # (step 1 of that job)
+wait_for 8 test -s hc.rc || fail "the step did not end soon after its tasks: $(cat hc.err)"
+grep -qx "run=0" hc.rc || fail "the home-cut step: $(cat hc.rc hc.err)"
+check_ticks hc.out 2 || fail "the home-cut step's output"
+[ ! -s hc.err ] || fail "the home-cut step's stderr: $(cat hc.err)"
+
+expect_state "$j2" CD 30
 echo ok
