@@ -771,7 +771,7 @@ void steps_on_start(noded_t *d, const json_t *msg)
     bool want_in = rank == 0 && json_is_true(json_object_get(msg, "stdin"));
     t->with_stdin = want_in;
     if (spool_err) {
-        snprintf(err, sizeof(err), "cannot keep the task's state in %s: %s", d->spool,
+        snprintf(err, sizeof(err), "cannot keep the task's state in %.300s: %s", d->spool,
                  strerror(spool_err ? spool_err : EIO));
     } else if (fenv && open_fifo(d, &t->out[0], ruid, rgid, &dummy[0]) == 0 &&
         open_fifo(d, &t->out[1], ruid, rgid, &dummy[1]) == 0 &&
@@ -801,7 +801,7 @@ void steps_on_start(noded_t *d, const json_t *msg)
         rc = launch_start(&spec, &t->proc, err, sizeof(err));
         int rrc = rc == 0 ? record_task(t) : 0;
         if (rrc < 0) { /* (it has started: killed, its end reported as a failed start) */
-            snprintf(err, sizeof(err), "cannot record the task in %s: %s", d->spool,
+            snprintf(err, sizeof(err), "cannot record the task in %.300s: %s", d->spool,
                      strerror(-rrc));
             launch_signal(t->proc, SIGKILL);
             rc = rrc;
