@@ -316,6 +316,7 @@ typedef struct ctld {
     struct db *store;            /* db.c's private state */
     bool in_batch;               /* a group-commit transaction is open */
     bool engine_switch;          /* a new Policy: the engine is rebuilt once all is saved */
+    bool reports_pending;        /* a reload asked the node daemons to report again */
     reply_t *deferred, *deferred_tail; /* replies and sends waiting for the commit */
     sched_t *sched;
     idmap_t *jobs;               /* live jobs: pending, running, completing */
@@ -773,6 +774,9 @@ void nodes_free(ctld_t *c);
 void nodes_on_message(ctld_t *c, conn_t *conn, json_t *msg, const char *type);
 void nodes_conn_closed(ctld_t *c, conn_t *conn);
 void nodes_check_timeouts(ctld_t *c);
+/* After a reload (a failed commit, a new Policy): is a connected node daemon's report
+ * still awaited? The scheduling passes wait for them. */
+bool nodes_reports_pending(ctld_t *c);
 int nodes_send(ctld_t *c, int node, json_t *msg); /* takes msg */
 bool node_usable(const node_t *n);
 /* Ask node n to end what it has of run `run` of job `id` (not ours to run there); the

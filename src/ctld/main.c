@@ -240,6 +240,7 @@ static int rebuild(ctld_t *c, char *err, size_t errlen)
         if (c->nodes[i].conn) {
             c->nodes[i].report_awaited = true; /* asked by nodes_check_timeouts */
             c->nodes[i].report_asked = 0;
+            c->reports_pending = true;
         }
     idmap_foreach(c->jobs, free_job, NULL);
     idmap_destroy(c->jobs);
@@ -293,7 +294,13 @@ static void on_check(uv_check_t *h)
     ctld_t *c = h->data;
     double t0 = stats_clock();
     if (c->sched_wanted && !jobs_pass_paced(c)) {
-        if (!db_degraded(c) || tick_due) {
+        if (nodes_reports_pending(c)) {
+            /* after a reload, the nodes that have not reported again count as unavailable:
+             * a pass now would start jobs past wider ones waiting for them (their
+             * registrations ask for one; 11 s at most, see nodes_check_timeouts) */
+            c->sched_wanted = false;
+            uv_idle_stop(&c->sched_idle);
+        } else if (!db_degraded(c) || tick_due) {
             jobs_schedule(c);
             stats_loop_work(&c->loop_stats, "pass", stats_clock() - t0, ctld_now());
         } else { /* the disk refused the last batch: retry on the tick, do not spin */

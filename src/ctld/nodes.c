@@ -608,6 +608,17 @@ static void check_self(ctld_t *c, double now)
     }
 }
 
+bool nodes_reports_pending(ctld_t *c)
+{
+    if (!c->reports_pending)
+        return false;
+    for (int i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].report_awaited && c->nodes[i].conn)
+            return true;
+    c->reports_pending = false;
+    return false;
+}
+
 void nodes_check_timeouts(ctld_t *c)
 {
     double now = ctld_mono();
