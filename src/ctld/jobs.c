@@ -595,6 +595,17 @@ int jobs_cancel(ctld_t *c, job_t *j, const char *why)
     return 0;
 }
 
+/* A script's exit (kind 0) or signal (kind 1) into the job's exit code and signal, and
+ * the final state it means. */
+static jstate_t script_status(job_t *j, int kind, int code, bool timed_out)
+{
+    j->signal = kind == 1 ? code : 0;
+    j->exit_code = kind == 1 ? 128 + code : code;
+    if (timed_out)
+        return JS_TIMEOUT;
+    return kind == 0 && code == 0 ? JS_COMPLETED : JS_FAILED;
+}
+
 void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out, bool oom,
                        const char *error, bool clean, double node_end)
 {
@@ -604,9 +615,7 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out, 
     j->node_end = node_end;
     jstate_t final;
     if (kind == 1) { /* killed by a signal */
-        j->signal = code;
-        j->exit_code = 128 + code;
-        final = timed_out ? JS_TIMEOUT : JS_FAILED;
+        final = script_status(j, kind, code, timed_out);
     } else if (kind == 3) {
         /* Ended while its node daemon was away, and its shepherd, which records the
          * status, died with it: every process of the host died at once (a crash, a power
@@ -631,8 +640,7 @@ void jobs_script_ended(ctld_t *c, job_t *j, int kind, int code, bool timed_out, 
                 error ? error : "?");
         snprintf(j->reason, sizeof(j->reason), "LaunchFailed:%s", error ? error : "");
     } else {
-        j->exit_code = code;
-        final = timed_out ? JS_TIMEOUT : code == 0 ? JS_COMPLETED : JS_FAILED;
+        final = script_status(j, kind, code, timed_out);
     }
     /* as Slurm says it: a script that failed (or was killed) after the kernel killed a
      * process of it for its memory; one that went on and succeeded did not */
@@ -651,23 +659,14 @@ void jobs_late_end(ctld_t *c, const node_t *n, int64_t id, int64_t run, int kind
     job_t *j = idmap_get(c->jobs, id) ? NULL : db_job_find_finished(c, id);
     if (!j)
         return;
-    jstate_t to = timed_out ? JS_TIMEOUT : kind == 0 && code == 0 ? JS_COMPLETED : JS_FAILED;
     if (j->state == JS_NODE_FAIL && j->restarts + 1 == run && j->nalloc > 0 &&
         j->alloc[0] == n->index && t_end <= j->end &&
-        set_state(j, to, false, "an end reported late") == 0) {
-        jstate_t was = JS_NODE_FAIL;
-        if (kind == 1) {
-            j->signal = code;
-            j->exit_code = 128 + code;
-        } else {
-            j->signal = 0;
-            j->exit_code = code;
-        }
+        set_state(j, script_status(j, kind, code, timed_out), false, "an end reported late") == 0) {
         snprintf(j->reason, sizeof(j->reason), "EndReportedLate");
         j->end = t_end;
         fprintf(stderr, "ductiled: job %lld: node %s reports its end (%s %d) from before it "
-                "was called down: %s, not %s\n", (long long)id, n->name,
-                kind == 1 ? "signal" : "exit", code, jstate_name(j->state), jstate_name(was));
+                "was called down: %s, not NODE_FAIL\n", (long long)id, n->name,
+                kind == 1 ? "signal" : "exit", code, jstate_name(j->state));
         db_job_save(c, j);
         db_job_event(c, id, ctld_now(), "end_corrected", 0, 0, NULL, 0, jstate_code(j->state));
     }

@@ -57,7 +57,7 @@ struct task {
     bool in_writing;   /* a step_input is being written into it (one at a time) */
     bool reaped, reported;
     bool adopted;      /* taken up from an earlier incarnation's record (steps_recover) */
-    bool home_broke;   /* the connection to the client's node broke: output went through
+    bool went_indirect; /* the connection to the client's node broke: output went through
                           the controller, which the end says (that node waits for none) */
     bool with_stdin;   /* its standard input comes from the client (rank 0) */
     const char *lost;  /* taken up but it cannot go on (why): killed, ended with 255 */
@@ -466,7 +466,7 @@ static void send_unacked(task_t *t)
 static void home_broke(task_t *t)
 {
     t->home_chan = 0;
-    t->home_broke = true;
+    t->went_indirect = true;
     send_unacked(t);
 }
 
@@ -540,7 +540,7 @@ static void send_eof(task_t *t)
                                                "chan", (json_int_t)t->home_chan, "job",
                                                (json_int_t)t->job, "step", t->step,
                                                "rank", t->rank)) < 0)
-        home_broke(t); /* (the client's node gives up waiting for it: StepOutputWait) */
+        home_broke(t); /* (the end says "indirect": that node waits for no end from it) */
     t->eof_sent = true;
 }
 
@@ -568,7 +568,7 @@ static void report_if_done(task_t *t)
         json_object_set_new(ex, "eof", json_false());
     else if (ex) /* how much it wrote: its client waits for all of it */
         json_object_set_new(ex, "out", json_integer(t->sent));
-    if (ex && !t->lost && t->home_broke && !t->home_chan)
+    if (ex && !t->lost && t->went_indirect && !t->home_chan)
         json_object_set_new(ex, "indirect", json_true());
     if (!ex || noded_send(t->d, json_incref(ex)) < 0) {
         json_decref(ex);
@@ -1224,7 +1224,6 @@ static void recover_task(noded_t *d, const char *path, int64_t job, int step, in
 
 void steps_recover(noded_t *d)
 {
-    d->tasks_poll.data = d;
     DIR *dp = opendir(d->spool);
     if (!dp)
         return;
